@@ -1,0 +1,38 @@
+#pragma once
+
+#include <caf/atom.hpp>
+
+/// Every atom of weir's protocols, in one place (names are at most 10 chars).
+namespace weir {
+
+#define WEIR_ATOM(name, text)                                                  \
+  using name##_atom = caf::atom_constant<caf::atom(text)>;                     \
+  constexpr name##_atom name##_atom_v = name##_atom{};
+
+WEIR_ATOM(cancel, "cancel")
+WEIR_ATOM(collect, "collect")
+WEIR_ATOM(credit, "credit")
+WEIR_ATOM(data, "data")
+WEIR_ATOM(disconnect, "disconnect")
+WEIR_ATOM(done, "done")
+WEIR_ATOM(end, "end")
+WEIR_ATOM(flush, "flush")
+WEIR_ATOM(free, "free")
+WEIR_ATOM(list, "list")
+WEIR_ATOM(load, "load")
+WEIR_ATOM(metrics, "metrics")
+WEIR_ATOM(offer, "offer")
+WEIR_ATOM(overview, "overview")
+WEIR_ATOM(put, "put")
+WEIR_ATOM(register, "register")
+WEIR_ATOM(request, "request")
+WEIR_ATOM(result, "result")
+WEIR_ATOM(start, "start")
+WEIR_ATOM(status, "status")
+WEIR_ATOM(submit, "submit")
+WEIR_ATOM(tick, "tick")
+WEIR_ATOM(update, "update")
+
+#undef WEIR_ATOM
+
+} // namespace weir

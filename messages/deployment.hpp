@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/ids.hpp"
+#include "messages/job_graph.hpp"
+
+namespace weir {
+
+/// One input of a subtask: the channels of one incoming edge. A `forward`
+/// edge gives one channel, any other edge one per producer subtask.
+struct input_gate_desc {
+  int32_t channels = 0;
+  /// Records on this gate are partial aggregates from a combining producer.
+  bool preaggregated = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, input_gate_desc& x) {
+  return f(caf::meta::type_name("input_gate_desc"), x.channels,
+           x.preaggregated);
+}
+
+/// One output of a subtask: an outgoing edge of the chain's last operator.
+struct output_desc {
+  partitioning part = partitioning::forward;
+  int32_t consumers = 0;     ///< parallelism of the consuming task
+  int32_t channel_base = 0;  ///< first channel of this edge on each consumer
+  /// When not empty, records are pre-aggregated with this keyed aggregation
+  /// (count, sum, min, max) before they are sent (a combiner).
+  std::string combine;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, output_desc& x) {
+  return f(caf::meta::type_name("output_desc"), x.part, x.consumers,
+           x.channel_base, x.combine);
+}
+
+/// Everything a TaskExecutor needs to run one subtask: the chain of
+/// operators it runs, its position and its inputs and outputs.
+struct task_deployment {
+  job_id job;
+  execution_attempt_id attempt;
+  allocation_id alloc;
+  int32_t task_index = 0;    ///< which chain of the job
+  int32_t subtask_index = 0; ///< which parallel instance
+  int32_t parallelism = 1;
+  std::string task_name;     ///< e.g. "lines -> words"
+  std::vector<vertex_spec> chain;
+  std::vector<input_gate_desc> inputs;
+  std::vector<output_desc> outputs;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
+  return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
+           x.task_index, x.subtask_index, x.parallelism, x.task_name, x.chain,
+           x.inputs, x.outputs);
+}
+
+} // namespace weir

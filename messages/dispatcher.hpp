@@ -1,0 +1,31 @@
+#pragma once
+
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/ids.hpp"
+#include "messages/job_graph.hpp"
+#include "messages/job_result.hpp"
+
+namespace weir {
+
+/// The Dispatcher: clients' entry point (Flink's DispatcherGateway).
+using dispatcher_actor = caf::typed_actor<
+  /// Client: submit a job. The reply comes after the JobGraph is stored
+  /// (synced); a duplicate id or an invalid graph is refused.
+  caf::replies_to<submit_atom, job_graph>::with<job_id>,
+  /// Client: every known job, running or ended.
+  caf::replies_to<list_atom>::with<std::vector<job_status>>,
+  /// Client: one job's live status.
+  caf::replies_to<status_atom, job_id>::with<job_status>,
+  /// Client: cancel a job; the reply is its state after the request.
+  caf::replies_to<cancel_atom, job_id>::with<job_state>,
+  /// Client: the job's result, answered once the job has ended.
+  caf::replies_to<result_atom, job_id>::with<job_result>,
+  /// JobMaster: its job reached a terminal state.
+  caf::reacts_to<done_atom, job_result>>;
+
+} // namespace weir

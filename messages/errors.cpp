@@ -1,0 +1,43 @@
+#include "messages/errors.hpp"
+
+#include <array>
+
+#include <caf/atom.hpp>
+#include <caf/sec.hpp>
+
+namespace weir {
+
+std::string to_string(errc x) {
+  static constexpr std::array<const char*, 10> names{
+    "none",           "invalid_job",       "duplicate_job",
+    "unknown_job",    "fencing_token_mismatch", "slot_unavailable",
+    "storage_failure", "operator_failure", "canceled", "timeout"};
+  auto i = static_cast<size_t>(x);
+  return i < names.size() ? names[i] : "unknown";
+}
+
+caf::atom_value errc_category() {
+  return caf::atom("weir");
+}
+
+caf::error make_error(errc code, std::string context) {
+  if (context.empty())
+    return caf::error{static_cast<uint8_t>(code), errc_category()};
+  return caf::error{static_cast<uint8_t>(code), errc_category(),
+                    caf::make_message(std::move(context))};
+}
+
+std::string describe(const caf::error& err) {
+  if (!err)
+    return "no error";
+  auto& ctx = err.context();
+  if (ctx.size() == 1 && ctx.match_element<std::string>(0))
+    return ctx.get_as<std::string>(0);
+  if (err.category() == errc_category())
+    return to_string(static_cast<errc>(err.code()));
+  if (err.category() == caf::atom("system"))
+    return "system error: " + caf::to_string(static_cast<caf::sec>(err.code()));
+  return caf::to_string(err);
+}
+
+} // namespace weir

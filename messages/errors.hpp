@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/make_message.hpp>
+
+namespace weir {
+
+/// Errors of weir's control plane, carried as `caf::error` with category
+/// "weir" and a one-line context message.
+enum class errc : uint8_t {
+  /// Not an error.
+  none = 0,
+  /// A job spec or JobGraph is malformed (the context names the field).
+  invalid_job,
+  /// A job with this id already exists.
+  duplicate_job,
+  /// No job with this id is known.
+  unknown_job,
+  /// A request carried a fencing token of a replaced leader.
+  fencing_token_mismatch,
+  /// A slot or allocation is unknown or already taken.
+  slot_unavailable,
+  /// The storage layer failed (the context names the store and key).
+  storage_failure,
+  /// An operator failed while running (the context names the vertex).
+  operator_failure,
+  /// The job was canceled.
+  canceled,
+  /// A peer did not answer in time.
+  timeout,
+};
+
+std::string to_string(errc x);
+
+/// The error category atom ("weir").
+caf::atom_value errc_category();
+
+/// Builds an error of `code` with a one-line description.
+caf::error make_error(errc code, std::string context = {});
+
+/// The one-line description of an error: the context string for weir errors,
+/// CAF's own rendering otherwise.
+std::string describe(const caf::error& err);
+
+} // namespace weir

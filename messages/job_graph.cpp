@@ -1,0 +1,122 @@
+#include "messages/job_graph.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+
+namespace weir {
+
+std::string to_string(partitioning x) {
+  switch (x) {
+    case partitioning::forward:
+      return "forward";
+    case partitioning::hash:
+      return "hash";
+    case partitioning::rebalance:
+      return "rebalance";
+    case partitioning::broadcast:
+      return "broadcast";
+  }
+  return "unknown";
+}
+
+std::optional<partitioning> parse_partitioning(std::string_view text) {
+  for (auto p : {partitioning::forward, partitioning::hash,
+                 partitioning::rebalance, partitioning::broadcast})
+    if (text == to_string(p))
+      return p;
+  return std::nullopt;
+}
+
+bool operator==(const vertex_spec& a, const vertex_spec& b) {
+  return a.id == b.id && a.op == b.op && a.params == b.params
+         && a.parallelism == b.parallelism;
+}
+
+bool operator==(const edge_spec& a, const edge_spec& b) {
+  return a.from == b.from && a.to == b.to && a.part == b.part;
+}
+
+bool operator==(const job_graph& a, const job_graph& b) {
+  return a.id == b.id && a.name == b.name && a.vertices == b.vertices
+         && a.edges == b.edges;
+}
+
+int32_t vertex_index(const job_graph& g, std::string_view id) {
+  for (size_t i = 0; i < g.vertices.size(); ++i)
+    if (g.vertices[i].id == id)
+      return static_cast<int32_t>(i);
+  return -1;
+}
+
+std::vector<int32_t> topological_order(const job_graph& g) {
+  auto n = g.vertices.size();
+  std::vector<int32_t> indegree(n, 0);
+  for (auto& e : g.edges) {
+    auto to = vertex_index(g, e.to);
+    if (to >= 0)
+      ++indegree[static_cast<size_t>(to)];
+  }
+  std::vector<int32_t> order;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0)
+      order.push_back(static_cast<int32_t>(i));
+  for (size_t k = 0; k < order.size(); ++k) {
+    auto& from = g.vertices[static_cast<size_t>(order[k])].id;
+    for (auto& e : g.edges) {
+      if (e.from != from)
+        continue;
+      auto to = vertex_index(g, e.to);
+      if (to >= 0 && --indegree[static_cast<size_t>(to)] == 0)
+        order.push_back(to);
+    }
+  }
+  return order;
+}
+
+std::string check_job_graph_shape(const job_graph& g) {
+  if (g.vertices.empty())
+    return "job has no vertices";
+  std::set<std::string> ids;
+  for (auto& v : g.vertices) {
+    if (v.id.empty())
+      return "a vertex has an empty id";
+    if (!ids.insert(v.id).second)
+      return fmt::format("vertex '{}': duplicate vertex id", v.id);
+    if (v.parallelism < 1 || v.parallelism > max_parallelism)
+      return fmt::format("vertex '{}': parallelism {} is outside [1, {}]",
+                         v.id, v.parallelism, max_parallelism);
+  }
+  std::set<std::pair<std::string, std::string>> seen;
+  for (auto& e : g.edges) {
+    auto from = vertex_index(g, e.from);
+    auto to = vertex_index(g, e.to);
+    if (from < 0)
+      return fmt::format("edge '{}' -> '{}': no vertex '{}'", e.from, e.to,
+                         e.from);
+    if (to < 0)
+      return fmt::format("edge '{}' -> '{}': no vertex '{}'", e.from, e.to,
+                         e.to);
+    if (from == to)
+      return fmt::format("edge '{}' -> '{}': a vertex cannot feed itself",
+                         e.from, e.to);
+    if (!seen.emplace(e.from, e.to).second)
+      return fmt::format("edge '{}' -> '{}': duplicate edge", e.from, e.to);
+    auto pf = g.vertices[static_cast<size_t>(from)].parallelism;
+    auto pt = g.vertices[static_cast<size_t>(to)].parallelism;
+    if (e.part == partitioning::forward && pf != pt)
+      return fmt::format("edge '{}' -> '{}': forward partitioning needs equal "
+                         "parallelism, but '{}' has {} and '{}' has {}",
+                         e.from, e.to, e.from, pf, e.to, pt);
+  }
+  if (topological_order(g).size() != g.vertices.size()) {
+    auto order = topological_order(g);
+    std::set<int32_t> placed(order.begin(), order.end());
+    for (size_t i = 0; i < g.vertices.size(); ++i)
+      if (placed.count(static_cast<int32_t>(i)) == 0)
+        return fmt::format("vertex '{}': part of a cycle", g.vertices[i].id);
+  }
+  return {};
+}
+
+} // namespace weir

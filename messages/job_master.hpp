@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/ids.hpp"
+#include "messages/job_result.hpp"
+#include "messages/record.hpp"
+#include "messages/slots.hpp"
+#include "messages/states.hpp"
+
+namespace weir {
+
+/// The JobMaster of one job (Flink's JobMasterGateway).
+using job_master_actor = caf::typed_actor<
+  /// TaskExecutor: offers allocated slots; the reply lists the accepted ones.
+  /// The sender is the offering TaskExecutor.
+  caf::replies_to<offer_atom, resource_id, std::vector<slot_offer>>::with<
+    std::vector<allocation_id>>,
+  /// Subtask: its attempt moved to a new state (with counters, and the failure
+  /// cause when FAILED).
+  caf::reacts_to<update_atom, execution_attempt_id, execution_state, io_metrics,
+                 std::string>,
+  /// Subtask: progress counters, sent now and then while running.
+  caf::reacts_to<metrics_atom, execution_attempt_id, io_metrics>,
+  /// Collect sink: records for the job result.
+  caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
+  /// Dispatcher: the job's live status.
+  caf::replies_to<status_atom>::with<job_status>,
+  /// Dispatcher: cancel the job; the reply is the state after the request.
+  caf::replies_to<cancel_atom>::with<job_state>,
+  /// Self: a slot request or deployment step timed out.
+  caf::reacts_to<tick_atom>>;
+
+} // namespace weir

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/ids.hpp"
+#include "messages/record.hpp"
+#include "messages/states.hpp"
+
+namespace weir {
+
+/// Record counters of a job or subtask.
+struct io_metrics {
+  int64_t records_in = 0;
+  int64_t records_out = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, io_metrics& x) {
+  return f(caf::meta::type_name("io_metrics"), x.records_in, x.records_out);
+}
+
+/// What a job ended with: its terminal state, the failure cause (if any),
+/// timings, counters and the records its `collect` sinks gathered.
+struct job_result {
+  job_id id;
+  std::string name;
+  job_state state = job_state::created;
+  std::string error;
+  int64_t start_time_ms = 0;
+  int64_t end_time_ms = 0;
+  io_metrics metrics;
+  std::vector<record> collected;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_result& x) {
+  return f(caf::meta::type_name("job_result"), x.id, x.name, x.state, x.error,
+           x.start_time_ms, x.end_time_ms, x.metrics, x.collected);
+}
+
+bool operator==(const job_result& a, const job_result& b);
+
+/// A live view of a job for `list`, `status` and the CLI's progress line.
+struct job_status {
+  job_id id;
+  std::string name;
+  job_state state = job_state::created;
+  int64_t start_time_ms = 0;
+  int32_t subtasks_total = 0;
+  int32_t subtasks_running = 0;
+  int32_t subtasks_finished = 0;
+  io_metrics metrics;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_status& x) {
+  return f(caf::meta::type_name("job_status"), x.id, x.name, x.state,
+           x.start_time_ms, x.subtasks_total, x.subtasks_running,
+           x.subtasks_finished, x.metrics);
+}
+
+/// Milliseconds since the Unix epoch, wall clock.
+int64_t now_ms();
+
+} // namespace weir

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/job_graph.hpp"
+#include "messages/job_result.hpp"
+
+namespace weir {
+
+/// What the Dispatcher needs to recover: stored graphs, stored results, and a
+/// line for every record that could not be read (named by key).
+struct recovered_jobs {
+  std::vector<job_graph> graphs;
+  std::vector<job_result> results;
+  std::vector<std::string> problems;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, recovered_jobs& x) {
+  return f(caf::meta::type_name("recovered_jobs"), x.graphs, x.results,
+           x.problems);
+}
+
+/// A detached actor owning the job-graph and job-result stores, so that
+/// synced writes never block the Dispatcher's thread.
+using job_store_actor = caf::typed_actor<
+  /// Dispatcher: everything stored, for recovery.
+  caf::replies_to<load_atom>::with<recovered_jobs>,
+  /// Dispatcher: store a submitted graph (synced) before acknowledging it.
+  caf::replies_to<put_atom, job_graph>::with<bool>,
+  /// Dispatcher: record a terminal result (dirty), drop the graph, then mark
+  /// the result clean; all synced.
+  caf::replies_to<done_atom, job_result>::with<bool>>;
+
+} // namespace weir

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/ids.hpp"
+#include "messages/job_master.hpp"
+#include "messages/slots.hpp"
+#include "messages/task_executor.hpp"
+
+namespace weir {
+
+/// Number of registered TaskExecutors and slots (for clients and tests).
+struct cluster_overview {
+  int32_t task_executors = 0;
+  int32_t slots_total = 0;
+  int32_t slots_free = 0;
+  int32_t pending_requests = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_overview& x) {
+  return f(caf::meta::type_name("cluster_overview"), x.task_executors,
+           x.slots_total, x.slots_free, x.pending_requests);
+}
+
+/// The ResourceManager (Flink's ResourceManagerGateway).
+using resource_manager_actor = caf::typed_actor<
+  /// TaskExecutor: register with its slots; the reply is the current leader's
+  /// fencing token, which the TaskExecutor checks on later slot requests.
+  caf::replies_to<register_atom, resource_id, task_executor_actor,
+                  slot_report>::with<resource_manager_id>,
+  /// JobMaster: request slots for its job; the reply is the number of
+  /// requests now pending. A second JobMaster for the same job is refused.
+  caf::replies_to<request_atom, job_master_id, job_id, job_master_actor,
+                  std::vector<slot_request>>::with<int32_t>,
+  /// TaskExecutor: these slots are free again.
+  caf::reacts_to<free_atom, resource_id, std::vector<allocation_id>>,
+  /// JobMaster: the job ended; drop its pending requests.
+  caf::reacts_to<disconnect_atom, job_id, job_master_id>,
+  /// Client or test: registered TaskExecutors and slots.
+  caf::replies_to<overview_atom>::with<cluster_overview>>;
+
+} // namespace weir

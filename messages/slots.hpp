@@ -1,0 +1,95 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/ids.hpp"
+
+namespace weir {
+
+/// Resources of a slot or asked for by a slot request, as Flink's
+/// ResourceProfile. A zero field means "unknown": a request with zeros
+/// matches any slot.
+struct resource_profile {
+  double cpu_cores = 0;
+  int64_t heap_mb = 0;
+  int64_t direct_mb = 0;
+  int64_t native_mb = 0;
+
+  /// Whether a slot with this profile satisfies `request`.
+  bool satisfies(const resource_profile& request) const;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, resource_profile& x) {
+  return f(caf::meta::type_name("resource_profile"), x.cpu_cores, x.heap_mb,
+           x.direct_mb, x.native_mb);
+}
+
+bool operator==(const resource_profile& a, const resource_profile& b);
+std::string to_string(const resource_profile& x);
+
+/// One slot of a TaskExecutor as it reports it: free when `alloc` is nil.
+struct slot_status {
+  int32_t index = 0;
+  resource_profile profile;
+  allocation_id alloc;
+  job_id job;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, slot_status& x) {
+  return f(caf::meta::type_name("slot_status"), x.index, x.profile, x.alloc,
+           x.job);
+}
+
+/// A TaskExecutor's slots, sent when it registers.
+struct slot_report {
+  std::vector<slot_status> slots;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, slot_report& x) {
+  return f(caf::meta::type_name("slot_report"), x.slots);
+}
+
+/// A JobMaster's request for one slot.
+struct slot_request {
+  allocation_id alloc;
+  resource_profile profile;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, slot_request& x) {
+  return f(caf::meta::type_name("slot_request"), x.alloc, x.profile);
+}
+
+/// The ResourceManager's order to a TaskExecutor: give slot `slot_index`
+/// to allocation `alloc` and offer it to the job's JobMaster.
+struct slot_grant {
+  allocation_id alloc;
+  int32_t slot_index = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, slot_grant& x) {
+  return f(caf::meta::type_name("slot_grant"), x.alloc, x.slot_index);
+}
+
+/// A TaskExecutor's offer of an allocated slot to a JobMaster.
+struct slot_offer {
+  allocation_id alloc;
+  int32_t slot_index = 0;
+  resource_profile profile;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, slot_offer& x) {
+  return f(caf::meta::type_name("slot_offer"), x.alloc, x.slot_index,
+           x.profile);
+}
+
+} // namespace weir

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/deployment.hpp"
+#include "messages/ids.hpp"
+#include "messages/job_master.hpp"
+#include "messages/slots.hpp"
+#include "messages/subtask.hpp"
+
+namespace weir {
+
+/// A TaskExecutor (Flink's TaskExecutorGateway).
+using task_executor_actor = caf::typed_actor<
+  /// ResourceManager: allocate these slots for the job and offer them to its
+  /// JobMaster. Refused with fencing_token_mismatch from a replaced leader;
+  /// the reply is the number of slots allocated.
+  caf::replies_to<request_atom, resource_manager_id, job_id, job_master_id,
+                  job_master_actor, std::vector<slot_grant>>::with<int32_t>,
+  /// JobMaster: deploy subtasks into slots it accepted; the reply holds the
+  /// spawned subtasks in the same order.
+  caf::replies_to<submit_atom, job_master_id, job_master_actor,
+                  std::vector<task_deployment>>::with<std::vector<subtask_actor>>,
+  /// JobMaster: the job ended; cancel what is left of it and free its slots.
+  caf::reacts_to<free_atom, job_id>>;
+
+} // namespace weir

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "messages/record.hpp"
+
+namespace weir::ops {
+
+/// An operator's parameters, as given in the job spec (already resolved).
+using params = std::map<std::string, std::string>;
+
+/// Where an operator instance runs.
+struct operator_context {
+  std::string job_name;
+  std::string vertex_id;
+  int32_t subtask_index = 0;
+  int32_t parallelism = 1;
+  /// False when some source of the job never ends (streaming): keyed
+  /// aggregations then emit updated values after every input batch instead
+  /// of once at the end.
+  bool bounded = true;
+};
+
+/// Thrown by operators when they cannot go on; the subtask reports FAILED with
+/// the message, prefixed by the vertex id.
+struct operator_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Produces records until it is exhausted.
+class source {
+public:
+  virtual ~source() = default;
+  virtual void open(const operator_context&) {}
+  /// Appends at most `max_records` records to `out`. Returns false once the
+  /// source is exhausted (it may still have appended its last records).
+  virtual bool next(std::vector<record>& out, size_t max_records) = 0;
+  /// How long to wait before `next` may produce again (rate limiting).
+  virtual std::chrono::microseconds pause() const { return {}; }
+  /// Whether `next` does blocking I/O (the subtask then gets its own thread).
+  virtual bool blocking_io() const { return false; }
+};
+
+/// Turns input batches into output batches (map, flat_map, filter, keyed
+/// aggregations).
+class transform {
+public:
+  virtual ~transform() = default;
+  virtual void open(const operator_context&) {}
+  /// Consumes `in` (records may be moved from) and appends results to `out`.
+  /// `partial` is true when `in` holds partial aggregates from a combiner.
+  virtual void process(std::vector<record>& in, std::vector<record>& out,
+                       bool partial)
+    = 0;
+  /// End of all input: append what is still held (keyed aggregations emit one
+  /// final record per key here).
+  virtual void finish(std::vector<record>&) {}
+};
+
+/// Consumes records (text_file, stdout, discard, collect).
+class sink {
+public:
+  virtual ~sink() = default;
+  virtual void open(const operator_context&) {}
+  virtual void write(const std::vector<record>& in) = 0;
+  /// End of input: make the output final (flush, rename in-progress files).
+  virtual void finish() {}
+  /// The subtask failed or was canceled: remove in-progress output.
+  virtual void abort() {}
+  virtual bool blocking_io() const { return false; }
+  /// A deliberately slow sink asks the subtask to hold back the credit of each
+  /// batch this long (used to test backpressure).
+  virtual std::chrono::microseconds delay_per_batch() const { return {}; }
+  /// For the collect sink: records to hand to the JobMaster (then cleared).
+  virtual std::vector<record>* collected() { return nullptr; }
+};
+
+} // namespace weir::ops

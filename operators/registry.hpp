@@ -1,0 +1,58 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "operators/operator.hpp"
+
+namespace weir::ops {
+
+/// Where a vertex sits in the graph decides which kind of operator it needs:
+/// no inputs → source, no outputs → sink, otherwise transform.
+enum class role { source, transform, sink };
+
+std::string to_string(role r);
+
+/// How to build and check one named operator.
+struct operator_factory {
+  std::string name;
+  std::function<std::unique_ptr<source>(const params&)> make_source;
+  std::function<std::unique_ptr<transform>(const params&)> make_transform;
+  std::function<std::unique_ptr<sink>(const params&)> make_sink;
+  /// Checks parameters for a role; returns "" or one line naming the
+  /// parameter, e.g. "parameter 'path': file 'x.txt' does not exist".
+  std::function<std::string(const params&, role)> validate;
+  /// Keyed aggregations: partial aggregates of this operator can be combined
+  /// before a hash exchange (count, sum, min, max).
+  bool combinable = false;
+  /// Sources: whether, with these parameters, it ends by itself.
+  std::function<bool(const params&)> bounded;
+};
+
+/// Operators by name. `builtin()` holds weir's own operators.
+class registry {
+public:
+  /// The registry with all built-in operators.
+  static const registry& builtin();
+
+  void add(operator_factory f);
+
+  /// nullptr when no operator has this name.
+  const operator_factory* find(const std::string& name) const;
+
+  /// Names of all operators, sorted.
+  std::vector<std::string> names() const;
+
+  /// Checks that `name` exists, supports `r` and accepts `p`. Returns "" or
+  /// one line such as "unknown operator 'foo'", "operator 'count' cannot be
+  /// a source" or "parameter 'path': ...".
+  std::string check(const std::string& name, role r, const params& p) const;
+
+private:
+  std::map<std::string, operator_factory> factories_;
+};
+
+} // namespace weir::ops

@@ -1,0 +1,92 @@
+#include <doctest/doctest.h>
+
+#include "messages/ids.hpp"
+#include "messages/job_graph.hpp"
+#include "messages/record.hpp"
+#include "messages/states.hpp"
+
+using namespace weir;
+
+TEST_CASE("job ids are 32 lowercase hex characters and round-trip") {
+  auto id = job_id::random();
+  auto text = id.to_string();
+  CHECK(text.size() == 32);
+  CHECK(text.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(job_id::parse(text) == id);
+  CHECK_FALSE(job_id::parse("xyz").has_value());
+  CHECK_FALSE(job_id::parse(std::string(32, 'g')).has_value());
+  CHECK(job_id::parse("000000000000000a00000000000000ff")->lo == 0xff);
+}
+
+TEST_CASE("execution state transitions follow Flink") {
+  using es = execution_state;
+  CHECK(is_valid_transition(es::created, es::scheduled));
+  CHECK(is_valid_transition(es::deploying, es::initializing));
+  CHECK(is_valid_transition(es::running, es::finished));
+  CHECK(is_valid_transition(es::running, es::failed));
+  CHECK(is_valid_transition(es::deploying, es::canceling));
+  CHECK_FALSE(is_valid_transition(es::created, es::finished));
+  CHECK_FALSE(is_valid_transition(es::finished, es::running));
+  CHECK_FALSE(is_valid_transition(es::running, es::deploying));
+  CHECK_FALSE(is_valid_transition(es::canceling, es::running));
+  CHECK(to_string(es::initializing) == "INITIALIZING");
+}
+
+TEST_CASE("job state transitions follow Flink") {
+  using js = job_state;
+  CHECK(is_valid_transition(js::created, js::running));
+  CHECK(is_valid_transition(js::running, js::finished));
+  CHECK(is_valid_transition(js::running, js::failing));
+  CHECK(is_valid_transition(js::failing, js::failed));
+  CHECK(is_valid_transition(js::cancelling, js::canceled));
+  CHECK_FALSE(is_valid_transition(js::finished, js::running));
+  CHECK_FALSE(is_valid_transition(js::created, js::finished));
+  CHECK(to_string(js::cancelling) == "CANCELLING");
+  CHECK(parse_job_state("FINISHED") == js::finished);
+}
+
+namespace {
+
+job_graph three_vertices() {
+  job_graph g;
+  g.vertices = {{"a", "sequence", {}, 2}, {"b", "map", {}, 2},
+                {"c", "discard", {}, 1}};
+  g.edges = {{"a", "b", partitioning::forward},
+             {"b", "c", partitioning::rebalance}};
+  return g;
+}
+
+} // namespace
+
+TEST_CASE("job graph shape checks name the vertex or edge") {
+  auto g = three_vertices();
+  CHECK(check_job_graph_shape(g) == "");
+  CHECK(topological_order(g) == std::vector<int32_t>{0, 1, 2});
+
+  auto dangling = g;
+  dangling.edges.push_back({"b", "zz", partitioning::hash});
+  CHECK(check_job_graph_shape(dangling) == "edge 'b' -> 'zz': no vertex 'zz'");
+
+  auto cycle = g;
+  cycle.edges.push_back({"c", "b", partitioning::hash});
+  CHECK(check_job_graph_shape(cycle) == "vertex 'b': part of a cycle");
+
+  auto forward = g;
+  forward.edges[1].part = partitioning::forward;
+  CHECK(check_job_graph_shape(forward)
+        == "edge 'b' -> 'c': forward partitioning needs equal parallelism, "
+           "but 'b' has 2 and 'c' has 1");
+
+  auto zero = g;
+  zero.vertices[0].parallelism = 0;
+  CHECK(check_job_graph_shape(zero)
+        == "vertex 'a': parallelism 0 is outside [1, 32768]");
+}
+
+TEST_CASE("records print as key, tab, value") {
+  std::string out;
+  append_text_line(out, record::integer("word", 3));
+  append_text_line(out, record::string("", "a line"));
+  append_text_line(out, record::integer("", -7));
+  CHECK(out == "word\t3\na line\n-7\n");
+}
