@@ -54,13 +54,15 @@ struct task_deployment {
   std::vector<vertex_spec> chain;
   std::vector<input_gate_desc> inputs;
   std::vector<output_desc> outputs;
+  /// False when some source of the job never ends (a streaming job).
+  bool bounded = true;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
   return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
            x.task_index, x.subtask_index, x.parallelism, x.task_name, x.chain,
-           x.inputs, x.outputs);
+           x.inputs, x.outputs, x.bounded);
 }
 
 } // namespace weir

@@ -1,1 +1,934 @@
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <doctest/doctest.h>
+
+#include "operators/aggregation.hpp"
+#include "operators/registry.hpp"
+
+using namespace weir;
+using namespace weir::ops;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const registry& reg() {
+  return registry::builtin();
+}
+
+operator_context context(int32_t index = 0, int32_t parallelism = 1,
+                         bool bounded = true) {
+  operator_context ctx;
+  ctx.job_name = "test";
+  ctx.vertex_id = "v";
+  ctx.subtask_index = index;
+  ctx.parallelism = parallelism;
+  ctx.bounded = bounded;
+  return ctx;
+}
+
+/// Runs a source instance to exhaustion, `batch` records per next() call.
+std::vector<record> run_source(const std::string& name, const params& p,
+                               int32_t index = 0, int32_t parallelism = 1,
+                               size_t batch = 7) {
+  auto src = reg().find(name)->make_source(p);
+  src->open(context(index, parallelism));
+  std::vector<record> out;
+  for (int calls = 0; calls < 1000000; ++calls) {
+    auto before = out.size();
+    bool more = src->next(out, batch);
+    REQUIRE(out.size() - before <= batch);
+    if (!more)
+      return out;
+  }
+  FAIL("source did not end");
+  return out;
+}
+
+/// Runs one batch (and finish) through a transform.
+std::vector<record> run_transform(const std::string& name, const params& p,
+                                  std::vector<record> in,
+                                  bool partial = false) {
+  auto t = reg().find(name)->make_transform(p);
+  t->open(context());
+  std::vector<record> out;
+  t->process(in, out, partial);
+  t->finish(out);
+  return out;
+}
+
+std::vector<record> nums(std::initializer_list<int64_t> values) {
+  std::vector<record> out;
+  for (auto v : values)
+    out.push_back(record::integer({}, v));
+  return out;
+}
+
+std::vector<record> texts(std::initializer_list<const char*> values) {
+  std::vector<record> out;
+  for (const auto* v : values)
+    out.push_back(record::string({}, v));
+  return out;
+}
+
+std::vector<int64_t> values(const std::vector<record>& rs) {
+  std::vector<int64_t> out;
+  for (const auto& r : rs)
+    out.push_back(r.num);
+  return out;
+}
+
+/// The records as sink lines ("key<TAB>value" or "value"), one string.
+std::string lines(const std::vector<record>& rs) {
+  std::string out;
+  for (const auto& r : rs)
+    append_text_line(out, r);
+  return out;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in{p, std::ios::binary};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path& p, const std::string& content) {
+  std::ofstream out{p, std::ios::binary};
+  out << content;
+}
+
+/// A fresh directory, removed with everything in it at the end of the test.
+struct temp_dir {
+  fs::path path;
+  temp_dir() {
+    std::string tmpl = (fs::temp_directory_path() / "weir-ops-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& name) const {
+    return (path / name).string();
+  }
+};
+
+/// Splits file content the way the text_file source defines lines.
+std::vector<std::string> expected_lines(const std::string& content) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < content.size()) {
+    auto nl = content.find('\n', start);
+    auto end = nl == std::string::npos ? content.size() : nl;
+    auto line = content.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    out.push_back(line);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> text_values(const std::vector<record>& rs) {
+  std::vector<std::string> out;
+  for (const auto& r : rs) {
+    CHECK(r.is_text);
+    CHECK(r.key.empty());
+    out.push_back(r.text);
+  }
+  return out;
+}
+
+/// Reads `path` with 1..7 instances and checks every line comes exactly once,
+/// in file order within (and across, in instance order) the instances.
+void check_split_reading(const std::string& path, const std::string& content) {
+  auto expected = expected_lines(content);
+  for (int32_t n = 1; n <= 7; ++n) {
+    CAPTURE(n);
+    std::vector<std::string> all;
+    for (int32_t i = 0; i < n; ++i) {
+      auto part = text_values(run_source("text_file", {{"path", path}}, i, n,
+                                         static_cast<size_t>(3 + i)));
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    CHECK(all == expected);
+  }
+}
+
+/// The shared test data directory, found from this file's path (which the
+/// build gives relative to the build directory), or WEIR_TESTDATA.
+fs::path testdata_dir() {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("WEIR_TESTDATA"))
+    candidates.emplace_back(env);
+  fs::path here{__FILE__};
+  auto up = here.parent_path() / "../../../shared/testdata";
+  candidates.push_back(up);
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec); // build/tests/unit/x
+  if (!ec)
+    candidates.push_back(exe.parent_path() / "../.." / up);
+  for (auto dir = fs::current_path(); !dir.empty(); dir = dir.parent_path()) {
+    candidates.push_back(dir / "../shared/testdata");
+    candidates.push_back(dir / up);
+    if (dir == dir.parent_path())
+      break;
+  }
+  for (const auto& c : candidates)
+    if (fs::exists(c / "flink-wordcount/faust.txt"))
+      return c;
+  return {};
+}
+
+/// Captures what `f` writes to file descriptor 1.
+template <class F>
+std::string capture_stdout(F f) {
+  temp_dir dir;
+  auto file = dir / "stdout";
+  std::fflush(stdout);
+  int saved = ::dup(1);
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::dup2(fd, 1);
+  ::close(fd);
+  f();
+  std::fflush(stdout);
+  ::dup2(saved, 1);
+  ::close(saved);
+  return read_file(file);
+}
+
+} // namespace
+
+// -- registry -----------------------------------------------------------------
+
+TEST_CASE("the builtin registry holds all operators") {
+  std::vector<std::string> expected{
+    "collect", "count",    "discard", "filter", "flat_map", "generator", "map",
+    "max",     "min",      "sequence", "stdout", "sum",     "text_file"};
+  CHECK(reg().names() == expected);
+  CHECK(reg().find("nope") == nullptr);
+  for (const auto* name : {"count", "sum", "min", "max"})
+    CHECK(reg().find(name)->combinable);
+  for (const auto* name : {"map", "flat_map", "filter", "sequence", "collect"})
+    CHECK_FALSE(reg().find(name)->combinable);
+  CHECK(to_string(role::source) == "source");
+  CHECK(to_string(role::transform) == "transform");
+  CHECK(to_string(role::sink) == "sink");
+}
+
+TEST_CASE("registry check reports unknown operators and wrong roles") {
+  CHECK(reg().check("foo", role::source, {}) == "unknown operator 'foo'");
+  CHECK(reg().check("count", role::source, {})
+        == "operator 'count' cannot be a source");
+  CHECK(reg().check("sequence", role::sink, {{"from", "1"}, {"to", "2"}})
+        == "operator 'sequence' cannot be a sink");
+  CHECK(reg().check("collect", role::transform, {})
+        == "operator 'collect' cannot be a transform");
+  CHECK(reg().check("map", role::source, {{"function", "identity"}})
+        == "operator 'map' cannot be a source");
+}
+
+TEST_CASE("registry check reports parameter problems") {
+  CHECK(reg().check("sequence", role::source, {{"from", "1"}, {"to", "5"}})
+        == "");
+  CHECK(reg().check("sequence", role::source, {{"to", "5"}})
+        == "parameter 'from': missing");
+  CHECK(reg().check("sequence", role::source, {{"from", "abc"}, {"to", "5"}})
+        == "parameter 'from': 'abc' is not an integer");
+  CHECK(reg().check("sequence", role::source, {{"from", "1"}, {"to", "5x"}})
+        == "parameter 'to': '5x' is not an integer");
+  CHECK(reg().check("sequence", role::source, {{"from", " 1"}, {"to", "5"}})
+        == "parameter 'from': ' 1' is not an integer");
+  CHECK(reg().check("sequence", role::source,
+                    {{"from", "1"}, {"to", "99999999999999999999"}})
+        == "parameter 'to': '99999999999999999999' is not an integer");
+  CHECK(reg().check("sequence", role::source,
+                    {{"from", "1"}, {"to", "5"}, {"colour", "red"}})
+        == "parameter 'colour': unknown parameter of operator 'sequence' "
+           "(known: from, to)");
+  CHECK(reg().check("sequence", role::source, {{"from", "5"}, {"to", "1"}})
+        == "parameter 'to': 1 is less than 'from' (5)");
+  CHECK(reg().check("generator", role::source, {}) == "");
+  CHECK(reg().check("generator", role::source, {{"count", "-1"}}) == "");
+  CHECK(reg().check("generator", role::source, {{"count", "-2"}})
+        == "parameter 'count': '-2' is neither a non-negative integer nor -1");
+  CHECK(reg().check("generator", role::source, {{"keys", "0"}})
+        == "parameter 'keys': '0' is not a positive integer");
+  CHECK(reg().check("generator", role::source, {{"rate", "-5"}})
+        == "parameter 'rate': '-5' is not a non-negative integer");
+  CHECK(reg().check("generator", role::source, {{"speed", "1"}})
+        == "parameter 'speed': unknown parameter of operator 'generator' "
+           "(known: count, keys, rate)");
+  CHECK(reg().check("count", role::transform, {{"x", "1"}})
+        == "parameter 'x': unknown parameter of operator 'count' "
+           "(known: none)");
+  CHECK(reg().check("discard", role::sink, {{"delay_ms", "x"}})
+        == "parameter 'delay_ms': 'x' is not an integer");
+  CHECK(reg().check("stdout", role::sink, {}) == "");
+  CHECK(reg().check("collect", role::sink, {}) == "");
+}
+
+TEST_CASE("registry check reports function problems") {
+  CHECK(reg().check("map", role::transform, {})
+        == "parameter 'function': missing");
+  CHECK(reg().check("map", role::transform, {{"function", "x"}})
+        == "parameter 'function': unknown map function 'x' (known: identity, "
+           "key_by_value, key_mod, length, lower, negate, square, upper)");
+  CHECK(reg().check("flat_map", role::transform, {{"function", "x"}})
+        == "parameter 'function': unknown flat_map function 'x' (known: split, "
+           "tokenize)");
+  CHECK(reg().check("filter", role::transform, {{"function", "x"}})
+        == "parameter 'function': unknown filter function 'x' (known: "
+           "contains, even, greater_than, nonempty, odd)");
+  CHECK(reg().check("map", role::transform, {{"function", "key_mod"}})
+        == "parameter 'modulus': missing");
+  CHECK(reg().check("map", role::transform,
+                    {{"function", "key_mod"}, {"modulus", "0"}})
+        == "parameter 'modulus': '0' is not a positive integer");
+  CHECK(reg().check("map", role::transform,
+                    {{"function", "key_mod"}, {"modulus", "4"}})
+        == "");
+  CHECK(reg().check("map", role::transform,
+                    {{"function", "identity"}, {"modulus", "4"}})
+        == "parameter 'modulus': unknown parameter of operator 'map' (known: "
+           "function)");
+  CHECK(reg().check("filter", role::transform,
+                    {{"function", "greater_than"}, {"threshold", "ten"}})
+        == "parameter 'threshold': 'ten' is not an integer");
+  CHECK(reg().check("filter", role::transform, {{"function", "contains"}})
+        == "parameter 'substring': missing");
+}
+
+TEST_CASE("text_file checks its path per role") {
+  temp_dir dir;
+  auto file = dir / "in.txt";
+  write_file(file, "a\n");
+  CHECK(reg().check("text_file", role::source, {{"path", file}}) == "");
+  CHECK(reg().check("text_file", role::source, {})
+        == "parameter 'path': missing");
+  auto missing = dir / "missing.txt";
+  CHECK(reg().check("text_file", role::source, {{"path", missing}})
+        == "parameter 'path': file '" + missing + "' does not exist");
+  CHECK(reg().check("text_file", role::source, {{"path", dir.path.string()}})
+        == "parameter 'path': file '" + dir.path.string()
+             + "' is a directory");
+  if (::geteuid() != 0) {
+    fs::permissions(file, fs::perms::none);
+    CHECK(reg().check("text_file", role::source, {{"path", file}})
+          == "parameter 'path': file '" + file + "' is not readable");
+  }
+  CHECK(reg().check("text_file", role::sink, {{"path", dir / "out.txt"}})
+        == "");
+  CHECK(reg().check("text_file", role::sink, {{"path", "-"}}) == "");
+  CHECK(reg().check("text_file", role::sink, {{"path", "relative.txt"}}) == "");
+  auto nodir = dir / "no/such";
+  CHECK(reg().check("text_file", role::sink, {{"path", nodir + "/out.txt"}})
+        == "parameter 'path': directory '" + nodir + "' does not exist");
+  CHECK(reg().check("text_file", role::sink, {{"path", file}, {"mode", "x"}})
+        == "parameter 'mode': unknown parameter of operator 'text_file' "
+           "(known: path)");
+}
+
+TEST_CASE("factories throw operator_error on bad parameters") {
+  CHECK_THROWS_AS(reg().find("sequence")->make_source({{"from", "x"}}),
+                  operator_error);
+  CHECK_THROWS_WITH_AS(reg().find("map")->make_transform({{"function", "y"}}),
+                       doctest::Contains("unknown map function 'y'"),
+                       operator_error);
+  CHECK_THROWS_AS(reg().find("discard")->make_sink({{"delay_ms", "-1"}}),
+                  operator_error);
+  CHECK_THROWS_AS(reg().find("count")->make_transform({{"a", "b"}}),
+                  operator_error);
+}
+
+TEST_CASE("sources report whether they are bounded") {
+  CHECK(reg().find("sequence")->bounded({{"from", "1"}, {"to", "2"}}));
+  CHECK(reg().find("text_file")->bounded({{"path", "x"}}));
+  CHECK(reg().find("generator")->bounded({{"count", "10"}}));
+  CHECK(reg().find("generator")->bounded({{"count", "0"}}));
+  CHECK_FALSE(reg().find("generator")->bounded({}));
+  CHECK_FALSE(reg().find("generator")->bounded({{"count", "-1"}}));
+  CHECK_FALSE(reg().find("generator")->bounded({{"count", "bad"}}));
+}
+
+// -- sequence -----------------------------------------------------------------
+
+TEST_CASE("sequence produces from..to as unkeyed integers") {
+  auto out = run_source("sequence", {{"from", "1"}, {"to", "10"}});
+  CHECK(values(out) == std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  for (const auto& r : out) {
+    CHECK(r.key.empty());
+    CHECK_FALSE(r.is_text);
+  }
+  CHECK(values(run_source("sequence", {{"from", "-2"}, {"to", "-2"}}))
+        == std::vector<int64_t>{-2});
+}
+
+TEST_CASE("sequence splits contiguously like NumberSequenceIterator") {
+  // 10 numbers over 3 instances: 4, 3, 3.
+  CHECK(values(run_source("sequence", {{"from", "1"}, {"to", "10"}}, 0, 3))
+        == std::vector<int64_t>{1, 2, 3, 4});
+  CHECK(values(run_source("sequence", {{"from", "1"}, {"to", "10"}}, 1, 3))
+        == std::vector<int64_t>{5, 6, 7});
+  CHECK(values(run_source("sequence", {{"from", "1"}, {"to", "10"}}, 2, 3))
+        == std::vector<int64_t>{8, 9, 10});
+  // More instances than numbers: the last ones are empty.
+  CHECK(run_source("sequence", {{"from", "1"}, {"to", "2"}}, 4, 5).empty());
+  for (int32_t n = 1; n <= 7; ++n) {
+    std::vector<int64_t> all;
+    size_t smallest = SIZE_MAX;
+    size_t largest = 0;
+    for (int32_t i = 0; i < n; ++i) {
+      auto part = values(
+        run_source("sequence", {{"from", "-17"}, {"to", "83"}}, i, n));
+      smallest = std::min(smallest, part.size());
+      largest = std::max(largest, part.size());
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    CHECK(all.size() == 101);
+    for (size_t k = 0; k < all.size(); ++k)
+      CHECK(all[k] == -17 + static_cast<int64_t>(k));
+    CHECK(largest - smallest <= 1);
+  }
+}
+
+TEST_CASE("sequence handles the full int64 range") {
+  auto lo = std::to_string(std::numeric_limits<int64_t>::min());
+  auto hi = std::to_string(std::numeric_limits<int64_t>::max());
+  auto src = reg().find("sequence")->make_source({{"from", lo}, {"to", hi}});
+  src->open(context(1, 2));
+  std::vector<record> out;
+  CHECK(src->next(out, 2));
+  CHECK(values(out) == std::vector<int64_t>{0, 1});
+  auto last = reg().find("sequence")->make_source({{"from", hi}, {"to", hi}});
+  out.clear();
+  CHECK_FALSE(last->next(out, 5));
+  CHECK(values(out)
+        == std::vector<int64_t>{std::numeric_limits<int64_t>::max()});
+}
+
+// -- generator ----------------------------------------------------------------
+
+TEST_CASE("generator interleaves global indices over subtasks") {
+  params p{{"count", "10"}, {"keys", "3"}};
+  auto first = run_source("generator", p, 0, 2, 2);
+  CHECK(values(first) == std::vector<int64_t>{0, 2, 4, 6, 8});
+  std::vector<std::string> keys;
+  for (const auto& r : first)
+    keys.push_back(r.key);
+  CHECK(keys == std::vector<std::string>{"key-0", "key-2", "key-1", "key-0",
+                                         "key-2"});
+  CHECK(values(run_source("generator", p, 1, 2, 3))
+        == std::vector<int64_t>{1, 3, 5, 7, 9});
+  CHECK(values(run_source("generator", {{"count", "10"}}, 2, 3))
+        == std::vector<int64_t>{2, 5, 8});
+  CHECK(run_source("generator", {{"count", "0"}}).empty());
+  auto one = run_source("generator", {{"count", "1"}});
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].key == "key-0");
+  CHECK(one[0].timestamp > 1600000000000); // now, in ms
+}
+
+TEST_CASE("generator without count never ends") {
+  auto src = reg().find("generator")->make_source({});
+  src->open(context());
+  std::vector<record> out;
+  for (int i = 0; i < 5; ++i)
+    CHECK(src->next(out, 100));
+  CHECK(out.size() == 500);
+  CHECK(out[499].num == 499);
+  CHECK(out[499].key == "key-9");
+  CHECK(src->pause().count() == 0);
+}
+
+TEST_CASE("generator with a rate reports a pause instead of sleeping") {
+  auto src = reg().find("generator")->make_source({{"rate", "10"}});
+  src->open(context());
+  std::vector<record> out;
+  CHECK(src->next(out, 100));
+  CHECK(out.size() == 1); // the first record is due at once
+  CHECK(src->pause().count() > 0);
+  CHECK(src->pause().count() <= 100000);
+  CHECK(src->next(out, 100));
+  CHECK(out.size() == 1); // nothing more is due yet
+  CHECK(src->pause().count() > 0);
+}
+
+// -- text_file source ---------------------------------------------------------
+
+TEST_CASE("text_file reads lines, stripping \\n and \\r\\n") {
+  temp_dir dir;
+  auto file = dir / "in.txt";
+  write_file(file, "first line\r\n\nthird\n  fourth  \nlast");
+  auto out = run_source("text_file", {{"path", file}}, 0, 1, 2);
+  CHECK(text_values(out)
+        == std::vector<std::string>{"first line", "", "third", "  fourth  ",
+                                    "last"});
+  auto src = reg().find("text_file")->make_source({{"path", file}});
+  CHECK(src->blocking_io());
+}
+
+TEST_CASE("text_file splits a file across 1..7 instances, each line once") {
+  temp_dir dir;
+  std::string content;
+  for (int i = 0; i < 300; ++i) {
+    content += "line " + std::to_string(i);
+    content += std::string(static_cast<size_t>(i * 7 % 23), 'x');
+    content += i % 10 == 0 ? "\r\n" : "\n";
+    if (i % 17 == 0)
+      content += "\n"; // empty lines
+  }
+  auto with_nl = dir / "with_nl.txt";
+  write_file(with_nl, content);
+  check_split_reading(with_nl, content);
+
+  auto without_nl = dir / "without_nl.txt";
+  auto trimmed = content + "tail without newline";
+  write_file(without_nl, trimmed);
+  check_split_reading(without_nl, trimmed);
+
+  for (std::string small : {"", "\n", "\n\n\n", "a", "ab\ncd", "x\n\ny\n"}) {
+    CAPTURE(small);
+    auto file = dir / "small.txt";
+    write_file(file, small);
+    check_split_reading(file, small);
+  }
+}
+
+TEST_CASE("text_file handles lines longer than its read buffer") {
+  temp_dir dir;
+  std::string content = "short\n";
+  content += std::string(700 * 1024, 'a') + "\n";
+  for (int i = 0; i < 20000; ++i)
+    content += "row " + std::to_string(i) + "\n";
+  content += std::string(300 * 1024, 'b');
+  auto file = dir / "big.txt";
+  write_file(file, content);
+  check_split_reading(file, content);
+}
+
+TEST_CASE("text_file throws with the path when it cannot open the file") {
+  auto src = reg().find("text_file")->make_source({{"path", "/no/such/file"}});
+  CHECK_THROWS_WITH_AS(src->open(context()),
+                       doctest::Contains("'/no/such/file'"), operator_error);
+}
+
+// -- map ----------------------------------------------------------------------
+
+TEST_CASE("map identity keeps records") {
+  auto in = nums({3, 1, 2});
+  in[0].key = "k";
+  in[0].timestamp = 42;
+  auto expected = in;
+  CHECK(run_transform("map", {{"function", "identity"}}, in) == expected);
+}
+
+TEST_CASE("map key_mod keys by num mod modulus") {
+  auto out = run_transform("map", {{"function", "key_mod"}, {"modulus", "4"}},
+                           nums({0, 5, 10, -1, 123456789}));
+  CHECK(lines(out) == "0\t0\n1\t5\n2\t10\n3\t-1\n1\t123456789\n");
+}
+
+TEST_CASE("map key_by_value turns values into keys with value 1") {
+  auto in = texts({"apple", "pear"});
+  in.push_back(record::integer({}, -7));
+  auto out = run_transform("map", {{"function", "key_by_value"}}, in);
+  CHECK(lines(out) == "apple\t1\npear\t1\n-7\t1\n");
+  for (const auto& r : out)
+    CHECK_FALSE(r.is_text);
+}
+
+TEST_CASE("map upper, lower and length work on text") {
+  auto in = texts({"Hello, World 42_x", "", "\xc3\x84rger"});
+  CHECK(text_values(run_transform("map", {{"function", "upper"}}, in))
+        == std::vector<std::string>{"HELLO, WORLD 42_X", "", "\xc3\x84RGER"});
+  CHECK(text_values(run_transform("map", {{"function", "lower"}}, in))
+        == std::vector<std::string>{"hello, world 42_x", "", "\xc3\x84rger"});
+  auto lengths = run_transform("map", {{"function", "length"}}, in);
+  CHECK(values(lengths) == std::vector<int64_t>{17, 0, 6});
+  CHECK_FALSE(lengths[0].is_text);
+  CHECK(values(run_transform("map", {{"function", "length"}}, nums({-120})))
+        == std::vector<int64_t>{4});
+}
+
+TEST_CASE("map square and negate work on numbers") {
+  CHECK(values(run_transform("map", {{"function", "square"}}, nums({3, -4, 0})))
+        == std::vector<int64_t>{9, 16, 0});
+  CHECK(values(run_transform("map", {{"function", "negate"}}, nums({3, -4, 0})))
+        == std::vector<int64_t>{-3, 4, 0});
+  CHECK(text_values(
+          run_transform("map", {{"function", "negate"}}, texts({"a"})))
+        == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("map appends to a non-empty output and consumes its input") {
+  auto t = reg().find("map")->make_transform({{"function", "negate"}});
+  std::vector<record> out = nums({100});
+  auto in = nums({1, 2});
+  t->process(in, out, false);
+  CHECK(values(out) == std::vector<int64_t>{100, -1, -2});
+  CHECK(in.empty());
+}
+
+// -- flat_map -----------------------------------------------------------------
+
+namespace {
+
+/// The tokens of `line`, each followed by '|'.
+std::string tokens(const std::string& line) {
+  auto out = run_transform("flat_map", {{"function", "tokenize"}},
+                           {record::string({}, line, 9)});
+  std::string joined;
+  for (const auto& r : out) {
+    CHECK(r.num == 1);
+    CHECK(r.timestamp == 9);
+    CHECK_FALSE(r.is_text);
+    joined += r.key + "|";
+  }
+  return joined;
+}
+
+} // namespace
+
+TEST_CASE("flat_map tokenize splits like Flink's WordCount") {
+  CHECK(tokens("Hello World") == "hello|world|");
+  CHECK(tokens("  To be, or not to be: that is the question.  ")
+        == "to|be|or|not|to|be|that|is|the|question|");
+  CHECK(tokens("snake_case and CamelCase_42")
+        == "snake_case|and|camelcase_42|");
+  CHECK(tokens("R2-D2 3.14 1e10") == "r2|d2|3|14|1e10|");
+  CHECK(tokens("don't--stop!!!") == "don|t|stop|");
+  CHECK(tokens("__") == "__|");
+  CHECK(tokens("") == "");
+  CHECK(tokens("   ") == "");
+  CHECK(tokens("...,;!") == "");
+  CHECK(tokens("tab\there\nnewline") == "tab|here|newline|");
+  // Non-ASCII bytes separate words: "Grüße aus Köln".
+  CHECK(tokens("Gr\xc3\xbc\xc3\x9f" "e aus K\xc3\xb6ln") == "gr|e|aus|k|ln|");
+  CHECK(tokens("\xe2\x82\xac" "5") == "5|");
+}
+
+TEST_CASE("flat_map tokenize handles many lines in one batch") {
+  auto out = run_transform("flat_map", {{"function", "tokenize"}},
+                           texts({"a b", "", "C"}));
+  CHECK(lines(out) == "a\t1\nb\t1\nc\t1\n");
+}
+
+TEST_CASE("flat_map split splits on whitespace into unkeyed text") {
+  auto out = run_transform("flat_map", {{"function", "split"}},
+                           texts({" one  two\tthree\n", "", "x,y"}));
+  CHECK(text_values(out)
+        == std::vector<std::string>{"one", "two", "three", "x,y"});
+}
+
+// -- filter -------------------------------------------------------------------
+
+TEST_CASE("filter functions keep matching records") {
+  auto in = nums({-3, -2, 0, 1, 4, 7});
+  CHECK(values(run_transform("filter", {{"function", "even"}}, in))
+        == std::vector<int64_t>{-2, 0, 4});
+  CHECK(values(run_transform("filter", {{"function", "odd"}}, in))
+        == std::vector<int64_t>{-3, 1, 7});
+  CHECK(values(run_transform(
+          "filter", {{"function", "greater_than"}, {"threshold", "0"}}, in))
+        == std::vector<int64_t>{1, 4, 7});
+  CHECK(values(run_transform(
+          "filter", {{"function", "greater_than"}, {"threshold", "-3"}}, in))
+        == std::vector<int64_t>{-2, 0, 1, 4, 7});
+  auto words = texts({"alpha", "", "beta", "gamma"});
+  CHECK(text_values(run_transform("filter", {{"function", "nonempty"}}, words))
+        == std::vector<std::string>{"alpha", "beta", "gamma"});
+  CHECK(text_values(run_transform(
+          "filter", {{"function", "contains"}, {"substring", "ta"}}, words))
+        == std::vector<std::string>{"beta"});
+  CHECK(values(run_transform(
+          "filter", {{"function", "contains"}, {"substring", "7"}}, in))
+        == std::vector<int64_t>{7});
+  CHECK(run_transform("filter", {{"function", "even"}}, texts({"a"})).empty());
+}
+
+// -- keyed aggregation --------------------------------------------------------
+
+namespace {
+
+/// Integer records with the given keys and values, timestamps 1, 2, ...
+std::vector<record>
+keyed(std::initializer_list<std::pair<const char*, int64_t>> kv) {
+  std::vector<record> out;
+  int64_t ts = 0;
+  for (const auto& [k, v] : kv)
+    out.push_back(record::integer(k, v, ++ts));
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("bounded aggregations emit one sorted record per key at the end") {
+  auto in = keyed({{"b", 5}, {"a", 2}, {"b", -1}, {"c", 7}, {"a", 9}});
+  auto count = run_transform("count", {}, in);
+  CHECK(lines(count) == "a\t2\nb\t2\nc\t1\n");
+  CHECK(count[0].timestamp == 5);
+  CHECK(count[1].timestamp == 3);
+  CHECK(count[2].timestamp == 4);
+  CHECK(lines(run_transform("sum", {}, in)) == "a\t11\nb\t4\nc\t7\n");
+  CHECK(lines(run_transform("min", {}, in)) == "a\t2\nb\t-1\nc\t7\n");
+  CHECK(lines(run_transform("max", {}, in)) == "a\t9\nb\t5\nc\t7\n");
+}
+
+TEST_CASE("bounded aggregations hold everything until finish") {
+  auto t = reg().find("sum")->make_transform({});
+  t->open(context());
+  std::vector<record> out;
+  auto in = keyed({{"x", 1}, {"y", 2}});
+  t->process(in, out, false);
+  CHECK(out.empty());
+  CHECK(in.empty());
+  in = keyed({{"x", 10}});
+  t->process(in, out, false);
+  t->finish(out);
+  CHECK(lines(out) == "x\t11\ny\t2\n");
+}
+
+TEST_CASE("partial aggregates are combined, count adding the partial counts") {
+  auto partials = keyed({{"a", 3}, {"b", 2}, {"a", 4}});
+  CHECK(lines(run_transform("count", {}, partials, true)) == "a\t7\nb\t2\n");
+  CHECK(lines(run_transform("count", {}, partials, false)) == "a\t2\nb\t1\n");
+  CHECK(lines(run_transform("sum", {}, partials, true)) == "a\t7\nb\t2\n");
+  CHECK(lines(run_transform("min", {}, partials, true)) == "a\t3\nb\t2\n");
+  CHECK(lines(run_transform("max", {}, partials, true)) == "a\t4\nb\t2\n");
+}
+
+TEST_CASE("streaming aggregations emit updated keys after every batch") {
+  auto t = reg().find("count")->make_transform({});
+  t->open(context(0, 1, false));
+  std::vector<record> out;
+  auto in = keyed({{"b", 1}, {"a", 1}, {"b", 1}});
+  t->process(in, out, false);
+  CHECK(lines(out) == "b\t2\na\t1\n");
+  out.clear();
+  in = keyed({{"a", 1}, {"c", 1}});
+  t->process(in, out, false);
+  CHECK(lines(out) == "a\t2\nc\t1\n");
+  out.clear();
+  in.clear();
+  t->process(in, out, false);
+  CHECK(out.empty());
+  t->finish(out);
+  CHECK(out.empty());
+}
+
+TEST_CASE("keyed_aggregation works as a combiner") {
+  CHECK(parse_aggregation_kind("count") == aggregation_kind::count);
+  CHECK(parse_aggregation_kind("max") == aggregation_kind::max);
+  CHECK_FALSE(parse_aggregation_kind("avg").has_value());
+  CHECK(to_string(aggregation_kind::sum) == "sum");
+
+  keyed_aggregation combiner{aggregation_kind::count};
+  for (auto& r : keyed({{"x", 0}, {"y", 0}, {"x", 0}}))
+    combiner.add(std::move(r), false);
+  CHECK(combiner.size() == 2);
+  std::vector<record> partials;
+  combiner.drain(partials);
+  CHECK(combiner.size() == 0);
+  CHECK(partials.size() == 2);
+  for (auto& r : keyed({{"x", 0}}))
+    combiner.add(std::move(r), false);
+  combiner.drain(partials);
+
+  // The downstream count adds the partial counts.
+  keyed_aggregation total{aggregation_kind::count};
+  for (auto& r : partials)
+    total.add(std::move(r), true);
+  std::vector<record> out;
+  total.drain_sorted(out);
+  CHECK(lines(out) == "x\t3\ny\t1\n");
+  CHECK(out[0].timestamp == 3);
+}
+
+TEST_CASE("keyed_aggregation reuses its table after a drain") {
+  keyed_aggregation agg{aggregation_kind::sum};
+  std::vector<record> out;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 1000; ++i)
+      agg.add(record::integer("k" + std::to_string(i % 100), 1), false);
+    CHECK(agg.size() == 100);
+    out.clear();
+    agg.drain(out);
+    CHECK(out.size() == 100);
+    for (const auto& r : out)
+      CHECK(r.num == 10);
+  }
+}
+
+// -- word count on Flink's test data ------------------------------------------
+
+TEST_CASE("tokenize and count reproduce Flink's WordCount on faust.txt") {
+  auto data = testdata_dir();
+  REQUIRE_MESSAGE(!data.empty(),
+                  "shared/testdata not found (set WEIR_TESTDATA)");
+  auto text = (data / "flink-wordcount/faust.txt").string();
+  auto expected = read_file(data / "flink-wordcount/faust.expected");
+
+  // Three source instances, combiners, one final count, as a job would.
+  keyed_aggregation final_count{aggregation_kind::count};
+  auto tok = reg().find("flat_map")->make_transform({{"function", "tokenize"}});
+  for (int32_t i = 0; i < 3; ++i) {
+    auto lines_in = run_source("text_file", {{"path", text}}, i, 3, 16);
+    std::vector<record> words;
+    tok->process(lines_in, words, false);
+    keyed_aggregation combiner{aggregation_kind::count};
+    for (auto& w : words)
+      combiner.add(std::move(w), false);
+    std::vector<record> partials;
+    combiner.drain(partials);
+    for (auto& p : partials)
+      final_count.add(std::move(p), true);
+  }
+  std::vector<record> counts;
+  final_count.drain_sorted(counts);
+  std::string actual;
+  for (const auto& r : counts)
+    actual += r.key + " " + std::to_string(r.num) + "\n";
+  CHECK(counts.size() == 418);
+  CHECK(actual == expected);
+}
+
+// -- sinks --------------------------------------------------------------------
+
+TEST_CASE("text_file sink writes an in-progress file and renames it") {
+  temp_dir dir;
+  auto path = dir / "out.txt";
+  auto s = reg().find("text_file")->make_sink({{"path", path}});
+  CHECK(s->blocking_io());
+  s->open(context());
+  s->write({record::integer("a", 1), record::string({}, "plain text")});
+  s->write({record::integer({}, -5)});
+  CHECK(fs::exists(path + ".inprogress"));
+  CHECK_FALSE(fs::exists(path));
+  s->finish();
+  CHECK_FALSE(fs::exists(path + ".inprogress"));
+  CHECK(read_file(path) == "a\t1\nplain text\n-5\n");
+  s.reset();
+  CHECK(fs::exists(path));
+}
+
+TEST_CASE("text_file sink with no records writes an empty file") {
+  temp_dir dir;
+  auto path = dir / "empty.txt";
+  auto s = reg().find("text_file")->make_sink({{"path", path}});
+  s->open(context());
+  s->finish();
+  CHECK(fs::exists(path));
+  CHECK(read_file(path).empty());
+}
+
+TEST_CASE("text_file sink writes large outputs completely") {
+  temp_dir dir;
+  auto path = dir / "big.txt";
+  auto s = reg().find("text_file")->make_sink({{"path", path}});
+  s->open(context());
+  std::string expected;
+  for (int b = 0; b < 100; ++b) {
+    std::vector<record> batch;
+    for (int i = 0; i < 1000; ++i)
+      batch.push_back(record::integer("key", b * 1000 + i));
+    expected += lines(batch);
+    s->write(batch);
+  }
+  s->finish();
+  CHECK(read_file(path) == expected);
+}
+
+TEST_CASE("text_file sink with parallelism > 1 writes part files") {
+  temp_dir dir;
+  auto path = dir / "out";
+  std::vector<std::unique_ptr<sink>> sinks;
+  for (int32_t i = 0; i < 3; ++i) {
+    sinks.push_back(reg().find("text_file")->make_sink({{"path", path}}));
+    sinks.back()->open(context(i, 3));
+    sinks.back()->write({record::integer({}, i)});
+  }
+  CHECK(fs::is_directory(path));
+  CHECK(fs::exists(path + "/part-1.inprogress"));
+  for (auto& s : sinks)
+    s->finish();
+  for (int32_t i = 0; i < 3; ++i)
+    CHECK(read_file(path + "/part-" + std::to_string(i))
+          == std::to_string(i) + "\n");
+  CHECK(std::distance(fs::directory_iterator{path}, fs::directory_iterator{})
+        == 3);
+}
+
+TEST_CASE("text_file sink leaves no output after abort or destruction") {
+  temp_dir dir;
+  auto path = dir / "out.txt";
+  {
+    auto s = reg().find("text_file")->make_sink({{"path", path}});
+    s->open(context());
+    s->write({record::integer({}, 1)});
+    s->abort();
+    CHECK_FALSE(fs::exists(path + ".inprogress"));
+    CHECK_FALSE(fs::exists(path));
+    s->abort(); // twice is harmless
+  }
+  {
+    auto s = reg().find("text_file")->make_sink({{"path", path}});
+    s->open(context());
+    s->write({record::integer({}, 1)});
+  } // destroyed without finish
+  CHECK(fs::is_empty(dir.path));
+}
+
+TEST_CASE("text_file sink throws when it cannot create its file") {
+  auto s = reg().find("text_file")->make_sink({{"path", "/no/such/dir/out"}});
+  CHECK_THROWS_WITH_AS(s->open(context()),
+                       doctest::Contains("/no/such/dir/out.inprogress"),
+                       operator_error);
+}
+
+TEST_CASE("stdout sink and text_file '-' write whole lines to stdout") {
+  auto out = capture_stdout([] {
+    auto s = reg().find("stdout")->make_sink({});
+    CHECK(s->blocking_io());
+    s->write({record::integer("k", 3), record::string({}, "hello")});
+    s->write({});
+    auto dash = reg().find("text_file")->make_sink({{"path", "-"}});
+    dash->open(context());
+    dash->write({record::integer({}, 7)});
+    dash->finish();
+  });
+  CHECK(out == "k\t3\nhello\n7\n");
+}
+
+TEST_CASE("discard sink drops records and reports its delay") {
+  auto s = reg().find("discard")->make_sink({});
+  s->write({record::integer({}, 1)});
+  CHECK(s->delay_per_batch().count() == 0);
+  CHECK(s->collected() == nullptr);
+  auto slow = reg().find("discard")->make_sink({{"delay_ms", "25"}});
+  CHECK(slow->delay_per_batch() == std::chrono::milliseconds{25});
+}
+
+TEST_CASE("collect sink keeps records for the runtime") {
+  auto s = reg().find("collect")->make_sink({});
+  s->open(context());
+  s->write({record::integer("a", 1)});
+  s->write({record::string({}, "b")});
+  REQUIRE(s->collected() != nullptr);
+  CHECK(lines(*s->collected()) == "a\t1\nb\n");
+  s->collected()->clear();
+  s->write({record::integer({}, 2)});
+  CHECK(lines(*s->collected()) == "2\n");
+}

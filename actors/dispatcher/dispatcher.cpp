@@ -1,0 +1,272 @@
+#include "actors/dispatcher/dispatcher.hpp"
+
+#include <map>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <fmt/format.h>
+
+#include "messages/errors.hpp"
+#include "operators/registry.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// Storage answers within this time or the request fails.
+constexpr auto store_timeout = 60s;
+
+struct job_entry {
+  job_graph graph;
+  job_master_actor jm;
+  std::optional<job_result> result;
+  bool stored = false;
+  int64_t submitted_ms = 0;
+  std::vector<caf::typed_response_promise<job_result>> waiting;
+};
+
+struct dispatcher_state {
+  job_store_actor store;
+  resource_manager_actor rm;
+  job_master_options jm_opts;
+  std::map<job_id, job_entry> jobs;
+  std::map<caf::actor_addr, job_id> job_by_jm;
+  static inline const char* name = "dispatcher";
+};
+
+using self_ptr = dispatcher_actor::stateful_pointer<dispatcher_state>;
+
+void start_job_master(self_ptr self, job_entry& entry) {
+  auto& st = self->state;
+  entry.jm = spawn_job_master(self->system(), entry.graph, st.jm_opts,
+                              dispatcher_actor{self}, st.rm);
+  self->monitor(entry.jm);
+  st.job_by_jm[entry.jm.address()] = entry.graph.id;
+}
+
+job_status status_from_result(const job_result& r) {
+  job_status s;
+  s.id = r.id;
+  s.name = r.name;
+  s.state = r.state;
+  s.start_time_ms = r.start_time_ms;
+  s.metrics = r.metrics;
+  return s;
+}
+
+/// Stores the result, then answers everyone waiting for it.
+void complete(self_ptr self, job_result result) {
+  auto& st = self->state;
+  auto i = st.jobs.find(result.id);
+  if (i == st.jobs.end() || i->second.result)
+    return;
+  auto id = result.id;
+  auto finish = [=](job_result r) {
+    auto& entry = self->state.jobs[id];
+    entry.result = std::move(r);
+    entry.jm = nullptr;
+    for (auto& p : entry.waiting)
+      p.deliver(*entry.result);
+    entry.waiting.clear();
+  };
+  self->request(st.store, store_timeout, done_atom_v, result)
+    .then([=](bool) { finish(result); },
+          [=](caf::error& err) {
+            auto r = result;
+            r.error += (r.error.empty() ? "" : "; ")
+                       + std::string{"storing the job result failed: "}
+                       + describe(err);
+            finish(std::move(r));
+          });
+}
+
+void recover(self_ptr self, recovered_jobs& rec) {
+  auto& st = self->state;
+  for (auto& problem : rec.problems)
+    fmt::print(stderr, "weir: recovery skipped a record: {}\n", problem);
+  for (auto& r : rec.results) {
+    auto& e = st.jobs[r.id];
+    e.stored = true;
+    e.result = r;
+  }
+  for (auto& g : rec.graphs) {
+    if (st.jobs.count(g.id) > 0)
+      continue; // finished before: never run twice
+    auto& e = st.jobs[g.id];
+    e.graph = g;
+    e.stored = true;
+    e.submitted_ms = now_ms();
+    start_job_master(self, e);
+  }
+}
+
+caf::result<job_id> submit(self_ptr self, job_graph& g) {
+  auto& st = self->state;
+  if (!g.id.valid())
+    g.id = job_id::random();
+  if (auto problem = check_job_graph_shape(g); !problem.empty())
+    return make_error(errc::invalid_job, problem);
+  if (auto problem = check_operators(g); !problem.empty())
+    return make_error(errc::invalid_job, problem);
+  if (st.jobs.count(g.id) > 0)
+    return make_error(errc::duplicate_job,
+                      fmt::format("job {} already exists", g.id.to_string()));
+  auto id = g.id;
+  auto& entry = st.jobs[id];
+  entry.graph = g;
+  entry.submitted_ms = now_ms();
+  auto rp = self->make_response_promise<job_id>();
+  self->request(st.store, store_timeout, put_atom_v, std::move(g))
+    .then(
+      [=](bool) mutable {
+        auto& entry = self->state.jobs[id];
+        entry.stored = true;
+        start_job_master(self, entry);
+        rp.deliver(id);
+      },
+      [=](caf::error& err) mutable {
+        self->state.jobs.erase(id);
+        rp.deliver(make_error(errc::storage_failure,
+                              "could not store the job: " + describe(err)));
+      });
+  return rp;
+}
+
+} // namespace
+
+std::string check_operators(const job_graph& g) {
+  auto& reg = ops::registry::builtin();
+  for (auto& v : g.vertices) {
+    bool has_in = false;
+    bool has_out = false;
+    for (auto& e : g.edges) {
+      has_in = has_in || e.to == v.id;
+      has_out = has_out || e.from == v.id;
+    }
+    auto r = !has_in ? ops::role::source
+                     : (!has_out ? ops::role::sink : ops::role::transform);
+    if (auto problem = reg.check(v.op, r, v.params); !problem.empty())
+      return fmt::format("vertex '{}': {}", v.id, problem);
+  }
+  return {};
+}
+
+namespace {
+
+dispatcher_actor::behavior_type
+dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
+                job_master_options jm_opts) {
+  auto& st = self->state;
+  st.store = std::move(store);
+  st.rm = std::move(rm);
+  st.jm_opts = jm_opts;
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    auto i = st.job_by_jm.find(dm.source);
+    if (i == st.job_by_jm.end())
+      return;
+    auto id = i->second;
+    st.job_by_jm.erase(i);
+    auto& entry = st.jobs[id];
+    if (entry.result)
+      return;
+    // The JobMaster ended without a result (it crashed).
+    job_result r;
+    r.id = id;
+    r.name = entry.graph.name;
+    r.state = job_state::failed;
+    r.error = "JobMaster terminated unexpectedly: " + caf::to_string(dm.reason);
+    r.start_time_ms = entry.submitted_ms;
+    r.end_time_ms = now_ms();
+    complete(self, std::move(r));
+  });
+  // Going down takes the JobMasters along (they are monitored, not linked).
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    for (auto& [id, entry] : self->state.jobs)
+      if (entry.jm)
+        self->send_exit(entry.jm, msg.reason);
+    self->quit(msg.reason);
+  });
+  // Recovery comes first: nothing else is served until it is done.
+  self->request(st.store, store_timeout, load_atom_v)
+    .await([=](recovered_jobs& rec) { recover(self, rec); },
+           [=](caf::error& err) {
+             fmt::print(stderr, "weir: recovery failed: {}\n", describe(err));
+             self->quit(err);
+           });
+  return {
+    [=](submit_atom, job_graph& g) { return submit(self, g); },
+    [=](list_atom) {
+      std::vector<job_status> result;
+      for (auto& [id, e] : self->state.jobs) {
+        if (e.result) {
+          result.push_back(status_from_result(*e.result));
+        } else {
+          job_status s;
+          s.id = id;
+          s.name = e.graph.name;
+          s.state = job_state::running;
+          s.start_time_ms = e.submitted_ms;
+          result.push_back(std::move(s));
+        }
+      }
+      return result;
+    },
+    [=](status_atom, job_id id) -> caf::result<job_status> {
+      auto& st = self->state;
+      auto i = st.jobs.find(id);
+      if (i == st.jobs.end())
+        return make_error(errc::unknown_job,
+                          fmt::format("no job {}", id.to_string()));
+      if (i->second.result)
+        return status_from_result(*i->second.result);
+      if (!i->second.jm) {
+        job_status s;
+        s.id = id;
+        s.name = i->second.graph.name;
+        return s;
+      }
+      return self->delegate(i->second.jm, status_atom_v);
+    },
+    [=](cancel_atom, job_id id) -> caf::result<job_state> {
+      auto& st = self->state;
+      auto i = st.jobs.find(id);
+      if (i == st.jobs.end())
+        return make_error(errc::unknown_job,
+                          fmt::format("no job {}", id.to_string()));
+      if (i->second.result)
+        return i->second.result->state;
+      if (!i->second.jm)
+        return job_state::created;
+      return self->delegate(i->second.jm, cancel_atom_v);
+    },
+    [=](result_atom, job_id id) -> caf::result<job_result> {
+      auto& st = self->state;
+      auto i = st.jobs.find(id);
+      if (i == st.jobs.end())
+        return make_error(errc::unknown_job,
+                          fmt::format("no job {}", id.to_string()));
+      if (i->second.result)
+        return *i->second.result;
+      auto rp = self->make_response_promise<job_result>();
+      i->second.waiting.push_back(rp);
+      return rp;
+    },
+    [=](done_atom, job_result& r) { complete(self, std::move(r)); },
+  };
+}
+
+} // namespace
+
+dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
+                                  resource_manager_actor rm,
+                                  job_master_options jm_opts) {
+  return sys.spawn(dispatcher_impl, std::move(store), std::move(rm), jm_opts);
+}
+
+} // namespace weir

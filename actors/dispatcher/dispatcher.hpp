@@ -1,0 +1,26 @@
+#pragma once
+
+#include "actors/job_master/job_master.hpp"
+#include "messages/dispatcher.hpp"
+#include "messages/job_store.hpp"
+#include "messages/resource_manager.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+/// Spawns a Dispatcher. Its first step is recovery: it loads every stored
+/// JobGraph from `store`, skips the jobs that have a stored result, and runs
+/// the others; only then does it serve clients.
+dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
+                                  resource_manager_actor rm,
+                                  job_master_options jm_opts);
+
+/// Checks operator names and parameters of every vertex against the
+/// built-in registry (the vertex's role follows from its edges). Returns ""
+/// or one line naming the vertex.
+std::string check_operators(const job_graph& g);
+
+} // namespace weir

@@ -1,0 +1,71 @@
+#include "actors/dispatcher/job_store_actor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "storage/finish_job.hpp"
+#include "storage/job_graph_store.hpp"
+#include "storage/job_result_store.hpp"
+#include "storage/kv_store.hpp"
+
+namespace weir {
+
+namespace {
+
+struct store_state {
+  std::shared_ptr<storage::kv_store> kv;
+  static inline const char* name = "job_store";
+};
+
+using self_ptr = job_store_actor::stateful_pointer<store_state>;
+
+caf::result<recovered_jobs> load(storage::kv_store& kv) {
+  recovered_jobs out;
+  auto graphs = storage::job_graph_store{kv}.load_all();
+  if (!graphs)
+    return graphs.error();
+  auto results = storage::job_result_store{kv}.load_all();
+  if (!results)
+    return results.error();
+  out.graphs = std::move(graphs->graphs);
+  out.problems = std::move(graphs->problems);
+  for (auto& p : results->problems)
+    out.problems.push_back(std::move(p));
+  for (auto& e : results->entries) {
+    // A dirty result means the job ended but its cleanup did not: finish it.
+    if (e.dirty)
+      if (auto err = storage::finish_job(kv, e.result))
+        out.problems.push_back("cleanup of job " + e.result.id.to_string()
+                               + " failed: " + caf::to_string(err));
+    out.results.push_back(std::move(e.result));
+  }
+  return out;
+}
+
+job_store_actor::behavior_type job_store_impl(self_ptr self,
+                                              std::shared_ptr<storage::kv_store> kv) {
+  self->state.kv = std::move(kv);
+  return {
+    [=](load_atom) { return load(*self->state.kv); },
+    [=](put_atom, const job_graph& g) -> caf::result<bool> {
+      if (auto err = storage::job_graph_store{*self->state.kv}.put(g))
+        return err;
+      return true;
+    },
+    [=](done_atom, const job_result& r) -> caf::result<bool> {
+      if (auto err = storage::finish_job(*self->state.kv, r))
+        return err;
+      return true;
+    },
+  };
+}
+
+} // namespace
+
+job_store_actor spawn_job_store(caf::actor_system& sys,
+                                std::shared_ptr<storage::kv_store> kv) {
+  return sys.spawn<caf::detached>(job_store_impl, std::move(kv));
+}
+
+} // namespace weir

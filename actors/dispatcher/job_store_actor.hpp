@@ -1,0 +1,22 @@
+#pragma once
+
+#include <memory>
+
+#include "messages/job_store.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+namespace storage {
+class kv_store;
+} // namespace storage
+
+/// Spawns the detached actor that owns `kv` and performs the Dispatcher's
+/// (blocking, synced) job-graph and job-result writes on its own thread.
+job_store_actor spawn_job_store(caf::actor_system& sys,
+                                std::shared_ptr<storage::kv_store> kv);
+
+} // namespace weir

@@ -1,0 +1,95 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "messages/deployment.hpp"
+#include "messages/ids.hpp"
+#include "messages/job_graph.hpp"
+#include "messages/job_result.hpp"
+#include "messages/states.hpp"
+
+namespace weir {
+
+/// One task: a chain of vertices that runs as one subtask per parallel
+/// instance.
+struct task_vertex {
+  std::string name;              ///< "lines -> words"
+  std::vector<int32_t> vertices; ///< indices into the job graph, upstream first
+  int32_t parallelism = 1;
+  std::vector<int32_t> inputs;   ///< job-graph edges into the chain's head
+  std::vector<int32_t> outputs;  ///< job-graph edges out of the chain's tail
+  int32_t first_execution = 0;   ///< flat index of subtask 0
+};
+
+/// One subtask's current attempt.
+struct execution {
+  int32_t task = 0;
+  int32_t subtask = 0;
+  execution_attempt_id attempt;
+  execution_state state = execution_state::created;
+  io_metrics metrics;
+};
+
+/// The JobGraph expanded into tasks (operator chains) and their parallel
+/// subtasks, with each subtask's state. Plain class, no actors.
+///
+/// Slots are shared as in Flink's default slot-sharing group: slot k runs
+/// subtask k of every task, so a job needs as many slots as its highest
+/// parallelism.
+class execution_graph {
+public:
+  explicit execution_graph(const job_graph& g);
+
+  const job_graph& graph() const { return graph_; }
+  const std::vector<task_vertex>& tasks() const { return tasks_; }
+  const std::vector<execution>& executions() const { return executions_; }
+  size_t size() const { return executions_.size(); }
+
+  /// Slots the job needs (its highest parallelism).
+  int32_t slots_needed() const { return slots_needed_; }
+
+  /// Flat indices of the subtasks that run in shared slot `slot`.
+  std::vector<int32_t> executions_in_slot(int32_t slot) const;
+
+  /// The deployment descriptor of subtask `flat` in allocation `alloc`.
+  task_deployment deployment(int32_t flat, allocation_id alloc) const;
+
+  /// For each output of subtask `flat`, the flat indices of its consumers in
+  /// subtask-index order.
+  std::vector<std::vector<int32_t>> consumers(int32_t flat) const;
+
+  /// Flat index of the attempt, or -1 when it is not a current attempt.
+  int32_t find(execution_attempt_id attempt) const;
+
+  /// Moves an execution to `to` if Flink's state machine allows it.
+  bool transition(int32_t flat, execution_state to);
+
+  /// Replaces counters of an execution.
+  void set_metrics(int32_t flat, const io_metrics& m);
+
+  int32_t count(execution_state s) const;
+  bool all_finished() const;
+  bool all_terminal() const;
+  io_metrics total_metrics() const;
+  /// Whether every source of the job ends by itself.
+  bool bounded() const { return bounded_; }
+
+private:
+  input_gate_desc gate_for(int32_t edge) const;
+  output_desc output_for(int32_t edge) const;
+
+  job_graph graph_;
+  std::vector<task_vertex> tasks_;
+  std::vector<execution> executions_;
+  std::vector<int32_t> task_of_vertex_;
+  std::unordered_map<execution_attempt_id, int32_t> by_attempt_;
+  std::array<int32_t, 9> counts_{}; // executions per state
+  int32_t slots_needed_ = 0;
+  bool bounded_ = true;
+};
+
+} // namespace weir

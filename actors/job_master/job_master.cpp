@@ -1,0 +1,337 @@
+// The JobMaster of one job: a thin actor around the execution graph.
+//
+//   CREATED ──schedule──▶ RUNNING ──all subtasks FINISHED──▶ FINISHED
+//                           │  └──a subtask FAILED──▶ FAILING ──all stopped──▶ FAILED
+//                           └──cancel──▶ CANCELLING ──all stopped──▶ CANCELED
+//
+// Scheduling follows FLIP-6: request one slot per shared slot from the
+// ResourceManager; TaskExecutors offer the slots; each accepted slot gets
+// its subtasks deployed at once; once every subtask is deployed, each gets
+// the handles of its consumers and starts.
+#include "actors/job_master/job_master.hpp"
+
+#include <map>
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "actors/job_master/execution_graph.hpp"
+#include "messages/errors.hpp"
+#include "messages/task_executor.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto deploy_timeout = 60s;
+
+struct jm_state {
+  job_master_options opts;
+  std::unique_ptr<execution_graph> graph;
+  dispatcher_actor dispatcher;
+  resource_manager_actor rm;
+  job_master_id leader = job_master_id::random();
+  job_state state = job_state::created;
+  std::string failure;
+  int64_t start_time_ms = 0;
+  std::map<allocation_id, int32_t> pending_slots; // allocation → shared slot
+  std::vector<task_executor_actor> executor_of_slot;
+  std::set<caf::actor_addr> executors;
+  std::vector<subtask_actor> handles; // by flat execution index
+  std::map<caf::actor_addr, int32_t> flat_by_addr;
+  size_t deployed = 0;
+  std::vector<record> collected;
+  static inline const char* name = "job_master";
+};
+
+using self_ptr = job_master_actor::stateful_pointer<jm_state>;
+
+void set_state(self_ptr self, job_state to) {
+  auto& st = self->state;
+  if (is_valid_transition(st.state, to))
+    st.state = to;
+}
+
+/// Ends the job: frees its slots everywhere and reports to the Dispatcher.
+void finalize(self_ptr self) {
+  auto& st = self->state;
+  if (st.state == job_state::failing)
+    set_state(self, job_state::failed);
+  else if (st.state == job_state::cancelling)
+    set_state(self, job_state::canceled);
+  else if (st.graph->all_finished())
+    set_state(self, job_state::finished);
+  job_result result;
+  result.id = st.graph->graph().id;
+  result.name = st.graph->graph().name;
+  result.state = st.state;
+  result.error = st.failure;
+  result.start_time_ms = st.start_time_ms;
+  result.end_time_ms = now_ms();
+  result.metrics = st.graph->total_metrics();
+  result.collected = std::move(st.collected);
+  std::set<caf::actor_addr> told;
+  for (auto& te : st.executor_of_slot)
+    if (te && told.insert(te.address()).second)
+      self->send(te, free_atom_v, result.id);
+  self->send(st.rm, disconnect_atom_v, result.id, st.leader);
+  self->send(st.dispatcher, done_atom_v, std::move(result));
+  self->quit();
+}
+
+void maybe_finalize(self_ptr self) {
+  if (self->state.graph->all_terminal())
+    finalize(self);
+}
+
+/// Stops every subtask that still runs; those never deployed are canceled
+/// at once.
+void cancel_all(self_ptr self) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  for (size_t i = 0; i < g.size(); ++i) {
+    auto flat = static_cast<int32_t>(i);
+    auto s = g.executions()[i].state;
+    if (is_terminal(s) || s == execution_state::canceling)
+      continue;
+    if (st.handles[i]) {
+      g.transition(flat, execution_state::canceling);
+      self->send(st.handles[i], cancel_atom_v);
+    } else {
+      g.transition(flat, execution_state::canceled);
+    }
+  }
+  maybe_finalize(self);
+}
+
+void fail_job(self_ptr self, std::string cause) {
+  auto& st = self->state;
+  if (st.state != job_state::running && st.state != job_state::created)
+    return;
+  st.failure = std::move(cause);
+  set_state(self, job_state::failing);
+  cancel_all(self);
+}
+
+void start_all(self_ptr self) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  for (size_t i = 0; i < g.size(); ++i) {
+    subtask_wiring w;
+    for (auto& list : g.consumers(static_cast<int32_t>(i))) {
+      std::vector<subtask_actor> hs;
+      hs.reserve(list.size());
+      for (auto c : list)
+        hs.push_back(st.handles[static_cast<size_t>(c)]);
+      w.consumers.push_back(std::move(hs));
+    }
+    self->send(st.handles[i], start_atom_v, std::move(w));
+  }
+}
+
+/// Deploys the subtasks of the shared slots just accepted from `te`.
+void deploy(self_ptr self, task_executor_actor te,
+            const std::vector<std::pair<int32_t, allocation_id>>& slots) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  std::vector<task_deployment> batch;
+  std::vector<int32_t> flats;
+  for (auto& [slot, alloc] : slots) {
+    for (auto flat : g.executions_in_slot(slot)) {
+      g.transition(flat, execution_state::scheduled);
+      g.transition(flat, execution_state::deploying);
+      batch.push_back(g.deployment(flat, alloc));
+      flats.push_back(flat);
+    }
+  }
+  self
+    ->request(te, deploy_timeout, submit_atom_v, st.leader, job_master_actor{self},
+              std::move(batch))
+    .then(
+      [=](std::vector<subtask_actor>& spawned) {
+        auto& st = self->state;
+        for (size_t i = 0; i < spawned.size() && i < flats.size(); ++i) {
+          auto flat = static_cast<size_t>(flats[i]);
+          st.handles[flat] = spawned[i];
+          st.flat_by_addr[spawned[i].address()] = flats[i];
+          self->monitor(spawned[i]);
+          ++st.deployed;
+        }
+        if (st.state != job_state::running) {
+          cancel_all(self);
+          return;
+        }
+        if (st.deployed == st.graph->size())
+          start_all(self);
+      },
+      [=](caf::error& err) {
+        fail_job(self, "deployment failed: " + describe(err));
+      });
+}
+
+std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
+                                    std::vector<slot_offer>& offers) {
+  auto& st = self->state;
+  auto te = caf::actor_cast<task_executor_actor>(self->current_sender());
+  std::vector<allocation_id> accepted;
+  std::vector<std::pair<int32_t, allocation_id>> slots;
+  if (st.state != job_state::running || !te)
+    return accepted;
+  for (auto& o : offers) {
+    auto i = st.pending_slots.find(o.alloc);
+    if (i == st.pending_slots.end())
+      continue;
+    accepted.push_back(o.alloc);
+    slots.emplace_back(i->second, o.alloc);
+    st.executor_of_slot[static_cast<size_t>(i->second)] = te;
+    st.pending_slots.erase(i);
+  }
+  (void) from;
+  if (st.executors.insert(te.address()).second)
+    self->monitor(te);
+  if (!slots.empty())
+    deploy(self, te, slots);
+  return accepted;
+}
+
+void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
+               const io_metrics& m, std::string& error) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  auto flat = g.find(attempt);
+  if (flat < 0)
+    return;
+  g.set_metrics(flat, m);
+  auto current = g.executions()[static_cast<size_t>(flat)].state;
+  if (current == execution_state::canceling && is_terminal(s)
+      && s != execution_state::failed)
+    s = execution_state::canceled; // ended on its own while being canceled
+  if (!g.transition(flat, s))
+    return;
+  if (s == execution_state::failed)
+    fail_job(self, error);
+  maybe_finalize(self);
+}
+
+void request_slots(self_ptr self) {
+  auto& st = self->state;
+  std::vector<slot_request> requests;
+  for (int32_t k = 0; k < st.graph->slots_needed(); ++k) {
+    auto alloc = allocation_id::random();
+    st.pending_slots.emplace(alloc, k);
+    requests.push_back(slot_request{alloc, {}});
+  }
+  self
+    ->request(st.rm, deploy_timeout, request_atom_v, st.leader,
+              st.graph->graph().id, job_master_actor{self}, std::move(requests))
+    .then([](int32_t) {},
+          [=](caf::error& err) {
+            fail_job(self, "slot request refused: " + describe(err));
+          });
+  self->delayed_send(self, st.opts.slot_request_timeout, tick_atom_v);
+}
+
+job_status make_status(self_ptr self) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  job_status s;
+  s.id = g.graph().id;
+  s.name = g.graph().name;
+  s.state = st.state;
+  s.start_time_ms = st.start_time_ms;
+  s.subtasks_total = static_cast<int32_t>(g.size());
+  s.subtasks_running = g.count(execution_state::running);
+  s.subtasks_finished = g.count(execution_state::finished);
+  s.metrics = g.total_metrics();
+  return s;
+}
+
+job_master_actor::behavior_type
+job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
+                dispatcher_actor dispatcher, resource_manager_actor rm) {
+  auto& st = self->state;
+  st.opts = opts;
+  st.graph = std::make_unique<execution_graph>(graph);
+  st.dispatcher = std::move(dispatcher);
+  st.rm = std::move(rm);
+  st.start_time_ms = now_ms();
+  st.handles.resize(st.graph->size());
+  st.executor_of_slot.resize(static_cast<size_t>(st.graph->slots_needed()));
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (st.executors.count(dm.source) > 0) {
+      fail_job(self, "TaskExecutor lost: " + caf::to_string(dm.reason));
+      return;
+    }
+    auto i = st.flat_by_addr.find(dm.source);
+    if (i == st.flat_by_addr.end())
+      return;
+    auto flat = i->second;
+    if (!is_terminal(st.graph->executions()[static_cast<size_t>(flat)].state)) {
+      st.graph->transition(flat, execution_state::failed);
+      fail_job(self, "subtask terminated unexpectedly: "
+                       + caf::to_string(dm.reason));
+      maybe_finalize(self);
+    }
+  });
+  set_state(self, job_state::running);
+  request_slots(self);
+  return {
+    [=](offer_atom, const resource_id& from, std::vector<slot_offer>& offers) {
+      return on_offer(self, from, offers);
+    },
+    [=](update_atom, execution_attempt_id attempt, execution_state s,
+        const io_metrics& m, std::string& error) {
+      on_update(self, attempt, s, m, error);
+    },
+    [=](metrics_atom, execution_attempt_id attempt, const io_metrics& m) {
+      auto flat = self->state.graph->find(attempt);
+      if (flat >= 0)
+        self->state.graph->set_metrics(flat, m);
+    },
+    [=](collect_atom, execution_attempt_id, record_batch& b) {
+      auto& out = self->state.collected;
+      out.insert(out.end(), std::make_move_iterator(b.records.begin()),
+                 std::make_move_iterator(b.records.end()));
+    },
+    [=](status_atom) { return make_status(self); },
+    [=](cancel_atom) {
+      auto& st = self->state;
+      if (st.state == job_state::running || st.state == job_state::created) {
+        set_state(self, job_state::cancelling);
+        if (st.failure.empty())
+          st.failure = "job was canceled";
+        cancel_all(self);
+      }
+      return st.state;
+    },
+    [=](tick_atom) {
+      auto& st = self->state;
+      if (st.pending_slots.empty() || st.state != job_state::running)
+        return;
+      fail_job(self,
+               fmt::format("could not get {} of {} slots within "
+                           "slot.request.timeout ({} ms)",
+                           st.pending_slots.size(), st.graph->slots_needed(),
+                           st.opts.slot_request_timeout.count()));
+    },
+  };
+}
+
+} // namespace
+
+job_master_actor spawn_job_master(caf::actor_system& sys, job_graph graph,
+                                  job_master_options opts,
+                                  dispatcher_actor dispatcher,
+                                  resource_manager_actor rm) {
+  return sys.spawn(job_master_impl, std::move(graph), opts,
+                   std::move(dispatcher), std::move(rm));
+}
+
+} // namespace weir

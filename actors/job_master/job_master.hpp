@@ -1,0 +1,30 @@
+#pragma once
+
+#include <chrono>
+
+#include "messages/dispatcher.hpp"
+#include "messages/job_graph.hpp"
+#include "messages/job_master.hpp"
+#include "messages/resource_manager.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+/// Options of a JobMaster.
+struct job_master_options {
+  /// Flink's slot.request.timeout: a job that cannot get all its slots within
+  /// this time fails.
+  std::chrono::milliseconds slot_request_timeout{300000};
+};
+
+/// Spawns the JobMaster of `graph`. It schedules the job at once and reports
+/// the job's result to `dispatcher` with a `done` message before it quits.
+job_master_actor spawn_job_master(caf::actor_system& sys, job_graph graph,
+                                  job_master_options opts,
+                                  dispatcher_actor dispatcher,
+                                  resource_manager_actor rm);
+
+} // namespace weir

@@ -1,0 +1,135 @@
+#include "actors/resource_manager/resource_manager.hpp"
+
+#include <map>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "actors/resource_manager/slot_manager.hpp"
+#include "messages/errors.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto grant_timeout = 10s;
+
+struct job_leader {
+  job_master_actor jm;
+  job_master_id leader;
+};
+
+struct rm_state {
+  resource_manager_id leader = resource_manager_id::random();
+  std::unique_ptr<slot_manager> slots;
+  std::map<resource_id, task_executor_actor> workers;
+  std::map<caf::actor_addr, resource_id> worker_by_addr;
+  std::map<job_id, job_leader> jobs;
+  static inline const char* name = "resource_manager";
+};
+
+using self_ptr = resource_manager_actor::stateful_pointer<rm_state>;
+
+/// Matches pending requests and tells each TaskExecutor which of its slots
+/// to offer to which JobMaster.
+void assign_slots(self_ptr self) {
+  auto& st = self->state;
+  std::map<std::pair<resource_id, job_id>, std::vector<slot_grant>> grants;
+  for (auto& a : st.slots->match())
+    grants[{a.task_executor, a.job}].push_back(slot_grant{a.alloc, a.slot_index});
+  for (auto& [key, list] : grants) {
+    auto& [worker, job] = key;
+    auto w = st.workers.find(worker);
+    auto j = st.jobs.find(job);
+    if (w == st.workers.end() || j == st.jobs.end()) {
+      for (auto& g : list)
+        st.slots->free_slot(worker, g.alloc);
+      continue;
+    }
+    auto id = worker;
+    self
+      ->request(w->second, grant_timeout, request_atom_v, st.leader, job,
+                j->second.leader, j->second.jm, list)
+      .then([](int32_t) {},
+            [=](caf::error&) {
+              // The TaskExecutor refused or did not answer: its slots are
+              // reported free again by its next registration.
+              for (auto& g : list)
+                self->state.slots->free_slot(id, g.alloc);
+            });
+  }
+}
+
+resource_manager_actor::behavior_type
+resource_manager_impl(self_ptr self, resource_manager_options opts) {
+  self->state.slots = std::make_unique<slot_manager>(opts.evenly_spread_out_slots);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    auto i = st.worker_by_addr.find(dm.source);
+    if (i == st.worker_by_addr.end())
+      return;
+    st.slots->unregister_task_executor(i->second);
+    st.workers.erase(i->second);
+    st.worker_by_addr.erase(i);
+  });
+  return {
+    [=](register_atom, resource_id id, task_executor_actor te,
+        slot_report& report) {
+      auto& st = self->state;
+      st.slots->register_task_executor(id, report);
+      self->monitor(te);
+      st.worker_by_addr[te.address()] = id;
+      st.workers[id] = std::move(te);
+      assign_slots(self);
+      return st.leader;
+    },
+    [=](request_atom, job_master_id leader, job_id job, job_master_actor jm,
+        std::vector<slot_request>& requests) -> caf::result<int32_t> {
+      auto& st = self->state;
+      auto i = st.jobs.find(job);
+      if (i != st.jobs.end() && i->second.leader != leader)
+        return make_error(errc::fencing_token_mismatch,
+                          fmt::format("job {} already has another JobMaster",
+                                      job.to_string()));
+      st.jobs[job] = job_leader{std::move(jm), leader};
+      st.slots->add_requests(job, requests);
+      assign_slots(self);
+      return st.slots->pending_count();
+    },
+    [=](free_atom, const resource_id& id, std::vector<allocation_id>& allocs) {
+      auto& st = self->state;
+      for (auto& a : allocs)
+        st.slots->free_slot(id, a);
+      assign_slots(self);
+    },
+    [=](disconnect_atom, job_id job, job_master_id leader) {
+      auto& st = self->state;
+      auto i = st.jobs.find(job);
+      if (i == st.jobs.end() || i->second.leader != leader)
+        return;
+      st.slots->remove_job(job);
+      st.jobs.erase(i);
+    },
+    [=](overview_atom) {
+      auto& st = self->state;
+      return cluster_overview{st.slots->task_executor_count(),
+                              st.slots->slot_count(),
+                              st.slots->free_slot_count(),
+                              st.slots->pending_count()};
+    },
+  };
+}
+
+} // namespace
+
+resource_manager_actor spawn_resource_manager(caf::actor_system& sys,
+                                              resource_manager_options opts) {
+  return sys.spawn(resource_manager_impl, opts);
+}
+
+} // namespace weir

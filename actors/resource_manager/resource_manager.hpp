@@ -1,0 +1,22 @@
+#pragma once
+
+#include "messages/resource_manager.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+/// Options of the ResourceManager.
+struct resource_manager_options {
+  /// Flink's cluster.evenly-spread-out-slots (default false: fill the first
+  /// TaskExecutor first).
+  bool evenly_spread_out_slots = false;
+};
+
+/// Spawns a ResourceManager with a fresh fencing token.
+resource_manager_actor spawn_resource_manager(caf::actor_system& sys,
+                                              resource_manager_options opts);
+
+} // namespace weir

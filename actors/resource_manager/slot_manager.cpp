@@ -1,0 +1,143 @@
+#include "actors/resource_manager/slot_manager.hpp"
+
+#include <algorithm>
+
+namespace weir {
+
+slot_manager::slot_manager(bool spread_out) : spread_out_(spread_out) {
+  // nop
+}
+
+void slot_manager::register_task_executor(const resource_id& id,
+                                          const slot_report& report) {
+  unregister_task_executor(id);
+  worker w;
+  w.id = id;
+  for (auto& s : report.slots) {
+    w.slots.push_back(slot{s.profile, s.alloc});
+    if (!s.alloc.valid())
+      ++w.free;
+  }
+  workers_.push_back(std::move(w));
+}
+
+std::vector<allocation_id>
+slot_manager::unregister_task_executor(const resource_id& id) {
+  std::vector<allocation_id> lost;
+  auto i = std::find_if(workers_.begin(), workers_.end(),
+                        [&](const worker& w) { return w.id == id; });
+  if (i == workers_.end())
+    return lost;
+  for (auto& s : i->slots)
+    if (s.alloc.valid())
+      lost.push_back(s.alloc);
+  workers_.erase(i);
+  return lost;
+}
+
+bool slot_manager::is_registered(const resource_id& id) const {
+  return std::any_of(workers_.begin(), workers_.end(),
+                     [&](const worker& w) { return w.id == id; });
+}
+
+void slot_manager::add_requests(job_id job,
+                                const std::vector<slot_request>& requests) {
+  for (auto& r : requests)
+    pending_.push_back(pending{job, r});
+}
+
+void slot_manager::remove_job(job_id job) {
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [&](const pending& p) { return p.job == job; }),
+                 pending_.end());
+}
+
+slot_manager::worker* slot_manager::pick(const resource_profile& wanted,
+                                         int32_t& index) {
+  worker* best = nullptr;
+  int32_t best_index = -1;
+  for (auto& w : workers_) {
+    if (w.free == 0 || (best != nullptr && w.free <= best->free))
+      continue;
+    auto i = take_slot(w, wanted);
+    if (i < 0)
+      continue;
+    best = &w;
+    best_index = i;
+    if (!spread_out_)
+      break;
+  }
+  index = best_index;
+  return best;
+}
+
+int32_t slot_manager::take_slot(worker& w, const resource_profile& wanted) {
+  for (size_t i = w.next_free; i < w.slots.size(); ++i) {
+    auto& s = w.slots[i];
+    if (!s.alloc.valid() && s.profile.satisfies(wanted))
+      return static_cast<int32_t>(i);
+    if (i == w.next_free && s.alloc.valid())
+      w.next_free = i + 1;
+  }
+  return -1;
+}
+
+std::vector<slot_manager::assignment> slot_manager::match() {
+  std::vector<assignment> result;
+  std::deque<pending> unmatched;
+  while (!pending_.empty()) {
+    auto p = std::move(pending_.front());
+    pending_.pop_front();
+    int32_t index = -1;
+    auto* w = pick(p.request.profile, index);
+    if (w == nullptr) {
+      unmatched.push_back(std::move(p));
+      continue;
+    }
+    w->slots[static_cast<size_t>(index)].alloc = p.request.alloc;
+    --w->free;
+    if (static_cast<size_t>(index) == w->next_free)
+      w->next_free = static_cast<size_t>(index) + 1;
+    result.push_back(assignment{w->id, p.job, p.request.alloc, index});
+  }
+  pending_ = std::move(unmatched);
+  return result;
+}
+
+void slot_manager::free_slot(const resource_id& id, allocation_id alloc) {
+  for (auto& w : workers_) {
+    if (w.id != id)
+      continue;
+    for (size_t i = 0; i < w.slots.size(); ++i) {
+      if (w.slots[i].alloc == alloc) {
+        w.slots[i].alloc = {};
+        ++w.free;
+        w.next_free = std::min(w.next_free, i);
+      }
+    }
+  }
+}
+
+int32_t slot_manager::task_executor_count() const {
+  return static_cast<int32_t>(workers_.size());
+}
+
+int32_t slot_manager::slot_count() const {
+  int32_t n = 0;
+  for (auto& w : workers_)
+    n += static_cast<int32_t>(w.slots.size());
+  return n;
+}
+
+int32_t slot_manager::free_slot_count() const {
+  int32_t n = 0;
+  for (auto& w : workers_)
+    n += w.free;
+  return n;
+}
+
+int32_t slot_manager::pending_count() const {
+  return static_cast<int32_t>(pending_.size());
+}
+
+} // namespace weir

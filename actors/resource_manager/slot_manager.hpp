@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "messages/ids.hpp"
+#include "messages/slots.hpp"
+
+namespace weir {
+
+/// The ResourceManager's bookkeeping: registered TaskExecutors, their slots,
+/// and pending slot requests; matches requests to free slots. Plain class.
+///
+/// Slot protocol (FLIP-6):
+///
+///   JobMaster --request slots--> ResourceManager (slot_manager::add_requests)
+///   ResourceManager --grant slot--> TaskExecutor    (slot_manager::match)
+///   TaskExecutor --offer slot--> JobMaster --accept, deploy--> TaskExecutor
+///   TaskExecutor --slot free--> ResourceManager     (slot_manager::free_slot)
+class slot_manager {
+public:
+  /// A pending request matched to a slot.
+  struct assignment {
+    resource_id task_executor;
+    job_id job;
+    allocation_id alloc;
+    int32_t slot_index = 0;
+  };
+
+  /// When true, slots are taken from the TaskExecutor with the most free
+  /// slots (Flink's cluster.evenly-spread-out-slots); otherwise the first
+  /// registered TaskExecutor with a free slot is filled first.
+  explicit slot_manager(bool spread_out = false);
+
+  /// Adds (or replaces) a TaskExecutor and its slots.
+  void register_task_executor(const resource_id& id, const slot_report& report);
+
+  /// Removes a TaskExecutor; returns the allocations that died with it.
+  std::vector<allocation_id> unregister_task_executor(const resource_id& id);
+
+  bool is_registered(const resource_id& id) const;
+
+  /// Queues slot requests of `job`.
+  void add_requests(job_id job, const std::vector<slot_request>& requests);
+
+  /// Drops the pending requests of `job`.
+  void remove_job(job_id job);
+
+  /// Matches as many pending requests as there are fitting free slots,
+  /// in request order.
+  std::vector<assignment> match();
+
+  /// Marks a slot free again.
+  void free_slot(const resource_id& id, allocation_id alloc);
+
+  int32_t task_executor_count() const;
+  int32_t slot_count() const;
+  int32_t free_slot_count() const;
+  int32_t pending_count() const;
+
+private:
+  struct slot {
+    resource_profile profile;
+    allocation_id alloc; // nil when free
+  };
+  struct worker {
+    resource_id id;
+    std::vector<slot> slots;
+    int32_t free = 0;
+    size_t next_free = 0; // no free slot below this index
+  };
+  struct pending {
+    job_id job;
+    slot_request request;
+  };
+
+  worker* pick(const resource_profile& wanted, int32_t& index);
+  int32_t take_slot(worker& w, const resource_profile& wanted);
+
+  bool spread_out_;
+  std::vector<worker> workers_; // in registration order
+  std::deque<pending> pending_;
+};
+
+} // namespace weir

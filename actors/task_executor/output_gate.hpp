@@ -1,0 +1,96 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "messages/deployment.hpp"
+#include "messages/record.hpp"
+
+namespace weir::ops {
+class keyed_aggregation;
+} // namespace weir::ops
+
+namespace weir {
+
+/// Tuning of the data plane (DESIGN §4).
+struct exchange_options {
+  /// Batches a consumer grants each input channel up front (Flink's
+  /// exclusive buffers per channel).
+  int32_t initial_credit = 4;
+  /// A batch is sent once it holds this many bytes (approximate)...
+  size_t batch_bytes = 32 * 1024;
+  /// ...or this many records.
+  size_t batch_records = 2048;
+  /// A combiner flushes once it holds this many distinct keys.
+  size_t combiner_keys = 16 * 1024;
+};
+
+/// One output of a subtask: partitions records over the consumers, cuts them
+/// into batches and keeps each batch until the consumer has granted credit
+/// for it (credit-based flow control). Plain class; the subtask actor sends
+/// what `drain` hands it.
+class output_gate {
+public:
+  using send_fn = std::function<void(int32_t consumer, int32_t channel,
+                                     record_batch&& batch)>;
+
+  output_gate(const output_desc& desc, int32_t producer_index,
+              const exchange_options& opts);
+  ~output_gate();
+
+  output_gate(output_gate&&) noexcept;
+  output_gate& operator=(output_gate&&) noexcept;
+
+  /// Routes `records` (moved from) to the consumers' open batches.
+  void emit(std::vector<record>& records);
+
+  /// Closes every open batch (and drains the combiner) so it can be sent.
+  void flush();
+
+  /// The consumer granted `n` more batches.
+  void add_credit(int32_t consumer, int32_t n);
+
+  /// Hands every closed batch that has credit to `send`.
+  void drain(const send_fn& send);
+
+  /// Whether some consumer has closed batches waiting for credit.
+  bool backlogged() const;
+
+  /// Whether nothing is buffered: no open batch, no waiting batch.
+  bool empty() const;
+
+  /// Whether the combiner or an open batch holds records.
+  bool has_open_data() const;
+
+  /// The consumer subtasks this producer sends to (one for forward).
+  const std::vector<int32_t>& targets() const { return targets_; }
+
+  /// The input channel of a consumer that this producer's batches arrive on.
+  int32_t channel() const { return channel_; }
+
+private:
+  struct lane {
+    std::vector<record> open;
+    size_t open_bytes = 0;
+    std::deque<record_batch> closed;
+    int32_t credit = 0;
+  };
+
+  void route(record&& r);
+  void append(lane& l, record&& r);
+  void close(lane& l);
+  void drain_combiner();
+
+  output_desc desc_;
+  exchange_options opts_;
+  int32_t channel_ = 0;
+  std::vector<int32_t> targets_;
+  std::vector<lane> lanes_; // one per consumer subtask (index = subtask)
+  size_t next_rebalance_ = 0;
+  std::unique_ptr<ops::keyed_aggregation> combiner_;
+};
+
+} // namespace weir

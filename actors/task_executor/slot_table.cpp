@@ -1,0 +1,98 @@
+#include "actors/task_executor/slot_table.hpp"
+
+#include <fmt/format.h>
+
+namespace weir {
+
+slot_table::slot_table(int32_t slots, resource_profile per_slot) {
+  slots_.resize(static_cast<size_t>(slots));
+  for (auto& s : slots_)
+    s.profile = per_slot;
+}
+
+slot_report slot_table::report() const {
+  slot_report result;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    auto& s = slots_[i];
+    result.slots.push_back(
+      slot_status{static_cast<int32_t>(i), s.profile, s.alloc, s.job});
+  }
+  return result;
+}
+
+std::string slot_table::allocate(int32_t index, allocation_id alloc,
+                                 job_id job, job_master_id leader) {
+  if (index < 0 || index >= size())
+    return fmt::format("no slot {}", index);
+  auto& s = slots_[static_cast<size_t>(index)];
+  if (s.state != slot_state::free)
+    return s.alloc == alloc ? std::string{}
+                            : fmt::format("slot {} is already allocated", index);
+  s.state = slot_state::allocated;
+  s.alloc = alloc;
+  s.job = job;
+  s.leader = leader;
+  by_alloc_[alloc] = static_cast<size_t>(index);
+  return {};
+}
+
+bool slot_table::activate(allocation_id alloc) {
+  auto* s = find(alloc);
+  if (s == nullptr)
+    return false;
+  s->state = slot_state::active;
+  return true;
+}
+
+bool slot_table::owned_by(allocation_id alloc, job_id job,
+                          job_master_id leader) const {
+  auto* s = find(alloc);
+  return s != nullptr && s->job == job && s->leader == leader;
+}
+
+bool slot_table::free(allocation_id alloc) {
+  auto* s = find(alloc);
+  if (s == nullptr)
+    return false;
+  release(*s);
+  return true;
+}
+
+std::vector<allocation_id> slot_table::free_job(job_id job) {
+  std::vector<allocation_id> result;
+  for (auto& s : slots_) {
+    if (s.state != slot_state::free && s.job == job) {
+      result.push_back(s.alloc);
+      release(s);
+    }
+  }
+  return result;
+}
+
+int32_t slot_table::free_count() const {
+  int32_t n = 0;
+  for (auto& s : slots_)
+    if (s.state == slot_state::free)
+      ++n;
+  return n;
+}
+
+const resource_profile& slot_table::profile(int32_t index) const {
+  return slots_[static_cast<size_t>(index)].profile;
+}
+
+void slot_table::release(slot& s) {
+  by_alloc_.erase(s.alloc);
+  s = slot{s.profile, slot_state::free, {}, {}, {}};
+}
+
+slot_table::slot* slot_table::find(allocation_id alloc) {
+  auto i = by_alloc_.find(alloc);
+  return i == by_alloc_.end() ? nullptr : &slots_[i->second];
+}
+
+const slot_table::slot* slot_table::find(allocation_id alloc) const {
+  return const_cast<slot_table*>(this)->find(alloc);
+}
+
+} // namespace weir

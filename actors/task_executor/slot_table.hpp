@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "messages/ids.hpp"
+#include "messages/slots.hpp"
+
+namespace weir {
+
+/// A TaskExecutor's slots and who holds them. Plain class.
+///
+///   FREE --allocate--> ALLOCATED --activate (JobMaster accepted)--> ACTIVE
+///     ^                    |                                         |
+///     +------- free -------+------------------ free -----------------+
+class slot_table {
+public:
+  enum class slot_state { free, allocated, active };
+
+  slot_table(int32_t slots, resource_profile per_slot);
+
+  /// The slots as sent to the ResourceManager.
+  slot_report report() const;
+
+  /// Reserves slot `index` for `alloc` of `job`. Returns "" or why not.
+  std::string allocate(int32_t index, allocation_id alloc, job_id job,
+                       job_master_id leader);
+
+  /// The JobMaster accepted the offer of `alloc`.
+  bool activate(allocation_id alloc);
+
+  /// Whether `alloc` is held by `job` under the leader `leader`.
+  bool owned_by(allocation_id alloc, job_id job, job_master_id leader) const;
+
+  /// Frees `alloc`; false when no slot holds it.
+  bool free(allocation_id alloc);
+
+  /// Frees every slot of `job` and returns their allocations.
+  std::vector<allocation_id> free_job(job_id job);
+
+  int32_t size() const { return static_cast<int32_t>(slots_.size()); }
+  int32_t free_count() const;
+  const resource_profile& profile(int32_t index) const;
+
+private:
+  struct slot {
+    resource_profile profile;
+    slot_state state = slot_state::free;
+    allocation_id alloc;
+    job_id job;
+    job_master_id leader;
+  };
+
+  slot* find(allocation_id alloc);
+  const slot* find(allocation_id alloc) const;
+
+  void release(slot& s);
+
+  std::vector<slot> slots_;
+  std::unordered_map<allocation_id, size_t> by_alloc_;
+};
+
+} // namespace weir

@@ -1,0 +1,338 @@
+#include "actors/task_executor/subtask.hpp"
+
+#include <chrono>
+#include <exception>
+#include <memory>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "actors/task_executor/operator_chain.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// Progress counters go to the JobMaster at most this often.
+constexpr auto metrics_interval = 200ms;
+/// Partly filled batches leave after at most this long (Flink's
+/// execution.buffer-timeout).
+constexpr auto buffer_timeout = 50ms;
+
+struct deferred_credit {
+  caf::strong_actor_ptr producer;
+  int32_t port;
+};
+
+struct subtask_state {
+  task_deployment d;
+  job_master_actor jm;
+  std::unique_ptr<operator_chain> chain;
+  std::vector<std::vector<subtask_actor>> consumers;
+  std::vector<bool> channel_ended;
+  size_t channels_open = 0;
+  std::vector<deferred_credit> owed;
+  bool started = false;
+  bool source_done = false;
+  bool input_done = false;
+  bool finished = false;
+  bool tick_pending = false;
+  bool flush_pending = false;
+  std::chrono::steady_clock::time_point last_metrics;
+  static inline const char* name = "subtask";
+};
+
+using self_ptr = subtask_actor::stateful_pointer<subtask_state>;
+
+void report(self_ptr self, execution_state s, std::string error = {}) {
+  auto& st = self->state;
+  auto metrics = st.chain ? st.chain->metrics() : io_metrics{};
+  self->send(st.jm, update_atom_v, st.d.attempt, s, metrics, std::move(error));
+}
+
+std::string describe_failure(const subtask_state& st, const std::string& what) {
+  return fmt::format("{} ({}/{}): {}", st.d.task_name, st.d.subtask_index + 1,
+                     st.d.parallelism, what);
+}
+
+void fail(self_ptr self, const std::string& what) {
+  auto& st = self->state;
+  if (st.finished)
+    return;
+  st.finished = true;
+  if (st.chain)
+    st.chain->abort();
+  report(self, execution_state::failed, describe_failure(st, what));
+  self->quit();
+}
+
+/// Runs `f`, turning an exception into a FAILED report.
+template <class F>
+void guarded(self_ptr self, F f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    fail(self, e.what());
+  }
+}
+
+void send_metrics(self_ptr self, bool force) {
+  auto& st = self->state;
+  auto now = std::chrono::steady_clock::now();
+  if (!force && now - st.last_metrics < metrics_interval)
+    return;
+  st.last_metrics = now;
+  self->send(st.jm, metrics_atom_v, st.d.attempt, st.chain->metrics());
+}
+
+void hand_over_collected(self_ptr self) {
+  auto& st = self->state;
+  auto* sink = st.chain->sink();
+  if (sink == nullptr)
+    return;
+  auto* rows = sink->collected();
+  if (rows == nullptr || rows->empty())
+    return;
+  self->send(st.jm, collect_atom_v, st.d.attempt, record_batch{std::move(*rows)});
+  rows->clear();
+}
+
+/// Sends every batch that has credit.
+void drain(self_ptr self) {
+  auto& st = self->state;
+  if (!st.started)
+    return;
+  auto& gates = st.chain->gates();
+  for (size_t g = 0; g < gates.size(); ++g) {
+    auto port = static_cast<int32_t>(g);
+    gates[g].drain([&](int32_t consumer, int32_t channel, record_batch&& b) {
+      self->send(st.consumers[g][static_cast<size_t>(consumer)], data_atom_v,
+                 channel, port, std::move(b));
+    });
+  }
+}
+
+void schedule_tick(self_ptr self) {
+  auto& st = self->state;
+  if (st.tick_pending || st.source_done || !st.started || st.finished)
+    return;
+  st.tick_pending = true;
+  auto pause = st.chain->source()->pause();
+  if (pause.count() > 0)
+    self->delayed_send(self, pause, tick_atom_v);
+  else
+    self->send(self, tick_atom_v);
+}
+
+void schedule_flush(self_ptr self) {
+  auto& st = self->state;
+  if (st.flush_pending || st.finished)
+    return;
+  for (auto& g : st.chain->gates()) {
+    if (g.has_open_data()) {
+      st.flush_pending = true;
+      self->delayed_send(self, buffer_timeout, flush_atom_v);
+      return;
+    }
+  }
+}
+
+/// Once all input has ended and every batch has left: tell the consumers the
+/// channels ended and report FINISHED.
+void try_finish(self_ptr self) {
+  auto& st = self->state;
+  if (st.finished || !st.started || !st.input_done)
+    return;
+  for (auto& g : st.chain->gates())
+    if (!g.empty())
+      return;
+  st.finished = true;
+  auto& gates = st.chain->gates();
+  for (size_t g = 0; g < gates.size(); ++g)
+    for (auto t : gates[g].targets())
+      self->send(st.consumers[g][static_cast<size_t>(t)], end_atom_v,
+                 gates[g].channel());
+  hand_over_collected(self);
+  report(self, execution_state::finished);
+  self->quit();
+}
+
+void end_of_input(self_ptr self) {
+  auto& st = self->state;
+  st.input_done = true;
+  st.chain->finish();
+  hand_over_collected(self);
+  drain(self);
+  try_finish(self);
+}
+
+/// Credits withheld while the outputs were backlogged go out once they drain.
+void release_owed_credits(self_ptr self) {
+  auto& st = self->state;
+  if (st.owed.empty() || st.chain->backlogged())
+    return;
+  for (auto& c : st.owed)
+    self->send(caf::actor_cast<subtask_actor>(c.producer), credit_atom_v,
+               c.port, st.d.subtask_index, int32_t{1});
+  st.owed.clear();
+}
+
+int32_t channel_gate(const task_deployment& d, int32_t channel) {
+  int32_t base = 0;
+  for (size_t g = 0; g < d.inputs.size(); ++g) {
+    base += d.inputs[g].channels;
+    if (channel < base)
+      return static_cast<int32_t>(g);
+  }
+  return 0;
+}
+
+void on_data(self_ptr self, int32_t channel, int32_t port, record_batch& b) {
+  auto& st = self->state;
+  auto gate = static_cast<size_t>(channel_gate(st.d, channel));
+  st.chain->process(gate, b.records);
+  hand_over_collected(self);
+  drain(self);
+  schedule_flush(self);
+  send_metrics(self, false);
+  deferred_credit credit{self->current_sender(), port};
+  auto* sink = st.chain->sink();
+  if (sink != nullptr && sink->delay_per_batch().count() > 0) {
+    self->delayed_send(caf::actor_cast<subtask_actor>(credit.producer),
+                       sink->delay_per_batch(), credit_atom_v, port,
+                       st.d.subtask_index, int32_t{1});
+  } else if (st.chain->backlogged()) {
+    st.owed.push_back(std::move(credit));
+  } else {
+    self->send(caf::actor_cast<subtask_actor>(credit.producer), credit_atom_v,
+               port, st.d.subtask_index, int32_t{1});
+  }
+}
+
+subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
+                                          job_master_actor jm,
+                                          exchange_options opts) {
+  auto& st = self->state;
+  st.d = std::move(d);
+  st.jm = std::move(jm);
+  for (auto& in : st.d.inputs)
+    st.channels_open += static_cast<size_t>(in.channels);
+  st.channel_ended.assign(st.channels_open, false);
+  try {
+    st.chain = std::make_unique<operator_chain>(st.d, opts);
+    report(self, execution_state::initializing);
+  } catch (const std::exception& e) {
+    st.finished = true;
+    report(self, execution_state::failed, describe_failure(st, e.what()));
+    self->quit(); // the behavior below never runs
+  }
+  return {
+    [=](start_atom, subtask_wiring& w) {
+      auto& st = self->state;
+      st.consumers = std::move(w.consumers);
+      st.started = true;
+      report(self, execution_state::running);
+      guarded(self, [&] {
+        if (st.chain->has_source())
+          schedule_tick(self);
+        else if (st.channels_open == 0)
+          end_of_input(self);
+        drain(self);
+        try_finish(self);
+      });
+    },
+    [=](data_atom, int32_t channel, int32_t port, record_batch& b) {
+      guarded(self, [&] { on_data(self, channel, port, b); });
+    },
+    [=](end_atom, int32_t channel) {
+      auto& st = self->state;
+      auto i = static_cast<size_t>(channel);
+      if (i >= st.channel_ended.size() || st.channel_ended[i])
+        return;
+      st.channel_ended[i] = true;
+      if (--st.channels_open == 0)
+        guarded(self, [&] { end_of_input(self); });
+    },
+    [=](credit_atom, int32_t port, int32_t consumer, int32_t n) {
+      auto& st = self->state;
+      auto g = static_cast<size_t>(port);
+      if (g >= st.chain->gates().size())
+        return;
+      st.chain->gates()[g].add_credit(consumer, n);
+      drain(self);
+      release_owed_credits(self);
+      if (!st.chain->backlogged())
+        schedule_tick(self);
+      try_finish(self);
+    },
+    [=](cancel_atom) {
+      auto& st = self->state;
+      if (st.finished)
+        return;
+      st.finished = true;
+      st.chain->abort();
+      report(self, execution_state::canceled);
+      self->quit();
+    },
+    [=](tick_atom) {
+      auto& st = self->state;
+      st.tick_pending = false;
+      if (st.finished || st.source_done || st.chain->backlogged())
+        return;
+      guarded(self, [&] {
+        if (!st.chain->run_source()) {
+          st.source_done = true;
+          end_of_input(self);
+          return;
+        }
+        drain(self);
+        schedule_flush(self);
+        send_metrics(self, false);
+        if (!st.chain->backlogged())
+          schedule_tick(self);
+      });
+    },
+    [=](flush_atom) {
+      auto& st = self->state;
+      st.flush_pending = false;
+      if (st.finished)
+        return;
+      guarded(self, [&] {
+        for (auto& g : st.chain->gates())
+          g.flush();
+        drain(self);
+        try_finish(self);
+      });
+    },
+  };
+}
+
+/// Source and sink operators that read or write files or stdout block.
+bool does_blocking_io(const task_deployment& d) {
+  if (d.chain.empty())
+    return false;
+  auto& head = d.chain.front().op;
+  auto& tail = d.chain.back().op;
+  bool source = d.inputs.empty();
+  bool sink = d.outputs.empty();
+  return (source && head == "text_file")
+         || (sink && (tail == "text_file" || tail == "stdout"));
+}
+
+} // namespace
+
+subtask_actor spawn_subtask(caf::actor_system& sys, task_deployment d,
+                            job_master_actor jm, const exchange_options& opts) {
+  if (does_blocking_io(d))
+    return sys.spawn<caf::detached>(subtask_impl, std::move(d), std::move(jm),
+                                    opts);
+  return sys.spawn(subtask_impl, std::move(d), std::move(jm), opts);
+}
+
+} // namespace weir

@@ -1,0 +1,169 @@
+#include "actors/task_executor/task_executor.hpp"
+
+#include <map>
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "actors/task_executor/slot_table.hpp"
+#include "actors/task_executor/subtask.hpp"
+#include "messages/errors.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A JobMaster answers a slot offer within this time, or the slots go back.
+constexpr auto offer_timeout = 10s;
+/// The ResourceManager answers a registration within this time.
+constexpr auto registration_timeout = 10s;
+
+struct te_state {
+  task_executor_options opts;
+  resource_manager_actor rm;
+  resource_manager_id rm_leader;
+  std::unique_ptr<slot_table> slots;
+  std::map<job_id, std::set<caf::actor_addr>> running; // subtasks per job
+  std::map<caf::actor_addr, std::pair<job_id, subtask_actor>> subtasks;
+  static inline const char* name = "task_executor";
+};
+
+using self_ptr = task_executor_actor::stateful_pointer<te_state>;
+
+void give_back(self_ptr self, std::vector<allocation_id> allocs) {
+  auto& st = self->state;
+  for (auto& a : allocs)
+    st.slots->free(a);
+  if (!allocs.empty())
+    self->send(st.rm, free_atom_v, st.opts.id, std::move(allocs));
+}
+
+void offer(self_ptr self, job_master_actor jm, std::vector<slot_offer> offers) {
+  self->request(jm, offer_timeout, offer_atom_v, self->state.opts.id, offers)
+    .then(
+      [=](std::vector<allocation_id>& accepted) {
+        std::set<allocation_id> ok(accepted.begin(), accepted.end());
+        std::vector<allocation_id> rejected;
+        for (auto& o : offers) {
+          if (ok.count(o.alloc) > 0)
+            self->state.slots->activate(o.alloc);
+          else
+            rejected.push_back(o.alloc);
+        }
+        give_back(self, std::move(rejected));
+      },
+      [=](caf::error&) {
+        std::vector<allocation_id> all;
+        for (auto& o : offers)
+          all.push_back(o.alloc);
+        give_back(self, std::move(all));
+      });
+}
+
+} // namespace
+
+namespace {
+
+task_executor_actor::behavior_type
+task_executor_impl(self_ptr self, task_executor_options opts,
+                   resource_manager_actor rm) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  st.rm = std::move(rm);
+  st.slots = std::make_unique<slot_table>(st.opts.slots, st.opts.slot_profile);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    auto i = st.subtasks.find(dm.source);
+    if (i == st.subtasks.end())
+      return;
+    st.running[i->second.first].erase(dm.source);
+    st.subtasks.erase(i);
+  });
+  // Going down cancels every subtask it runs.
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    for (auto& [addr, entry] : self->state.subtasks)
+      self->send(entry.second, cancel_atom_v);
+    self->quit(msg.reason);
+  });
+  self->request(st.rm, registration_timeout, register_atom_v, st.opts.id,
+                task_executor_actor{self}, st.slots->report())
+    .then([=](resource_manager_id leader) { self->state.rm_leader = leader; },
+          [=](caf::error& err) {
+            fmt::print(stderr, "weir: TaskExecutor {} could not register: {}\n",
+                       self->state.opts.id.value, describe(err));
+            self->quit(err);
+          });
+  return {
+    [=](request_atom, resource_manager_id leader, job_id job,
+        job_master_id jm_leader, job_master_actor jm,
+        std::vector<slot_grant>& grants) -> caf::result<int32_t> {
+      auto& st = self->state;
+      if (leader != st.rm_leader)
+        return make_error(errc::fencing_token_mismatch,
+                          "slot request from a replaced ResourceManager");
+      std::vector<slot_offer> offers;
+      for (auto& g : grants) {
+        auto problem = st.slots->allocate(g.slot_index, g.alloc, job, jm_leader);
+        if (!problem.empty())
+          continue;
+        offers.push_back(
+          slot_offer{g.alloc, g.slot_index, st.slots->profile(g.slot_index)});
+      }
+      auto n = static_cast<int32_t>(offers.size());
+      if (!offers.empty())
+        offer(self, std::move(jm), std::move(offers));
+      return n;
+    },
+    [=](submit_atom, job_master_id leader, job_master_actor jm,
+        std::vector<task_deployment>& deployments)
+      -> caf::result<std::vector<subtask_actor>> {
+      auto& st = self->state;
+      for (auto& d : deployments)
+        if (!st.slots->owned_by(d.alloc, d.job, leader))
+          return make_error(errc::fencing_token_mismatch,
+                            fmt::format("allocation {} is not held by this "
+                                        "JobMaster",
+                                        d.alloc.to_string()));
+      std::vector<subtask_actor> spawned;
+      spawned.reserve(deployments.size());
+      for (auto& d : deployments) {
+        auto job = d.job;
+        auto h = spawn_subtask(self->system(), std::move(d), jm,
+                               st.opts.exchange);
+        self->monitor(h);
+        st.running[job].insert(h.address());
+        st.subtasks.emplace(h.address(), std::make_pair(job, h));
+        spawned.push_back(std::move(h));
+      }
+      return spawned;
+    },
+    [=](free_atom, job_id job) {
+      auto& st = self->state;
+      auto i = st.running.find(job);
+      if (i != st.running.end()) {
+        for (auto& addr : i->second) {
+          auto j = st.subtasks.find(addr);
+          if (j != st.subtasks.end())
+            self->send(j->second.second, cancel_atom_v);
+        }
+      }
+      give_back(self, st.slots->free_job(job));
+    },
+  };
+}
+
+} // namespace
+
+task_executor_actor spawn_task_executor(caf::actor_system& sys,
+                                        task_executor_options opts,
+                                        resource_manager_actor rm) {
+  return sys.spawn(task_executor_impl, std::move(opts), std::move(rm));
+}
+
+} // namespace weir

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "actors/task_executor/output_gate.hpp"
+#include "messages/resource_manager.hpp"
+#include "messages/task_executor.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+/// Options of one TaskExecutor (Flink's taskmanager.* keys).
+struct task_executor_options {
+  /// Name of this worker, unique in the cluster.
+  resource_id id;
+  /// Number of slots (taskmanager.numberOfTaskSlots, default 1).
+  int32_t slots = 1;
+  /// Resources of each slot; zeros mean unknown.
+  resource_profile slot_profile;
+  /// Data plane tuning for the subtasks it runs.
+  exchange_options exchange;
+};
+
+/// Spawns a TaskExecutor that registers with `rm` at once.
+task_executor_actor spawn_task_executor(caf::actor_system& sys,
+                                        task_executor_options opts,
+                                        resource_manager_actor rm);
+
+} // namespace weir

@@ -1,0 +1,96 @@
+#include "cli/job_args.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "client/job_spec.hpp"
+#include "messages/errors.hpp"
+
+namespace weir::cli {
+
+namespace {
+
+bool is_flag(const std::string& a) {
+  return a.size() > 1 && a[0] == '-';
+}
+
+/// "--name=value" → "name"; "--name" → "name".
+std::string flag_name(const std::string& a) {
+  auto start = a.find_first_not_of('-');
+  auto eq = a.find('=');
+  return a.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
+}
+
+} // namespace
+
+std::optional<std::string> split_job_args(const std::string& action,
+                                          const std::vector<std::string>& args,
+                                          const std::vector<std::string>& value_flags,
+                                          job_args& out) {
+  out.weir_args.push_back("weir " + action);
+  size_t i = 0;
+  auto takes_value = [&](const std::string& a) {
+    return a.find('=') == std::string::npos
+           && std::find(value_flags.begin(), value_flags.end(), a)
+                != value_flags.end();
+  };
+  for (; i < args.size(); ++i) {
+    auto& a = args[i];
+    if (!is_flag(a)) {
+      out.spec_path = a;
+      ++i;
+      break;
+    }
+    out.weir_args.push_back(a);
+    if (takes_value(a) && i + 1 < args.size())
+      out.weir_args.push_back(args[++i]);
+  }
+  if (out.spec_path.empty())
+    return std::nullopt; // the caller reports the missing spec (or --help)
+  auto spec = parse_job_spec(out.spec_path);
+  if (!spec)
+    return describe(spec.error());
+  auto params = param_names(*spec);
+  for (; i < args.size(); ++i) {
+    auto& a = args[i];
+    if (a.rfind("--", 0) == 0
+        && std::binary_search(params.begin(), params.end(), flag_name(a))) {
+      auto name = flag_name(a);
+      if (auto eq = a.find('='); eq != std::string::npos) {
+        out.program_args[name] = a.substr(eq + 1);
+      } else if (i + 1 < args.size()) {
+        out.program_args[name] = args[++i];
+      } else {
+        return fmt::format("weir {}: program argument --{} needs a value",
+                           action, name);
+      }
+      continue;
+    }
+    if (!is_flag(a))
+      return fmt::format("weir {}: unexpected argument '{}' after the job spec "
+                         "(job '{}' takes --{} VALUE)",
+                         action, a, spec->name,
+                         params.empty() ? std::string{"<no params>"}
+                                        : fmt::format("{}", fmt::join(params, " VALUE, --")));
+    out.weir_args.push_back(a);
+    if (takes_value(a) && i + 1 < args.size())
+      out.weir_args.push_back(args[++i]);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> load_job(const job_args& args,
+                                    std::optional<int32_t> parallelism,
+                                    job_graph& out) {
+  auto spec = parse_job_spec(args.spec_path);
+  if (!spec)
+    return describe(spec.error());
+  auto graph = resolve_job_graph(*spec, args.program_args, parallelism);
+  if (!graph)
+    return describe(graph.error());
+  out = std::move(*graph);
+  return std::nullopt;
+}
+
+} // namespace weir::cli

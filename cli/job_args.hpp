@@ -1,0 +1,35 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "messages/job_graph.hpp"
+
+namespace weir::cli {
+
+/// A job action's command line taken apart: the spec, weir's own flags and
+/// the program arguments (`--param value`) that override job params.
+struct job_args {
+  std::string spec_path;
+  std::vector<std::string> weir_args; ///< for cxxopts, program name first
+  std::map<std::string, std::string> program_args;
+};
+
+/// Finds the spec path (the first argument that is not a flag or the value of
+/// one of `value_flags`) and splits the rest. Arguments after the spec that
+/// name a job parameter are program arguments; everything else is left for
+/// weir's own flag parser. Fails with a one-line message.
+std::optional<std::string> split_job_args(const std::string& action,
+                                          const std::vector<std::string>& args,
+                                          const std::vector<std::string>& value_flags,
+                                          job_args& out);
+
+/// Loads the spec and builds the JobGraph with program arguments and the
+/// `-p` default. Fails with the loader's one-line message.
+std::optional<std::string> load_job(const job_args& args,
+                                    std::optional<int32_t> parallelism,
+                                    job_graph& out);
+
+} // namespace weir::cli

@@ -1,0 +1,47 @@
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/actions.hpp"
+#include "cli/exit_codes.hpp"
+
+namespace {
+
+constexpr const char* usage = R"(weir: a cluster runtime for dataflow jobs
+
+Usage: weir ACTION [OPTIONS] [ARGS]
+
+Actions:
+  run SPEC [OPTIONS] [--param VALUE ...]
+                 run a job (a JSON job spec) on an embedded local cluster
+  info SPEC [OPTIONS] [--param VALUE ...]
+                 print the job's execution plan without running it
+
+Run 'weir ACTION --help' for the options of an action.
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  using namespace weir::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    fmt::print(stderr, "{}", usage);
+    return exit_bad_input;
+  }
+  auto action = args.front();
+  args.erase(args.begin());
+  if (action == "-h" || action == "--help" || action == "help") {
+    fmt::print("{}", usage);
+    return exit_ok;
+  }
+  if (action == "run")
+    return run_action(args);
+  if (action == "info")
+    return info_action(args);
+  fmt::print(stderr, "weir: unknown action '{}' (known: run, info; see weir --help)\n",
+             action);
+  return exit_bad_input;
+}

@@ -1,0 +1,219 @@
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <cxxopts.hpp>
+#include <fmt/format.h>
+
+#include "cli/actions.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/job_args.hpp"
+#include "cluster/mini_cluster.hpp"
+#include "messages/errors.hpp"
+#include "messages/type_ids.hpp"
+
+namespace weir::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+struct run_flags {
+  std::optional<int32_t> parallelism;
+  std::optional<int32_t> task_executors;
+  std::optional<int32_t> slots;
+  std::string state_dir;
+};
+
+cxxopts::Options run_options() {
+  cxxopts::Options opts("weir run",
+                        "Run a job on an embedded local cluster (Dispatcher, "
+                        "ResourceManager and TaskExecutors in this process).");
+  opts.custom_help("SPEC [OPTIONS] [--param VALUE ...]");
+  opts.add_options()
+    ("p,parallelism", "default parallelism of the job's vertices",
+     cxxopts::value<int32_t>())
+    ("taskmanagers", "number of TaskExecutors of the local cluster "
+     "(minicluster.number-of-taskmanagers; default 1)",
+     cxxopts::value<int32_t>())
+    ("slots", "slots per TaskExecutor (taskmanager.numberOfTaskSlots; "
+     "default: enough for the job's highest parallelism)",
+     cxxopts::value<int32_t>())
+    ("state-dir", "high-availability.storageDir: keep jobs in RocksDB here "
+     "and recover unfinished ones (default: in memory)",
+     cxxopts::value<std::string>())
+    ("h,help", "print this help");
+  opts.allow_unrecognised_options();
+  return opts;
+}
+
+/// Checks a count flag; returns an error line or nothing.
+std::optional<std::string> check_count(const char* flag, std::optional<int32_t> v,
+                                       int32_t max) {
+  if (v && (*v < 1 || *v > max))
+    return fmt::format("weir run: --{} {} is outside [1, {}]", flag, *v, max);
+  return std::nullopt;
+}
+
+void print_progress(const job_status& s) {
+  fmt::print(stderr,
+             "\r\x1b[K[{}] subtasks: {} running, {} finished of {} | records "
+             "in {}, out {}",
+             to_string(s.state), s.subtasks_running, s.subtasks_finished,
+             s.subtasks_total, s.metrics.records_in, s.metrics.records_out);
+  std::fflush(stderr);
+}
+
+void print_records(const std::vector<record>& rows) {
+  std::string out;
+  for (auto& r : rows) {
+    append_text_line(out, r);
+    if (out.size() > (1 << 16)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+}
+
+int report_result(const job_result& r) {
+  print_records(r.collected);
+  if (r.state == job_state::finished) {
+    fmt::print(stderr, "Job with JobID {} has finished.\n", r.id.to_string());
+  } else {
+    fmt::print(stderr, "Job with JobID {} ended {}: {}\n", r.id.to_string(),
+               to_string(r.state), r.error);
+  }
+  fmt::print(stderr, "Job Runtime: {} ms ({} records in, {} records out)\n",
+             r.end_time_ms - r.start_time_ms, r.metrics.records_in,
+             r.metrics.records_out);
+  return r.state == job_state::finished ? exit_ok : exit_job_failed;
+}
+
+/// Submits the job and waits for its result, printing progress when stderr
+/// is a terminal.
+int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
+                    job_graph g) {
+  caf::scoped_actor self{sys};
+  std::optional<job_id> id;
+  int code = exit_ok;
+  self->request(dispatcher, 60s, submit_atom_v, std::move(g))
+    .receive([&](job_id x) { id = x; },
+             [&](caf::error& err) {
+               fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
+               code = exit_bad_input;
+             });
+  if (!id)
+    return code;
+  fmt::print(stderr, "Job has been submitted with JobID {}\n", id->to_string());
+  bool tty = isatty(STDERR_FILENO) != 0;
+  std::optional<job_result> result;
+  while (!result) {
+    bool failed = false;
+    self->request(dispatcher, 200ms, result_atom_v, *id)
+      .receive([&](job_result& r) { result = std::move(r); },
+               [&](caf::error& err) {
+                 if (err != caf::sec::request_timeout) {
+                   fmt::print(stderr, "weir run: lost the job: {}\n",
+                              describe(err));
+                   failed = true;
+                 }
+               });
+    if (failed)
+      return exit_job_failed;
+    if (!result && tty)
+      self->request(dispatcher, 1s, status_atom_v, *id)
+        .receive([&](job_status& s) { print_progress(s); },
+                 [&](caf::error&) {});
+  }
+  if (tty)
+    fmt::print(stderr, "\r\x1b[K");
+  return report_result(*result);
+}
+
+} // namespace
+
+int run_action(const std::vector<std::string>& args) {
+  auto opts = run_options();
+  job_args ja;
+  if (auto err = split_job_args("run", args,
+                                {"-p", "--parallelism", "--taskmanagers",
+                                 "--slots", "--state-dir"},
+                                ja)) {
+    fmt::print(stderr, "{}\n", *err);
+    return exit_bad_input;
+  }
+  run_flags flags;
+  try {
+    std::vector<const char*> argv;
+    for (auto& a : ja.weir_args)
+      argv.push_back(a.c_str());
+    auto res = opts.parse(static_cast<int>(argv.size()), argv.data());
+    if (res.count("help") > 0) {
+      fmt::print("{}", opts.help());
+      return exit_ok;
+    }
+    if (!res.unmatched().empty()) {
+      fmt::print(stderr, "weir run: unknown flag '{}' (see weir run --help)\n",
+                 res.unmatched().front());
+      return exit_bad_input;
+    }
+    if (res.count("parallelism") > 0)
+      flags.parallelism = res["parallelism"].as<int32_t>();
+    if (res.count("taskmanagers") > 0)
+      flags.task_executors = res["taskmanagers"].as<int32_t>();
+    if (res.count("slots") > 0)
+      flags.slots = res["slots"].as<int32_t>();
+    if (res.count("state-dir") > 0)
+      flags.state_dir = res["state-dir"].as<std::string>();
+  } catch (const cxxopts::exceptions::exception& e) {
+    fmt::print(stderr, "weir run: {}\n", e.what());
+    return exit_bad_input;
+  }
+  if (ja.spec_path.empty()) {
+    fmt::print(stderr, "weir run: missing job spec (see weir run --help)\n");
+    return exit_bad_input;
+  }
+  for (auto err : {check_count("taskmanagers", flags.task_executors, 1024),
+                   check_count("slots", flags.slots, max_parallelism)}) {
+    if (err) {
+      fmt::print(stderr, "{}\n", *err);
+      return exit_bad_input;
+    }
+  }
+  job_graph graph;
+  if (auto err = load_job(ja, flags.parallelism, graph)) {
+    fmt::print(stderr, "{}\n", *err);
+    return exit_bad_input;
+  }
+  mini_cluster_options mc;
+  int32_t highest = 1;
+  for (auto& v : graph.vertices)
+    highest = std::max(highest, v.parallelism);
+  mc.task_executors = flags.task_executors.value_or(1);
+  mc.slots_per_task_executor
+    = flags.slots.value_or(slots_for(highest, mc.task_executors));
+  mc.state_dir = flags.state_dir;
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system sys{cfg};
+  auto cluster = mini_cluster::start(sys, mc);
+  if (!cluster) {
+    fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",
+               describe(cluster.error()));
+    return exit_cluster_error;
+  }
+  auto code = submit_and_wait(sys, (*cluster)->dispatcher(), std::move(graph));
+  (*cluster)->stop();
+  return code;
+}
+
+} // namespace weir::cli

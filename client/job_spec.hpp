@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "client/chaining.hpp" // describe_plan, compute_chains, vertex_role
+#include "messages/job_graph.hpp"
+
+namespace weir {
+
+/// One vertex as written in a job spec: parameters may still hold `${name}`
+/// references to job parameters, parallelism may be left to the job default.
+struct spec_vertex {
+  std::string id;
+  std::string op;
+  std::map<std::string, std::string> params;
+  std::optional<int32_t> parallelism;
+};
+
+/// One edge as written in a job spec. Without a partitioning, the edge is
+/// `forward` when both ends end up with equal parallelism and `rebalance`
+/// otherwise (Flink's default).
+struct spec_edge {
+  std::string from;
+  std::string to;
+  std::optional<partitioning> part;
+};
+
+/// A job spec file (JSON), syntax- and type-checked but not yet resolved
+/// against program arguments, the CLI's `-p` and the operator registry.
+struct job_spec {
+  /// Where the spec came from (file path as given); prefixes every error.
+  std::string origin;
+  std::string name;
+  /// Default parallelism of vertices without their own.
+  int32_t parallelism = 1;
+  /// Job parameters and their default values (all stored as strings).
+  std::map<std::string, std::string> params;
+  std::vector<spec_vertex> vertices;
+  std::vector<spec_edge> edges;
+};
+
+/// Reads and checks a job spec file. Errors (`errc::invalid_job`) are one
+/// line naming the file and the field, e.g. "x.json:3:17: syntax error: ..."
+/// or "x.json: vertices[2].operator: missing".
+caf::expected<job_spec> parse_job_spec(const std::string& path);
+
+/// Like `parse_job_spec`, for a spec already in memory; `origin` names it in
+/// errors.
+caf::expected<job_spec> parse_job_spec_text(std::string_view text,
+                                            std::string origin);
+
+/// Names of the job parameters, sorted (what `--name value` may override).
+std::vector<std::string> param_names(const job_spec& spec);
+
+/// Turns program arguments (`--name value` or `--name=value`) into a map from
+/// parameter name to value; rejects anything else.
+caf::expected<std::map<std::string, std::string>>
+parse_program_args(const std::vector<std::string>& args);
+
+/// Builds the JobGraph: program arguments (names without `--`) override job
+/// parameters, `${name}` in operator parameters is replaced, a vertex without
+/// parallelism gets `default_parallelism` (the CLI's `-p`) or else the spec's.
+/// Then checks the shape (`check_job_graph_shape`) and every operator
+/// (`ops::registry::builtin().check`). The job id is left nil.
+caf::expected<job_graph>
+resolve_job_graph(const job_spec& spec,
+                  const std::map<std::string, std::string>& program_args,
+                  std::optional<int32_t> default_parallelism = std::nullopt);
+
+} // namespace weir

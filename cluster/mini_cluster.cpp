@@ -1,0 +1,65 @@
+#include "cluster/mini_cluster.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+
+#include "actors/dispatcher/dispatcher.hpp"
+#include "actors/dispatcher/job_store_actor.hpp"
+#include "actors/task_executor/task_executor.hpp"
+#include "storage/memory_store.hpp"
+#include "storage/rocksdb_store.hpp"
+
+namespace weir {
+
+caf::expected<std::unique_ptr<mini_cluster>>
+mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
+  std::shared_ptr<storage::kv_store> kv;
+  if (opts.state_dir.empty()) {
+    kv = std::make_shared<storage::memory_store>();
+  } else {
+    auto db = storage::open_rocksdb_store(opts.state_dir);
+    if (!db)
+      return db.error();
+    kv = std::move(*db);
+  }
+  std::unique_ptr<mini_cluster> c{new mini_cluster};
+  c->store_ = spawn_job_store(sys, std::move(kv));
+  c->rm_ = spawn_resource_manager(sys, opts.resource_manager);
+  c->dispatcher_ = spawn_dispatcher(sys, c->store_, c->rm_, opts.job_master);
+  for (int32_t i = 0; i < opts.task_executors; ++i) {
+    task_executor_options te;
+    te.id = resource_id{"taskexecutor-" + std::to_string(i)};
+    te.slots = opts.slots_per_task_executor;
+    te.exchange = opts.exchange;
+    c->task_executors_.push_back(spawn_task_executor(sys, te, c->rm_));
+  }
+  return c;
+}
+
+mini_cluster::~mini_cluster() {
+  stop();
+}
+
+void mini_cluster::stop() {
+  auto down = caf::exit_reason::user_shutdown;
+  if (dispatcher_)
+    caf::anon_send_exit(dispatcher_, down);
+  for (auto& te : task_executors_)
+    caf::anon_send_exit(te, down);
+  if (rm_)
+    caf::anon_send_exit(rm_, down);
+  if (store_)
+    caf::anon_send_exit(store_, down);
+  dispatcher_ = nullptr;
+  rm_ = nullptr;
+  store_ = nullptr;
+  task_executors_.clear();
+}
+
+int32_t slots_for(int32_t parallelism, int32_t task_executors) {
+  if (task_executors < 1)
+    return parallelism;
+  return (parallelism + task_executors - 1) / task_executors;
+}
+
+} // namespace weir

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "actors/job_master/job_master.hpp"
+#include "actors/resource_manager/resource_manager.hpp"
+#include "actors/task_executor/output_gate.hpp"
+#include "messages/dispatcher.hpp"
+#include "messages/job_store.hpp"
+#include "messages/task_executor.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+/// Options of an embedded cluster (Flink's MiniCluster).
+struct mini_cluster_options {
+  /// Number of TaskExecutors (minicluster.number-of-taskmanagers, default 1).
+  int32_t task_executors = 1;
+  /// Slots per TaskExecutor (taskmanager.numberOfTaskSlots, default 1).
+  int32_t slots_per_task_executor = 1;
+  /// high-availability.storageDir: a RocksDB directory whose unfinished jobs
+  /// are recovered at start. Empty (the default) keeps jobs in memory.
+  std::string state_dir;
+  resource_manager_options resource_manager;
+  job_master_options job_master;
+  exchange_options exchange;
+};
+
+/// A whole cluster inside one actor system: a job store, a ResourceManager,
+/// a Dispatcher and TaskExecutors. Stopping it (or destroying it) tells every
+/// actor to quit; the actor system then finishes.
+class mini_cluster {
+public:
+  /// Starts the cluster; fails when the state directory cannot be opened.
+  static caf::expected<std::unique_ptr<mini_cluster>>
+  start(caf::actor_system& sys, const mini_cluster_options& opts);
+
+  ~mini_cluster();
+
+  dispatcher_actor dispatcher() const { return dispatcher_; }
+  resource_manager_actor resource_manager() const { return rm_; }
+
+  /// Sends every cluster actor an exit message (idempotent).
+  void stop();
+
+private:
+  mini_cluster() = default;
+
+  job_store_actor store_;
+  resource_manager_actor rm_;
+  dispatcher_actor dispatcher_;
+  std::vector<task_executor_actor> task_executors_;
+};
+
+/// Slots per TaskExecutor so that `task_executors` workers hold at least
+/// `parallelism` slots (how the local cluster sizes itself to a job).
+int32_t slots_for(int32_t parallelism, int32_t task_executors);
+
+} // namespace weir

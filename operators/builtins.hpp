@@ -1,0 +1,45 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "operators/aggregation.hpp"
+#include "operators/registry.hpp"
+
+// Factories of weir's built-in operators, assembled by registry::builtin().
+// Each make_* function checks the parameters again and throws operator_error
+// when they are bad (a job may reach a TaskExecutor without a client check).
+
+namespace weir::ops {
+
+/// `sequence` (source): the numbers from..to, split contiguously.
+operator_factory sequence_factory();
+
+/// `generator` (source): keyed numbers, optionally bounded and rate-limited.
+operator_factory generator_factory();
+
+/// `map`, `flat_map`, `filter` (transforms with a named function).
+operator_factory map_factory();
+operator_factory flat_map_factory();
+operator_factory filter_factory();
+
+/// `count`, `sum`, `min`, `max` (keyed aggregations, combinable).
+operator_factory aggregation_factory(aggregation_kind kind);
+
+/// `stdout`, `discard`, `collect` (sinks).
+operator_factory stdout_factory();
+operator_factory discard_factory();
+operator_factory collect_factory();
+
+/// The text_file source side (see text_file_source.cpp).
+std::string check_text_file_source(const params& p);
+std::unique_ptr<source> make_text_file_source(const params& p);
+
+/// The text_file sink side (see text_file_sink.cpp).
+std::string check_text_file_sink(const params& p);
+std::unique_ptr<sink> make_text_file_sink(const params& p);
+
+/// A sink writing lines to stdout (also text_file with path "-").
+std::unique_ptr<sink> make_stdout_sink();
+
+} // namespace weir::ops

@@ -1,0 +1,273 @@
+// The named functions of map, flat_map and filter. Numeric functions act on
+// integer records and leave text records alone (filters drop them); text
+// functions act on text records. Case mapping is ASCII only.
+
+#include <array>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "operators/transforms.hpp"
+
+namespace weir::ops {
+
+namespace {
+
+// -- byte classes -------------------------------------------------------------
+
+struct byte_tables {
+  std::array<bool, 256> word{};  ///< [A-Za-z0-9_], Java's \w without UNICODE
+  std::array<bool, 256> space{}; ///< ' ', \t, \n, \v, \f, \r
+  std::array<char, 256> lower{};
+  std::array<char, 256> upper{};
+};
+
+constexpr byte_tables make_byte_tables() {
+  byte_tables t;
+  for (int c = 0; c < 256; ++c) {
+    bool is_upper = c >= 'A' && c <= 'Z';
+    bool is_lower = c >= 'a' && c <= 'z';
+    bool is_digit = c >= '0' && c <= '9';
+    auto i = static_cast<size_t>(c);
+    t.word[i] = is_upper || is_lower || is_digit || c == '_';
+    t.space[i] = c == ' ' || (c >= '\t' && c <= '\r');
+    t.lower[i] = static_cast<char>(is_upper ? c + ('a' - 'A') : c);
+    t.upper[i] = static_cast<char>(is_lower ? c - ('a' - 'A') : c);
+  }
+  return t;
+}
+
+constexpr byte_tables bytes = make_byte_tables();
+
+inline size_t idx(char c) {
+  return static_cast<unsigned char>(c);
+}
+
+template <template <class> class Transform, class F>
+std::unique_ptr<transform> wrap(F f) {
+  return std::make_unique<Transform<F>>(std::move(f));
+}
+
+// -- map ----------------------------------------------------------------------
+
+/// key = decimal of (num mod modulus), in [0, modulus) also for negative num.
+struct key_mod {
+  int64_t modulus;
+  void operator()(record& r) const {
+    if (r.is_text)
+      return;
+    auto m = r.num % modulus;
+    if (m < 0)
+      m += modulus;
+    fmt::format_int digits{m};
+    r.key.assign(digits.data(), digits.size());
+  }
+};
+
+/// key = the value as text, value = 1 (ready for a count or sum).
+struct key_by_value {
+  void operator()(record& r) const {
+    if (r.is_text) {
+      r.key.swap(r.text);
+      r.text.clear();
+    } else {
+      fmt::format_int digits{r.num};
+      r.key.assign(digits.data(), digits.size());
+    }
+    r.is_text = false;
+    r.num = 1;
+  }
+};
+
+/// Maps each byte of a text value through a table.
+struct recase {
+  const std::array<char, 256>* table;
+  void operator()(record& r) const {
+    if (!r.is_text)
+      return;
+    for (auto& c : r.text)
+      c = (*table)[idx(c)];
+  }
+};
+
+/// value = length of the value's text form.
+struct length {
+  void operator()(record& r) const {
+    if (r.is_text) {
+      r.num = static_cast<int64_t>(r.text.size());
+      r.text.clear();
+      r.is_text = false;
+    } else {
+      r.num = static_cast<int64_t>(fmt::format_int{r.num}.size());
+    }
+  }
+};
+
+/// num*num, wrapping on overflow.
+struct square {
+  void operator()(record& r) const {
+    auto n = static_cast<uint64_t>(r.num);
+    if (!r.is_text)
+      r.num = static_cast<int64_t>(n * n);
+  }
+};
+
+/// -num, wrapping on overflow.
+struct negate {
+  void operator()(record& r) const {
+    if (!r.is_text)
+      r.num = static_cast<int64_t>(0 - static_cast<uint64_t>(r.num));
+  }
+};
+
+// -- flat_map -----------------------------------------------------------------
+
+/// Flink's WordCount tokenizer (see tokenize()).
+struct tokenize_fn {
+  void operator()(record&& r, std::vector<record>& out) const {
+    if (r.is_text) {
+      tokenize(r.text, r.timestamp, out);
+    } else {
+      fmt::format_int digits{r.num};
+      tokenize({digits.data(), digits.size()}, r.timestamp, out);
+    }
+  }
+};
+
+/// Splits text values on whitespace into unkeyed text records.
+struct split_fn {
+  void operator()(record&& r, std::vector<record>& out) const {
+    if (!r.is_text) {
+      out.push_back(std::move(r));
+      return;
+    }
+    const auto& s = r.text;
+    size_t i = 0;
+    size_t n = s.size();
+    while (i < n) {
+      while (i < n && bytes.space[idx(s[i])])
+        ++i;
+      size_t start = i;
+      while (i < n && !bytes.space[idx(s[i])])
+        ++i;
+      if (i > start)
+        out.push_back(record::string({}, s.substr(start, i - start),
+                                     r.timestamp));
+    }
+  }
+};
+
+// -- filter -------------------------------------------------------------------
+
+struct even {
+  bool operator()(const record& r) const {
+    return !r.is_text && r.num % 2 == 0;
+  }
+};
+
+struct odd {
+  bool operator()(const record& r) const {
+    return !r.is_text && r.num % 2 != 0;
+  }
+};
+
+/// Drops empty text values (integers pass).
+struct nonempty {
+  bool operator()(const record& r) const {
+    return !r.is_text || !r.text.empty();
+  }
+};
+
+struct greater_than {
+  int64_t threshold;
+  bool operator()(const record& r) const {
+    return !r.is_text && r.num > threshold;
+  }
+};
+
+/// Whether the value's text form contains `substring`.
+struct contains {
+  std::string substring;
+  bool operator()(const record& r) const {
+    if (r.is_text)
+      return r.text.find(substring) != std::string::npos;
+    fmt::format_int digits{r.num};
+    return std::string_view{digits.data(), digits.size()}.find(substring)
+           != std::string_view::npos;
+  }
+};
+
+} // namespace
+
+void tokenize(std::string_view line, int64_t ts, std::vector<record>& out) {
+  size_t i = 0;
+  size_t n = line.size();
+  while (i < n) {
+    while (i < n && !bytes.word[idx(line[i])])
+      ++i;
+    size_t start = i;
+    while (i < n && bytes.word[idx(line[i])])
+      ++i;
+    if (i == start)
+      continue;
+    record r;
+    r.key.resize(i - start);
+    for (size_t k = 0; k < i - start; ++k)
+      r.key[k] = bytes.lower[idx(line[start + k])];
+    r.num = 1;
+    r.timestamp = ts;
+    out.push_back(std::move(r));
+  }
+}
+
+const std::vector<named_function>& map_functions() {
+  static const std::vector<named_function> table{
+    {"identity", {},
+     [](const params&) { return wrap<map_transform>([](record&) {}); }},
+    {"key_mod", {{"modulus", param_kind::positive, true}},
+     [](const params& p) {
+       return wrap<map_transform>(key_mod{int_param(p, "modulus", 1)});
+     }},
+    {"key_by_value", {},
+     [](const params&) { return wrap<map_transform>(key_by_value{}); }},
+    {"upper", {},
+     [](const params&) { return wrap<map_transform>(recase{&bytes.upper}); }},
+    {"lower", {},
+     [](const params&) { return wrap<map_transform>(recase{&bytes.lower}); }},
+    {"length", {}, [](const params&) { return wrap<map_transform>(length{}); }},
+    {"square", {}, [](const params&) { return wrap<map_transform>(square{}); }},
+    {"negate", {}, [](const params&) { return wrap<map_transform>(negate{}); }},
+  };
+  return table;
+}
+
+const std::vector<named_function>& flat_map_functions() {
+  static const std::vector<named_function> table{
+    {"tokenize", {},
+     [](const params&) { return wrap<flat_map_transform>(tokenize_fn{}); }},
+    {"split", {},
+     [](const params&) { return wrap<flat_map_transform>(split_fn{}); }},
+  };
+  return table;
+}
+
+const std::vector<named_function>& filter_functions() {
+  static const std::vector<named_function> table{
+    {"even", {}, [](const params&) { return wrap<filter_transform>(even{}); }},
+    {"odd", {}, [](const params&) { return wrap<filter_transform>(odd{}); }},
+    {"nonempty", {},
+     [](const params&) { return wrap<filter_transform>(nonempty{}); }},
+    {"greater_than", {{"threshold", param_kind::integer, true}},
+     [](const params& p) {
+       return wrap<filter_transform>(
+         greater_than{int_param(p, "threshold", 0)});
+     }},
+    {"contains", {{"substring", param_kind::text, true}},
+     [](const params& p) {
+       return wrap<filter_transform>(contains{text_param(p, "substring")});
+     }},
+  };
+  return table;
+}
+
+} // namespace weir::ops

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "operators/operator.hpp"
+
+namespace weir::ops {
+
+/// What values a parameter accepts.
+enum class param_kind {
+  /// Any text.
+  text,
+  /// A decimal int64.
+  integer,
+  /// A decimal int64 greater than zero.
+  positive,
+  /// A decimal int64 of at least zero.
+  non_negative,
+  /// A decimal int64 of at least zero, or -1 for "no limit".
+  limit,
+};
+
+/// One parameter an operator (or a named function) accepts.
+struct param_spec {
+  std::string name;
+  param_kind kind = param_kind::text;
+  bool required = false;
+};
+
+/// Parses a whole string as a decimal int64 (no spaces, no '+').
+std::optional<int64_t> parse_int64(std::string_view text);
+
+/// The names sorted and joined with ", " ("none" when there are none).
+std::string join_sorted(std::vector<std::string> names);
+
+/// Checks `p` against `specs`: unknown parameters first (naming `op` and the
+/// known ones, sorted), then missing required ones, then malformed values.
+/// Returns "" or one line "parameter '<name>': <problem>".
+std::string check_params(const std::string& op, const params& p,
+                         const std::vector<param_spec>& specs);
+
+/// Throws operator_error with `problem` unless it is empty.
+void throw_if(const std::string& problem);
+
+/// The integer parameter `name`, or `fallback` when absent. Throws
+/// operator_error when present but not an integer.
+int64_t int_param(const params& p, const std::string& name, int64_t fallback);
+
+/// The text parameter `name`, or `fallback` when absent.
+std::string text_param(const params& p, const std::string& name,
+                       std::string fallback = {});
+
+} // namespace weir::ops

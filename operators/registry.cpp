@@ -1,0 +1,90 @@
+#include "operators/registry.hpp"
+
+#include <fmt/format.h>
+
+#include "operators/builtins.hpp"
+
+namespace weir::ops {
+
+namespace {
+
+/// `text_file` reads lines as a source and writes lines as a sink.
+operator_factory text_file_factory() {
+  operator_factory f;
+  f.name = "text_file";
+  f.make_source = make_text_file_source;
+  f.make_sink = make_text_file_sink;
+  f.validate = [](const params& p, role r) {
+    return r == role::source ? check_text_file_source(p)
+                             : check_text_file_sink(p);
+  };
+  f.bounded = [](const params&) { return true; };
+  return f;
+}
+
+} // namespace
+
+std::string to_string(role r) {
+  switch (r) {
+    case role::source:
+      return "source";
+    case role::transform:
+      return "transform";
+    case role::sink:
+      return "sink";
+  }
+  return "unknown";
+}
+
+const registry& registry::builtin() {
+  static const registry instance = [] {
+    registry r;
+    r.add(sequence_factory());
+    r.add(generator_factory());
+    r.add(text_file_factory());
+    r.add(map_factory());
+    r.add(flat_map_factory());
+    r.add(filter_factory());
+    for (auto kind : {aggregation_kind::count, aggregation_kind::sum,
+                      aggregation_kind::min, aggregation_kind::max})
+      r.add(aggregation_factory(kind));
+    r.add(stdout_factory());
+    r.add(discard_factory());
+    r.add(collect_factory());
+    return r;
+  }();
+  return instance;
+}
+
+void registry::add(operator_factory f) {
+  auto name = f.name;
+  factories_[std::move(name)] = std::move(f);
+}
+
+const operator_factory* registry::find(const std::string& name) const {
+  auto i = factories_.find(name);
+  return i == factories_.end() ? nullptr : &i->second;
+}
+
+std::vector<std::string> registry::names() const {
+  std::vector<std::string> out;
+  out.reserve(factories_.size());
+  for (const auto& entry : factories_)
+    out.push_back(entry.first);
+  return out;
+}
+
+std::string registry::check(const std::string& name, role r,
+                            const params& p) const {
+  const auto* f = find(name);
+  if (f == nullptr)
+    return fmt::format("unknown operator '{}'", name);
+  bool supported = (r == role::source && f->make_source)
+                   || (r == role::transform && f->make_transform)
+                   || (r == role::sink && f->make_sink);
+  if (!supported)
+    return fmt::format("operator '{}' cannot be a {}", name, to_string(r));
+  return f->validate ? f->validate(p, r) : std::string{};
+}
+
+} // namespace weir::ops

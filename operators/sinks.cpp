@@ -1,0 +1,113 @@
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "operators/builtins.hpp"
+#include "operators/params.hpp"
+
+namespace weir::ops {
+
+namespace {
+
+/// Writes each batch's lines to stdout with one fwrite, so lines of sinks
+/// running in parallel threads never interleave within a line.
+class stdout_sink : public sink {
+public:
+  void write(const std::vector<record>& in) override {
+    buf_.clear();
+    for (const auto& r : in)
+      append_text_line(buf_, r);
+    if (buf_.empty())
+      return;
+    if (std::fwrite(buf_.data(), 1, buf_.size(), stdout) != buf_.size()
+        || std::fflush(stdout) != 0)
+      throw operator_error("cannot write to stdout");
+  }
+
+  bool blocking_io() const override { return true; }
+
+private:
+  std::string buf_;
+};
+
+/// Drops records, optionally holding back each batch's credit.
+class discard_sink : public sink {
+public:
+  explicit discard_sink(std::chrono::milliseconds delay) : delay_(delay) {
+  }
+
+  void write(const std::vector<record>&) override {
+  }
+
+  std::chrono::microseconds delay_per_batch() const override { return delay_; }
+
+private:
+  std::chrono::microseconds delay_;
+};
+
+/// Keeps records until the runtime takes them through collected().
+class collect_sink : public sink {
+public:
+  void write(const std::vector<record>& in) override {
+    records_.insert(records_.end(), in.begin(), in.end());
+  }
+
+  std::vector<record>* collected() override { return &records_; }
+
+private:
+  std::vector<record> records_;
+};
+
+const std::vector<param_spec>& discard_params() {
+  static const std::vector<param_spec> specs{
+    {"delay_ms", param_kind::non_negative, false},
+  };
+  return specs;
+}
+
+/// A sink operator without parameters.
+operator_factory plain_sink(std::string name,
+                            std::unique_ptr<sink> (*make)()) {
+  operator_factory f;
+  f.name = name;
+  f.make_sink = [name, make](const params& p) {
+    throw_if(check_params(name, p, {}));
+    return make();
+  };
+  f.validate = [name](const params& p, role) {
+    return check_params(name, p, {});
+  };
+  return f;
+}
+
+} // namespace
+
+std::unique_ptr<sink> make_stdout_sink() {
+  return std::make_unique<stdout_sink>();
+}
+
+operator_factory stdout_factory() {
+  return plain_sink("stdout", make_stdout_sink);
+}
+
+operator_factory discard_factory() {
+  operator_factory f;
+  f.name = "discard";
+  f.make_sink = [](const params& p) -> std::unique_ptr<sink> {
+    throw_if(check_params("discard", p, discard_params()));
+    return std::make_unique<discard_sink>(
+      std::chrono::milliseconds{int_param(p, "delay_ms", 0)});
+  };
+  f.validate = [](const params& p, role) {
+    return check_params("discard", p, discard_params());
+  };
+  return f;
+}
+
+operator_factory collect_factory() {
+  return plain_sink("collect", []() -> std::unique_ptr<sink> {
+    return std::make_unique<collect_sink>();
+  });
+}
+
+} // namespace weir::ops

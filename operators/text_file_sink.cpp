@@ -1,0 +1,152 @@
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "operators/builtins.hpp"
+#include "operators/params.hpp"
+
+namespace weir::ops {
+
+namespace {
+
+/// Output is written once this much is buffered.
+constexpr size_t flush_bytes = 256 * 1024;
+
+const std::vector<param_spec>& text_file_params() {
+  static const std::vector<param_spec> specs{
+    {"path", param_kind::text, true},
+  };
+  return specs;
+}
+
+/// Writes one line per record to `<final>.inprogress` and renames it to
+/// `<final>` in finish(); abort() (or destruction before finish) removes it,
+/// so a failed or canceled job leaves no partial output file. `<final>` is
+/// `path` when the vertex runs with parallelism 1, else `path/part-<i>`
+/// (the directory is created).
+class text_file_sink : public sink {
+public:
+  explicit text_file_sink(std::string path) : path_(std::move(path)) {
+  }
+
+  ~text_file_sink() override { abort(); }
+
+  text_file_sink(const text_file_sink&) = delete;
+  text_file_sink& operator=(const text_file_sink&) = delete;
+
+  void open(const operator_context& ctx) override {
+    abort();
+    final_ = path_;
+    if (ctx.parallelism > 1) {
+      make_directory();
+      final_ = fmt::format("{}/part-{}", path_, ctx.subtask_index);
+    }
+    in_progress_ = final_ + ".inprogress";
+    fd_ = ::open(in_progress_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                 0644);
+    if (fd_ < 0)
+      fail("cannot create", in_progress_);
+    buf_.reserve(flush_bytes + 64 * 1024);
+  }
+
+  void write(const std::vector<record>& in) override {
+    if (fd_ < 0)
+      open(operator_context{});
+    for (const auto& r : in)
+      append_text_line(buf_, r);
+    if (buf_.size() >= flush_bytes)
+      flush();
+  }
+
+  void finish() override {
+    if (fd_ < 0)
+      open(operator_context{});
+    flush();
+    if (::fdatasync(fd_) != 0 && errno != EINVAL)
+      fail("cannot sync", in_progress_);
+    ::close(fd_);
+    fd_ = -1;
+    if (::rename(in_progress_.c_str(), final_.c_str()) != 0)
+      fail("cannot rename", in_progress_);
+  }
+
+  void abort() override {
+    if (fd_ < 0)
+      return;
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(in_progress_.c_str());
+    buf_.clear();
+  }
+
+  bool blocking_io() const override { return true; }
+
+private:
+  [[noreturn]] static void fail(const char* what, const std::string& path) {
+    throw operator_error(
+      fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
+  }
+
+  void make_directory() {
+    if (::mkdir(path_.c_str(), 0755) == 0)
+      return;
+    struct stat st {};
+    if (errno == EEXIST && ::stat(path_.c_str(), &st) == 0
+        && S_ISDIR(st.st_mode))
+      return;
+    fail("cannot create directory", path_);
+  }
+
+  void flush() {
+    size_t done = 0;
+    while (done < buf_.size()) {
+      auto n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        fail("cannot write", in_progress_);
+      done += static_cast<size_t>(n);
+    }
+    buf_.clear();
+  }
+
+  std::string path_;
+  std::string final_;
+  std::string in_progress_;
+  int fd_ = -1;
+  std::string buf_;
+};
+
+} // namespace
+
+std::string check_text_file_sink(const params& p) {
+  auto problem = check_params("text_file", p, text_file_params());
+  if (!problem.empty())
+    return problem;
+  std::string path = p.at("path");
+  if (path == "-")
+    return {};
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  auto dir = std::filesystem::path{path}.parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+    return fmt::format("parameter 'path': directory '{}' does not exist",
+                       dir.string());
+  return {};
+}
+
+std::unique_ptr<sink> make_text_file_sink(const params& p) {
+  throw_if(check_params("text_file", p, text_file_params()));
+  if (p.at("path") == "-")
+    return make_stdout_sink();
+  return std::make_unique<text_file_sink>(p.at("path"));
+}
+
+} // namespace weir::ops

@@ -1,0 +1,205 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "operators/builtins.hpp"
+#include "operators/params.hpp"
+
+namespace weir::ops {
+
+namespace {
+
+__extension__ typedef unsigned __int128 uint128;
+
+constexpr size_t read_size = 256 * 1024;
+
+const std::vector<param_spec>& text_file_params() {
+  static const std::vector<param_spec> specs{
+    {"path", param_kind::text, true},
+  };
+  return specs;
+}
+
+/// The lines of a file. Instance i of n reads the lines that start in the
+/// byte range [i*size/n, (i+1)*size/n), so every line is read exactly once
+/// over all instances, in file order within an instance. A line excludes its
+/// '\n' and a '\r' before it; a last line without '\n' counts as a line.
+class text_file_source : public source {
+public:
+  explicit text_file_source(std::string path) : path_(std::move(path)) {
+  }
+
+  ~text_file_source() override {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+
+  text_file_source(const text_file_source&) = delete;
+  text_file_source& operator=(const text_file_source&) = delete;
+
+  void open(const operator_context& ctx) override {
+    open_file();
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0)
+      fail("cannot stat");
+    if (S_ISDIR(st.st_mode))
+      throw operator_error(fmt::format("cannot read '{}': is a directory",
+                                       path_));
+    auto size = static_cast<uint128>(st.st_size);
+    auto n = static_cast<uint128>(std::max<int32_t>(ctx.parallelism, 1));
+    auto i = static_cast<uint128>(std::max<int32_t>(ctx.subtask_index, 0));
+    auto start = static_cast<uint64_t>(i * size / n);
+    range_end_ = static_cast<uint64_t>((i + 1) * size / n);
+    done_ = start >= range_end_;
+    if (!done_ && start > 0)
+      skip_to_line_start(start);
+  }
+
+  bool next(std::vector<record>& out, size_t max_records) override {
+    if (fd_ < 0)
+      open(operator_context{});
+    for (size_t produced = 0; produced < max_records && !done_;) {
+      if (line_start_ >= range_end_) {
+        done_ = true;
+        break;
+      }
+      const char* first = buf_.data() + begin_;
+      const auto* nl = static_cast<const char*>(
+        std::memchr(first, '\n', end_ - begin_));
+      if (nl != nullptr) {
+        auto len = static_cast<size_t>(nl - first);
+        emit(out, first, len);
+        begin_ += len + 1;
+        ++produced;
+        continue;
+      }
+      carry_.append(first, end_ - begin_);
+      begin_ = end_;
+      if (!fill()) {
+        if (!carry_.empty())
+          emit(out, nullptr, 0);
+        done_ = true;
+      }
+    }
+    if (line_start_ >= range_end_)
+      done_ = true;
+    return !done_;
+  }
+
+  bool blocking_io() const override { return true; }
+
+private:
+  [[noreturn]] void fail(const char* what) const {
+    throw operator_error(
+      fmt::format("{} '{}': {}", what, path_, std::strerror(errno)));
+  }
+
+  void open_file() {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      fail("cannot open");
+    buf_.resize(read_size);
+    begin_ = end_ = 0;
+    buf_offset_ = line_start_ = 0;
+    carry_.clear();
+  }
+
+  /// Positions at the first line that starts at or after `start` (> 0): the
+  /// one after the first '\n' at or after byte start-1.
+  void skip_to_line_start(uint64_t start) {
+    if (::lseek(fd_, static_cast<off_t>(start - 1), SEEK_SET) < 0)
+      fail("cannot seek in");
+    buf_offset_ = start - 1;
+    for (;;) {
+      if (!fill()) {
+        done_ = true;
+        return;
+      }
+      const char* first = buf_.data() + begin_;
+      const auto* nl = static_cast<const char*>(
+        std::memchr(first, '\n', end_ - begin_));
+      if (nl != nullptr) {
+        begin_ += static_cast<size_t>(nl - first) + 1;
+        line_start_ = buf_offset_ + begin_;
+        return;
+      }
+      begin_ = end_;
+    }
+  }
+
+  /// Reads the next chunk once the buffer is used up; false at end of file.
+  bool fill() {
+    buf_offset_ += end_;
+    begin_ = end_ = 0;
+    for (;;) {
+      auto n = ::read(fd_, buf_.data(), buf_.size());
+      if (n > 0) {
+        end_ = static_cast<size_t>(n);
+        return true;
+      }
+      if (n == 0)
+        return false;
+      if (errno != EINTR)
+        fail("cannot read");
+    }
+  }
+
+  /// Emits `carry_` followed by [first, first+len) as one line.
+  void emit(std::vector<record>& out, const char* first, size_t len) {
+    std::string line;
+    if (carry_.empty()) {
+      line.assign(first, len);
+    } else {
+      line = std::move(carry_);
+      carry_ = std::string{};
+      line.append(first, len);
+    }
+    line_start_ += line.size() + 1;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    out.push_back(record::string({}, std::move(line)));
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  std::vector<char> buf_;
+  size_t begin_ = 0;        ///< first unread byte in buf_
+  size_t end_ = 0;          ///< end of the bytes read into buf_
+  uint64_t buf_offset_ = 0; ///< file offset of buf_[0]
+  uint64_t line_start_ = 0; ///< file offset of the next line
+  uint64_t range_end_ = 0;  ///< lines must start before this offset
+  std::string carry_;       ///< start of a line that spans chunks
+  bool done_ = false;
+};
+
+} // namespace
+
+std::string check_text_file_source(const params& p) {
+  auto problem = check_params("text_file", p, text_file_params());
+  if (!problem.empty())
+    return problem;
+  const auto& path = p.at("path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return fmt::format("parameter 'path': file '{}' does not exist", path);
+  if (S_ISDIR(st.st_mode))
+    return fmt::format("parameter 'path': file '{}' is a directory", path);
+  if (::access(path.c_str(), R_OK) != 0)
+    return fmt::format("parameter 'path': file '{}' is not readable", path);
+  return {};
+}
+
+std::unique_ptr<source> make_text_file_source(const params& p) {
+  throw_if(check_params("text_file", p, text_file_params()));
+  return std::make_unique<text_file_source>(p.at("path"));
+}
+
+} // namespace weir::ops

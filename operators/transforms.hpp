@@ -1,0 +1,113 @@
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "operators/operator.hpp"
+#include "operators/params.hpp"
+
+// Batch transforms around a per-record function object. The function is a
+// template parameter, so applying it to each record is an inlined call, not a
+// virtual or std::function call.
+
+namespace weir::ops {
+
+/// Moves all of `in` to the end of `out` (a swap when `out` is empty) and
+/// leaves `in` empty, as every transform does.
+inline void append_all(std::vector<record>& in, std::vector<record>& out) {
+  if (out.empty()) {
+    out.swap(in);
+    return;
+  }
+  out.reserve(out.size() + in.size());
+  std::move(in.begin(), in.end(), std::back_inserter(out));
+  in.clear();
+}
+
+/// Applies `F(record&)` to each record in place.
+template <class F>
+class map_transform final : public transform {
+public:
+  explicit map_transform(F f) : f_(std::move(f)) {
+  }
+
+  void process(std::vector<record>& in, std::vector<record>& out,
+               bool) override {
+    for (auto& r : in)
+      f_(r);
+    append_all(in, out);
+  }
+
+private:
+  F f_;
+};
+
+/// Keeps the records for which `P(const record&)` is true.
+template <class P>
+class filter_transform final : public transform {
+public:
+  explicit filter_transform(P p) : p_(std::move(p)) {
+  }
+
+  void process(std::vector<record>& in, std::vector<record>& out,
+               bool) override {
+    auto end = std::remove_if(in.begin(), in.end(),
+                              [this](const record& r) { return !p_(r); });
+    in.erase(end, in.end());
+    append_all(in, out);
+  }
+
+private:
+  P p_;
+};
+
+/// Appends what `F(record&&, std::vector<record>&)` makes of each record.
+template <class F>
+class flat_map_transform final : public transform {
+public:
+  explicit flat_map_transform(F f) : f_(std::move(f)) {
+  }
+
+  void process(std::vector<record>& in, std::vector<record>& out,
+               bool) override {
+    out.reserve(out.size() + in.size() * 4);
+    for (auto& r : in)
+      f_(std::move(r), out);
+    in.clear();
+  }
+
+private:
+  F f_;
+};
+
+/// A named function of map, flat_map or filter.
+struct named_function {
+  std::string name;
+  /// Parameters it takes besides `function`.
+  std::vector<param_spec> extra_params;
+  /// Builds the transform; parameters are already checked.
+  std::function<std::unique_ptr<transform>(const params&)> make;
+};
+
+/// The functions of `map`: identity, key_mod, key_by_value, upper, lower,
+/// length, square, negate.
+const std::vector<named_function>& map_functions();
+
+/// The functions of `flat_map`: tokenize, split.
+const std::vector<named_function>& flat_map_functions();
+
+/// The functions of `filter`: even, odd, nonempty, greater_than, contains.
+const std::vector<named_function>& filter_functions();
+
+/// Flink's WordCount tokenizer: lower-cases `line` and appends each run of
+/// ASCII letters, digits and '_' as a record key=token, num=1, timestamp
+/// `ts`. Every other byte (including all non-ASCII bytes) separates tokens.
+void tokenize(std::string_view line, int64_t ts, std::vector<record>& out);
+
+} // namespace weir::ops

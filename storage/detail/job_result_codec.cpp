@@ -1,0 +1,90 @@
+#include "storage/detail/job_result_codec.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "storage/detail/object_reader.hpp"
+#include "storage/detail/record_codec.hpp"
+
+namespace weir::storage::detail {
+
+namespace {
+
+nlohmann::json encode(const record& x) {
+  auto out = nlohmann::json::object();
+  out["key"] = x.key;
+  out["text"] = x.text;
+  out["num"] = x.num;
+  out["timestamp"] = x.timestamp;
+  out["is_text"] = x.is_text;
+  return out;
+}
+
+record decode_record(object_reader& r) {
+  record x;
+  x.key = r.text("key");
+  x.text = r.text("text");
+  x.num = r.int64("num");
+  x.timestamp = r.int64("timestamp");
+  x.is_text = r.boolean("is_text");
+  return x;
+}
+
+job_state decode_state(object_reader& r) {
+  auto name = r.text("state");
+  if (auto state = parse_job_state(name))
+    return *state;
+  r.fail("state", fmt::format("has unknown value '{}'", printable(name)));
+  return job_state::created;
+}
+
+} // namespace
+
+std::string encode_job_result(const job_result& r, bool dirty) {
+  auto doc = new_record();
+  doc["dirty"] = dirty;
+  doc["id"] = r.id.to_string();
+  doc["name"] = r.name;
+  doc["state"] = to_string(r.state);
+  doc["error"] = r.error;
+  doc["start_time_ms"] = r.start_time_ms;
+  doc["end_time_ms"] = r.end_time_ms;
+  auto& metrics = doc["metrics"] = nlohmann::json::object();
+  metrics["records_in"] = r.metrics.records_in;
+  metrics["records_out"] = r.metrics.records_out;
+  auto& collected = doc["collected"] = nlohmann::json::array();
+  for (auto& x : r.collected)
+    collected.push_back(encode(x));
+  return dump_record(doc);
+}
+
+caf::expected<job_result_entry> decode_job_result(std::string_view key,
+                                                  std::string_view value) {
+  auto rec = open_record(column::job_results, key, value);
+  if (!rec)
+    return std::move(rec.error());
+  std::string problem;
+  object_reader r{rec->doc, {}, problem};
+  job_result_entry entry;
+  entry.dirty = r.boolean("dirty");
+  auto& res = entry.result;
+  res.id = r.id("id");
+  res.name = r.text("name");
+  res.state = decode_state(r);
+  res.error = r.text("error");
+  res.start_time_ms = r.int64("start_time_ms");
+  res.end_time_ms = r.int64("end_time_ms");
+  auto metrics = r.object("metrics");
+  res.metrics.records_in = metrics.int64("records_in");
+  res.metrics.records_out = metrics.int64("records_out");
+  for (auto& x : r.objects("collected"))
+    res.collected.push_back(decode_record(x));
+  if (problem.empty() && res.id != rec->id)
+    problem = fmt::format("key does not match the record's id {}",
+                          res.id.to_string());
+  if (!problem.empty())
+    return record_problem(column::job_results, key, problem);
+  return entry;
+}
+
+} // namespace weir::storage::detail

@@ -1,0 +1,46 @@
+#include "storage/kv_store.hpp"
+
+#include <fmt/format.h>
+
+namespace weir::storage {
+
+std::string to_string(column c) {
+  switch (c) {
+    case column::job_graphs:
+      return "job_graphs";
+    case column::job_results:
+      return "job_results";
+    case column::checkpoints:
+      return "checkpoints";
+    case column::blobs:
+      return "blobs";
+  }
+  return "unknown";
+}
+
+std::string printable(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (auto ch : bytes) {
+    auto byte = static_cast<unsigned char>(ch);
+    if (byte >= 0x20 && byte < 0x7f && byte != '\\')
+      out += ch;
+    else
+      out += fmt::format("\\x{:02x}", byte);
+  }
+  return out;
+}
+
+std::string key_name(column c, std::string_view key) {
+  return to_string(c) + '/' + printable(key);
+}
+
+void write_batch::put(column c, std::string key, std::string value) {
+  ops_.push_back(write_op{c, std::move(key), std::move(value)});
+}
+
+void write_batch::remove(column c, std::string key) {
+  ops_.push_back(write_op{c, std::move(key), std::nullopt});
+}
+
+} // namespace weir::storage

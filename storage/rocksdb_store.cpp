@@ -1,0 +1,153 @@
+#include "storage/rocksdb_store.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include "messages/errors.hpp"
+#include "storage/status.hpp"
+
+namespace weir::storage {
+
+namespace {
+
+rocksdb::Slice slice(std::string_view x) {
+  return rocksdb::Slice{x.data(), x.size()};
+}
+
+std::string_view view(const rocksdb::Slice& x) {
+  return std::string_view{x.data(), x.size()};
+}
+
+rocksdb::WriteOptions write_options(durability d) {
+  rocksdb::WriteOptions opts;
+  opts.sync = d == durability::synced;
+  return opts;
+}
+
+/// Our column families in `column` order, then every other family the
+/// database already has ("default", and any a later version added): RocksDB
+/// only opens a database when all of its families are named.
+std::vector<rocksdb::ColumnFamilyDescriptor>
+family_descriptors(const rocksdb::DBOptions& opts, const std::string& path) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> result;
+  for (auto c : all_columns)
+    result.emplace_back(to_string(c), rocksdb::ColumnFamilyOptions{});
+  std::vector<std::string> existing;
+  // A new database has no families yet: its failure to list them is expected,
+  // and any real problem shows again when DB::Open runs.
+  rocksdb::DB::ListColumnFamilies(opts, path, &existing).PermitUncheckedError();
+  existing.emplace_back(rocksdb::kDefaultColumnFamilyName);
+  for (auto& name : existing) {
+    auto known = [&](const auto& d) { return d.name == name; };
+    if (std::none_of(result.begin(), result.end(), known))
+      result.emplace_back(name, rocksdb::ColumnFamilyOptions{});
+  }
+  return result;
+}
+
+} // namespace
+
+caf::expected<std::unique_ptr<rocksdb_store>>
+rocksdb_store::open(std::string path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec)
+    return make_error(errc::storage_failure,
+                      fmt::format("{}: cannot create directory: {}", path,
+                                  ec.message()));
+  rocksdb::DBOptions opts;
+  opts.create_if_missing = true;
+  opts.create_missing_column_families = true;
+  // Every open starts a new info LOG; keep a few old ones, not 1000.
+  opts.keep_log_file_num = 10;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  auto st = rocksdb::DB::Open(opts, path, family_descriptors(opts, path),
+                              &handles, &db);
+  if (auto err = to_error(st, path, "cannot open store"))
+    return err;
+  return std::unique_ptr<rocksdb_store>{
+    new rocksdb_store(std::move(path), std::unique_ptr<rocksdb::DB>{db},
+                      std::move(handles))};
+}
+
+rocksdb_store::rocksdb_store(std::string path, std::unique_ptr<rocksdb::DB> db,
+                             std::vector<rocksdb::ColumnFamilyHandle*> handles)
+  : path_(std::move(path)), db_(std::move(db)), handles_(std::move(handles)) {
+  // nop
+}
+
+rocksdb_store::~rocksdb_store() {
+  // Nothing to report to from a destructor: failures here lose no data,
+  // because every acknowledged write was synced.
+  for (auto* h : handles_)
+    db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  db_->Close().PermitUncheckedError();
+}
+
+caf::expected<std::optional<std::string>>
+rocksdb_store::get(column c, std::string_view key) {
+  std::string value;
+  auto st = db_->Get(rocksdb::ReadOptions{}, handle(c), slice(key), &value);
+  if (st.IsNotFound())
+    return std::optional<std::string>{};
+  if (auto err = to_error(st, path_, "get", key_name(c, key)))
+    return err;
+  return std::optional<std::string>{std::move(value)};
+}
+
+caf::error rocksdb_store::put(column c, std::string_view key,
+                              std::string_view value, durability d) {
+  auto st = db_->Put(write_options(d), handle(c), slice(key), slice(value));
+  return to_error(st, path_, "put", key_name(c, key));
+}
+
+caf::error rocksdb_store::remove(column c, std::string_view key,
+                                 durability d) {
+  auto st = db_->Delete(write_options(d), handle(c), slice(key));
+  return to_error(st, path_, "remove", key_name(c, key));
+}
+
+caf::error rocksdb_store::write(const write_batch& batch, durability d) {
+  rocksdb::WriteBatch wb;
+  rocksdb::Status st;
+  for (auto& op : batch.ops()) {
+    if (op.value)
+      st = wb.Put(handle(op.col), op.key, *op.value);
+    else
+      st = wb.Delete(handle(op.col), op.key);
+    auto err = to_error(st, path_, "add to batch", key_name(op.col, op.key));
+    if (err)
+      return err;
+  }
+  st = db_->Write(write_options(d), &wb);
+  return to_error(st, path_, "write",
+                  fmt::format("batch of {} changes", batch.ops().size()));
+}
+
+caf::error rocksdb_store::scan_prefix(column c, std::string_view prefix,
+                                      const scan_callback& f) {
+  // Without an explicit snapshot the iterator reads an implicit one taken
+  // when it is created.
+  std::unique_ptr<rocksdb::Iterator> it{
+    db_->NewIterator(rocksdb::ReadOptions{}, handle(c))};
+  for (it->Seek(slice(prefix));
+       it->Valid() && it->key().starts_with(slice(prefix)); it->Next())
+    f(view(it->key()), view(it->value()));
+  return to_error(it->status(), path_, "scan", key_name(c, prefix));
+}
+
+caf::expected<std::unique_ptr<kv_store>> open_rocksdb_store(std::string path) {
+  auto store = rocksdb_store::open(std::move(path));
+  if (!store)
+    return std::move(store.error());
+  return std::unique_ptr<kv_store>{std::move(*store)};
+}
+
+} // namespace weir::storage

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/kv_store.hpp"
+
+namespace rocksdb {
+class ColumnFamilyHandle;
+class DB;
+} // namespace rocksdb
+
+namespace weir::storage {
+
+/// A kv_store in one RocksDB database under a directory, one column family
+/// per `column`. Synced writes set `WriteOptions::sync`; a write batch is one
+/// `rocksdb::WriteBatch`. Only one rocksdb_store (in any process) can have a
+/// directory open at a time: RocksDB's LOCK file refuses the others.
+class rocksdb_store final : public kv_store {
+public:
+  /// Opens the database under `path`, creating the directory (and its
+  /// parents), the database and missing column families as needed. Fails with
+  /// one line naming `path` when the directory cannot be created or is locked.
+  static caf::expected<std::unique_ptr<rocksdb_store>> open(std::string path);
+
+  rocksdb_store(const rocksdb_store&) = delete;
+  rocksdb_store& operator=(const rocksdb_store&) = delete;
+
+  /// Closes the database (releasing its LOCK).
+  ~rocksdb_store() override;
+
+  /// The directory of the database.
+  const std::string& path() const { return path_; }
+
+  caf::expected<std::optional<std::string>> get(column c,
+                                                std::string_view key) override;
+
+  caf::error put(column c, std::string_view key, std::string_view value,
+                 durability d) override;
+
+  caf::error remove(column c, std::string_view key, durability d) override;
+
+  caf::error write(const write_batch& batch, durability d) override;
+
+  caf::error scan_prefix(column c, std::string_view prefix,
+                         const scan_callback& f) override;
+
+private:
+  rocksdb_store(std::string path, std::unique_ptr<rocksdb::DB> db,
+                std::vector<rocksdb::ColumnFamilyHandle*> handles);
+
+  rocksdb::ColumnFamilyHandle* handle(column c) const {
+    return handles_[static_cast<size_t>(c)];
+  }
+
+  std::string path_;
+  std::unique_ptr<rocksdb::DB> db_;
+  /// One handle per column family opened, `column` order first.
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+};
+
+/// Opens a rocksdb_store under `path` (see rocksdb_store::open).
+caf::expected<std::unique_ptr<kv_store>>
+open_rocksdb_store(std::string path);
+
+} // namespace weir::storage
