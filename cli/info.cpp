@@ -18,7 +18,8 @@ int info_action(const std::vector<std::string>& args) {
                      cxxopts::value<int32_t>())("h,help", "print this help");
   opts.allow_unrecognised_options();
   job_args ja;
-  if (auto err = split_job_args("info", args, {"-p", "--parallelism"}, ja)) {
+  if (auto err = split_job_args("info", args, {"-p", "--parallelism"},
+                                {"-p", "--parallelism", "-h", "--help"}, ja)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }

@@ -27,6 +27,7 @@ std::string flag_name(const std::string& a) {
 std::optional<std::string> split_job_args(const std::string& action,
                                           const std::vector<std::string>& args,
                                           const std::vector<std::string>& value_flags,
+                                          const std::vector<std::string>& known_flags,
                                           job_args& out) {
   out.weir_args.push_back("weir " + action);
   size_t i = 0;
@@ -67,12 +68,21 @@ std::optional<std::string> split_job_args(const std::string& action,
       }
       continue;
     }
-    if (!is_flag(a))
-      return fmt::format("weir {}: unexpected argument '{}' after the job spec "
-                         "(job '{}' takes --{} VALUE)",
-                         action, a, spec->name,
-                         params.empty() ? std::string{"<no params>"}
-                                        : fmt::format("{}", fmt::join(params, " VALUE, --")));
+    auto known = std::find(known_flags.begin(), known_flags.end(),
+                           a.substr(0, a.find('=')))
+                 != known_flags.end();
+    if (!is_flag(a) || !known) {
+      auto takes = params.empty()
+                     ? std::string{"no parameters"}
+                     : fmt::format("--{}", fmt::join(params, ", --"));
+      if (!is_flag(a))
+        return fmt::format("weir {}: unexpected argument '{}' after the job "
+                           "spec (job '{}' takes {}; see weir {} --help)",
+                           action, a, spec->name, takes, action);
+      return fmt::format("weir {}: unknown flag '{}' (job '{}' takes {}; see "
+                         "weir {} --help)",
+                         action, a, spec->name, takes, action);
+    }
     out.weir_args.push_back(a);
     if (takes_value(a) && i + 1 < args.size())
       out.weir_args.push_back(args[++i]);

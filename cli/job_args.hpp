@@ -19,11 +19,13 @@ struct job_args {
 
 /// Finds the spec path (the first argument that is not a flag or the value of
 /// one of `value_flags`) and splits the rest. Arguments after the spec that
-/// name a job parameter are program arguments; everything else is left for
-/// weir's own flag parser. Fails with a one-line message.
+/// name a job parameter are program arguments; those in `known_flags` (all of
+/// weir's flags, with or without values) are left for weir's own parser;
+/// anything else is an error. Fails with a one-line message.
 std::optional<std::string> split_job_args(const std::string& action,
                                           const std::vector<std::string>& args,
                                           const std::vector<std::string>& value_flags,
+                                          const std::vector<std::string>& known_flags,
                                           job_args& out);
 
 /// Loads the spec and builds the JobGraph with program arguments and the

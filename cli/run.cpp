@@ -144,10 +144,11 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
 int run_action(const std::vector<std::string>& args) {
   auto opts = run_options();
   job_args ja;
-  if (auto err = split_job_args("run", args,
-                                {"-p", "--parallelism", "--taskmanagers",
-                                 "--slots", "--state-dir"},
-                                ja)) {
+  std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",
+                                      "--slots", "--state-dir"};
+  auto known = value_flags;
+  known.insert(known.end(), {"-h", "--help"});
+  if (auto err = split_job_args("run", args, value_flags, known, ja)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }
@@ -204,6 +205,10 @@ int run_action(const std::vector<std::string>& args) {
   mc.state_dir = flags.state_dir;
   caf::actor_system_config cfg;
   add_message_types(cfg);
+  if (auto* p = getenv("WEIR_SCHED"))
+    cfg.set("scheduler.policy", caf::atom_from_string(p));
+  if (auto* p = getenv("WEIR_THREADS"))
+    cfg.set("scheduler.max-threads", atoi(p));
   caf::actor_system sys{cfg};
   auto cluster = mini_cluster::start(sys, mc);
   if (!cluster) {

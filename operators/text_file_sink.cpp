@@ -72,8 +72,12 @@ public:
       fail("cannot sync", in_progress_);
     ::close(fd_);
     fd_ = -1;
-    if (::rename(in_progress_.c_str(), final_.c_str()) != 0)
+    if (::rename(in_progress_.c_str(), final_.c_str()) != 0) {
+      auto saved = errno;
+      ::unlink(in_progress_.c_str());
+      errno = saved;
       fail("cannot rename", in_progress_);
+    }
   }
 
   void abort() override {

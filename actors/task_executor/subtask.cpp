@@ -120,7 +120,8 @@ void drain(self_ptr self) {
 
 void schedule_tick(self_ptr self) {
   auto& st = self->state;
-  if (st.tick_pending || st.source_done || !st.started || st.finished)
+  if (!st.chain->has_source() || st.tick_pending || st.source_done
+      || !st.started || st.finished)
     return;
   st.tick_pending = true;
   auto pause = st.chain->source()->pause();

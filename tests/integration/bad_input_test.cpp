@@ -1,0 +1,155 @@
+// Bad input: one clear line naming file and field or flag, exit code 2,
+// no crash, no hang, no output file.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "process.hpp"
+
+using namespace weir::test;
+
+namespace {
+
+constexpr const char* good_spec = R"({
+  "name": "wc", "params": {"input": "", "output": ""},
+  "vertices": [
+    {"id": "lines", "operator": "text_file", "params": {"path": "${input}"}},
+    {"id": "words", "operator": "flat_map", "params": {"function": "tokenize"}},
+    {"id": "counts", "operator": "count"},
+    {"id": "out", "operator": "text_file", "params": {"path": "${output}"}}],
+  "edges": [
+    {"from": "lines", "to": "words", "partitioning": "forward"},
+    {"from": "words", "to": "counts", "partitioning": "hash"},
+    {"from": "counts", "to": "out", "partitioning": "rebalance"}]})";
+
+std::string replace(std::string s, const std::string& from,
+                    const std::string& to) {
+  auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+/// Runs a spec through `weir run` and checks the error contract.
+void expect_rejected(const std::string& spec_text, const std::string& message,
+                     std::vector<std::string> extra = {}) {
+  temp_dir dir;
+  auto spec = dir.write("job.json", spec_text);
+  auto input = dir.write("in.txt", "some words here\n");
+  auto out = dir.file("out.txt");
+  std::vector<std::string> args{"run", spec, "--input", input, "--output", out};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = run_weir(args);
+  CHECK(r.exit_code == 2);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.out.empty());
+  auto expected = replace(message, "SPEC", spec);
+  CHECK(r.err == expected + "\n");
+  CHECK_FALSE(exists(out));
+}
+
+} // namespace
+
+TEST_CASE("the good spec used below runs") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", good_spec);
+  auto input = dir.write("in.txt", "some words here\n");
+  auto r = run_weir({"run", spec, "--input", input, "--output", dir.file("o")});
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(dir.file("o")) == "here\t1\nsome\t1\nwords\t1\n");
+}
+
+TEST_CASE("malformed JSON names line and column") {
+  expect_rejected("{\n  \"name\": \"wc\",\n  \"vertices\": [,]\n}",
+                  "SPEC:3:16: syntax error: unexpected ','; expected '[', '{', "
+                  "or a literal");
+}
+
+TEST_CASE("a missing field is named") {
+  expect_rejected(replace(good_spec, R"("operator": "count")", R"("op": "count")"),
+                  "SPEC: vertices[2].op: unknown field (known: id, operator, "
+                  "params, parallelism)");
+  expect_rejected(replace(good_spec, R"("name": "wc", )", ""),
+                  "SPEC: name: missing");
+}
+
+TEST_CASE("an unknown operator is named with its vertex") {
+  expect_rejected(replace(good_spec, R"("operator": "count")",
+                          R"("operator": "frobnicate")"),
+                  "SPEC: vertices[2] ('counts'): unknown operator 'frobnicate'");
+}
+
+TEST_CASE("an unknown partitioning is named") {
+  expect_rejected(replace(good_spec, R"("partitioning": "hash")",
+                          R"("partitioning": "shuffle")"),
+                  "SPEC: edges[1].partitioning: unknown partitioning 'shuffle' "
+                  "(known: forward, hash, rebalance, broadcast)");
+}
+
+TEST_CASE("a cycle is named") {
+  expect_rejected(replace(good_spec, R"({"from": "counts", "to": "out",)",
+                          R"({"from": "counts", "to": "words", "partitioning": "hash"},
+                             {"from": "counts", "to": "out",)"),
+                  "SPEC: vertex 'words': part of a cycle");
+}
+
+TEST_CASE("a dangling edge is named") {
+  expect_rejected(replace(good_spec, R"("to": "out")", R"("to": "nowhere")"),
+                  "SPEC: edge 'counts' -> 'nowhere': no vertex 'nowhere'");
+}
+
+TEST_CASE("parallelism 0 and above the maximum are rejected") {
+  expect_rejected(replace(good_spec, R"("operator": "count")",
+                          R"("operator": "count", "parallelism": 0)"),
+                  "SPEC: vertices[2] ('counts'): parallelism 0 is outside [1, "
+                  "32768]");
+  expect_rejected(replace(good_spec, R"("operator": "count")",
+                          R"("operator": "count", "parallelism": 40000)"),
+                  "SPEC: vertices[2] ('counts'): parallelism 40000 is outside "
+                  "[1, 32768]");
+  expect_rejected(good_spec, "SPEC: default parallelism (-p) 0 is outside [1, "
+                             "32768]",
+                  {"-p", "0"});
+}
+
+TEST_CASE("a missing input file is named") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", good_spec);
+  auto out = dir.file("out.txt");
+  auto r = run_weir({"run", spec, "--input", "/nonexistent/in.txt", "--output",
+                     out});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err
+        == spec + ": vertices[0] ('lines'): parameter 'path': file "
+                  "'/nonexistent/in.txt' does not exist\n");
+  CHECK_FALSE(exists(out));
+}
+
+TEST_CASE("a missing spec file is named") {
+  auto r = run_weir({"run", "/nonexistent/job.json"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "/nonexistent/job.json: cannot read file: No such file or "
+                 "directory\n");
+}
+
+TEST_CASE("unknown flags, actions and arguments are named") {
+  auto flag = run_weir({"run", "--bogus", "examples/wordcount.json"});
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.err == "weir run: unknown flag '--bogus' (see weir run --help)\n");
+  auto after = run_weir({"run", "examples/wordcount.json", "--inptu", "x"});
+  CHECK(after.exit_code == 2);
+  CHECK(after.err == "weir run: unknown flag '--inptu' (job 'wordcount' takes "
+                     "--input, --output; see weir run --help)\n");
+  auto action = run_weir({"runn"});
+  CHECK(action.exit_code == 2);
+  CHECK(action.err == "weir: unknown action 'runn' (known: run, info; see weir "
+                      "--help)\n");
+  auto bad_value = run_weir({"run", "examples/wordcount.json", "-p", "two"});
+  CHECK(bad_value.exit_code == 2);
+  CHECK(bad_value.err.find("weir run: ") == 0);
+  auto no_spec = run_weir({"run"});
+  CHECK(no_spec.exit_code == 2);
+  CHECK(no_spec.err == "weir run: missing job spec (see weir run --help)\n");
+  auto slots = run_weir({"run", "examples/wordcount.json", "--slots", "0"});
+  CHECK(slots.exit_code == 2);
+  CHECK(slots.err == "weir run: --slots 0 is outside [1, 32768]\n");
+}

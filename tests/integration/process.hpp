@@ -1,0 +1,61 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace weir::test {
+
+/// What a finished child process left behind.
+struct process_result {
+  int exit_code = -1;       ///< -1 when killed by a signal or the deadline
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  long max_rss_kb = 0;      ///< peak resident memory of the child
+};
+
+/// Runs `argv` (argv[0] is a path) with stdin from /dev/null, collecting
+/// stdout and stderr; kills it (SIGKILL) once `deadline` has passed.
+process_result run_process(const std::vector<std::string>& argv,
+                           std::chrono::milliseconds deadline
+                           = std::chrono::seconds(120));
+
+/// Runs the weir binary (path from the WEIR_BIN environment variable).
+process_result run_weir(const std::vector<std::string>& args,
+                        std::chrono::milliseconds deadline
+                        = std::chrono::seconds(120));
+
+/// A fresh directory under /tmp, removed with everything in it on
+/// destruction.
+class temp_dir {
+public:
+  temp_dir();
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+  /// Writes `content` to `name` inside the directory; returns its path.
+  std::string write(const std::string& name, const std::string& content) const;
+
+private:
+  std::string path_;
+};
+
+/// The contents of a file ("" when missing).
+std::string read_file(const std::string& path);
+
+/// Whether a file or directory exists.
+bool exists(const std::string& path);
+
+/// Splits into lines, without the newline characters.
+std::vector<std::string> lines_of(const std::string& text);
+
+/// The lines, sorted.
+std::vector<std::string> sorted_lines(const std::string& text);
+
+/// Path of a file in the source tree (WEIR_SOURCE_ROOT environment variable).
+std::string source_path(const std::string& relative);
+
+} // namespace weir::test

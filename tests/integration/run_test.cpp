@@ -1,0 +1,192 @@
+// End-to-end tests of `weir run` and `weir info` through the real binary:
+// exact results against independently computed references.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "process.hpp"
+#include "reference.hpp"
+
+using namespace weir::test;
+
+
+TEST_CASE("the README's word count prints exact counts of the sample text") {
+  auto r = run_weir({"run", "examples/wordcount.json"});
+  REQUIRE(r.exit_code == 0);
+  auto text = read_file(source_path("examples/data/sample.txt"));
+  CHECK(sorted_lines(r.out) == as_lines(reference_word_counts(text)));
+  CHECK(r.err.find("Job has been submitted with JobID ") == 0);
+  CHECK(r.err.find("has finished.") != std::string::npos);
+}
+
+TEST_CASE("word count of any text equals an independent count") {
+  temp_dir dir;
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    auto text = random_text(seed, 3000 * static_cast<int>(seed));
+    auto input = dir.write(fmt::format("in{}.txt", seed), text);
+    auto p = std::to_string(seed + 1);
+    auto r = run_weir({"run", "examples/wordcount.json", "-p", p, "--input",
+                       input});
+    REQUIRE(r.exit_code == 0);
+    CHECK(sorted_lines(r.out) == as_lines(reference_word_counts(text)));
+  }
+}
+
+TEST_CASE("Flink's word-count data reproduces faust.expected exactly") {
+  auto input = source_path("../shared/testdata/flink-wordcount/faust.txt");
+  auto expected = read_file(
+    source_path("../shared/testdata/flink-wordcount/faust.expected"));
+  temp_dir dir;
+  auto out = dir.file("counts.txt");
+  auto r = run_weir({"run", "examples/wordcount.json", "--input", input,
+                     "--output", out});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.empty());
+  std::string flink_form;
+  for (auto& line : sorted_lines(read_file(out))) {
+    auto tab = line.find('\t');
+    flink_form += line.substr(0, tab) + " " + line.substr(tab + 1) + "\n";
+  }
+  CHECK(flink_form == expected);
+  CHECK(lines_of(expected).size() == 418);
+  CHECK_FALSE(exists(out + ".inprogress"));
+}
+
+TEST_CASE("a text_file sink with parallelism above 1 writes part files") {
+  temp_dir dir;
+  auto text = random_text(7, 5000);
+  auto input = dir.write("in.txt", text);
+  auto spec = dir.write("wc3.json", R"({
+    "name": "wc3", "parallelism": 3, "params": {"input": "", "output": ""},
+    "vertices": [
+      {"id": "lines", "operator": "text_file", "params": {"path": "${input}"}},
+      {"id": "words", "operator": "flat_map", "params": {"function": "tokenize"}},
+      {"id": "counts", "operator": "count"},
+      {"id": "out", "operator": "text_file", "params": {"path": "${output}"}}],
+    "edges": [
+      {"from": "lines", "to": "words", "partitioning": "forward"},
+      {"from": "words", "to": "counts", "partitioning": "hash"},
+      {"from": "counts", "to": "out", "partitioning": "forward"}]})");
+  auto out = dir.file("out");
+  auto r = run_weir({"run", spec, "--input", input, "--output", out});
+  REQUIRE(r.exit_code == 0);
+  std::string all;
+  for (int i = 0; i < 3; ++i) {
+    auto part = fmt::format("{}/part-{}", out, i);
+    CHECK(exists(part));
+    all += read_file(part);
+  }
+  CHECK(sorted_lines(all) == as_lines(reference_word_counts(text)));
+}
+
+TEST_CASE("keyed sum over a sequence gives exact sums per key") {
+  auto r = run_weir({"run", "examples/keyed_sum.json", "--to", "200000",
+                     "--modulus", "1000"});
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, int64_t> expected;
+  for (int64_t i = 1; i <= 200000; ++i)
+    expected[std::to_string(i % 1000)] += i;
+  CHECK(sorted_lines(r.out) == as_lines(expected));
+}
+
+TEST_CASE("a three-stage job mixing forward, hash, rebalance and broadcast") {
+  auto r = run_weir({"run", "examples/pipeline.json"});
+  REQUIRE(r.exit_code == 0);
+  // generator: record i (0 <= i < 100000) has key "key-<i mod 100>" and value
+  // i; filter keeps i > 500; max per key is 99900 + k; then squared.
+  std::map<std::string, int64_t> expected;
+  for (int64_t k = 0; k < 100; ++k)
+    expected["key-" + std::to_string(k)] = (99900 + k) * (99900 + k);
+  CHECK(sorted_lines(r.out) == as_lines(expected));
+}
+
+TEST_CASE("a collect sink hands its records back to the client") {
+  auto r = run_weir({"run", "examples/collect.json", "--to", "20"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(lines_of(r.out)
+        == std::vector<std::string>{"2", "4", "6", "8", "10", "12", "14", "16",
+                                    "18", "20"});
+}
+
+TEST_CASE("a job of 256 subtasks spread over four TaskExecutors") {
+  temp_dir dir;
+  auto spec = dir.write("wide.json", R"({
+    "name": "wide", "parallelism": 128,
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 500000}},
+      {"id": "keyed", "operator": "map", "params": {"function": "key_mod", "modulus": 97}},
+      {"id": "sums", "operator": "sum"},
+      {"id": "out", "operator": "collect", "parallelism": 1}],
+    "edges": [
+      {"from": "numbers", "to": "keyed", "partitioning": "forward"},
+      {"from": "keyed", "to": "sums", "partitioning": "hash"},
+      {"from": "sums", "to": "out", "partitioning": "rebalance"}]})");
+  auto r = run_weir({"run", spec, "--taskmanagers", "4"});
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, int64_t> expected;
+  for (int64_t i = 1; i <= 500000; ++i)
+    expected[std::to_string(i % 97)] += i;
+  CHECK(sorted_lines(r.out) == as_lines(expected));
+  CHECK(r.err.find("(500000 records in, 97 records out)") != std::string::npos);
+}
+
+TEST_CASE("weir info prints the execution plan without running the job") {
+  auto r = run_weir({"info", "examples/wordcount.json"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out
+        == "Job 'wordcount': 4 vertices, 3 tasks, 5 subtasks\n"
+           "Vertices:\n"
+           "  lines   source     text_file  parallelism 2  path=examples/data/sample.txt\n"
+           "  words   transform  flat_map   parallelism 2  function=tokenize\n"
+           "  counts  transform  count      parallelism 2\n"
+           "  out     sink       text_file  parallelism 1  path=-\n"
+           "Tasks (operator chains):\n"
+           "  task 1  parallelism 2  lines -> words\n"
+           "  task 2  parallelism 2  counts\n"
+           "  task 3  parallelism 1  out\n"
+           "Edges:\n"
+           "  lines -> words   forward    chained\n"
+           "  words -> counts  hash\n"
+           "  counts -> out    rebalance\n");
+}
+
+TEST_CASE("--help lists every flag") {
+  auto top = run_weir({"--help"});
+  CHECK(top.exit_code == 0);
+  CHECK(top.out.find("run SPEC") != std::string::npos);
+  CHECK(top.out.find("info SPEC") != std::string::npos);
+  auto run = run_weir({"run", "--help"});
+  CHECK(run.exit_code == 0);
+  for (auto flag : {"--parallelism", "--taskmanagers", "--slots", "--state-dir",
+                    "--help"})
+    CHECK_MESSAGE(run.out.find(flag) != std::string::npos, flag);
+  auto info = run_weir({"info", "--help"});
+  CHECK(info.exit_code == 0);
+  CHECK(info.out.find("--parallelism") != std::string::npos);
+}
+
+TEST_CASE("a job that fails at run time exits 1 and leaves no output file") {
+  temp_dir dir;
+  // The sink's target is a non-empty directory: renaming the finished file
+  // onto it fails when the sink finishes.
+  auto target = dir.file("occupied");
+  std::filesystem::create_directory(target);
+  dir.write("occupied/keep", "x");
+  auto r = run_weir({"run", "examples/collect.json"}); // warm-up: must pass
+  REQUIRE(r.exit_code == 0);
+  auto spec = dir.write("fail.json", R"({
+    "name": "fail", "params": {"output": ""},
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 10}},
+      {"id": "out", "operator": "text_file", "params": {"path": "${output}"}}],
+    "edges": [{"from": "numbers", "to": "out"}]})");
+  auto f = run_weir({"run", spec, "--output", target});
+  CHECK(f.exit_code == 1);
+  CHECK(f.err.find("ended FAILED: ") != std::string::npos);
+  CHECK_FALSE(exists(target + ".inprogress"));
+  CHECK(read_file(target + "/keep") == "x");
+}
