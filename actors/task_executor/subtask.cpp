@@ -1,6 +1,7 @@
 #include "actors/task_executor/subtask.hpp"
 
 #include <chrono>
+#include <deque>
 #include <exception>
 #include <memory>
 
@@ -30,6 +31,16 @@ struct deferred_credit {
   int32_t port;
 };
 
+/// An input event not yet processed: a batch, or the end of a channel
+/// (`end` true). Inputs are processed in arrival order.
+struct pending_input {
+  int32_t channel = 0;
+  int32_t port = 0;
+  caf::strong_actor_ptr producer;
+  record_batch batch;
+  bool end = false;
+};
+
 struct subtask_state {
   task_deployment d;
   job_master_actor jm;
@@ -44,6 +55,9 @@ struct subtask_state {
   bool finished = false;
   bool tick_pending = false;
   bool flush_pending = false;
+  /// Inputs that arrived while a deliberately slow sink was busy.
+  std::deque<pending_input> backlog;
+  bool sink_busy = false;
   std::chrono::steady_clock::time_point last_metrics;
   static inline const char* name = "subtask";
 };
@@ -194,25 +208,50 @@ int32_t channel_gate(const task_deployment& d, int32_t channel) {
   return 0;
 }
 
-void on_data(self_ptr self, int32_t channel, int32_t port, record_batch& b) {
+void on_data(self_ptr self, pending_input& in) {
   auto& st = self->state;
-  auto gate = static_cast<size_t>(channel_gate(st.d, channel));
-  st.chain->process(gate, b.records);
+  auto gate = static_cast<size_t>(channel_gate(st.d, in.channel));
+  st.chain->process(gate, in.batch.records);
   hand_over_collected(self);
   drain(self);
   schedule_flush(self);
   send_metrics(self, false);
-  deferred_credit credit{self->current_sender(), port};
+  // The credit goes back once the batch is processed, unless the outputs are
+  // backlogged: then this subtask holds its producers back too.
+  if (st.chain->backlogged())
+    st.owed.push_back(deferred_credit{std::move(in.producer), in.port});
+  else
+    self->send(caf::actor_cast<subtask_actor>(in.producer), credit_atom_v,
+               in.port, st.d.subtask_index, int32_t{1});
   auto* sink = st.chain->sink();
   if (sink != nullptr && sink->delay_per_batch().count() > 0) {
-    self->delayed_send(caf::actor_cast<subtask_actor>(credit.producer),
-                       sink->delay_per_batch(), credit_atom_v, port,
-                       st.d.subtask_index, int32_t{1});
-  } else if (st.chain->backlogged()) {
-    st.owed.push_back(std::move(credit));
-  } else {
-    self->send(caf::actor_cast<subtask_actor>(credit.producer), credit_atom_v,
-               port, st.d.subtask_index, int32_t{1});
+    st.sink_busy = true;
+    self->delayed_send(self, sink->delay_per_batch(), tick_atom_v);
+  }
+}
+
+void on_end(self_ptr self, int32_t channel) {
+  auto& st = self->state;
+  auto i = static_cast<size_t>(channel);
+  if (i >= st.channel_ended.size() || st.channel_ended[i])
+    return;
+  st.channel_ended[i] = true;
+  if (--st.channels_open == 0)
+    end_of_input(self);
+}
+
+/// Processes queued inputs in order while the sink is not busy.
+void pump(self_ptr self) {
+  auto& st = self->state;
+  while (!st.backlog.empty() && !st.sink_busy && !st.finished) {
+    auto in = std::move(st.backlog.front());
+    st.backlog.pop_front();
+    guarded(self, [&] {
+      if (in.end)
+        on_end(self, in.channel);
+      else
+        on_data(self, in);
+    });
   }
 }
 
@@ -249,16 +288,13 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
       });
     },
     [=](data_atom, int32_t channel, int32_t port, record_batch& b) {
-      guarded(self, [&] { on_data(self, channel, port, b); });
+      self->state.backlog.push_back(pending_input{
+        channel, port, self->current_sender(), std::move(b), false});
+      pump(self);
     },
     [=](end_atom, int32_t channel) {
-      auto& st = self->state;
-      auto i = static_cast<size_t>(channel);
-      if (i >= st.channel_ended.size() || st.channel_ended[i])
-        return;
-      st.channel_ended[i] = true;
-      if (--st.channels_open == 0)
-        guarded(self, [&] { end_of_input(self); });
+      self->state.backlog.push_back(pending_input{channel, 0, {}, {}, true});
+      pump(self);
     },
     [=](credit_atom, int32_t port, int32_t consumer, int32_t n) {
       auto& st = self->state;
@@ -283,6 +319,11 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     },
     [=](tick_atom) {
       auto& st = self->state;
+      if (!st.chain->has_source()) { // a slow sink is ready for more
+        st.sink_busy = false;
+        pump(self);
+        return;
+      }
       st.tick_pending = false;
       if (st.finished || st.source_done || st.chain->backlogged())
         return;
