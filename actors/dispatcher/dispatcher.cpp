@@ -26,6 +26,8 @@ struct job_entry {
   job_master_actor jm;
   std::optional<job_result> result;
   bool stored = false;
+  /// The result is being stored; it is answered once that is done.
+  bool completing = false;
   int64_t submitted_ms = 0;
   std::vector<caf::typed_response_promise<job_result>> waiting;
 };
@@ -63,11 +65,13 @@ job_status status_from_result(const job_result& r) {
 void complete(self_ptr self, job_result result) {
   auto& st = self->state;
   auto i = st.jobs.find(result.id);
-  if (i == st.jobs.end() || i->second.result)
+  if (i == st.jobs.end() || i->second.result || i->second.completing)
     return;
+  i->second.completing = true;
   auto id = result.id;
   auto finish = [=](job_result r) {
     auto& entry = self->state.jobs[id];
+    entry.completing = false;
     entry.result = std::move(r);
     entry.jm = nullptr;
     for (auto& p : entry.waiting)
@@ -173,7 +177,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
     auto id = i->second;
     st.job_by_jm.erase(i);
     auto& entry = st.jobs[id];
-    if (entry.result)
+    if (entry.result || entry.completing)
       return;
     // The JobMaster ended without a result (it crashed).
     job_result r;

@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include <fmt/format.h>
 
@@ -79,14 +80,18 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
   });
   return {
     [=](register_atom, resource_id id, task_executor_actor te,
-        slot_report& report) {
+        slot_report& report) -> caf::result<resource_manager_id> {
       auto& st = self->state;
       st.slots->register_task_executor(id, report);
       self->monitor(te);
       st.worker_by_addr[te.address()] = id;
       st.workers[id] = std::move(te);
+      // Answer first: the TaskExecutor must know the leader's token before
+      // the first slot request that carries it arrives.
+      auto rp = self->make_response_promise<resource_manager_id>();
+      rp.deliver(st.leader);
       assign_slots(self);
-      return st.leader;
+      return rp;
     },
     [=](request_atom, job_master_id leader, job_id job, job_master_actor jm,
         std::vector<slot_request>& requests) -> caf::result<int32_t> {

@@ -1,0 +1,184 @@
+// The Dispatcher with a real ResourceManager, TaskExecutor, JobMasters and
+// subtasks and a fake job store, on CAF's deterministic scheduler.
+#include "caf_doctest.hpp"
+
+#include "actors/dispatcher/dispatcher.hpp"
+#include "actors/resource_manager/resource_manager.hpp"
+#include "actors/task_executor/task_executor.hpp"
+#include "fakes.hpp"
+#include "messages/errors.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+/// sequence 1..n → filter even → collect, with the given parallelism.
+job_graph evens(int64_t n, int32_t parallelism = 2) {
+  job_graph g;
+  g.id = job_id::random();
+  g.name = "evens";
+  g.vertices = {
+    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, parallelism},
+    {"even", "filter", {{"function", "even"}}, parallelism},
+    {"result", "collect", {}, 1}};
+  g.edges = {{"numbers", "even", partitioning::forward},
+             {"even", "result", partitioning::rebalance}};
+  return g;
+}
+
+std::vector<int64_t> values(const std::vector<record>& rows) {
+  std::vector<int64_t> result;
+  for (auto& r : rows)
+    result.push_back(r.num);
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+struct dispatcher_fixture : actor_fixture {
+  job_store_actor store;
+  resource_manager_actor rm;
+  dispatcher_actor dispatcher;
+  task_executor_actor te;
+
+  void start(recovered_jobs stored = {}) {
+    store = sys.spawn(fake_job_store, std::move(stored));
+    rm = spawn_resource_manager(sys, {});
+    task_executor_options te;
+    te.id = resource_id{"te-1"};
+    te.slots = 4;
+    this->te = spawn_task_executor(sys, te, rm);
+    run();
+    dispatcher = spawn_dispatcher(sys, store, rm, {});
+    run();
+  }
+
+  ~dispatcher_fixture() {
+    for (auto h : {caf::actor_cast<caf::actor>(dispatcher),
+                   caf::actor_cast<caf::actor>(te),
+                   caf::actor_cast<caf::actor>(rm),
+                   caf::actor_cast<caf::actor>(store)})
+      if (h)
+        caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  fake_job_store_state& stored() {
+    return deref<fake_job_store_impl>(store).state;
+  }
+
+  job_result result_of(job_id id) {
+    return request<job_result>(dispatcher, result_atom_v, id);
+  }
+
+  caf::error submit_error(job_graph g) {
+    caf::error result;
+    auto reply = self->request(dispatcher, caf::infinite, submit_atom_v,
+                               std::move(g));
+    run();
+    reply.receive([](job_id) {}, [&](caf::error& e) { result = e; });
+    return result;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a submission is acknowledged only after it is stored") {
+  start();
+  auto g = evens(10);
+  self->send(dispatcher, submit_atom_v, g);
+  expect((submit_atom, job_graph), from(self).to(dispatcher));
+  expect((put_atom, job_graph), from(dispatcher).to(store));
+  CHECK(stored().puts.size() == 1);
+  CHECK(stored().puts[0] == g);
+  // The acknowledgement leaves only now, after the store answered.
+  expect((bool), from(store).to(dispatcher));
+  expect((job_id), from(dispatcher).to(self).with(g.id));
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture, "a job runs to FINISHED with its results") {
+  start();
+  auto g = evens(10);
+  CHECK(request<job_id>(dispatcher, submit_atom_v, g) == g.id);
+  auto r = result_of(g.id);
+  CHECK(r.state == job_state::finished);
+  CHECK(r.error == "");
+  CHECK(values(r.collected) == std::vector<int64_t>{2, 4, 6, 8, 10});
+  CHECK(r.metrics.records_in == 10);
+  CHECK(r.metrics.records_out == 5);
+  REQUIRE(stored().dones.size() == 1);
+  CHECK(stored().dones[0].state == job_state::finished);
+  auto s = request<job_status>(dispatcher, status_atom_v, g.id);
+  CHECK(s.state == job_state::finished);
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture, "a duplicate job id is refused") {
+  start();
+  auto g = evens(4);
+  request<job_id>(dispatcher, submit_atom_v, g);
+  auto err = submit_error(g);
+  CHECK(err == make_error(errc::duplicate_job));
+  CHECK(describe(err) == "job " + g.id.to_string() + " already exists");
+  CHECK(stored().puts.size() == 1);
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture, "an invalid graph is refused, naming the vertex") {
+  start();
+  auto g = evens(4);
+  g.vertices[1].params["function"] = "prime";
+  auto err = submit_error(g);
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err).find("vertex 'even': parameter 'function': unknown "
+                           "filter function 'prime'")
+        == 0);
+  CHECK(stored().puts.empty());
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture, "an unknown job is reported") {
+  start();
+  auto id = job_id::random();
+  caf::error err;
+  auto reply = self->request(dispatcher, caf::infinite, status_atom_v, id);
+  run();
+  reply.receive([](job_status&) {}, [&](caf::error& e) { err = e; });
+  CHECK(err == make_error(errc::unknown_job));
+  CHECK(describe(err) == "no job " + id.to_string());
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "recovery runs stored unfinished jobs and never finished ones") {
+  auto unfinished = evens(6);
+  auto finished = evens(8);
+  job_result old;
+  old.id = finished.id;
+  old.name = finished.name;
+  old.state = job_state::finished;
+  old.collected = {record::integer("", 42)};
+  recovered_jobs stored_before;
+  stored_before.graphs = {unfinished, finished};
+  stored_before.results = {old};
+  start(stored_before);
+  auto r = result_of(unfinished.id);
+  CHECK(r.state == job_state::finished);
+  CHECK(values(r.collected) == std::vector<int64_t>{2, 4, 6});
+  auto again = result_of(finished.id);
+  CHECK(again == old);
+  REQUIRE(stored().dones.size() == 1);
+  CHECK(stored().dones[0].id == unfinished.id);
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture, "a canceled job ends CANCELED") {
+  start();
+  auto g = evens(1000000, 2);
+  self->send(dispatcher, submit_atom_v, g);
+  expect((submit_atom, job_graph), from(self).to(dispatcher));
+  expect((put_atom, job_graph), from(dispatcher).to(store));
+  expect((bool), from(store).to(dispatcher));
+  self->receive([](job_id) {});
+  self->send(dispatcher, cancel_atom_v, g.id);
+  run();
+  auto r = result_of(g.id);
+  CHECK(r.state == job_state::canceled);
+  CHECK(r.error == "job was canceled");
+}

@@ -1,0 +1,44 @@
+#include "fakes.hpp"
+
+namespace weir::test {
+
+job_master_actor::behavior_type
+fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) {
+  return {
+    [=](offer_atom, const resource_id& from, std::vector<slot_offer>& offers) {
+      std::vector<allocation_id> accepted;
+      for (auto& o : offers) {
+        self->state.offers.push_back(o);
+        self->state.offered_by.push_back(from);
+        accepted.push_back(o.alloc);
+      }
+      return accepted;
+    },
+    [=](update_atom, execution_attempt_id, execution_state, const io_metrics&,
+        const std::string&) {},
+    [=](metrics_atom, execution_attempt_id, const io_metrics&) {},
+    [=](collect_atom, execution_attempt_id, const record_batch&) {},
+    [=](status_atom) { return job_status{}; },
+    [=](cancel_atom) { return job_state::cancelling; },
+    [=](tick_atom) {},
+  };
+}
+
+job_store_actor::behavior_type
+fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
+               recovered_jobs stored) {
+  self->state.stored = std::move(stored);
+  return {
+    [=](load_atom) { return self->state.stored; },
+    [=](put_atom, const job_graph& g) {
+      self->state.puts.push_back(g);
+      return true;
+    },
+    [=](done_atom, const job_result& r) {
+      self->state.dones.push_back(r);
+      return true;
+    },
+  };
+}
+
+} // namespace weir::test

@@ -1,0 +1,149 @@
+// The FLIP-6 slot protocol between ResourceManager, TaskExecutors and a
+// JobMaster, on CAF's deterministic scheduler.
+#include "caf_doctest.hpp"
+
+#include "actors/resource_manager/resource_manager.hpp"
+#include "actors/task_executor/task_executor.hpp"
+#include "fakes.hpp"
+#include "messages/errors.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+struct slot_fixture : actor_fixture {
+  resource_manager_actor rm;
+  job_master_actor jm;
+  job_master_id leader = job_master_id::random();
+  job_id job = job_id::random();
+
+  slot_fixture() {
+    rm = spawn_resource_manager(sys, {});
+    jm = sys.spawn(fake_job_master);
+    run();
+  }
+
+  std::vector<task_executor_actor> task_executors;
+
+  ~slot_fixture() {
+    caf::anon_send_exit(rm, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(jm, caf::exit_reason::user_shutdown);
+    for (auto& te : task_executors)
+      caf::anon_send_exit(te, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  task_executor_actor add_task_executor(const std::string& name, int32_t slots) {
+    task_executor_options opts;
+    opts.id = resource_id{name};
+    opts.slots = slots;
+    auto te = spawn_task_executor(sys, opts, rm);
+    task_executors.push_back(te);
+    run();
+    return te;
+  }
+
+  cluster_overview overview() {
+    return request<cluster_overview>(rm, overview_atom_v);
+  }
+
+  std::vector<slot_request> requests(int n) {
+    std::vector<slot_request> result;
+    for (int i = 0; i < n; ++i)
+      result.push_back(slot_request{allocation_id::random(), {}});
+    return result;
+  }
+
+  fake_job_master_state& jm_state() {
+    return deref<fake_job_master_impl>(jm).state;
+  }
+
+  /// Sends a request whose reply would be a `T` and returns the error it
+  /// fails with instead.
+  template <class T, class Handle, class... Ts>
+  caf::error error_of(Handle h, Ts... xs) {
+    caf::error result;
+    auto reply = self->request(h, caf::infinite, std::move(xs)...);
+    run();
+    reply.receive([](T&) {}, [&](caf::error& e) { result = e; });
+    return result;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(slot_fixture, "TaskExecutors register their slots") {
+  add_task_executor("te-1", 2);
+  add_task_executor("te-2", 3);
+  auto o = overview();
+  CHECK(o.task_executors == 2);
+  CHECK(o.slots_total == 5);
+  CHECK(o.slots_free == 5);
+}
+
+TEST_CASE_FIXTURE(slot_fixture, "requested slots are offered to the JobMaster") {
+  add_task_executor("te-1", 2);
+  auto reqs = requests(2);
+  auto pending = request<int32_t>(rm, request_atom_v, leader, job, jm, reqs);
+  CHECK(pending == 0);
+  REQUIRE(jm_state().offers.size() == 2);
+  CHECK(jm_state().offers[0].alloc == reqs[0].alloc);
+  CHECK(jm_state().offers[1].alloc == reqs[1].alloc);
+  CHECK(jm_state().offered_by[0] == resource_id{"te-1"});
+  CHECK(overview().slots_free == 0);
+}
+
+TEST_CASE_FIXTURE(slot_fixture, "requests wait until a TaskExecutor has room") {
+  add_task_executor("te-1", 1);
+  auto pending = request<int32_t>(rm, request_atom_v, leader, job, jm,
+                                  requests(3));
+  CHECK(pending == 2);
+  CHECK(jm_state().offers.size() == 1);
+  add_task_executor("te-2", 2);
+  CHECK(jm_state().offers.size() == 3);
+  CHECK(overview().pending_requests == 0);
+  CHECK(jm_state().offered_by[1] == resource_id{"te-2"});
+}
+
+TEST_CASE_FIXTURE(slot_fixture, "freed slots go back to the ResourceManager") {
+  auto te = add_task_executor("te-1", 2);
+  request<int32_t>(rm, request_atom_v, leader, job, jm, requests(2));
+  CHECK(overview().slots_free == 0);
+  self->send(te, free_atom_v, job);
+  run();
+  CHECK(overview().slots_free == 2);
+}
+
+TEST_CASE_FIXTURE(slot_fixture, "a second JobMaster for the same job is fenced off") {
+  add_task_executor("te-1", 2);
+  request<int32_t>(rm, request_atom_v, leader, job, jm, requests(1));
+  auto err = error_of<int32_t>(rm, request_atom_v, job_master_id::random(), job, jm,
+                      requests(1));
+  CHECK(err == make_error(errc::fencing_token_mismatch));
+  CHECK(describe(err) == "job " + job.to_string()
+                           + " already has another JobMaster");
+}
+
+TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor refuses a replaced ResourceManager") {
+  auto te = add_task_executor("te-1", 1);
+  auto err = error_of<int32_t>(te, request_atom_v, resource_manager_id::random(), job,
+                      leader, jm, std::vector<slot_grant>{{allocation_id::random(), 0}});
+  CHECK(err == make_error(errc::fencing_token_mismatch));
+  CHECK(describe(err) == "slot request from a replaced ResourceManager");
+  CHECK(jm_state().offers.empty());
+}
+
+TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor deploys only for the slot's JobMaster") {
+  auto te = add_task_executor("te-1", 1);
+  auto reqs = requests(1);
+  request<int32_t>(rm, request_atom_v, leader, job, jm, reqs);
+  task_deployment d;
+  d.job = job;
+  d.alloc = reqs[0].alloc;
+  auto err = error_of<std::vector<subtask_actor>>(te, submit_atom_v, job_master_id::random(), jm,
+                      std::vector<task_deployment>{d});
+  CHECK(err == make_error(errc::fencing_token_mismatch));
+  CHECK(describe(err) == "allocation " + reqs[0].alloc.to_string()
+                           + " is not held by this JobMaster");
+}
