@@ -17,7 +17,7 @@
 #include "cli/job_args.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
-#include "messages/type_ids.hpp"
+#include "cluster/runtime_config.hpp"
 
 namespace weir::cli {
 
@@ -204,11 +204,7 @@ int run_action(const std::vector<std::string>& args) {
     = flags.slots.value_or(slots_for(highest, mc.task_executors));
   mc.state_dir = flags.state_dir;
   caf::actor_system_config cfg;
-  add_message_types(cfg);
-  if (auto* p = getenv("WEIR_SCHED"))
-    cfg.set("scheduler.policy", caf::atom_from_string(p));
-  if (auto* p = getenv("WEIR_THREADS"))
-    cfg.set("scheduler.max-threads", atoi(p));
+  configure_actor_system(cfg);
   caf::actor_system sys{cfg};
   auto cluster = mini_cluster::start(sys, mc);
   if (!cluster) {
