@@ -1,0 +1,135 @@
+// A cluster started on a RocksDB state directory that holds jobs: the
+// unfinished ones run to completion, finished ones never run again, corrupt
+// records are reported by key and skipped.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "cluster/mini_cluster.hpp"
+#include "cluster/runtime_config.hpp"
+#include "messages/errors.hpp"
+#include "process.hpp"
+#include "storage/job_graph_store.hpp"
+#include "storage/job_result_store.hpp"
+#include "storage/rocksdb_store.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+job_graph evens(int64_t n) {
+  job_graph g;
+  g.id = job_id::random();
+  g.name = "evens";
+  g.vertices = {
+    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, 2},
+    {"even", "filter", {{"function", "even"}}, 2},
+    {"result", "collect", {}, 1}};
+  g.edges = {{"numbers", "even", partitioning::forward},
+             {"even", "result", partitioning::rebalance}};
+  return g;
+}
+
+int64_t sum_of(const std::vector<record>& rows) {
+  int64_t total = 0;
+  for (auto& r : rows)
+    total += r.num;
+  return total;
+}
+
+/// Waits (up to a deadline) for the result of a job.
+job_result wait_for_result(caf::actor_system& sys, dispatcher_actor d,
+                           job_id id) {
+  caf::scoped_actor self{sys};
+  job_result result;
+  self->request(d, std::chrono::seconds(60), result_atom_v, id)
+    .receive([&](job_result& r) { result = std::move(r); },
+             [&](caf::error& err) { FAIL_CHECK(describe(err)); });
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("a cluster on a state directory recovers its unfinished jobs") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  auto unfinished = evens(1000);
+  auto finished = evens(10);
+  job_result old;
+  old.id = finished.id;
+  old.name = finished.name;
+  old.state = job_state::finished;
+  old.collected = {record::integer("", 7)};
+  {
+    auto kv = storage::open_rocksdb_store(state);
+    REQUIRE(kv);
+    storage::job_graph_store graphs{**kv};
+    storage::job_result_store results{**kv};
+    REQUIRE_FALSE(graphs.put(unfinished));
+    REQUIRE_FALSE(graphs.put(finished));
+    REQUIRE_FALSE(results.put_dirty(old));
+    REQUIRE_FALSE(results.mark_clean(old.id));
+    REQUIRE_FALSE((*kv)->put(storage::column::job_graphs,
+                             std::string(32, 'f'), "{not json",
+                             storage::durability::synced));
+  }
+  {
+    caf::actor_system_config cfg;
+    configure_actor_system(cfg);
+    caf::actor_system sys{cfg};
+    mini_cluster_options opts;
+    opts.slots_per_task_executor = 2;
+    opts.state_dir = state;
+    auto cluster = mini_cluster::start(sys, opts);
+    REQUIRE(cluster);
+    auto r = wait_for_result(sys, (*cluster)->dispatcher(), unfinished.id);
+    CHECK(r.state == job_state::finished);
+    CHECK(sum_of(r.collected) == 250500); // 2 + 4 + ... + 1000
+    auto again = wait_for_result(sys, (*cluster)->dispatcher(), finished.id);
+    CHECK(again == old);
+    (*cluster)->stop();
+  }
+  // Afterwards the recovered job has a clean result and no stored graph.
+  auto kv = storage::open_rocksdb_store(state);
+  REQUIRE(kv);
+  auto entry = storage::job_result_store{**kv}.get(unfinished.id);
+  REQUIRE(entry);
+  REQUIRE(entry->has_value());
+  CHECK((*entry)->result.state == job_state::finished);
+  CHECK_FALSE((*entry)->dirty);
+  auto graph = storage::job_graph_store{**kv}.get(unfinished.id);
+  REQUIRE(graph);
+  CHECK_FALSE(graph->has_value());
+}
+
+TEST_CASE("weir run with an unusable state directory exits 3 and names it") {
+  temp_dir dir;
+  auto file = dir.write("plain-file", "x");
+  auto r = run_weir({"run", "examples/collect.json", "--state-dir",
+                     file + "/state"});
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == "weir run: cannot start the local cluster: " + file
+                   + "/state: cannot create directory: Not a directory\n");
+}
+
+TEST_CASE("weir run with a state directory keeps the job's result there") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  auto r = run_weir({"run", "examples/collect.json", "--to", "6", "--state-dir",
+                     state});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "2\n4\n6\n");
+  auto kv = storage::open_rocksdb_store(state);
+  REQUIRE(kv);
+  auto results = storage::job_result_store{**kv}.load_all();
+  REQUIRE(results);
+  REQUIRE(results->entries.size() == 1);
+  CHECK(results->entries[0].result.state == job_state::finished);
+  CHECK(r.err.find(results->entries[0].result.id.to_string()) != std::string::npos);
+}
