@@ -50,6 +50,7 @@ struct task_deployment {
   int32_t task_index = 0;    ///< which chain of the job
   int32_t subtask_index = 0; ///< which parallel instance
   int32_t parallelism = 1;
+  std::string job_name;
   std::string task_name;     ///< e.g. "lines -> words"
   std::vector<vertex_spec> chain;
   std::vector<input_gate_desc> inputs;
@@ -61,7 +62,7 @@ struct task_deployment {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
   return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
-           x.task_index, x.subtask_index, x.parallelism, x.task_name, x.chain,
+           x.task_index, x.subtask_index, x.parallelism, x.job_name, x.task_name, x.chain,
            x.inputs, x.outputs, x.bounded);
 }
 

@@ -105,6 +105,7 @@ task_deployment execution_graph::deployment(int32_t flat,
   d.task_index = x.task;
   d.subtask_index = x.subtask;
   d.parallelism = t.parallelism;
+  d.job_name = graph_.name;
   d.task_name = t.name;
   for (auto v : t.vertices)
     d.chain.push_back(graph_.vertices[static_cast<size_t>(v)]);

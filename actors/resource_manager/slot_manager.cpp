@@ -105,6 +105,8 @@ std::vector<slot_manager::assignment> slot_manager::match() {
 }
 
 void slot_manager::free_slot(const resource_id& id, allocation_id alloc) {
+  if (!alloc.valid())
+    return; // a nil id would match every free slot
   for (auto& w : workers_) {
     if (w.id != id)
       continue;

@@ -16,26 +16,43 @@ operator_chain::operator_chain(const task_deployment& d,
     auto& v = d.chain[i];
     auto* f = reg.find(v.op);
     if (f == nullptr)
-      throw ops::operator_error(fmt::format("unknown operator '{}'", v.op));
-    ops::operator_context ctx{d.task_name, v.id, d.subtask_index,
+      throw ops::operator_error(
+        fmt::format("vertex '{}': unknown operator '{}'", v.id, v.op));
+    ops::operator_context ctx{d.job_name, v.id, d.subtask_index,
                               d.parallelism, d.bounded};
+    contexts_.push_back(ctx);
     bool first = i == 0;
     bool last = i + 1 == d.chain.size();
-    if (first && !has_inputs) {
+    if (first && !has_inputs)
       source_ = f->make_source(v.params);
-      source_->open(ctx);
-    } else if (last && !has_outputs) {
+    else if (last && !has_outputs)
       sink_ = f->make_sink(v.params);
-      sink_->open(ctx);
-    } else {
+    else
       transforms_.push_back(f->make_transform(v.params));
-      transforms_.back()->open(ctx);
-    }
   }
   for (auto& in : d.inputs)
     preaggregated_.push_back(in.preaggregated);
   for (auto& out : d.outputs)
     gates_.emplace_back(out, d.subtask_index, opts);
+}
+
+void operator_chain::open() {
+  size_t next = 0;
+  auto open_one = [&](auto& op) {
+    auto& ctx = contexts_[next++];
+    try {
+      op.open(ctx);
+    } catch (const std::exception& e) {
+      throw ops::operator_error(
+        fmt::format("vertex '{}': {}", ctx.vertex_id, e.what()));
+    }
+  };
+  if (source_)
+    open_one(*source_);
+  for (auto& t : transforms_)
+    open_one(*t);
+  if (sink_)
+    open_one(*sink_);
 }
 
 operator_chain::~operator_chain() = default;

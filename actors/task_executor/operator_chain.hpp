@@ -15,9 +15,13 @@ namespace weir {
 /// it batches and sends what its gates release.
 class operator_chain {
 public:
-  /// Builds and opens every operator; throws ops::operator_error.
+  /// Builds every operator (no I/O yet); throws ops::operator_error.
   operator_chain(const task_deployment& d, const exchange_options& opts);
   ~operator_chain();
+
+  /// Opens every operator (files are opened here); throws
+  /// ops::operator_error naming the vertex.
+  void open();
 
   bool has_source() const { return source_ != nullptr; }
   bool blocking_io() const;
@@ -48,6 +52,7 @@ private:
   void push(std::vector<record>& batch, size_t first_transform, bool partial);
   void deliver(std::vector<record>& batch);
 
+  std::vector<ops::operator_context> contexts_; // source, transforms, sink
   std::unique_ptr<ops::source> source_;
   std::vector<std::unique_ptr<ops::transform>> transforms_;
   std::unique_ptr<ops::sink> sink_;

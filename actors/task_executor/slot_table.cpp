@@ -24,6 +24,10 @@ std::string slot_table::allocate(int32_t index, allocation_id alloc,
                                  job_id job, job_master_id leader) {
   if (index < 0 || index >= size())
     return fmt::format("no slot {}", index);
+  auto held = by_alloc_.find(alloc);
+  if (held != by_alloc_.end() && held->second != static_cast<size_t>(index))
+    return fmt::format("allocation {} already holds slot {}", alloc.to_string(),
+                       held->second);
   auto& s = slots_[static_cast<size_t>(index)];
   if (s.state != slot_state::free)
     return s.alloc == alloc ? std::string{}

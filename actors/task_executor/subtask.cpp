@@ -41,6 +41,12 @@ struct pending_input {
   bool end = false;
 };
 
+/// An operator chain built before the subtask is spawned, or why not.
+struct built_chain {
+  std::unique_ptr<operator_chain> chain;
+  std::string error;
+};
+
 struct subtask_state {
   task_deployment d;
   job_master_actor jm;
@@ -257,7 +263,7 @@ void pump(self_ptr self) {
 
 subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
                                           job_master_actor jm,
-                                          exchange_options opts) {
+                                          std::shared_ptr<built_chain> built) {
   auto& st = self->state;
   st.d = std::move(d);
   st.jm = std::move(jm);
@@ -265,7 +271,10 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     st.channels_open += static_cast<size_t>(in.channels);
   st.channel_ended.assign(st.channels_open, false);
   try {
-    st.chain = std::make_unique<operator_chain>(st.d, opts);
+    if (!built->chain)
+      throw ops::operator_error(built->error);
+    st.chain = std::move(built->chain);
+    st.chain->open();
     report(self, execution_state::initializing);
   } catch (const std::exception& e) {
     st.finished = true;
@@ -355,26 +364,21 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
   };
 }
 
-/// Source and sink operators that read or write files or stdout block.
-bool does_blocking_io(const task_deployment& d) {
-  if (d.chain.empty())
-    return false;
-  auto& head = d.chain.front().op;
-  auto& tail = d.chain.back().op;
-  bool source = d.inputs.empty();
-  bool sink = d.outputs.empty();
-  return (source && head == "text_file")
-         || (sink && (tail == "text_file" || tail == "stdout"));
-}
-
 } // namespace
 
 subtask_actor spawn_subtask(caf::actor_system& sys, task_deployment d,
                             job_master_actor jm, const exchange_options& opts) {
-  if (does_blocking_io(d))
+  // Build the operators first: whether they block decides the thread model.
+  auto built = std::make_shared<built_chain>();
+  try {
+    built->chain = std::make_unique<operator_chain>(d, opts);
+  } catch (const std::exception& e) {
+    built->error = e.what();
+  }
+  if (built->chain && built->chain->blocking_io())
     return sys.spawn<caf::detached>(subtask_impl, std::move(d), std::move(jm),
-                                    opts);
-  return sys.spawn(subtask_impl, std::move(d), std::move(jm), opts);
+                                    std::move(built));
+  return sys.spawn(subtask_impl, std::move(d), std::move(jm), std::move(built));
 }
 
 } // namespace weir

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstdlib>
 #include <map>
 
 #include <fmt/format.h>
@@ -189,4 +190,23 @@ TEST_CASE("a job that fails at run time exits 1 and leaves no output file") {
   CHECK(f.err.find("ended FAILED: ") != std::string::npos);
   CHECK_FALSE(exists(target + ".inprogress"));
   CHECK(read_file(target + "/keep") == "x");
+}
+
+TEST_CASE("a terminal on stderr gets a live progress line") {
+  temp_dir dir;
+  // About one second of work: 1000 records at 1000 records/s.
+  auto spec = dir.write("paced.json", R"({
+    "name": "paced",
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"count": 1000, "rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink", "partitioning": "forward"}]})");
+  auto weir = std::string{std::getenv("WEIR_BIN")};
+  // script(1) runs the command on a pseudo terminal.
+  auto r = run_process({"/usr/bin/script", "-qec", weir + " run " + spec,
+                        "/dev/null"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\r\x1b[K[RUNNING] subtasks: ") != std::string::npos);
+  CHECK(r.out.find(" finished of 1 | records in ") != std::string::npos);
+  CHECK(r.out.find("has finished.") != std::string::npos);
 }
