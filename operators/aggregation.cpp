@@ -103,17 +103,15 @@ void keyed_aggregation::add(record&& r, bool partial) {
   }
   if (track_updates_ && e.epoch != epoch_) {
     e.epoch = epoch_;
-    touched_.push_back(&*i);
+    touched_.push_back(i->first);
   }
 }
 
 void keyed_aggregation::drain(std::vector<record>& out) {
   out.reserve(out.size() + table_.size());
-  while (!table_.empty()) {
-    auto node = table_.extract(table_.begin());
-    const auto& e = node.mapped();
-    out.push_back(record::integer(std::move(node.key()), e.value, e.timestamp));
-  }
+  for (const auto& [key, e] : table_)
+    out.push_back(record::integer(key, e.value, e.timestamp));
+  table_.clear();
   touched_.clear();
 }
 
@@ -126,9 +124,10 @@ void keyed_aggregation::drain_sorted(std::vector<record>& out) {
 
 void keyed_aggregation::emit_updates(std::vector<record>& out) {
   out.reserve(out.size() + touched_.size());
-  for (const auto* kv : touched_)
-    out.push_back(
-      record::integer(kv->first, kv->second.value, kv->second.timestamp));
+  for (auto& key : touched_) {
+    const auto& e = table_.find(key)->second;
+    out.push_back(record::integer(std::move(key), e.value, e.timestamp));
+  }
   touched_.clear();
   ++epoch_;
 }

@@ -76,14 +76,18 @@ public:
 
   void process(std::vector<record>& in, std::vector<record>& out,
                bool) override {
-    out.reserve(out.size() + in.size() * 4);
+    // Grow once per batch: reserve what the largest batch so far produced.
+    auto first = out.size();
+    out.reserve(first + std::max(in.size() * 4, peak_));
     for (auto& r : in)
       f_(std::move(r), out);
     in.clear();
+    peak_ = std::max(peak_, out.size() - first);
   }
 
 private:
   F f_;
+  size_t peak_ = 0;
 };
 
 /// A named function of map, flat_map or filter.
