@@ -203,6 +203,16 @@ int run_action(const std::vector<std::string>& args) {
   mc.slots_per_task_executor
     = flags.slots.value_or(slots_for(highest, mc.task_executors));
   mc.state_dir = flags.state_dir;
+  auto total = int64_t{mc.task_executors} * mc.slots_per_task_executor;
+  if (total < highest) {
+    // A local cluster never grows: waiting for slot.request.timeout would
+    // only delay the same failure.
+    fmt::print(stderr,
+               "weir run: the job needs {} slots (its highest parallelism) but "
+               "--taskmanagers {} x --slots {} give {}\n",
+               highest, mc.task_executors, mc.slots_per_task_executor, total);
+    return exit_bad_input;
+  }
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system sys{cfg};

@@ -153,3 +153,11 @@ TEST_CASE("unknown flags, actions and arguments are named") {
   CHECK(slots.exit_code == 2);
   CHECK(slots.err == "weir run: --slots 0 is outside [1, 32768]\n");
 }
+
+TEST_CASE("a local cluster too small for the job is refused at once") {
+  auto r = run_weir({"run", "examples/wordcount.json", "-p", "4",
+                     "--taskmanagers", "1", "--slots", "3"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "weir run: the job needs 4 slots (its highest parallelism) "
+                 "but --taskmanagers 1 x --slots 3 give 3\n");
+}
