@@ -4,7 +4,7 @@
 
 #include "cli/actions.hpp"
 #include "cli/exit_codes.hpp"
-#include "cli/job_args.hpp"
+#include "cli/job_command.hpp"
 #include "client/chaining.hpp"
 
 namespace weir::cli {
@@ -17,44 +17,18 @@ int info_action(const std::vector<std::string>& args) {
   opts.add_options()("p,parallelism", "default parallelism of the job",
                      cxxopts::value<int32_t>())("h,help", "print this help");
   opts.allow_unrecognised_options();
-  job_args ja;
-  if (auto err = split_job_args("info", args, {"-p", "--parallelism"},
-                                {"-p", "--parallelism", "-h", "--help"}, ja)) {
+  int code = exit_ok;
+  auto cmd = parse_job_command("info", opts, args, {"-p", "--parallelism"},
+                               code);
+  if (!cmd)
+    return code;
+  job_graph g;
+  if (auto err = load_job(cmd->args, parallelism_flag(cmd->flags), g)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }
-  try {
-    std::vector<const char*> argv;
-    for (auto& a : ja.weir_args)
-      argv.push_back(a.c_str());
-    auto res = opts.parse(static_cast<int>(argv.size()), argv.data());
-    if (res.count("help") > 0) {
-      fmt::print("{}", opts.help());
-      return exit_ok;
-    }
-    if (!res.unmatched().empty()) {
-      fmt::print(stderr, "weir info: unknown flag '{}' (see weir info --help)\n",
-                 res.unmatched().front());
-      return exit_bad_input;
-    }
-    if (ja.spec_path.empty()) {
-      fmt::print(stderr, "weir info: missing job spec (see weir info --help)\n");
-      return exit_bad_input;
-    }
-    std::optional<int32_t> p;
-    if (res.count("parallelism") > 0)
-      p = res["parallelism"].as<int32_t>();
-    job_graph g;
-    if (auto err = load_job(ja, p, g)) {
-      fmt::print(stderr, "{}\n", *err);
-      return exit_bad_input;
-    }
-    fmt::print("{}", describe_plan(g));
-    return exit_ok;
-  } catch (const cxxopts::exceptions::exception& e) {
-    fmt::print(stderr, "weir info: {}\n", e.what());
-    return exit_bad_input;
-  }
+  fmt::print("{}", describe_plan(g));
+  return exit_ok;
 }
 
 } // namespace weir::cli

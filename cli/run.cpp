@@ -14,7 +14,7 @@
 
 #include "cli/actions.hpp"
 #include "cli/exit_codes.hpp"
-#include "cli/job_args.hpp"
+#include "cli/job_command.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
 #include "cluster/runtime_config.hpp"
@@ -143,46 +143,22 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
 
 int run_action(const std::vector<std::string>& args) {
   auto opts = run_options();
-  job_args ja;
-  std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",
-                                      "--slots", "--state-dir"};
-  auto known = value_flags;
-  known.insert(known.end(), {"-h", "--help"});
-  if (auto err = split_job_args("run", args, value_flags, known, ja)) {
-    fmt::print(stderr, "{}\n", *err);
-    return exit_bad_input;
-  }
+  int code = exit_ok;
+  auto cmd = parse_job_command("run", opts, args,
+                               {"-p", "--parallelism", "--taskmanagers",
+                                "--slots", "--state-dir"},
+                               code);
+  if (!cmd)
+    return code;
+  auto& res = cmd->flags;
   run_flags flags;
-  try {
-    std::vector<const char*> argv;
-    for (auto& a : ja.weir_args)
-      argv.push_back(a.c_str());
-    auto res = opts.parse(static_cast<int>(argv.size()), argv.data());
-    if (res.count("help") > 0) {
-      fmt::print("{}", opts.help());
-      return exit_ok;
-    }
-    if (!res.unmatched().empty()) {
-      fmt::print(stderr, "weir run: unknown flag '{}' (see weir run --help)\n",
-                 res.unmatched().front());
-      return exit_bad_input;
-    }
-    if (res.count("parallelism") > 0)
-      flags.parallelism = res["parallelism"].as<int32_t>();
-    if (res.count("taskmanagers") > 0)
-      flags.task_executors = res["taskmanagers"].as<int32_t>();
-    if (res.count("slots") > 0)
-      flags.slots = res["slots"].as<int32_t>();
-    if (res.count("state-dir") > 0)
-      flags.state_dir = res["state-dir"].as<std::string>();
-  } catch (const cxxopts::exceptions::exception& e) {
-    fmt::print(stderr, "weir run: {}\n", e.what());
-    return exit_bad_input;
-  }
-  if (ja.spec_path.empty()) {
-    fmt::print(stderr, "weir run: missing job spec (see weir run --help)\n");
-    return exit_bad_input;
-  }
+  flags.parallelism = parallelism_flag(res);
+  if (res.count("taskmanagers") > 0)
+    flags.task_executors = res["taskmanagers"].as<int32_t>();
+  if (res.count("slots") > 0)
+    flags.slots = res["slots"].as<int32_t>();
+  if (res.count("state-dir") > 0)
+    flags.state_dir = res["state-dir"].as<std::string>();
   for (auto err : {check_count("taskmanagers", flags.task_executors, 1024),
                    check_count("slots", flags.slots, max_parallelism)}) {
     if (err) {
@@ -191,7 +167,7 @@ int run_action(const std::vector<std::string>& args) {
     }
   }
   job_graph graph;
-  if (auto err = load_job(ja, flags.parallelism, graph)) {
+  if (auto err = load_job(cmd->args, flags.parallelism, graph)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }
@@ -222,9 +198,9 @@ int run_action(const std::vector<std::string>& args) {
                describe(cluster.error()));
     return exit_cluster_error;
   }
-  auto code = submit_and_wait(sys, (*cluster)->dispatcher(), std::move(graph));
+  auto result = submit_and_wait(sys, (*cluster)->dispatcher(), std::move(graph));
   (*cluster)->stop();
-  return code;
+  return result;
 }
 
 } // namespace weir::cli

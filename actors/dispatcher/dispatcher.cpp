@@ -109,6 +109,15 @@ void recover(self_ptr self, recovered_jobs& rec) {
   }
 }
 
+job_entry* find_job(self_ptr self, job_id id) {
+  auto i = self->state.jobs.find(id);
+  return i == self->state.jobs.end() ? nullptr : &i->second;
+}
+
+caf::error unknown_job(job_id id) {
+  return make_error(errc::unknown_job, fmt::format("no job {}", id.to_string()));
+}
+
 caf::result<job_id> submit(self_ptr self, job_graph& g) {
   auto& st = self->state;
   if (!g.id.valid())
@@ -222,43 +231,37 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       return result;
     },
     [=](status_atom, job_id id) -> caf::result<job_status> {
-      auto& st = self->state;
-      auto i = st.jobs.find(id);
-      if (i == st.jobs.end())
-        return make_error(errc::unknown_job,
-                          fmt::format("no job {}", id.to_string()));
-      if (i->second.result)
-        return status_from_result(*i->second.result);
-      if (!i->second.jm) {
+      auto* entry = find_job(self, id);
+      if (entry == nullptr)
+        return unknown_job(id);
+      if (entry->result)
+        return status_from_result(*entry->result);
+      if (!entry->jm) {
         job_status s;
         s.id = id;
-        s.name = i->second.graph.name;
+        s.name = entry->graph.name;
         return s;
       }
-      return self->delegate(i->second.jm, status_atom_v);
+      return self->delegate(entry->jm, status_atom_v);
     },
     [=](cancel_atom, job_id id) -> caf::result<job_state> {
-      auto& st = self->state;
-      auto i = st.jobs.find(id);
-      if (i == st.jobs.end())
-        return make_error(errc::unknown_job,
-                          fmt::format("no job {}", id.to_string()));
-      if (i->second.result)
-        return i->second.result->state;
-      if (!i->second.jm)
+      auto* entry = find_job(self, id);
+      if (entry == nullptr)
+        return unknown_job(id);
+      if (entry->result)
+        return entry->result->state;
+      if (!entry->jm)
         return job_state::created;
-      return self->delegate(i->second.jm, cancel_atom_v);
+      return self->delegate(entry->jm, cancel_atom_v);
     },
     [=](result_atom, job_id id) -> caf::result<job_result> {
-      auto& st = self->state;
-      auto i = st.jobs.find(id);
-      if (i == st.jobs.end())
-        return make_error(errc::unknown_job,
-                          fmt::format("no job {}", id.to_string()));
-      if (i->second.result)
-        return *i->second.result;
+      auto* entry = find_job(self, id);
+      if (entry == nullptr)
+        return unknown_job(id);
+      if (entry->result)
+        return *entry->result;
       auto rp = self->make_response_promise<job_result>();
-      i->second.waiting.push_back(rp);
+      entry->waiting.push_back(rp);
       return rp;
     },
     [=](done_atom, job_result& r) { complete(self, std::move(r)); },
