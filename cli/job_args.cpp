@@ -18,6 +18,8 @@ bool is_flag(const std::string& a) {
 /// "--name=value" → "name"; "--name" → "name".
 std::string flag_name(const std::string& a) {
   auto start = a.find_first_not_of('-');
+  if (start == std::string::npos)
+    return {}; // "--" alone
   auto eq = a.find('=');
   return a.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
 }

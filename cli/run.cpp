@@ -25,6 +25,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
+/// How often the client asks for the job's status.
+constexpr auto progress_interval = 200ms;
+
 struct run_flags {
   std::optional<int32_t> parallelism;
   std::optional<int32_t> task_executors;
@@ -86,20 +89,37 @@ void print_records(const std::vector<record>& rows) {
 
 int report_result(const job_result& r) {
   print_records(r.collected);
-  if (r.state == job_state::finished) {
+  if (r.state == job_state::finished)
     fmt::print(stderr, "Job with JobID {} has finished.\n", r.id.to_string());
-  } else {
+  else
     fmt::print(stderr, "Job with JobID {} ended {}: {}\n", r.id.to_string(),
                to_string(r.state), r.error);
-  }
   fmt::print(stderr, "Job Runtime: {} ms ({} records in, {} records out)\n",
              r.end_time_ms - r.start_time_ms, r.metrics.records_in,
              r.metrics.records_out);
-  return r.state == job_state::finished ? exit_ok : exit_job_failed;
+  if (r.state != job_state::finished)
+    return exit_job_failed;
+  if (!r.error.empty()) {
+    // The job finished but its result could not be stored.
+    fmt::print(stderr, "weir run: {}\n", r.error);
+    return exit_cluster_error;
+  }
+  return exit_ok;
+}
+
+/// Bad input is the client's fault (exit 2); anything else, such as storage
+/// or a dispatcher that is gone, is the cluster's (exit 3).
+int exit_code_for(const caf::error& err) {
+  if (err.category() == errc_category()
+      && (err.code() == static_cast<uint8_t>(errc::invalid_job)
+          || err.code() == static_cast<uint8_t>(errc::duplicate_job)))
+    return exit_bad_input;
+  return exit_cluster_error;
 }
 
 /// Submits the job and waits for its result, printing progress when stderr
-/// is a terminal.
+/// is a terminal. The result request is renewed every progress interval;
+/// the Dispatcher keeps only the newest one per client.
 int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
                     job_graph g) {
   caf::scoped_actor self{sys};
@@ -109,33 +129,32 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
     .receive([&](job_id x) { id = x; },
              [&](caf::error& err) {
                fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
-               code = exit_bad_input;
+               code = exit_code_for(err);
              });
   if (!id)
     return code;
   fmt::print(stderr, "Job has been submitted with JobID {}\n", id->to_string());
   bool tty = isatty(STDERR_FILENO) != 0;
   std::optional<job_result> result;
-  while (!result) {
-    bool failed = false;
-    self->request(dispatcher, 200ms, result_atom_v, *id)
+  std::optional<caf::error> lost;
+  while (!result && !lost) {
+    self->request(dispatcher, progress_interval, result_atom_v, *id)
       .receive([&](job_result& r) { result = std::move(r); },
                [&](caf::error& err) {
-                 if (err != caf::sec::request_timeout) {
-                   fmt::print(stderr, "weir run: lost the job: {}\n",
-                              describe(err));
-                   failed = true;
-                 }
+                 if (err != caf::sec::request_timeout)
+                   lost = err;
                });
-    if (failed)
-      return exit_job_failed;
-    if (!result && tty)
+    if (!result && !lost && tty)
       self->request(dispatcher, 1s, status_atom_v, *id)
         .receive([&](job_status& s) { print_progress(s); },
                  [&](caf::error&) {});
   }
   if (tty)
     fmt::print(stderr, "\r\x1b[K");
+  if (!result) {
+    fmt::print(stderr, "weir run: lost the job: {}\n", describe(*lost));
+    return exit_cluster_error;
+  }
   return report_result(*result);
 }
 

@@ -57,7 +57,7 @@ public:
 
   void write(const std::vector<record>& in) override {
     if (fd_ < 0)
-      open(operator_context{});
+      throw operator_error(fmt::format("text_file sink '{}' is not open", path_));
     for (const auto& r : in)
       append_text_line(buf_, r);
     if (buf_.size() >= flush_bytes)
@@ -65,8 +65,10 @@ public:
   }
 
   void finish() override {
+    if (finished_)
+      return; // the file is final already
     if (fd_ < 0)
-      open(operator_context{});
+      throw operator_error(fmt::format("text_file sink '{}' is not open", path_));
     flush();
     if (::fdatasync(fd_) != 0 && errno != EINVAL)
       fail("cannot sync", in_progress_);
@@ -78,6 +80,7 @@ public:
       errno = saved;
       fail("cannot rename", in_progress_);
     }
+    finished_ = true;
   }
 
   void abort() override {
@@ -92,6 +95,8 @@ public:
   bool blocking_io() const override { return true; }
 
 private:
+  bool finished_ = false;
+
   [[noreturn]] static void fail(const char* what, const std::string& path) {
     throw operator_error(
       fmt::format("{} '{}': {}", what, path, std::strerror(errno)));

@@ -28,8 +28,12 @@ struct job_entry {
   bool stored = false;
   /// The result is being stored; it is answered once that is done.
   bool completing = false;
+  /// A cancel arrived before the job was stored and its JobMaster started.
+  bool cancel_requested = false;
   int64_t submitted_ms = 0;
-  std::vector<caf::typed_response_promise<job_result>> waiting;
+  /// Clients waiting for the result: the newest request of each client (a
+  /// client that re-asks after a timeout replaces its older request).
+  std::map<caf::actor_addr, caf::typed_response_promise<job_result>> waiting;
 };
 
 struct dispatcher_state {
@@ -74,7 +78,7 @@ void complete(self_ptr self, job_result result) {
     entry.completing = false;
     entry.result = std::move(r);
     entry.jm = nullptr;
-    for (auto& p : entry.waiting)
+    for (auto& [client, p] : entry.waiting)
       p.deliver(*entry.result);
     entry.waiting.clear();
   };
@@ -139,8 +143,18 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
       [=](bool) mutable {
         auto& entry = self->state.jobs[id];
         entry.stored = true;
-        start_job_master(self, entry);
         rp.deliver(id);
+        if (entry.cancel_requested) {
+          job_result r;
+          r.id = id;
+          r.name = entry.graph.name;
+          r.state = job_state::canceled;
+          r.error = "job was canceled";
+          r.start_time_ms = r.end_time_ms = now_ms();
+          complete(self, std::move(r));
+          return;
+        }
+        start_job_master(self, entry);
       },
       [=](caf::error& err) mutable {
         self->state.jobs.erase(id);
@@ -250,8 +264,10 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         return unknown_job(id);
       if (entry->result)
         return entry->result->state;
-      if (!entry->jm)
-        return job_state::created;
+      if (!entry->jm) {
+        entry->cancel_requested = true;
+        return job_state::cancelling;
+      }
       return self->delegate(entry->jm, cancel_atom_v);
     },
     [=](result_atom, job_id id) -> caf::result<job_result> {
@@ -260,8 +276,9 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         return unknown_job(id);
       if (entry->result)
         return *entry->result;
+      auto client = caf::actor_cast<caf::actor_addr>(self->current_sender());
       auto rp = self->make_response_promise<job_result>();
-      entry->waiting.push_back(rp);
+      entry->waiting.insert_or_assign(client, rp);
       return rp;
     },
     [=](done_atom, job_result& r) { complete(self, std::move(r)); },

@@ -38,6 +38,7 @@ struct jm_state {
   resource_manager_actor rm;
   job_master_id leader = job_master_id::random();
   job_state state = job_state::created;
+  bool finalized = false;
   std::string failure;
   int64_t start_time_ms = 0;
   std::map<allocation_id, int32_t> pending_slots; // allocation → shared slot
@@ -61,6 +62,9 @@ void set_state(self_ptr self, job_state to) {
 /// Ends the job: frees its slots everywhere and reports to the Dispatcher.
 void finalize(self_ptr self) {
   auto& st = self->state;
+  if (st.finalized)
+    return;
+  st.finalized = true;
   if (st.state == job_state::failing)
     set_state(self, job_state::failed);
   else if (st.state == job_state::cancelling)
@@ -122,7 +126,9 @@ void fail_job(self_ptr self, std::string cause) {
 void start_all(self_ptr self) {
   auto& st = self->state;
   auto& g = *st.graph;
-  for (size_t i = 0; i < g.size(); ++i) {
+  // Consumers first (executions are in topological order): a consumer is
+  // running before the first batch of a local producer can reach it.
+  for (size_t i = g.size(); i-- > 0;) {
     subtask_wiring w;
     for (auto& list : g.consumers(static_cast<int32_t>(i))) {
       std::vector<subtask_actor> hs;
@@ -216,6 +222,9 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
     return;
   if (s == execution_state::failed)
     fail_job(self, error);
+  else if (s == execution_state::canceled && st.state == job_state::running)
+    fail_job(self, "a subtask was canceled outside the JobMaster (its "
+                   "TaskExecutor is shutting down)");
   maybe_finalize(self);
 }
 

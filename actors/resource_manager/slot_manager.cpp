@@ -83,24 +83,42 @@ int32_t slot_manager::take_slot(worker& w, const resource_profile& wanted) {
 }
 
 std::vector<slot_manager::assignment> slot_manager::match() {
+  // Jobs in the order of their first pending request. A job gets all of its
+  // pending requests or none: its subtasks share slots and need all of them,
+  // and a job holding part of the slots could starve another forever.
+  std::vector<job_id> order;
+  std::map<job_id, std::vector<pending>> by_job;
+  for (auto& p : pending_) {
+    auto& list = by_job[p.job];
+    if (list.empty())
+      order.push_back(p.job);
+    list.push_back(std::move(p));
+  }
+  pending_.clear();
   std::vector<assignment> result;
-  std::deque<pending> unmatched;
-  while (!pending_.empty()) {
-    auto p = std::move(pending_.front());
-    pending_.pop_front();
-    int32_t index = -1;
-    auto* w = pick(p.request.profile, index);
-    if (w == nullptr) {
-      unmatched.push_back(std::move(p));
+  for (auto& job : order) {
+    auto& requests = by_job[job];
+    std::vector<assignment> taken;
+    for (auto& p : requests) {
+      int32_t index = -1;
+      auto* w = pick(p.request.profile, index);
+      if (w == nullptr)
+        break;
+      w->slots[static_cast<size_t>(index)].alloc = p.request.alloc;
+      --w->free;
+      if (static_cast<size_t>(index) == w->next_free)
+        w->next_free = static_cast<size_t>(index) + 1;
+      taken.push_back(assignment{w->id, p.job, p.request.alloc, index});
+    }
+    if (taken.size() == requests.size()) {
+      result.insert(result.end(), taken.begin(), taken.end());
       continue;
     }
-    w->slots[static_cast<size_t>(index)].alloc = p.request.alloc;
-    --w->free;
-    if (static_cast<size_t>(index) == w->next_free)
-      w->next_free = static_cast<size_t>(index) + 1;
-    result.push_back(assignment{w->id, p.job, p.request.alloc, index});
+    for (auto& a : taken)
+      free_slot(a.task_executor, a.alloc);
+    for (auto& p : requests)
+      pending_.push_back(std::move(p));
   }
-  pending_ = std::move(unmatched);
   return result;
 }
 

@@ -48,8 +48,8 @@ public:
   /// Drops the pending requests of `job`.
   void remove_job(job_id job);
 
-  /// Matches as many pending requests as there are fitting free slots,
-  /// in request order.
+  /// Matches pending requests to fitting free slots, job by job in request
+  /// order: a job gets all of its pending requests matched or none.
   std::vector<assignment> match();
 
   /// Marks a slot free again.

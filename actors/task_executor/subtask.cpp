@@ -186,6 +186,8 @@ void try_finish(self_ptr self) {
 
 void end_of_input(self_ptr self) {
   auto& st = self->state;
+  if (st.input_done)
+    return;
   st.input_done = true;
   st.chain->finish();
   hand_over_collected(self);
@@ -291,7 +293,7 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
         if (st.chain->has_source())
           schedule_tick(self);
         else if (st.channels_open == 0)
-          end_of_input(self);
+          end_of_input(self); // no inputs at all (or all ended before start)
         drain(self);
         try_finish(self);
       });

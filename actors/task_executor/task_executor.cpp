@@ -132,14 +132,24 @@ task_executor_impl(self_ptr self, task_executor_options opts,
                                         d.alloc.to_string()));
       std::vector<subtask_actor> spawned;
       spawned.reserve(deployments.size());
-      for (auto& d : deployments) {
-        auto job = d.job;
-        auto h = spawn_subtask(self->system(), std::move(d), jm,
-                               st.opts.exchange);
-        self->monitor(h);
-        st.running[job].insert(h.address());
-        st.subtasks.emplace(h.address(), std::make_pair(job, h));
-        spawned.push_back(std::move(h));
+      try {
+        for (auto& d : deployments) {
+          auto job = d.job;
+          auto h = spawn_subtask(self->system(), std::move(d), jm,
+                                 st.opts.exchange);
+          self->monitor(h);
+          st.running[job].insert(h.address());
+          st.subtasks.emplace(h.address(), std::make_pair(job, h));
+          spawned.push_back(std::move(h));
+        }
+      } catch (const std::exception& e) {
+        // For instance no thread left for another detached subtask.
+        for (auto& h : spawned)
+          self->send(h, cancel_atom_v);
+        return make_error(errc::operator_failure,
+                          fmt::format("TaskExecutor {} could not start a "
+                                      "subtask: {}",
+                                      st.opts.id.value, e.what()));
       }
       return spawned;
     },

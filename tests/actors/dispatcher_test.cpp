@@ -182,3 +182,21 @@ TEST_CASE_FIXTURE(dispatcher_fixture, "a canceled job ends CANCELED") {
   CHECK(r.state == job_state::canceled);
   CHECK(r.error == "job was canceled");
 }
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a cancel that arrives before the job is stored is honoured") {
+  start();
+  auto g = evens(1000000, 2);
+  self->send(dispatcher, submit_atom_v, g);
+  expect((submit_atom, job_graph), from(self).to(dispatcher));
+  self->send(dispatcher, cancel_atom_v, g.id);
+  expect((cancel_atom, job_id), from(self).to(dispatcher));
+  expect((job_state), from(dispatcher).to(self).with(job_state::cancelling));
+  run();
+  self->receive([](job_id) {});
+  auto r = result_of(g.id);
+  CHECK(r.state == job_state::canceled);
+  CHECK(r.metrics.records_in == 0);
+  REQUIRE(stored().dones.size() == 1);
+  CHECK(stored().dones[0].state == job_state::canceled);
+}

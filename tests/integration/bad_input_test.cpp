@@ -146,6 +146,10 @@ TEST_CASE("unknown flags, actions and arguments are named") {
   auto bad_value = run_weir({"run", "examples/wordcount.json", "-p", "two"});
   CHECK(bad_value.exit_code == 2);
   CHECK(bad_value.err.find("weir run: ") == 0);
+  auto dashes = run_weir({"run", "examples/wordcount.json", "--"});
+  CHECK(dashes.exit_code == 2);
+  CHECK(dashes.err == "weir run: unknown flag '--' (job 'wordcount' takes "
+                      "--input, --output; see weir run --help)\n");
   auto no_spec = run_weir({"run"});
   CHECK(no_spec.exit_code == 2);
   CHECK(no_spec.err == "weir run: missing job spec (see weir run --help)\n");

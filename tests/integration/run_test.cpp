@@ -210,3 +210,25 @@ TEST_CASE("a terminal on stderr gets a live progress line") {
   CHECK(r.out.find(" finished of 1 | records in ") != std::string::npos);
   CHECK(r.out.find("has finished.") != std::string::npos);
 }
+
+TEST_CASE("a file sink fed by fast parallel producers keeps every record") {
+  temp_dir dir;
+  auto spec = dir.write("fan_in.json", R"({
+    "name": "fan_in", "parallelism": 4, "params": {"output": ""},
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 20}},
+      {"id": "out", "operator": "text_file", "params": {"path": "${output}"},
+       "parallelism": 1}],
+    "edges": [{"from": "numbers", "to": "out", "partitioning": "rebalance"}]})");
+  std::vector<std::string> expected;
+  for (int i = 1; i <= 20; ++i)
+    expected.push_back(std::to_string(i));
+  std::sort(expected.begin(), expected.end());
+  // Producers that end before their consumer starts must not cost records.
+  for (int round = 0; round < 10; ++round) {
+    auto out = dir.file("out" + std::to_string(round) + ".txt");
+    auto r = run_weir({"run", spec, "--output", out});
+    REQUIRE(r.exit_code == 0);
+    CHECK(sorted_lines(read_file(out)) == expected);
+  }
+}

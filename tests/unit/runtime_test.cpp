@@ -335,34 +335,38 @@ TEST_CASE("spread_out takes the TaskExecutor with the most free slots") {
   }
 }
 
-TEST_CASE("unmatched requests stay pending until a TaskExecutor registers or "
-          "a slot is freed") {
+TEST_CASE("a job gets all of its slots or none, and waits without blocking "
+          "other jobs") {
   allocs ids;
-  auto job = job_id::random();
+  auto wide = job_id::random();
+  auto narrow = job_id::random();
   slot_manager sm;
   auto a1 = ids.make("a1");
   auto a2 = ids.make("a2");
   auto a3 = ids.make("a3");
-  sm.add_requests(job, requests({a1, a2, a3}));
+  auto b1 = ids.make("b1");
+  sm.add_requests(wide, requests({a1, a2, a3}));
   CHECK(sm.match().empty());
   CHECK(sm.pending_count() == 3);
 
+  // One slot is not enough for the wide job; the narrow one takes it.
   sm.register_task_executor(te("te1"), free_slots(1));
-  CHECK(ids.show(sm.match()) == "a1->te1:0");
-  CHECK(sm.pending_count() == 2);
   CHECK(sm.match().empty());
-  CHECK(sm.pending_count() == 2);
-
-  sm.free_slot(te("te1"), a1);
   CHECK(sm.free_slot_count() == 1);
-  CHECK(sm.pending_count() == 2);
-  CHECK(ids.show(sm.match()) == "a2->te1:0");
-  CHECK(sm.pending_count() == 1);
+  sm.add_requests(narrow, requests({b1}));
+  CHECK(ids.show(sm.match()) == "b1->te1:0");
+  CHECK(sm.pending_count() == 3);
 
+  // Two more slots are still one short while the narrow job holds te1.
   sm.register_task_executor(te("te2"), free_slots(2));
-  CHECK(ids.show(sm.match()) == "a3->te2:0");
+  CHECK(sm.match().empty());
+  CHECK(sm.free_slot_count() == 2);
+  CHECK(sm.pending_count() == 3);
+
+  sm.free_slot(te("te1"), b1);
+  CHECK(ids.show(sm.match()) == "a1->te1:0 a2->te2:0 a3->te2:1");
   CHECK(sm.pending_count() == 0);
-  CHECK(sm.free_slot_count() == 1);
+  CHECK(sm.free_slot_count() == 0);
 }
 
 TEST_CASE("a freed slot is reused before later slots of the same "
@@ -457,19 +461,20 @@ TEST_CASE("registering again replaces the TaskExecutor's slots") {
   CHECK(sm.free_slot_count() == 3);
 }
 
-TEST_CASE("a request no slot satisfies stays pending without blocking later "
-          "requests") {
+TEST_CASE("a job whose request no slot satisfies waits without blocking "
+          "later jobs") {
   allocs ids;
-  auto job = job_id::random();
+  auto big_job = job_id::random();
+  auto small_job = job_id::random();
   slot_manager sm;
   sm.register_task_executor(te("te1"), free_slots(2, {1.0, 512, 0, 0}));
   auto big = ids.make("big");
-  sm.add_requests(job, requests({big}, {0, 1024, 0, 0}));
-  sm.add_requests(job, requests({ids.make("any")}));
-  sm.add_requests(job, requests({ids.make("fits")}, {1.0, 256, 0, 0}));
+  sm.add_requests(big_job, requests({big}, {0, 1024, 0, 0}));
+  sm.add_requests(small_job, requests({ids.make("any")}));
+  sm.add_requests(small_job, requests({ids.make("fits")}, {1.0, 256, 0, 0}));
   CHECK(ids.show(sm.match()) == "any->te1:0 fits->te1:1");
   CHECK(sm.pending_count() == 1);
-  // Freeing a slot that is still too small does not help.
+  // A slot that is still too small does not help.
   sm.register_task_executor(te("te2"), free_slots(1, {1.0, 768, 0, 0}));
   CHECK(sm.match().empty());
   CHECK(sm.pending_count() == 1);
