@@ -1,4 +1,7 @@
+#include <signal.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <cstdio>
@@ -24,6 +27,24 @@ namespace weir::cli {
 namespace {
 
 using namespace std::chrono_literals;
+
+/// Set by SIGINT/SIGTERM: the client then cancels its job.
+volatile std::sig_atomic_t interrupted = 0;
+
+extern "C" void on_interrupt(int) {
+  interrupted = 1;
+}
+
+/// The first Ctrl-C cancels the job (sinks remove their in-progress files);
+/// a second one ends the process at once.
+void cancel_on_interrupt() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 /// How often the client asks for the job's status.
 constexpr auto progress_interval = 200ms;
@@ -137,7 +158,15 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
   bool tty = isatty(STDERR_FILENO) != 0;
   std::optional<job_result> result;
   std::optional<caf::error> lost;
+  bool cancel_sent = false;
   while (!result && !lost) {
+    if (interrupted != 0 && !cancel_sent) {
+      cancel_sent = true;
+      fmt::print(stderr, "{}weir run: interrupted, canceling job {}\n",
+                 tty ? "\r\x1b[K" : "", id->to_string());
+      self->request(dispatcher, 10s, cancel_atom_v, *id)
+        .receive([](job_state) {}, [](caf::error&) {});
+    }
     self->request(dispatcher, progress_interval, result_atom_v, *id)
       .receive([&](job_result& r) { result = std::move(r); },
                [&](caf::error& err) {
@@ -208,6 +237,7 @@ int run_action(const std::vector<std::string>& args) {
                highest, mc.task_executors, mc.slots_per_task_executor, total);
     return exit_bad_input;
   }
+  cancel_on_interrupt();
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system sys{cfg};

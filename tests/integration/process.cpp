@@ -29,8 +29,7 @@ std::string env_or(const char* name, const char* fallback) {
 
 } // namespace
 
-process_result run_process(const std::vector<std::string>& argv,
-                           std::chrono::milliseconds deadline) {
+running_process::running_process(const std::vector<std::string>& argv) {
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
@@ -50,51 +49,94 @@ process_result run_process(const std::vector<std::string>& argv,
   posix_spawn_file_actions_destroy(&fa);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  process_result result;
+  fds_[0] = out_pipe[0];
+  fds_[1] = err_pipe[0];
   if (rc != 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    result.err = std::string{"spawn failed: "} + std::strerror(rc);
-    return result;
+    result_.err = std::string{"spawn failed: "} + std::strerror(rc);
+    reaped_ = true;
+    return;
   }
-  auto until = std::chrono::steady_clock::now() + deadline;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
-  int open_fds = 2;
+  pid_ = pid;
+}
+
+running_process::~running_process() {
+  if (!reaped_) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  for (auto fd : fds_)
+    if (fd >= 0)
+      close(fd);
+}
+
+bool running_process::pump(std::chrono::milliseconds timeout) {
+  pollfd fds[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};
+  if (fds_[0] < 0 && fds_[1] < 0)
+    return false;
+  if (poll(fds, 2, static_cast<int>(timeout.count())) < 0 && errno != EINTR)
+    return false;
+  std::string* sinks[2] = {&result_.out, &result_.err};
   char buf[65536];
-  while (open_fds > 0) {
+  for (int i = 0; i < 2; ++i) {
+    if (fds_[i] < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+      continue;
+    auto n = read(fds_[i], buf, sizeof(buf));
+    if (n > 0) {
+      sinks[i]->append(buf, static_cast<size_t>(n));
+    } else {
+      close(fds_[i]);
+      fds_[i] = -1;
+    }
+  }
+  return fds_[0] >= 0 || fds_[1] >= 0;
+}
+
+bool running_process::wait_for_stderr(const std::string& text,
+                                      std::chrono::milliseconds deadline) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  while (result_.err.find(text) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      until - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || !pump(left))
+      return result_.err.find(text) != std::string::npos;
+  }
+  return true;
+}
+
+void running_process::signal(int sig) {
+  if (!reaped_)
+    kill(pid_, sig);
+}
+
+process_result running_process::finish(std::chrono::milliseconds deadline) {
+  if (reaped_)
+    return result_;
+  auto until = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       until - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      kill(pid, SIGKILL);
-      result.timed_out = true;
+      kill(pid_, SIGKILL);
+      result_.timed_out = true;
       break;
     }
-    if (poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR)
+    if (!pump(left))
       break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
-        continue;
-      auto n = read(fds[i].fd, buf, sizeof(buf));
-      if (n > 0) {
-        sinks[i]->append(buf, static_cast<size_t>(n));
-      } else {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
   }
-  for (auto& f : fds)
-    if (f.fd >= 0)
-      close(f.fd);
   int status = 0;
   rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  result.max_rss_kb = usage.ru_maxrss;
-  if (!result.timed_out && WIFEXITED(status))
-    result.exit_code = WEXITSTATUS(status);
-  return result;
+  wait4(pid_, &status, 0, &usage);
+  reaped_ = true;
+  result_.max_rss_kb = usage.ru_maxrss;
+  if (!result_.timed_out && WIFEXITED(status))
+    result_.exit_code = WEXITSTATUS(status);
+  return result_;
+}
+
+process_result run_process(const std::vector<std::string>& argv,
+                           std::chrono::milliseconds deadline) {
+  running_process p{argv};
+  return p.finish(deadline);
 }
 
 process_result run_weir(const std::vector<std::string>& args,

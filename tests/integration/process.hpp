@@ -15,6 +15,37 @@ struct process_result {
   long max_rss_kb = 0;      ///< peak resident memory of the child
 };
 
+/// A child process whose stdout and stderr are collected while the test
+/// interacts with it. The destructor kills it if it still runs.
+class running_process {
+public:
+  explicit running_process(const std::vector<std::string>& argv);
+  ~running_process();
+  running_process(const running_process&) = delete;
+  running_process& operator=(const running_process&) = delete;
+
+  /// Reads output until stderr contains `text`; false once `deadline` passed
+  /// or the process closed its output first.
+  bool wait_for_stderr(const std::string& text,
+                       std::chrono::milliseconds deadline);
+
+  /// Sends a signal.
+  void signal(int sig);
+
+  /// Reads the rest of the output and reaps the process (SIGKILL after
+  /// `deadline`).
+  process_result finish(std::chrono::milliseconds deadline);
+
+private:
+  /// Reads whatever is ready within `timeout`; false when both pipes closed.
+  bool pump(std::chrono::milliseconds timeout);
+
+  int pid_ = -1;
+  int fds_[2] = {-1, -1};
+  process_result result_;
+  bool reaped_ = false;
+};
+
 /// Runs `argv` (argv[0] is a path) with stdin from /dev/null, collecting
 /// stdout and stderr; kills it (SIGKILL) once `deadline` has passed.
 process_result run_process(const std::vector<std::string>& argv,

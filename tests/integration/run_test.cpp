@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <csignal>
 #include <cstdlib>
 #include <map>
 
@@ -231,4 +232,27 @@ TEST_CASE("a file sink fed by fast parallel producers keeps every record") {
     REQUIRE(r.exit_code == 0);
     CHECK(sorted_lines(read_file(out)) == expected);
   }
+}
+
+TEST_CASE("Ctrl-C cancels a streaming job and leaves no partial output") {
+  temp_dir dir;
+  auto spec = dir.write("stream.json", R"({
+    "name": "stream", "params": {"output": ""},
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 20000, "keys": 5}},
+      {"id": "counts", "operator": "count"},
+      {"id": "out", "operator": "text_file", "params": {"path": "${output}"}}],
+    "edges": [{"from": "events", "to": "counts", "partitioning": "hash"},
+              {"from": "counts", "to": "out", "partitioning": "forward"}]})");
+  auto out = dir.file("counts.txt");
+  running_process weir{{std::getenv("WEIR_BIN"), "run", spec, "--output", out}};
+  REQUIRE(weir.wait_for_stderr("Job has been submitted with JobID ",
+                               std::chrono::seconds(30)));
+  weir.signal(SIGINT);
+  auto r = weir.finish(std::chrono::seconds(30));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("weir run: interrupted, canceling job ") != std::string::npos);
+  CHECK(r.err.find("ended CANCELED: job was canceled") != std::string::npos);
+  CHECK_FALSE(exists(out));
+  CHECK_FALSE(exists(out + ".inprogress"));
 }
