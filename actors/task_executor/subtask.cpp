@@ -1,7 +1,6 @@
 #include "actors/task_executor/subtask.hpp"
 
 #include <chrono>
-#include <deque>
 #include <exception>
 #include <memory>
 
@@ -12,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/task_executor/input_queue.hpp"
 #include "actors/task_executor/operator_chain.hpp"
 
 namespace weir {
@@ -26,21 +26,6 @@ constexpr auto metrics_interval = 200ms;
 /// execution.buffer-timeout).
 constexpr auto buffer_timeout = 50ms;
 
-struct deferred_credit {
-  caf::strong_actor_ptr producer;
-  int32_t port;
-};
-
-/// An input event not yet processed: a batch, or the end of a channel
-/// (`end` true). Inputs are processed in arrival order.
-struct pending_input {
-  int32_t channel = 0;
-  int32_t port = 0;
-  caf::strong_actor_ptr producer;
-  record_batch batch;
-  bool end = false;
-};
-
 /// An operator chain built before the subtask is spawned, or why not.
 struct built_chain {
   std::unique_ptr<operator_chain> chain;
@@ -52,17 +37,14 @@ struct subtask_state {
   job_master_actor jm;
   std::unique_ptr<operator_chain> chain;
   std::vector<std::vector<subtask_actor>> consumers;
-  std::vector<bool> channel_ended;
-  size_t channels_open = 0;
-  std::vector<deferred_credit> owed;
+  std::unique_ptr<input_queue> inputs;
   bool started = false;
   bool source_done = false;
   bool input_done = false;
   bool finished = false;
   bool tick_pending = false;
   bool flush_pending = false;
-  /// Inputs that arrived while a deliberately slow sink was busy.
-  std::deque<pending_input> backlog;
+  /// A deliberately slow sink is "processing" its last batch.
   bool sink_busy = false;
   std::chrono::steady_clock::time_point last_metrics;
   static inline const char* name = "subtask";
@@ -198,12 +180,11 @@ void end_of_input(self_ptr self) {
 /// Credits withheld while the outputs were backlogged go out once they drain.
 void release_owed_credits(self_ptr self) {
   auto& st = self->state;
-  if (st.owed.empty() || st.chain->backlogged())
+  if (st.chain->backlogged())
     return;
-  for (auto& c : st.owed)
+  for (auto& c : st.inputs->release())
     self->send(caf::actor_cast<subtask_actor>(c.producer), credit_atom_v,
                c.port, st.d.subtask_index, int32_t{1});
-  st.owed.clear();
 }
 
 int32_t channel_gate(const task_deployment& d, int32_t channel) {
@@ -216,7 +197,7 @@ int32_t channel_gate(const task_deployment& d, int32_t channel) {
   return 0;
 }
 
-void on_data(self_ptr self, pending_input& in) {
+void on_data(self_ptr self, input_event& in) {
   auto& st = self->state;
   auto gate = static_cast<size_t>(channel_gate(st.d, in.channel));
   st.chain->process(gate, in.batch.records);
@@ -227,7 +208,7 @@ void on_data(self_ptr self, pending_input& in) {
   // The credit goes back once the batch is processed, unless the outputs are
   // backlogged: then this subtask holds its producers back too.
   if (st.chain->backlogged())
-    st.owed.push_back(deferred_credit{std::move(in.producer), in.port});
+    st.inputs->withhold(owed_credit{std::move(in.producer), in.port});
   else
     self->send(caf::actor_cast<subtask_actor>(in.producer), credit_atom_v,
                in.port, st.d.subtask_index, int32_t{1});
@@ -239,21 +220,15 @@ void on_data(self_ptr self, pending_input& in) {
 }
 
 void on_end(self_ptr self, int32_t channel) {
-  auto& st = self->state;
-  auto i = static_cast<size_t>(channel);
-  if (i >= st.channel_ended.size() || st.channel_ended[i])
-    return;
-  st.channel_ended[i] = true;
-  if (--st.channels_open == 0)
+  if (self->state.inputs->end_channel(channel))
     end_of_input(self);
 }
 
 /// Processes queued inputs in order while the sink is not busy.
 void pump(self_ptr self) {
   auto& st = self->state;
-  while (!st.backlog.empty() && !st.sink_busy && !st.finished) {
-    auto in = std::move(st.backlog.front());
-    st.backlog.pop_front();
+  while (!st.inputs->empty() && !st.sink_busy && !st.finished) {
+    auto in = st.inputs->pop();
     guarded(self, [&] {
       if (in.end)
         on_end(self, in.channel);
@@ -269,9 +244,10 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
   auto& st = self->state;
   st.d = std::move(d);
   st.jm = std::move(jm);
+  size_t channels = 0;
   for (auto& in : st.d.inputs)
-    st.channels_open += static_cast<size_t>(in.channels);
-  st.channel_ended.assign(st.channels_open, false);
+    channels += static_cast<size_t>(in.channels);
+  st.inputs = std::make_unique<input_queue>(channels);
   try {
     if (!built->chain)
       throw ops::operator_error(built->error);
@@ -292,19 +268,19 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
       guarded(self, [&] {
         if (st.chain->has_source())
           schedule_tick(self);
-        else if (st.channels_open == 0)
+        else if (st.inputs->open_channels() == 0)
           end_of_input(self); // no inputs at all (or all ended before start)
         drain(self);
         try_finish(self);
       });
     },
     [=](data_atom, int32_t channel, int32_t port, record_batch& b) {
-      self->state.backlog.push_back(pending_input{
+      self->state.inputs->push(input_event{
         channel, port, self->current_sender(), std::move(b), false});
       pump(self);
     },
     [=](end_atom, int32_t channel) {
-      self->state.backlog.push_back(pending_input{channel, 0, {}, {}, true});
+      self->state.inputs->push(input_event{channel, 0, {}, {}, true});
       pump(self);
     },
     [=](credit_atom, int32_t port, int32_t consumer, int32_t n) {

@@ -11,6 +11,7 @@
 
 #include "actors/job_master/execution_graph.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
+#include "actors/task_executor/input_queue.hpp"
 #include "actors/task_executor/output_gate.hpp"
 #include "actors/task_executor/slot_table.hpp"
 #include "messages/deployment.hpp"
@@ -1326,6 +1327,43 @@ TEST_CASE("a gate moves with its buffered records") {
   auto out = drain(moved);
   REQUIRE(out.size() == 1u);
   CHECK(out[0].records == numbers(1, 3));
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("input_queue") {
+
+TEST_CASE("events leave in arrival order and the last open channel ends input") {
+  weir::input_queue q{3};
+  CHECK(q.open_channels() == 3);
+  q.push(weir::input_event{2, 0, {}, {}, true});
+  q.push(weir::input_event{0, 1, {}, weir::record_batch{{weir::record::integer("", 5)}}, false});
+  auto first = q.pop();
+  CHECK(first.end);
+  CHECK(first.channel == 2);
+  auto second = q.pop();
+  CHECK_FALSE(second.end);
+  CHECK(second.port == 1);
+  CHECK(second.batch.records.size() == 1);
+  CHECK(q.empty());
+  CHECK_FALSE(q.end_channel(2));
+  CHECK_FALSE(q.end_channel(2)); // repeated: ignored
+  CHECK_FALSE(q.end_channel(7)); // unknown: ignored
+  CHECK_FALSE(q.end_channel(-1));
+  CHECK(q.open_channels() == 2);
+  CHECK_FALSE(q.end_channel(0));
+  CHECK(q.end_channel(1));
+  CHECK(q.open_channels() == 0);
+}
+
+TEST_CASE("withheld credits are released once, all together") {
+  weir::input_queue q{1};
+  q.withhold(weir::owed_credit{{}, 0});
+  q.withhold(weir::owed_credit{{}, 3});
+  auto released = q.release();
+  REQUIRE(released.size() == 2);
+  CHECK(released[1].port == 3);
+  CHECK(q.release().empty());
 }
 
 } // TEST_SUITE
