@@ -2,6 +2,7 @@
 
 #include "messages/errors.hpp"
 #include "storage/detail/job_graph_codec.hpp"
+#include "storage/detail/typed_table.hpp"
 
 namespace weir::storage {
 
@@ -15,27 +16,15 @@ caf::error job_graph_store::remove(job_id id) {
 }
 
 caf::expected<std::optional<job_graph>> job_graph_store::get(job_id id) {
-  auto key = id.to_string();
-  auto value = kv_.get(column::job_graphs, key);
-  if (!value)
-    return std::move(value.error());
-  if (!*value)
-    return std::optional<job_graph>{};
-  auto g = detail::decode_job_graph(key, **value);
-  if (!g)
-    return std::move(g.error());
-  return std::optional<job_graph>{std::move(*g)};
+  return detail::get_decoded<job_graph>(kv_, column::job_graphs, id.to_string(),
+                                        detail::decode_job_graph);
 }
 
 caf::expected<stored_graphs> job_graph_store::load_all() {
   stored_graphs result;
-  auto err = kv_.scan(column::job_graphs, [&](auto key, auto value) {
-    if (auto g = detail::decode_job_graph(key, value))
-      result.graphs.push_back(std::move(*g));
-    else
-      result.problems.push_back(describe(g.error()));
-  });
-  if (err)
+  if (auto err = detail::scan_decoded(kv_, column::job_graphs,
+                                      detail::decode_job_graph, result.graphs,
+                                      result.problems))
     return err;
   return result;
 }

@@ -2,6 +2,7 @@
 
 #include "messages/errors.hpp"
 #include "storage/detail/job_result_codec.hpp"
+#include "storage/detail/typed_table.hpp"
 
 namespace weir::storage {
 
@@ -31,27 +32,16 @@ caf::error job_result_store::mark_clean(job_id id) {
 
 caf::expected<std::optional<job_result_entry>>
 job_result_store::get(job_id id) {
-  auto key = id.to_string();
-  auto value = kv_.get(column::job_results, key);
-  if (!value)
-    return std::move(value.error());
-  if (!*value)
-    return std::optional<job_result_entry>{};
-  auto entry = detail::decode_job_result(key, **value);
-  if (!entry)
-    return std::move(entry.error());
-  return std::optional<job_result_entry>{std::move(*entry)};
+  return detail::get_decoded<job_result_entry>(kv_, column::job_results,
+                                               id.to_string(),
+                                               detail::decode_job_result);
 }
 
 caf::expected<stored_results> job_result_store::load_all() {
   stored_results result;
-  auto err = kv_.scan(column::job_results, [&](auto key, auto value) {
-    if (auto entry = detail::decode_job_result(key, value))
-      result.entries.push_back(std::move(*entry));
-    else
-      result.problems.push_back(describe(entry.error()));
-  });
-  if (err)
+  if (auto err = detail::scan_decoded(kv_, column::job_results,
+                                      detail::decode_job_result, result.entries,
+                                      result.problems))
     return err;
   return result;
 }

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "messages/errors.hpp"
+#include "storage/kv_store.hpp"
+
+namespace weir::storage::detail {
+
+/// Reads and decodes the record under `key` of `col`; nothing when absent.
+/// `decode(key, value)` returns caf::expected<T>.
+template <class T, class Decode>
+caf::expected<std::optional<T>> get_decoded(kv_store& kv, column col,
+                                            const std::string& key,
+                                            Decode decode) {
+  auto value = kv.get(col, key);
+  if (!value)
+    return std::move(value.error());
+  if (!*value)
+    return std::optional<T>{};
+  auto decoded = decode(key, **value);
+  if (!decoded)
+    return std::move(decoded.error());
+  return std::optional<T>{std::move(*decoded)};
+}
+
+/// Decodes every record of `col` in key order: readable ones go to `items`,
+/// one line per unreadable one to `problems`. Fails only when the store
+/// itself fails.
+template <class T, class Decode>
+caf::error scan_decoded(kv_store& kv, column col, Decode decode,
+                        std::vector<T>& items, std::vector<std::string>& problems) {
+  return kv.scan(col, [&](auto key, auto value) {
+    if (auto decoded = decode(key, value))
+      items.push_back(std::move(*decoded));
+    else
+      problems.push_back(describe(decoded.error()));
+  });
+}
+
+} // namespace weir::storage::detail
