@@ -1,0 +1,80 @@
+// Every message type survives CAF's binary serialization unchanged: the
+// precondition for sending it between processes.
+#include "caf_doctest.hpp"
+
+#include "messages/deployment.hpp"
+#include "messages/job_result.hpp"
+#include "messages/job_store.hpp"
+#include "messages/resource_manager.hpp"
+#include "messages/slots.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+job_graph sample_graph() {
+  job_graph g;
+  g.id = job_id::random();
+  g.name = "wordcount";
+  g.vertices = {{"lines", "text_file", {{"path", "in.txt"}}, 2},
+                {"words", "flat_map", {{"function", "tokenize"}}, 2},
+                {"counts", "count", {}, 2}};
+  g.edges = {{"lines", "words", partitioning::forward},
+             {"words", "counts", partitioning::hash}};
+  return g;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(actor_fixture, "control-plane messages round-trip") {
+  auto g = sample_graph();
+  CHECK(roundtrip(g) == g);
+  job_result r;
+  r.id = g.id;
+  r.name = "wordcount";
+  r.state = job_state::failed;
+  r.error = "vertex 'lines': cannot open 'in.txt'";
+  r.start_time_ms = 1;
+  r.end_time_ms = 99;
+  r.metrics = {10, 20};
+  r.collected = {record::integer("a", 1), record::string("", "text", 7)};
+  CHECK(roundtrip(r) == r);
+  auto id = execution_attempt_id::random();
+  CHECK(roundtrip(id) == id);
+  resource_profile p{1.5, 1024, 64, 32};
+  CHECK(roundtrip(p) == p);
+  slot_report report{{slot_status{3, p, allocation_id::random(), g.id}}};
+  auto back = roundtrip(report);
+  REQUIRE(back.slots.size() == 1);
+  CHECK(back.slots[0].index == 3);
+  CHECK(back.slots[0].profile == p);
+  CHECK(back.slots[0].alloc == report.slots[0].alloc);
+  CHECK(back.slots[0].job == g.id);
+}
+
+TEST_CASE_FIXTURE(actor_fixture, "deployments and record batches round-trip") {
+  task_deployment d;
+  d.job = job_id::random();
+  d.attempt = execution_attempt_id::random();
+  d.alloc = allocation_id::random();
+  d.task_index = 1;
+  d.subtask_index = 3;
+  d.parallelism = 4;
+  d.job_name = "wordcount";
+  d.task_name = "counts";
+  d.chain = {{"counts", "count", {}, 4}};
+  d.inputs = {{2, true}};
+  d.outputs = {{partitioning::rebalance, 1, 0, ""}};
+  d.bounded = false;
+  auto back = roundtrip(d);
+  CHECK(back.job == d.job);
+  CHECK(back.attempt == d.attempt);
+  CHECK(back.chain == d.chain);
+  CHECK(back.inputs.at(0).channels == 2);
+  CHECK(back.inputs.at(0).preaggregated);
+  CHECK(back.outputs.at(0).part == partitioning::rebalance);
+  CHECK_FALSE(back.bounded);
+  record_batch b{{record::integer("k", -5, 3), record::string("", "ü\ttab", 0)}};
+  CHECK(roundtrip(b) == b);
+}
