@@ -11,4 +11,16 @@ int run_action(const std::vector<std::string>& args);
 /// `weir info`: prints a job's execution plan without running it.
 int info_action(const std::vector<std::string>& args);
 
+/// `weir jobmanager`: the master process of a session cluster.
+int jobmanager_action(const std::vector<std::string>& args);
+
+/// `weir taskmanager`: a worker process of a session cluster.
+int taskmanager_action(const std::vector<std::string>& args);
+
+/// `weir list`: the jobs of a session cluster.
+int list_action(const std::vector<std::string>& args);
+
+/// `weir cancel`: cancels a job of a session cluster.
+int cancel_action(const std::vector<std::string>& args);
+
 } // namespace weir::cli

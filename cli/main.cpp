@@ -18,6 +18,16 @@ Actions:
                  run a job (a JSON job spec) on an embedded local cluster
   info SPEC [OPTIONS] [--param VALUE ...]
                  print the job's execution plan without running it
+  run -m HOST:PORT [-d] SPEC ...
+                 run a job on a session cluster (-d: return once submitted)
+  list -m HOST:PORT [-r|-s|-a]
+                 list the jobs of a session cluster
+  cancel -m HOST:PORT JOBID
+                 cancel a job of a session cluster
+  jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
+                 run the master process of a session cluster
+  taskmanager -m HOST:PORT [--slots N]
+                 run a worker process of a session cluster
 
 Run 'weir ACTION --help' for the options of an action.
 )";
@@ -41,7 +51,16 @@ int main(int argc, char** argv) {
     return run_action(args);
   if (action == "info")
     return info_action(args);
-  fmt::print(stderr, "weir: unknown action '{}' (known: run, info; see weir --help)\n",
+  if (action == "jobmanager")
+    return jobmanager_action(args);
+  if (action == "taskmanager")
+    return taskmanager_action(args);
+  if (action == "list")
+    return list_action(args);
+  if (action == "cancel")
+    return cancel_action(args);
+  fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
+                     "cancel, jobmanager, taskmanager; see weir --help)\n",
              action);
   return exit_bad_input;
 }

@@ -18,6 +18,7 @@
 #include "cli/actions.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/job_command.hpp"
+#include "cli/remote.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
 #include "cluster/runtime_config.hpp"
@@ -54,6 +55,8 @@ struct run_flags {
   std::optional<int32_t> task_executors;
   std::optional<int32_t> slots;
   std::string state_dir;
+  std::string jobmanager; ///< -m: a session cluster instead of a local one
+  bool detached = false;
 };
 
 cxxopts::Options run_options() {
@@ -73,6 +76,11 @@ cxxopts::Options run_options() {
     ("state-dir", "high-availability.storageDir: keep jobs in RocksDB here "
      "and recover unfinished ones (default: in memory)",
      cxxopts::value<std::string>())
+    ("m,jobmanager", "HOST:PORT of a session cluster's jobmanager to run the "
+     "job on (default: an embedded local cluster)",
+     cxxopts::value<std::string>())
+    ("d,detached", "with -m: print the job id and return once the job is "
+     "submitted")
     ("h,help", "print this help");
   opts.allow_unrecognised_options();
   return opts;
@@ -187,6 +195,30 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
   return report_result(*result);
 }
 
+/// Submits to a session cluster; waits unless detached.
+int run_remote(const run_flags& flags, job_graph graph) {
+  remote_cluster remote;
+  if (auto code = remote.connect("weir run", flags.jobmanager); code >= 0)
+    return code;
+  if (!flags.detached)
+    return submit_and_wait(remote.system(), remote.dispatcher(),
+                           std::move(graph));
+  caf::scoped_actor self{remote.system()};
+  int code = exit_ok;
+  self->request(remote.dispatcher(), 60s, submit_atom_v, std::move(graph))
+    .receive(
+      [&](job_id id) {
+        fmt::print(stderr, "Job has been submitted with JobID {}\n",
+                   id.to_string());
+        fmt::print("{}\n", id.to_string());
+      },
+      [&](caf::error& err) {
+        fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
+        code = exit_code_for(err);
+      });
+  return code;
+}
+
 } // namespace
 
 int run_action(const std::vector<std::string>& args) {
@@ -194,7 +226,7 @@ int run_action(const std::vector<std::string>& args) {
   int code = exit_ok;
   auto cmd = parse_job_command("run", opts, args,
                                {"-p", "--parallelism", "--taskmanagers",
-                                "--slots", "--state-dir"},
+                                "--slots", "--state-dir", "-m", "--jobmanager"},
                                code);
   if (!cmd)
     return code;
@@ -207,6 +239,14 @@ int run_action(const std::vector<std::string>& args) {
     flags.slots = res["slots"].as<int32_t>();
   if (res.count("state-dir") > 0)
     flags.state_dir = res["state-dir"].as<std::string>();
+  if (res.count("jobmanager") > 0)
+    flags.jobmanager = res["jobmanager"].as<std::string>();
+  flags.detached = res.count("detached") > 0;
+  if (flags.detached && flags.jobmanager.empty()) {
+    fmt::print(stderr, "weir run: -d needs -m HOST:PORT (a local cluster ends "
+                       "with the command)\n");
+    return exit_bad_input;
+  }
   for (auto err : {check_count("taskmanagers", flags.task_executors, 1024),
                    check_count("slots", flags.slots, max_parallelism)}) {
     if (err) {
@@ -219,6 +259,8 @@ int run_action(const std::vector<std::string>& args) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }
+  if (!flags.jobmanager.empty())
+    return run_remote(flags, std::move(graph));
   mini_cluster_options mc;
   int32_t highest = 1;
   for (auto& v : graph.vertices)

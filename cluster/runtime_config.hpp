@@ -11,6 +11,8 @@ namespace weir {
 /// work-stealing workers poll while idle and took CPU away from the
 /// detached file-reading subtasks (word count: 95 MB/s with stealing,
 /// 138 MB/s with sharing on 2 cores; see docs/configuration.md).
-void configure_actor_system(caf::actor_system_config& cfg);
+/// With `remote`, also loads CAF's middleman (BASP over TCP) for processes
+/// of a session cluster and remote clients.
+void configure_actor_system(caf::actor_system_config& cfg, bool remote = false);
 
 } // namespace weir

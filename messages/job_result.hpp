@@ -50,6 +50,7 @@ struct job_status {
   std::string name;
   job_state state = job_state::created;
   int64_t start_time_ms = 0;
+  int64_t end_time_ms = 0; ///< 0 while the job runs
   int32_t subtasks_total = 0;
   int32_t subtasks_running = 0;
   int32_t subtasks_finished = 0;
@@ -59,7 +60,7 @@ struct job_status {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.name, x.state,
-           x.start_time_ms, x.subtasks_total, x.subtasks_running,
+           x.start_time_ms, x.end_time_ms, x.subtasks_total, x.subtasks_running,
            x.subtasks_finished, x.metrics);
 }
 

@@ -3,6 +3,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/type_id.hpp>
 
+#include "messages/cluster_gateway.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/errors.hpp"
 #include "messages/job_store.hpp"
@@ -20,6 +21,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::subtask_actor>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::task_deployment>))
   CAF_ADD_TYPE_ID(weir, (weir::allocation_id))
+  CAF_ADD_TYPE_ID(weir, (weir::cluster_gateway_actor))
   CAF_ADD_TYPE_ID(weir, (weir::cluster_overview))
   CAF_ADD_TYPE_ID(weir, (weir::dispatcher_actor))
   CAF_ADD_TYPE_ID(weir, (weir::execution_attempt_id))

@@ -32,6 +32,8 @@ operator_factory discard_factory();
 operator_factory collect_factory();
 
 /// The text_file source side (see text_file_source.cpp).
+/// The text_file parameters alone (no file system access).
+std::string check_text_file_params(const params& p);
 std::string check_text_file_source(const params& p);
 std::unique_ptr<source> make_text_file_source(const params& p);
 

@@ -14,7 +14,10 @@ operator_factory text_file_factory() {
   f.name = "text_file";
   f.make_source = make_text_file_source;
   f.make_sink = make_text_file_sink;
-  f.validate = [](const params& p, role r) {
+  f.validate = [](const params& p, role) {
+    return check_text_file_params(p);
+  };
+  f.check_files = [](const params& p, role r) {
     return r == role::source ? check_text_file_source(p)
                              : check_text_file_sink(p);
   };
@@ -75,7 +78,7 @@ std::vector<std::string> registry::names() const {
 }
 
 std::string registry::check(const std::string& name, role r,
-                            const params& p) const {
+                            const params& p, file_checks files) const {
   const auto* f = find(name);
   if (f == nullptr)
     return fmt::format("unknown operator '{}'", name);
@@ -84,7 +87,12 @@ std::string registry::check(const std::string& name, role r,
                    || (r == role::sink && f->make_sink);
   if (!supported)
     return fmt::format("operator '{}' cannot be a {}", name, to_string(r));
-  return f->validate ? f->validate(p, r) : std::string{};
+  if (f->validate)
+    if (auto problem = f->validate(p, r); !problem.empty())
+      return problem;
+  if (files == file_checks::on && f->check_files)
+    return f->check_files(p, r);
+  return {};
 }
 
 } // namespace weir::ops

@@ -10,6 +10,11 @@
 
 namespace weir::ops {
 
+/// Whether checking a job also looks at this host's file system (input files
+/// exist, output directories exist): yes where the job runs on this host (a
+/// local cluster's client), no in a Dispatcher whose jobs run on other hosts.
+enum class file_checks { on, off };
+
 /// Where a vertex sits in the graph decides which kind of operator it needs:
 /// no inputs → source, no outputs → sink, otherwise transform.
 enum class role { source, transform, sink };
@@ -23,8 +28,11 @@ struct operator_factory {
   std::function<std::unique_ptr<transform>(const params&)> make_transform;
   std::function<std::unique_ptr<sink>(const params&)> make_sink;
   /// Checks parameters for a role; returns "" or one line naming the
-  /// parameter, e.g. "parameter 'path': file 'x.txt' does not exist".
+  /// parameter, e.g. "parameter 'from': 'abc' is not an integer".
   std::function<std::string(const params&, role)> validate;
+  /// Checks parameters against this host's file system (after `validate`
+  /// passed), e.g. "parameter 'path': file 'x.txt' does not exist".
+  std::function<std::string(const params&, role)> check_files;
   /// Keyed aggregations: partial aggregates of this operator can be combined
   /// before a hash exchange (count, sum, min, max).
   bool combinable = false;
@@ -49,7 +57,8 @@ public:
   /// Checks that `name` exists, supports `r` and accepts `p`. Returns "" or
   /// one line such as "unknown operator 'foo'", "operator 'count' cannot be
   /// a source" or "parameter 'path': ...".
-  std::string check(const std::string& name, role r, const params& p) const;
+  std::string check(const std::string& name, role r, const params& p,
+                    file_checks files = file_checks::on) const;
 
 private:
   std::map<std::string, operator_factory> factories_;

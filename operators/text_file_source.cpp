@@ -182,6 +182,10 @@ private:
 
 } // namespace
 
+std::string check_text_file_params(const params& p) {
+  return check_params("text_file", p, text_file_params());
+}
+
 std::string check_text_file_source(const params& p) {
   auto problem = check_params("text_file", p, text_file_params());
   if (!problem.empty())

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
 
@@ -61,6 +62,7 @@ job_status status_from_result(const job_result& r) {
   s.name = r.name;
   s.state = r.state;
   s.start_time_ms = r.start_time_ms;
+  s.end_time_ms = r.end_time_ms;
   s.metrics = r.metrics;
   return s;
 }
@@ -74,6 +76,8 @@ void complete(self_ptr self, job_result result) {
   i->second.completing = true;
   auto id = result.id;
   auto finish = [=](job_result r) {
+    log_eventf("job {} ({}) {}{}{}", r.id.to_string(), r.name,
+               to_string(r.state), r.error.empty() ? "" : ": ", r.error);
     auto& entry = self->state.jobs[id];
     entry.completing = false;
     entry.result = std::move(r);
@@ -109,6 +113,7 @@ void recover(self_ptr self, recovered_jobs& rec) {
     e.graph = g;
     e.stored = true;
     e.submitted_ms = now_ms();
+    log_eventf("job {} ({}) recovered", g.id.to_string(), g.name);
     start_job_master(self, e);
   }
 }
@@ -143,6 +148,7 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
       [=](bool) mutable {
         auto& entry = self->state.jobs[id];
         entry.stored = true;
+        log_eventf("job {} ({}) submitted", id.to_string(), entry.graph.name);
         rp.deliver(id);
         if (entry.cancel_requested) {
           job_result r;
@@ -177,7 +183,10 @@ std::string check_operators(const job_graph& g) {
     }
     auto r = !has_in ? ops::role::source
                      : (!has_out ? ops::role::sink : ops::role::transform);
-    if (auto problem = reg.check(v.op, r, v.params); !problem.empty())
+    // Files are checked where the job is submitted: this Dispatcher may
+    // not see the TaskExecutors' file systems.
+    if (auto problem = reg.check(v.op, r, v.params, ops::file_checks::off);
+        !problem.empty())
       return fmt::format("vertex '{}': {}", v.id, problem);
   }
   return {};
@@ -237,7 +246,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
           job_status s;
           s.id = id;
           s.name = e.graph.name;
-          s.state = job_state::running;
+          s.state = e.jm ? job_state::running : job_state::created;
           s.start_time_ms = e.submitted_ms;
           result.push_back(std::move(s));
         }

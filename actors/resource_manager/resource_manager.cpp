@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/event_log.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
 #include "messages/errors.hpp"
 
@@ -74,7 +75,9 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     auto i = st.worker_by_addr.find(dm.source);
     if (i == st.worker_by_addr.end())
       return;
-    st.slots->unregister_task_executor(i->second);
+    auto lost = st.slots->unregister_task_executor(i->second);
+    log_eventf("TaskExecutor {} lost ({}), {} allocated slots with it",
+               i->second.value, caf::to_string(dm.reason), lost.size());
     st.workers.erase(i->second);
     st.worker_by_addr.erase(i);
   });
@@ -83,6 +86,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         slot_report& report) -> caf::result<resource_manager_id> {
       auto& st = self->state;
       st.slots->register_task_executor(id, report);
+      log_eventf("TaskExecutor {} registered with {} slots", id.value,
+                 report.slots.size());
       self->monitor(te);
       st.worker_by_addr[te.address()] = id;
       st.workers[id] = std::move(te);

@@ -79,6 +79,14 @@ task_executor_impl(self_ptr self, task_executor_options opts,
   st.slots = std::make_unique<slot_table>(st.opts.slots, st.opts.slot_profile);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
+    if (dm.source == st.rm.address()) {
+      // The ResourceManager is gone: stop everything; whoever runs this
+      // TaskExecutor registers a new one when a master is back.
+      for (auto& [addr, entry] : st.subtasks)
+        self->send(entry.second, cancel_atom_v);
+      self->quit(dm.reason);
+      return;
+    }
     auto i = st.subtasks.find(dm.source);
     if (i == st.subtasks.end())
       return;
@@ -91,6 +99,7 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       self->send(entry.second, cancel_atom_v);
     self->quit(msg.reason);
   });
+  self->monitor(st.rm);
   self->request(st.rm, registration_timeout, register_atom_v, st.opts.id,
                 task_executor_actor{self}, st.slots->report())
     .then([=](resource_manager_id leader) { self->state.rm_leader = leader; },

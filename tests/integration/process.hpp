@@ -32,6 +32,9 @@ public:
   /// Sends a signal.
   void signal(int sig);
 
+  /// The stderr read so far (the process keeps running).
+  const std::string& stderr_so_far() const { return result_.err; }
+
   /// Reads the rest of the output and reaps the process (SIGKILL after
   /// `deadline`).
   process_result finish(std::chrono::milliseconds deadline);

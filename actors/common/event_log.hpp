@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace weir {
+
+/// Turns on the event log: one line per significant event (TaskExecutor
+/// registered or lost, job submitted, job ended) written to `out`, prefixed
+/// with a UTC timestamp and `component`. Off by default, so an embedded
+/// cluster stays quiet. Call before the actor system starts.
+void enable_event_log(std::FILE* out, std::string component);
+
+/// Writes one event line if the log is on. Thread-safe.
+void log_event(std::string_view line);
+
+/// Formats and writes one event line if the log is on.
+template <class... Ts>
+void log_eventf(fmt::format_string<Ts...> format, Ts&&... xs) {
+  log_event(fmt::format(format, std::forward<Ts>(xs)...));
+}
+
+} // namespace weir

@@ -1,0 +1,73 @@
+#include "cli/remote.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include <fmt/format.h>
+
+#include "cli/exit_codes.hpp"
+#include "cluster/gateway.hpp"
+#include "cluster/runtime_config.hpp"
+#include "messages/errors.hpp"
+
+namespace weir::cli {
+
+int parse_flags(cxxopts::Options& opts, const std::string& action,
+                const std::vector<std::string>& args, cxxopts::ParseResult& out) {
+  std::vector<const char*> argv{action.c_str()};
+  for (auto& a : args)
+    argv.push_back(a.c_str());
+  try {
+    out = opts.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const cxxopts::exceptions::exception& e) {
+    fmt::print(stderr, "{}: {}\n", action, e.what());
+    return exit_bad_input;
+  }
+  if (out.count("help") > 0) {
+    fmt::print("{}", opts.help());
+    return exit_ok;
+  }
+  if (!out.unmatched().empty()) {
+    fmt::print(stderr, "{}: unexpected argument '{}' (see {} --help)\n", action,
+               out.unmatched().front(), action);
+    return exit_bad_input;
+  }
+  return -1;
+}
+
+remote_cluster::remote_cluster() = default;
+
+remote_cluster::~remote_cluster() {
+  dispatcher_ = nullptr;
+  sys_.reset();
+}
+
+int remote_cluster::connect(const std::string& action,
+                            const cxxopts::ParseResult& flags) {
+  if (flags.count("jobmanager") == 0) {
+    fmt::print(stderr, "{}: missing -m HOST:PORT of the jobmanager\n", action);
+    return exit_bad_input;
+  }
+  return connect(action, flags["jobmanager"].as<std::string>());
+}
+
+int remote_cluster::connect(const std::string& action,
+                            const std::string& address) {
+  auto at = parse_endpoint(address);
+  if (!at) {
+    fmt::print(stderr, "{}: -m '{}' is not HOST:PORT\n", action, address);
+    return exit_bad_input;
+  }
+  cfg_ = std::make_unique<caf::actor_system_config>();
+  configure_actor_system(*cfg_, true);
+  sys_ = std::make_unique<caf::actor_system>(*cfg_);
+  auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(3));
+  if (!handles) {
+    fmt::print(stderr, "{}: {}\n", action, describe(handles.error()));
+    return exit_cluster_error;
+  }
+  dispatcher_ = handles->first;
+  return -1;
+}
+
+} // namespace weir::cli

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "messages/dispatcher.hpp"
+
+namespace caf {
+class actor_system;
+class actor_system_config;
+} // namespace caf
+
+namespace weir::cli {
+
+/// Parses an action's flags; prints the help or a one-line error. Returns
+/// the exit code to end with, or -1 to go on.
+int parse_flags(cxxopts::Options& opts, const std::string& action,
+                const std::vector<std::string>& args, cxxopts::ParseResult& out);
+
+/// A client's connection to a session cluster (`-m HOST:PORT`).
+class remote_cluster {
+public:
+  remote_cluster();
+  ~remote_cluster();
+
+  /// Connects to the jobmanager named by the `jobmanager` flag. Returns the
+  /// exit code to end with after a one-line error, or -1 when connected.
+  int connect(const std::string& action, const cxxopts::ParseResult& flags);
+
+  /// Connects to `address` ("HOST:PORT"); as above.
+  int connect(const std::string& action, const std::string& address);
+
+  caf::actor_system& system() { return *sys_; }
+  dispatcher_actor dispatcher() const { return dispatcher_; }
+
+private:
+  std::unique_ptr<caf::actor_system_config> cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+  dispatcher_actor dispatcher_;
+};
+
+} // namespace weir::cli

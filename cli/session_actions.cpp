@@ -1,0 +1,144 @@
+// `weir list` and `weir cancel` against a session cluster.
+#include <ctime>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <cxxopts.hpp>
+#include <fmt/format.h>
+
+#include "cli/actions.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/remote.hpp"
+#include "messages/errors.hpp"
+
+namespace weir::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string local_time(int64_t ms) {
+  auto secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string describe_job(const job_status& s) {
+  auto end = s.end_time_ms > 0 ? s.end_time_ms : now_ms();
+  return fmt::format("{} : {} : {} ({}, {:.1f} s)", local_time(s.start_time_ms),
+                     s.id.to_string(), s.name, to_string(s.state),
+                     static_cast<double>(end - s.start_time_ms) / 1000.0);
+}
+
+void print_section(const char* title, const std::vector<job_status>& jobs,
+                   const char* none) {
+  if (jobs.empty()) {
+    fmt::print("{}\n", none);
+    return;
+  }
+  fmt::print("{:-^62}\n", fmt::format(" {} ", title));
+  for (auto& j : jobs)
+    fmt::print("{}\n", describe_job(j));
+  fmt::print("{:-^62}\n", "");
+}
+
+} // namespace
+
+int list_action(const std::vector<std::string>& args) {
+  cxxopts::Options opts("weir list", "List the jobs of a session cluster.");
+  opts.add_options()
+    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
+    ("r,running", "only running jobs")
+    ("s,scheduled", "only scheduled jobs")
+    ("a,all", "all jobs, terminated ones included")
+    ("h,help", "print this help");
+  cxxopts::ParseResult res;
+  if (auto code = parse_flags(opts, "weir list", args, res); code >= 0)
+    return code;
+  remote_cluster remote;
+  if (auto code = remote.connect("weir list", res); code >= 0)
+    return code;
+  caf::scoped_actor self{remote.system()};
+  std::vector<job_status> jobs;
+  caf::error failure;
+  self->request(remote.dispatcher(), 10s, list_atom_v)
+    .receive([&](std::vector<job_status>& xs) { jobs = std::move(xs); },
+             [&](caf::error& err) { failure = err; });
+  if (failure) {
+    fmt::print(stderr, "weir list: {}\n", describe(failure));
+    return exit_cluster_error;
+  }
+  std::sort(jobs.begin(), jobs.end(), [](auto& a, auto& b) {
+    return a.start_time_ms < b.start_time_ms;
+  });
+  std::vector<job_status> running, scheduled, terminated;
+  for (auto& j : jobs) {
+    if (is_globally_terminal(j.state))
+      terminated.push_back(j);
+    else if (j.state == job_state::created)
+      scheduled.push_back(j);
+    else
+      running.push_back(j);
+  }
+  bool only_r = res.count("running") > 0;
+  bool only_s = res.count("scheduled") > 0;
+  bool all = res.count("all") > 0;
+  if (!only_s)
+    print_section("Running/Restarting Jobs", running,
+                  "No running jobs.");
+  if (!only_r)
+    print_section("Scheduled Jobs", scheduled, "No scheduled jobs.");
+  if (all)
+    print_section("Terminated Jobs", terminated, "No terminated jobs.");
+  return exit_ok;
+}
+
+int cancel_action(const std::vector<std::string>& args) {
+  cxxopts::Options opts("weir cancel", "Cancel a job of a session cluster.");
+  opts.custom_help("-m HOST:PORT JOBID");
+  opts.add_options()
+    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
+    ("jobid", "the job to cancel", cxxopts::value<std::string>())
+    ("h,help", "print this help");
+  opts.parse_positional({"jobid"});
+  cxxopts::ParseResult res;
+  if (auto code = parse_flags(opts, "weir cancel", args, res); code >= 0)
+    return code;
+  if (res.count("jobid") == 0) {
+    fmt::print(stderr, "weir cancel: missing JOBID (see weir cancel --help)\n");
+    return exit_bad_input;
+  }
+  auto text = res["jobid"].as<std::string>();
+  auto id = job_id::parse(text);
+  if (!id) {
+    fmt::print(stderr, "weir cancel: '{}' is not a job id (32 hex characters)\n",
+               text);
+    return exit_bad_input;
+  }
+  remote_cluster remote;
+  if (auto code = remote.connect("weir cancel", res); code >= 0)
+    return code;
+  caf::scoped_actor self{remote.system()};
+  int code = exit_ok;
+  self->request(remote.dispatcher(), 10s, cancel_atom_v, *id)
+    .receive(
+      [&](job_state s) {
+        if (is_globally_terminal(s))
+          fmt::print("Job {} has already ended ({}).\n", text, to_string(s));
+        else
+          fmt::print("Cancelled job {}.\n", text);
+      },
+      [&](caf::error& err) {
+        fmt::print(stderr, "weir cancel: {}\n", describe(err));
+        code = err == make_error(errc::unknown_job) ? exit_bad_input
+                                                     : exit_cluster_error;
+      });
+  return code;
+}
+
+} // namespace weir::cli

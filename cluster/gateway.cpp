@@ -1,0 +1,97 @@
+#include "cluster/gateway.hpp"
+
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "messages/errors.hpp"
+
+namespace weir {
+
+namespace {
+
+cluster_gateway_actor::behavior_type
+gateway_impl(cluster_gateway_actor::pointer, dispatcher_actor d,
+             resource_manager_actor rm) {
+  return {
+    [=](lookup_atom) { return std::make_tuple(d, rm); },
+  };
+}
+
+} // namespace
+
+cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
+                                    dispatcher_actor dispatcher,
+                                    resource_manager_actor rm) {
+  return sys.spawn(gateway_impl, std::move(dispatcher), std::move(rm));
+}
+
+std::optional<endpoint> parse_endpoint(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    return std::nullopt;
+  auto port_text = text.substr(colon + 1);
+  if (port_text.find_first_not_of("0123456789") != std::string::npos
+      || port_text.size() > 5)
+    return std::nullopt;
+  auto port = std::stoul(port_text);
+  if (port == 0 || port > 65535)
+    return std::nullopt;
+  return endpoint{text.substr(0, colon), static_cast<uint16_t>(port)};
+}
+
+caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
+connect_gateway(caf::actor_system& sys, const endpoint& at,
+                std::chrono::milliseconds timeout) {
+  caf::scoped_actor self{sys};
+  caf::error failure;
+  cluster_gateway_actor gateway;
+  auto where = fmt::format("{}:{}", at.host, at.port);
+  self
+    ->request(sys.middleman().actor_handle(), timeout, caf::connect_atom::value,
+              at.host, at.port)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+          const std::set<std::string>& ifs) {
+        if (!ptr) {
+          failure = make_error(errc::timeout,
+                               fmt::format("no weir jobmanager at {}", where));
+          return;
+        }
+        if (!sys.assignable<cluster_gateway_actor>(ifs)) {
+          failure = make_error(errc::timeout,
+                               fmt::format("{} is not a weir jobmanager of this "
+                                           "version", where));
+          return;
+        }
+        gateway = caf::actor_cast<cluster_gateway_actor>(std::move(ptr));
+      },
+      [&](caf::error& err) {
+        failure = make_error(errc::timeout,
+                             fmt::format("cannot reach the jobmanager at {}: {}",
+                                         where, sys.render(err)));
+      });
+  if (failure)
+    return failure;
+  std::optional<std::pair<dispatcher_actor, resource_manager_actor>> result;
+  self->request(gateway, timeout, lookup_atom_v)
+    .receive(
+      [&](dispatcher_actor& d, resource_manager_actor& rm) {
+        result.emplace(std::move(d), std::move(rm));
+      },
+      [&](caf::error& err) {
+        failure = make_error(errc::timeout,
+                             fmt::format("jobmanager at {} did not answer: {}",
+                                         where, sys.render(err)));
+      });
+  if (!result)
+    return failure;
+  return std::move(*result);
+}
+
+} // namespace weir

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "messages/cluster_gateway.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+/// Spawns the gateway a jobmanager publishes on its port.
+cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
+                                    dispatcher_actor dispatcher,
+                                    resource_manager_actor rm);
+
+/// A "host:port" address.
+struct endpoint {
+  std::string host;
+  uint16_t port = 0;
+};
+
+/// Parses "HOST:PORT"; nothing for anything else.
+std::optional<endpoint> parse_endpoint(const std::string& text);
+
+/// Connects to the gateway a jobmanager publishes at `at` (non-blocking
+/// connect with a deadline, so a silent peer cannot hang the caller) and
+/// looks up its Dispatcher and ResourceManager. The actor system must have
+/// CAF's middleman loaded.
+caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
+connect_gateway(caf::actor_system& sys, const endpoint& at,
+                std::chrono::milliseconds timeout);
+
+} // namespace weir

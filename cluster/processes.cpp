@@ -1,0 +1,126 @@
+#include "cluster/processes.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/common/event_log.hpp"
+#include "actors/task_executor/task_executor.hpp"
+#include "cluster/mini_cluster.hpp"
+#include "cluster/runtime_config.hpp"
+#include "messages/errors.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+volatile std::sig_atomic_t stop_requested = 0;
+
+extern "C" void on_stop_signal(int) {
+  stop_requested = 1;
+}
+
+void stop_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+/// Waits `d` in the calling (non-actor) thread; callers check for a stop
+/// signal between waits.
+void pause(caf::scoped_actor& self, caf::timespan d) {
+  self->receive(caf::after(d) >> [] {});
+}
+
+} // namespace
+
+int run_jobmanager(const jobmanager_options& opts) {
+  stop_on_signals();
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, true);
+  caf::actor_system sys{cfg};
+  mini_cluster_options mc;
+  mc.task_executors = 0;
+  mc.state_dir = opts.state_dir;
+  auto cluster = mini_cluster::start(sys, mc);
+  if (!cluster) {
+    log_eventf("cannot open the state directory: {}", describe(cluster.error()));
+    return 3;
+  }
+  auto gateway = spawn_gateway(sys, (*cluster)->dispatcher(),
+                               (*cluster)->resource_manager());
+  auto port = sys.middleman().publish(gateway, opts.port, opts.address.c_str(),
+                                      true);
+  if (!port) {
+    log_eventf("cannot listen on {}:{}: {}", opts.address, opts.port,
+               sys.render(port.error()));
+    (*cluster)->stop();
+    caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+    return 3;
+  }
+  log_eventf("listening on {}:{}, state in {}", opts.address, *port,
+             opts.state_dir);
+  caf::scoped_actor self{sys};
+  while (stop_requested == 0)
+    pause(self, 100ms);
+  log_eventf("shutting down");
+  sys.middleman().unpublish(gateway, *port);
+  caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+  (*cluster)->stop();
+  return 0;
+}
+
+int run_taskmanager(const taskmanager_options& opts) {
+  stop_on_signals();
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, true);
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto backoff = caf::timespan{100ms};
+  constexpr auto max_backoff = caf::timespan{10s};
+  while (stop_requested == 0) {
+    auto handles = connect_gateway(sys, opts.jobmanager, 2s);
+    if (!handles) {
+      log_eventf("{}; retrying in {} ms", describe(handles.error()),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(backoff)
+                   .count());
+      pause(self, backoff);
+      backoff = std::min(backoff * 2, max_backoff);
+      continue;
+    }
+    backoff = caf::timespan{100ms};
+    task_executor_options te;
+    te.id = resource_id{opts.id};
+    te.slots = opts.slots;
+    te.slot_profile = opts.slot_profile;
+    auto worker = spawn_task_executor(sys, te, handles->second);
+    self->monitor(worker);
+    log_eventf("registering with the jobmanager at {}:{} ({} slots)",
+               opts.jobmanager.host, opts.jobmanager.port, opts.slots);
+    bool down = false;
+    while (!down && stop_requested == 0)
+      self->receive([&](caf::down_msg&) { down = true; },
+                    caf::after(caf::timespan{100ms}) >> [] {});
+    if (!down) {
+      caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+      self->receive([](caf::down_msg&) {});
+      break;
+    }
+    log_eventf("lost the jobmanager; reconnecting");
+  }
+  log_eventf("shutting down");
+  return 0;
+}
+
+} // namespace weir

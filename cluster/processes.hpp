@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cluster/gateway.hpp"
+#include "messages/slots.hpp"
+
+namespace weir {
+
+/// Options of the master process (Flink's jobmanager.* keys).
+struct jobmanager_options {
+  /// jobmanager.rpc.address: the address to listen on.
+  std::string address = "127.0.0.1";
+  /// jobmanager.rpc.port: 0 picks a free port (printed in the log).
+  uint16_t port = 6123;
+  /// high-availability.storageDir: the RocksDB state directory.
+  std::string state_dir;
+};
+
+/// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a
+/// ResourceManager (JobMasters inside) behind a gateway published on
+/// address:port, state in RocksDB. Logs events to the event log. Returns the
+/// process exit code.
+int run_jobmanager(const jobmanager_options& opts);
+
+/// Options of a worker process (Flink's taskmanager.* keys).
+struct taskmanager_options {
+  endpoint jobmanager;
+  /// taskmanager.numberOfTaskSlots.
+  int32_t slots = 1;
+  resource_profile slot_profile;
+  /// taskmanager.resource-id; default "<host>-<pid>".
+  std::string id;
+};
+
+/// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the
+/// jobmanager and registers, retrying with exponential backoff (100 ms up to
+/// 10 s) while no master is reachable or after the master went away, so
+/// workers may start before the master. Returns the process exit code.
+int run_taskmanager(const taskmanager_options& opts);
+
+} // namespace weir

@@ -1,0 +1,184 @@
+// A session cluster of real processes on loopback: `weir jobmanager`,
+// `weir taskmanager` workers, and remote clients (`run -m`, `list`, `cancel`).
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <memory>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "process.hpp"
+#include "reference.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string weir_bin() {
+  return std::getenv("WEIR_BIN");
+}
+
+/// A jobmanager on a free port plus workers; every process is stopped when
+/// the cluster goes out of scope, also when a check failed.
+struct session_cluster {
+  temp_dir dir;
+  std::unique_ptr<running_process> jobmanager;
+  std::vector<std::unique_ptr<running_process>> workers;
+  std::string address;
+
+  session_cluster() {
+    jobmanager = std::make_unique<running_process>(std::vector<std::string>{
+      weir_bin(), "jobmanager", "--port", "0", "--state-dir", dir.file("state")});
+    REQUIRE(jobmanager->wait_for_stderr(" listening on 127.0.0.1:", 30s));
+    REQUIRE(jobmanager->wait_for_stderr(", state in ", 30s));
+    std::smatch m;
+    auto log = jobmanager->stderr_so_far();
+    REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
+    address = m[1];
+  }
+
+  ~session_cluster() {
+    for (auto& w : workers)
+      w->signal(SIGTERM);
+    for (auto& w : workers)
+      w->finish(30s);
+    jobmanager->signal(SIGTERM);
+    jobmanager->finish(30s);
+  }
+
+  /// Starts a worker; with `wait`, returns once the jobmanager logged it.
+  void add_worker(const std::string& id, int slots, bool wait = true) {
+    workers.push_back(std::make_unique<running_process>(std::vector<std::string>{
+      weir_bin(), "taskmanager", "-m", address, "--slots",
+      std::to_string(slots), "--id", id}));
+    if (wait)
+      REQUIRE(jobmanager->wait_for_stderr(
+        fmt::format("TaskExecutor {} registered with {} slots", id, slots), 30s));
+  }
+
+  process_result client(std::vector<std::string> args) {
+    args.insert(args.begin() + 1, {"-m", address});
+    return run_weir(args, 60s);
+  }
+};
+
+} // namespace
+
+TEST_CASE("word count at parallelism 4 over two taskmanager processes") {
+  session_cluster c;
+  c.add_worker("tm-1", 2);
+  c.add_worker("tm-2", 2);
+  auto text = random_text(11, 20000);
+  auto input = c.dir.write("in.txt", text);
+  auto out = c.dir.file("counts.txt");
+  auto r = c.client({"run", "examples/wordcount.json", "-p", "4", "--input",
+                     input, "--output", out});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("has finished.") != std::string::npos);
+  CHECK(sorted_lines(read_file(out)) == as_lines(reference_word_counts(text)));
+  CHECK(c.jobmanager->wait_for_stderr("(wordcount) FINISHED", 30s));
+}
+
+TEST_CASE("a job waits for a worker that joins after it was submitted") {
+  session_cluster c;
+  c.add_worker("tm-1", 1);
+  auto spec = c.dir.write("sum.json", R"({
+    "name": "sum3", "parallelism": 3,
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 300000}},
+      {"id": "keyed", "operator": "map", "params": {"function": "key_mod", "modulus": 7}},
+      {"id": "sums", "operator": "sum"},
+      {"id": "out", "operator": "collect", "parallelism": 1}],
+    "edges": [
+      {"from": "numbers", "to": "keyed", "partitioning": "forward"},
+      {"from": "keyed", "to": "sums", "partitioning": "hash"},
+      {"from": "sums", "to": "out", "partitioning": "rebalance"}]})");
+  running_process run{{weir_bin(), "run", "-m", c.address, spec}};
+  REQUIRE(run.wait_for_stderr("Job has been submitted with JobID ", 30s));
+  REQUIRE(c.jobmanager->wait_for_stderr("(sum3) submitted", 30s));
+  c.add_worker("tm-2", 2);
+  auto r = run.finish(60s);
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, int64_t> expected;
+  for (int64_t i = 1; i <= 300000; ++i)
+    expected[std::to_string(i % 7)] += i;
+  CHECK(sorted_lines(r.out) == as_lines(expected));
+}
+
+TEST_CASE("detached runs, list and cancel") {
+  session_cluster c;
+  c.add_worker("tm-1", 2);
+  auto stream = c.dir.write("stream.json", R"({
+    "name": "forever",
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink"}]})");
+  auto detached = c.client({"run", "-d", stream});
+  REQUIRE(detached.exit_code == 0);
+  auto id = detached.out.substr(0, 32);
+  CHECK(detached.out == id + "\n");
+  auto finished = c.client({"run", "examples/collect.json", "--to", "4"});
+  REQUIRE(finished.exit_code == 0);
+  CHECK(finished.out == "2\n4\n");
+
+  auto running = c.client({"list"});
+  CHECK(running.exit_code == 0);
+  CHECK(running.out.find(" : " + id + " : forever (RUNNING, ") != std::string::npos);
+  CHECK(running.out.find("(collect)") == std::string::npos);
+  CHECK(running.out.find("No scheduled jobs.") != std::string::npos);
+  auto all = c.client({"list", "-a"});
+  CHECK(all.out.find(" : collect (FINISHED, ") != std::string::npos);
+
+  auto cancel = c.client({"cancel", id});
+  CHECK(cancel.exit_code == 0);
+  CHECK(cancel.out == "Cancelled job " + id + ".\n");
+  REQUIRE(c.jobmanager->wait_for_stderr("(forever) CANCELED", 30s));
+  auto after = c.client({"list", "-a"});
+  CHECK(after.out.find(" : " + id + " : forever (CANCELED, ") != std::string::npos);
+
+  auto unknown = c.client({"cancel", std::string(32, 'a')});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err == "weir cancel: no job " + std::string(32, 'a') + "\n");
+}
+
+TEST_CASE("a client finds no jobmanager within seconds, never hangs") {
+  // A port nothing listens on: a closed listener's port.
+  auto r = run_weir({"list", "-m", "127.0.0.1:1"}, 30s);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("weir list: cannot reach the jobmanager at 127.0.0.1:1") == 0);
+  auto bad = run_weir({"list", "-m", "nohostport"}, 30s);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "weir list: -m 'nohostport' is not HOST:PORT\n");
+}
+
+TEST_CASE("workers started before the master register once it is up") {
+  temp_dir dir;
+  // Pick the port by starting and stopping a jobmanager on port 0.
+  std::string address;
+  {
+    running_process probe{{weir_bin(), "jobmanager", "--port", "0",
+                           "--state-dir", dir.file("probe")}};
+    REQUIRE(probe.wait_for_stderr(", state in ", 30s));
+    std::smatch m;
+    auto log = probe.stderr_so_far();
+    REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
+    address = m[1];
+    probe.signal(SIGTERM);
+    probe.finish(30s);
+  }
+  running_process worker{{weir_bin(), "taskmanager", "-m", address, "--id",
+                          "early"}};
+  REQUIRE(worker.wait_for_stderr("retrying in", 30s));
+  auto port = address.substr(address.find(':') + 1);
+  running_process master{{weir_bin(), "jobmanager", "--port", port,
+                          "--state-dir", dir.file("state")}};
+  CHECK(master.wait_for_stderr("TaskExecutor early registered with 1 slots", 30s));
+  worker.signal(SIGTERM);
+  CHECK(worker.finish(30s).exit_code == 0);
+  master.signal(SIGTERM);
+  CHECK(master.finish(30s).exit_code == 0);
+}
