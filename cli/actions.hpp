@@ -20,6 +20,9 @@ int taskmanager_action(const std::vector<std::string>& args);
 /// `weir list`: the jobs of a session cluster.
 int list_action(const std::vector<std::string>& args);
 
+/// `weir status`: one job of a session cluster, subtask by subtask.
+int status_action(const std::vector<std::string>& args);
+
 /// `weir cancel`: cancels a job of a session cluster.
 int cancel_action(const std::vector<std::string>& args);
 

@@ -22,6 +22,8 @@ Actions:
                  run a job on a session cluster (-d: return once submitted)
   list -m HOST:PORT [-r|-s|-a]
                  list the jobs of a session cluster
+  status -m HOST:PORT JOBID
+                 show a job: state, counters, where each subtask runs
   cancel -m HOST:PORT JOBID
                  cancel a job of a session cluster
   jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
@@ -59,8 +61,11 @@ int main(int argc, char** argv) {
     return list_action(args);
   if (action == "cancel")
     return cancel_action(args);
+  if (action == "status")
+    return status_action(args);
   fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
-                     "cancel, jobmanager, taskmanager; see weir --help)\n",
+                     "status, cancel, jobmanager, taskmanager; see weir "
+                     "--help)\n",
              action);
   return exit_bad_input;
 }

@@ -182,7 +182,7 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
                    lost = err;
                });
     if (!result && !lost && tty)
-      self->request(dispatcher, 1s, status_atom_v, *id)
+      self->request(dispatcher, 1s, status_atom_v, *id, false)
         .receive([&](job_status& s) { print_progress(s); },
                  [&](caf::error&) {});
   }

@@ -142,3 +142,62 @@ int cancel_action(const std::vector<std::string>& args) {
 }
 
 } // namespace weir::cli
+
+namespace weir::cli {
+
+int status_action(const std::vector<std::string>& args) {
+  cxxopts::Options opts("weir status",
+                        "Show a job of a session cluster: its state, counters "
+                        "and where each subtask runs.");
+  opts.custom_help("-m HOST:PORT JOBID");
+  opts.add_options()
+    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
+    ("jobid", "the job", cxxopts::value<std::string>())
+    ("h,help", "print this help");
+  opts.parse_positional({"jobid"});
+  cxxopts::ParseResult res;
+  if (auto code = parse_flags(opts, "weir status", args, res); code >= 0)
+    return code;
+  if (res.count("jobid") == 0) {
+    fmt::print(stderr, "weir status: missing JOBID (see weir status --help)\n");
+    return exit_bad_input;
+  }
+  auto text = res["jobid"].as<std::string>();
+  auto id = job_id::parse(text);
+  if (!id) {
+    fmt::print(stderr, "weir status: '{}' is not a job id (32 hex characters)\n",
+               text);
+    return exit_bad_input;
+  }
+  remote_cluster remote;
+  if (auto code = remote.connect("weir status", res); code >= 0)
+    return code;
+  caf::scoped_actor self{remote.system()};
+  int code = exit_ok;
+  self->request(remote.dispatcher(), 10s, status_atom_v, *id, true)
+    .receive(
+      [&](job_status& s) {
+        fmt::print("Job {}\n", describe_job(s));
+        fmt::print("Records: {} in, {} out\n", s.metrics.records_in,
+                   s.metrics.records_out);
+        if (s.subtasks.empty())
+          return;
+        size_t width = 4;
+        for (auto& x : s.subtasks)
+          width = std::max(width, x.task.size());
+        fmt::print("Subtasks:\n");
+        for (auto& x : s.subtasks)
+          fmt::print("  {:<{}}  {:>5}  {:<12}  {}\n", x.task, width,
+                     fmt::format("{}/{}", x.subtask + 1, x.parallelism),
+                     to_string(x.state),
+                     x.location.empty() ? "-" : x.location);
+      },
+      [&](caf::error& err) {
+        fmt::print(stderr, "weir status: {}\n", describe(err));
+        code = err == make_error(errc::unknown_job) ? exit_bad_input
+                                                     : exit_cluster_error;
+      });
+  return code;
+}
+
+} // namespace weir::cli

@@ -19,8 +19,9 @@ using dispatcher_actor = caf::typed_actor<
   caf::replies_to<submit_atom, job_graph>::with<job_id>,
   /// Client: every known job, running or ended.
   caf::replies_to<list_atom>::with<std::vector<job_status>>,
-  /// Client: one job's live status.
-  caf::replies_to<status_atom, job_id>::with<job_status>,
+  /// Client: one job's live status, with every subtask if `detailed` (and
+  /// the job still runs).
+  caf::replies_to<status_atom, job_id, bool>::with<job_status>,
   /// Client: cancel a job; the reply is its state after the request.
   caf::replies_to<cancel_atom, job_id>::with<job_state>,
   /// Client: the job's result, answered once the job has ended.

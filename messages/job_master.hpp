@@ -29,8 +29,8 @@ using job_master_actor = caf::typed_actor<
   caf::reacts_to<metrics_atom, execution_attempt_id, io_metrics>,
   /// Collect sink: records for the job result.
   caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
-  /// Dispatcher: the job's live status.
-  caf::replies_to<status_atom>::with<job_status>,
+  /// Dispatcher: the job's live status, with every subtask if `detailed`.
+  caf::replies_to<status_atom, bool>::with<job_status>,
   /// Dispatcher: cancel the job; the reply is the state after the request.
   caf::replies_to<cancel_atom>::with<job_state>,
   /// Self: a slot request or deployment step timed out.

@@ -44,6 +44,21 @@ typename Inspector::result_type inspect(Inspector& f, job_result& x) {
 
 bool operator==(const job_result& a, const job_result& b);
 
+/// One subtask in a detailed job status.
+struct subtask_status {
+  std::string task;      ///< the chain, e.g. "lines -> words"
+  int32_t subtask = 0;   ///< 0-based index
+  int32_t parallelism = 1;
+  execution_state state = execution_state::created;
+  std::string location;  ///< the TaskExecutor running it ("" if none yet)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, subtask_status& x) {
+  return f(caf::meta::type_name("subtask_status"), x.task, x.subtask,
+           x.parallelism, x.state, x.location);
+}
+
 /// A live view of a job for `list`, `status` and the CLI's progress line.
 struct job_status {
   job_id id;
@@ -55,13 +70,15 @@ struct job_status {
   int32_t subtasks_running = 0;
   int32_t subtasks_finished = 0;
   io_metrics metrics;
+  /// Every subtask, when asked for details and the job still runs.
+  std::vector<subtask_status> subtasks;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.name, x.state,
            x.start_time_ms, x.end_time_ms, x.subtasks_total, x.subtasks_running,
-           x.subtasks_finished, x.metrics);
+           x.subtasks_finished, x.metrics, x.subtasks);
 }
 
 /// Milliseconds since the Unix epoch, wall clock.

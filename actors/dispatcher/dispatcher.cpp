@@ -253,7 +253,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       }
       return result;
     },
-    [=](status_atom, job_id id) -> caf::result<job_status> {
+    [=](status_atom, job_id id, bool detailed) -> caf::result<job_status> {
       auto* entry = find_job(self, id);
       if (entry == nullptr)
         return unknown_job(id);
@@ -265,7 +265,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         s.name = entry->graph.name;
         return s;
       }
-      return self->delegate(entry->jm, status_atom_v);
+      return self->delegate(entry->jm, status_atom_v, detailed);
     },
     [=](cancel_atom, job_id id) -> caf::result<job_state> {
       auto* entry = find_job(self, id);

@@ -43,6 +43,7 @@ struct jm_state {
   int64_t start_time_ms = 0;
   std::map<allocation_id, int32_t> pending_slots; // allocation → shared slot
   std::vector<task_executor_actor> executor_of_slot;
+  std::vector<std::string> executor_name_of_slot;
   std::set<caf::actor_addr> executors;
   std::vector<subtask_actor> handles; // by flat execution index
   std::map<caf::actor_addr, int32_t> flat_by_addr;
@@ -196,9 +197,9 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
     accepted.push_back(o.alloc);
     slots.emplace_back(i->second, o.alloc);
     st.executor_of_slot[static_cast<size_t>(i->second)] = te;
+    st.executor_name_of_slot[static_cast<size_t>(i->second)] = from.value;
     st.pending_slots.erase(i);
   }
-  (void) from;
   if (st.executors.insert(te.address()).second)
     self->monitor(te);
   if (!slots.empty())
@@ -246,7 +247,7 @@ void request_slots(self_ptr self) {
   self->delayed_send(self, st.opts.slot_request_timeout, tick_atom_v);
 }
 
-job_status make_status(self_ptr self) {
+job_status make_status(self_ptr self, bool detailed) {
   auto& st = self->state;
   auto& g = *st.graph;
   job_status s;
@@ -258,6 +259,15 @@ job_status make_status(self_ptr self) {
   s.subtasks_running = g.count(execution_state::running);
   s.subtasks_finished = g.count(execution_state::finished);
   s.metrics = g.total_metrics();
+  if (detailed) {
+    for (auto& x : g.executions()) {
+      auto& t = g.tasks()[static_cast<size_t>(x.task)];
+      // Slot sharing: subtask k of every task runs in shared slot k.
+      s.subtasks.push_back(subtask_status{
+        t.name, x.subtask, t.parallelism, x.state,
+        st.executor_name_of_slot[static_cast<size_t>(x.subtask)]});
+    }
+  }
   return s;
 }
 
@@ -272,6 +282,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
   st.start_time_ms = now_ms();
   st.handles.resize(st.graph->size());
   st.executor_of_slot.resize(static_cast<size_t>(st.graph->slots_needed()));
+  st.executor_name_of_slot.resize(st.executor_of_slot.size());
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
     if (st.executors.count(dm.source) > 0) {
@@ -309,7 +320,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       out.insert(out.end(), std::make_move_iterator(b.records.begin()),
                  std::make_move_iterator(b.records.end()));
     },
-    [=](status_atom) { return make_status(self); },
+    [=](status_atom, bool detailed) { return make_status(self, detailed); },
     [=](cancel_atom) {
       auto& st = self->state;
       if (st.state == job_state::running || st.state == job_state::created) {

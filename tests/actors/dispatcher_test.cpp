@@ -109,7 +109,7 @@ TEST_CASE_FIXTURE(dispatcher_fixture, "a job runs to FINISHED with its results")
   CHECK(r.metrics.records_out == 5);
   REQUIRE(stored().dones.size() == 1);
   CHECK(stored().dones[0].state == job_state::finished);
-  auto s = request<job_status>(dispatcher, status_atom_v, g.id);
+  auto s = request<job_status>(dispatcher, status_atom_v, g.id, false);
   CHECK(s.state == job_state::finished);
 }
 
@@ -139,7 +139,8 @@ TEST_CASE_FIXTURE(dispatcher_fixture, "an unknown job is reported") {
   start();
   auto id = job_id::random();
   caf::error err;
-  auto reply = self->request(dispatcher, caf::infinite, status_atom_v, id);
+  auto reply = self->request(dispatcher, caf::infinite, status_atom_v, id,
+                             false);
   run();
   reply.receive([](job_status&) {}, [&](caf::error& e) { err = e; });
   CHECK(err == make_error(errc::unknown_job));

@@ -133,6 +133,14 @@ TEST_CASE("detached runs, list and cancel") {
   auto all = c.client({"list", "-a"});
   CHECK(all.out.find(" : collect (FINISHED, ") != std::string::npos);
 
+  auto status = c.client({"status", id});
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("Job ") == 0);
+  CHECK(status.out.find(" : " + id + " : forever (RUNNING, ") != std::string::npos);
+  CHECK(status.out.find("Subtasks:\n") != std::string::npos);
+  CHECK(status.out.find("  events -> sink    1/1  RUNNING       tm-1\n")
+        != std::string::npos);
+
   auto cancel = c.client({"cancel", id});
   CHECK(cancel.exit_code == 0);
   CHECK(cancel.out == "Cancelled job " + id + ".\n");
