@@ -2,7 +2,13 @@
 // `weir taskmanager` workers, and remote clients (`run -m`, `list`, `cancel`).
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <random>
 #include <cstdlib>
 #include <memory>
 #include <regex>
@@ -65,7 +71,41 @@ struct session_cluster {
   }
 };
 
+/// Sends `bytes` to host:port over a fresh TCP connection, then closes it.
+void send_raw(const std::string& address, const std::string& bytes) {
+  auto colon = address.find(':');
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0);
+  CHECK(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  close(fd);
+}
+
 } // namespace
+
+TEST_CASE("random bytes and HTTP on the jobmanager's port do not stop it") {
+  session_cluster c;
+  c.add_worker("tm-1", 1);
+  std::mt19937 rng{7};
+  for (int round = 0; round < 5; ++round) {
+    std::string junk(1 + rng() % 4096, '\0');
+    for (auto& ch : junk)
+      ch = static_cast<char>(rng());
+    send_raw(c.address, junk);
+  }
+  send_raw(c.address, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  // A BASP header that announces an absurd payload.
+  send_raw(c.address, std::string(64, '\xff'));
+  auto r = c.client({"run", "examples/collect.json", "--to", "6"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2\n4\n6\n");
+  auto list = c.client({"list", "-a"});
+  CHECK(list.out.find(" : collect (FINISHED, ") != std::string::npos);
+}
 
 TEST_CASE("word count at parallelism 4 over two taskmanager processes") {
   session_cluster c;
