@@ -7,12 +7,18 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
 (b) word count throughput (MB/s) on a generated 50 MB text, parallelism 2
 (c) keyed sum of 10 million records (key = i mod 1000), records/s
 (d) deploy and finish a job of 10,000 subtasks, subtasks/s
+(e) session cluster start (jobmanager + 2 taskmanagers) to a trivial job's result
+(f) cross-process exchange between two taskmanagers, MiB/s
+(g) word count of the 50 MB text at parallelism 4 over two taskmanager processes
 Each figure is the median of --runs runs; the JSON also holds every run.
 """
 import argparse
 import json
 import os
 import random
+import re
+import select
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -50,6 +56,46 @@ def generate_text(path, size_bytes, vocabulary=10_000, seed=42):
     return written
 
 
+class Session:
+    """A jobmanager on a free port and taskmanagers, as real processes."""
+
+    def __init__(self, weir, tmp, workers, slots):
+        self.procs = []
+        self.jm = self.spawn([weir, "jobmanager", "--port", "0", "--state-dir",
+                              os.path.join(tmp, f"state-{time.time_ns()}")])
+        line = self.wait_for(self.jm, r"listening on (\S+):(\d+),")
+        self.address = f"{line.group(1)}:{line.group(2)}"
+        for i in range(workers):
+            self.spawn([weir, "taskmanager", "-m", self.address, "--slots",
+                        str(slots), "--id", f"tm-{i}"])
+        for i in range(workers):
+            self.wait_for(self.jm, rf"TaskExecutor tm-\d+ registered")
+
+    def spawn(self, cmd):
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        self.procs.append(proc)
+        return proc
+
+    @staticmethod
+    def wait_for(proc, pattern, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            ready, _, _ = select.select([proc.stderr], [], [], 1)
+            if ready:
+                line = proc.stderr.readline()
+                match = re.search(pattern, line)
+                if match:
+                    return match
+        raise SystemExit(f"timed out waiting for {pattern}")
+
+    def close(self):
+        for proc in reversed(self.procs):
+            proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            proc.wait(timeout=30)
+
+
 def emit(name, unit, value, runs, target, higher_is_better, **extra):
     met = value >= target if higher_is_better else value <= target
     print(json.dumps({"figure": name, "value": round(value, 3), "unit": unit,
@@ -62,7 +108,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcd")
+    parser.add_argument("--only", default="abcdefg")
     args = parser.parse_args()
     weir = args.weir
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,6 +144,64 @@ def main():
             runs = repeat([weir, "run", spec], args.runs)
             emit("d_subtask_deploy_rate", "subtasks/s",
                  10_000 / statistics.median(runs), runs, 20_000, True)
+        if "e" in args.only:
+            runs = []
+            for _ in range(args.runs):
+                start = time.perf_counter()
+                session = Session(weir, tmp, workers=2, slots=1)
+                try:
+                    timed([weir, "run", "-m", session.address,
+                           "examples/collect.json", "--to", "10"])
+                    runs.append(time.perf_counter() - start)
+                finally:
+                    session.close()
+            emit("e_session_start_to_result", "ms", statistics.median(runs) * 1000,
+                 runs, 300, False)
+        if "f" in args.only:
+            lines = os.path.join(tmp, "lines.txt")
+            with open(lines, "w") as f:
+                row = "x" * 1000 + "\n"
+                for _ in range(200_000):
+                    f.write(row)
+            size = os.path.getsize(lines)
+            spec = os.path.join(tmp, "exchange.json")
+            # Subtask k of both vertices shares slot k; with one slot per
+            # worker, half of each reader's batches cross to the other
+            # process (rebalance).
+            with open(spec, "w") as f:
+                json.dump({"name": "exchange", "parallelism": 2,
+                           "vertices": [
+                               {"id": "lines", "operator": "text_file",
+                                "params": {"path": lines}},
+                               {"id": "sink", "operator": "discard"}],
+                           "edges": [{"from": "lines", "to": "sink",
+                                      "partitioning": "rebalance"}]}, f)
+            session = Session(weir, tmp, workers=2, slots=1)
+            try:
+                runs = repeat([weir, "run", "-m", session.address, spec],
+                              args.runs)
+            finally:
+                session.close()
+            crossed = size / 2 / (1024 * 1024)
+            emit("f_cross_process_exchange", "MiB/s",
+                 crossed / statistics.median(runs), runs, 500, True,
+                 crossed_mib=round(crossed, 1))
+        if "g" in args.only:
+            text = os.path.join(tmp, "words.txt")
+            if not os.path.exists(text):
+                generate_text(text, 50 * 1024 * 1024)
+            size = os.path.getsize(text)
+            out = os.path.join(tmp, "counts-g.txt")
+            session = Session(weir, tmp, workers=2, slots=2)
+            try:
+                runs = repeat([weir, "run", "-m", session.address,
+                               "examples/wordcount.json", "-p", "4", "--input",
+                               text, "--output", out], args.runs)
+            finally:
+                session.close()
+            mb = size / (1024 * 1024)
+            emit("g_wordcount_two_workers", "MB/s", mb / statistics.median(runs),
+                 runs, 130, True, input_mb=round(mb, 1))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ struct exchange_options {
   /// exclusive buffers per channel).
   int32_t initial_credit = 4;
   /// A batch is sent once it holds this many bytes (approximate)...
-  size_t batch_bytes = 32 * 1024;
+  size_t batch_bytes = 128 * 1024;
   /// ...or this many records.
   size_t batch_records = 2048;
   /// A combiner flushes once it holds this many distinct keys.
