@@ -9,6 +9,7 @@
 #include "actors/common/event_log.hpp"
 #include "cli/actions.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/config_flags.hpp"
 #include "cli/remote.hpp"
 #include "cluster/processes.hpp"
 
@@ -43,24 +44,43 @@ int jobmanager_action(const std::vector<std::string>& args) {
                         "Run the master of a session cluster: Dispatcher, "
                         "ResourceManager and the JobMasters of its jobs.");
   opts.add_options()
-    ("host", "jobmanager.rpc.address: address to listen on",
-     cxxopts::value<std::string>()->default_value("127.0.0.1"))
-    ("port", "jobmanager.rpc.port (0: any free port, see the log)",
-     cxxopts::value<uint16_t>()->default_value("6123"))
+    ("host", "jobmanager.rpc.address: address to listen on (default "
+     "127.0.0.1)", cxxopts::value<std::string>())
+    ("port", "jobmanager.rpc.port (default 6123; 0: any free port, see the "
+     "log)", cxxopts::value<uint16_t>())
     ("state-dir", "high-availability.storageDir (default: "
      "$XDG_STATE_HOME/weir or ~/.local/state/weir)",
      cxxopts::value<std::string>())
     ("log", "append the event log to this file instead of stderr",
      cxxopts::value<std::string>())
     ("h,help", "print this help");
+  add_config_flags(opts);
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir jobmanager", args, res); code >= 0)
     return code;
+  auto cfg = load_config("weir jobmanager", res);
+  if (!cfg)
+    return exit_bad_input;
   jobmanager_options jm;
-  jm.address = res["host"].as<std::string>();
-  jm.port = res["port"].as<uint16_t>();
-  jm.state_dir = res.count("state-dir") > 0 ? res["state-dir"].as<std::string>()
-                                            : default_state_dir();
+  jm.address = res.count("host") > 0 ? res["host"].as<std::string>()
+                                     : cfg->text("jobmanager.rpc.address");
+  auto port = res.count("port") > 0 ? int64_t{res["port"].as<uint16_t>()}
+                                    : cfg->integer("jobmanager.rpc.port");
+  if (port < 0 || port > 65535) {
+    fmt::print(stderr, "weir jobmanager: jobmanager.rpc.port {} is outside "
+                       "[0, 65535]\n", port);
+    return exit_bad_input;
+  }
+  jm.port = static_cast<uint16_t>(port);
+  if (res.count("state-dir") > 0)
+    jm.state_dir = res["state-dir"].as<std::string>();
+  else if (cfg->is_set("high-availability.storageDir"))
+    jm.state_dir = cfg->text("high-availability.storageDir");
+  else
+    jm.state_dir = default_state_dir();
+  jm.resource_manager.evenly_spread_out_slots
+    = cfg->boolean("cluster.evenly-spread-out-slots");
+  jm.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
     return exit_bad_input;
@@ -73,44 +93,54 @@ int taskmanager_action(const std::vector<std::string>& args) {
                         "Run a worker of a session cluster: a TaskExecutor "
                         "that registers with the jobmanager.");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
-    ("slots", "taskmanager.numberOfTaskSlots",
-     cxxopts::value<int32_t>()->default_value("1"))
+    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
+     "jobmanager.rpc.address:jobmanager.rpc.port)",
+     cxxopts::value<std::string>())
+    ("slots", "taskmanager.numberOfTaskSlots (default 1)",
+     cxxopts::value<int32_t>())
     ("cpu-cores", "taskmanager.cpu.cores, split over the slots",
-     cxxopts::value<double>()->default_value("0"))
-    ("memory", "task heap memory in MB, split over the slots",
-     cxxopts::value<int64_t>()->default_value("0"))
+     cxxopts::value<double>())
+    ("memory", "taskmanager.memory.task.heap.size in MB, split over the slots",
+     cxxopts::value<int64_t>())
     ("id", "taskmanager.resource-id (default: HOST-PID)",
      cxxopts::value<std::string>())
     ("log", "append the event log to this file instead of stderr",
      cxxopts::value<std::string>())
     ("h,help", "print this help");
+  add_config_flags(opts);
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir taskmanager", args, res); code >= 0)
     return code;
-  if (res.count("jobmanager") == 0) {
-    fmt::print(stderr, "weir taskmanager: missing -m HOST:PORT of the "
-                       "jobmanager\n");
+  auto cfg = load_config("weir taskmanager", res);
+  if (!cfg)
     return exit_bad_input;
-  }
-  auto at = parse_endpoint(res["jobmanager"].as<std::string>());
+  auto address = jobmanager_address(res, *cfg);
+  auto at = parse_endpoint(address);
   if (!at) {
-    fmt::print(stderr, "weir taskmanager: -m '{}' is not HOST:PORT\n",
-               res["jobmanager"].as<std::string>());
+    fmt::print(stderr, "weir taskmanager: -m '{}' is not HOST:PORT\n", address);
     return exit_bad_input;
   }
   taskmanager_options tm;
   tm.jobmanager = *at;
-  tm.slots = res["slots"].as<int32_t>();
+  tm.slots = res.count("slots") > 0
+               ? res["slots"].as<int32_t>()
+               : static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));
   if (tm.slots < 1 || tm.slots > 32768) {
     fmt::print(stderr, "weir taskmanager: --slots {} is outside [1, 32768]\n",
                tm.slots);
     return exit_bad_input;
   }
-  tm.slot_profile.cpu_cores = res["cpu-cores"].as<double>() / tm.slots;
-  tm.slot_profile.heap_mb = res["memory"].as<int64_t>() / tm.slots;
+  auto cores = res.count("cpu-cores") > 0 ? res["cpu-cores"].as<double>()
+                                          : cfg->number("taskmanager.cpu.cores");
+  auto heap = res.count("memory") > 0
+                ? res["memory"].as<int64_t>()
+                : cfg->memory_mb("taskmanager.memory.task.heap.size");
+  tm.slot_profile.cpu_cores = cores / tm.slots;
+  tm.slot_profile.heap_mb = heap / tm.slots;
   if (res.count("id") > 0) {
     tm.id = res["id"].as<std::string>();
+  } else if (cfg->is_set("taskmanager.resource-id")) {
+    tm.id = cfg->text("taskmanager.resource-id");
   } else {
     char host[256] = "localhost";
     gethostname(host, sizeof(host) - 1);

@@ -72,7 +72,8 @@ std::optional<std::string> split_job_args(const std::string& action,
     }
     auto known = std::find(known_flags.begin(), known_flags.end(),
                            a.substr(0, a.find('=')))
-                 != known_flags.end();
+                   != known_flags.end()
+                 || (a.size() > 2 && a.rfind("-D", 0) == 0); // -Dkey=value
     if (!is_flag(a) || !known) {
       auto takes = params.empty()
                      ? std::string{"no parameters"}

@@ -13,7 +13,7 @@ parse_job_command(const std::string& action, cxxopts::Options& opts,
   exit_code = exit_bad_input;
   job_args ja;
   auto known = value_flags;
-  known.insert(known.end(), {"-h", "--help"});
+  known.insert(known.end(), {"-h", "--help", "-d", "--detached"});
   if (auto err = split_job_args(action, args, value_flags, known, ja)) {
     fmt::print(stderr, "{}\n", *err);
     return std::nullopt;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cluster/gateway.hpp"
 #include "cluster/runtime_config.hpp"
@@ -44,11 +45,10 @@ remote_cluster::~remote_cluster() {
 
 int remote_cluster::connect(const std::string& action,
                             const cxxopts::ParseResult& flags) {
-  if (flags.count("jobmanager") == 0) {
-    fmt::print(stderr, "{}: missing -m HOST:PORT of the jobmanager\n", action);
+  auto cfg = load_config(action, flags);
+  if (!cfg)
     return exit_bad_input;
-  }
-  return connect(action, flags["jobmanager"].as<std::string>());
+  return connect(action, jobmanager_address(flags, *cfg));
 }
 
 int remote_cluster::connect(const std::string& action,

@@ -26,8 +26,9 @@ public:
   remote_cluster();
   ~remote_cluster();
 
-  /// Connects to the jobmanager named by the `jobmanager` flag. Returns the
-  /// exit code to end with after a one-line error, or -1 when connected.
+  /// Connects to the jobmanager named by `-m`, or else by the configuration
+  /// (jobmanager.rpc.address and .port). Returns the exit code to end with
+  /// after a one-line error, or -1 when connected.
   int connect(const std::string& action, const cxxopts::ParseResult& flags);
 
   /// Connects to `address` ("HOST:PORT"); as above.

@@ -17,6 +17,7 @@
 
 #include "cli/actions.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/config_flags.hpp"
 #include "cli/job_command.hpp"
 #include "cli/remote.hpp"
 #include "cluster/mini_cluster.hpp"
@@ -82,6 +83,7 @@ cxxopts::Options run_options() {
     ("d,detached", "with -m: print the job id and return once the job is "
      "submitted")
     ("h,help", "print this help");
+  add_config_flags(opts);
   opts.allow_unrecognised_options();
   return opts;
 }
@@ -226,19 +228,32 @@ int run_action(const std::vector<std::string>& args) {
   int code = exit_ok;
   auto cmd = parse_job_command("run", opts, args,
                                {"-p", "--parallelism", "--taskmanagers",
-                                "--slots", "--state-dir", "-m", "--jobmanager"},
+                                "--slots", "--state-dir", "-m", "--jobmanager",
+                                "--config"},
                                code);
   if (!cmd)
     return code;
   auto& res = cmd->flags;
+  auto cfg = load_config("weir run", res);
+  if (!cfg)
+    return exit_bad_input;
   run_flags flags;
   flags.parallelism = parallelism_flag(res);
+  // Flags win over configuration keys, which win over the defaults.
   if (res.count("taskmanagers") > 0)
     flags.task_executors = res["taskmanagers"].as<int32_t>();
+  else if (cfg->is_set("minicluster.number-of-taskmanagers"))
+    flags.task_executors = static_cast<int32_t>(
+      cfg->integer("minicluster.number-of-taskmanagers"));
   if (res.count("slots") > 0)
     flags.slots = res["slots"].as<int32_t>();
+  else if (cfg->is_set("taskmanager.numberOfTaskSlots"))
+    flags.slots = static_cast<int32_t>(
+      cfg->integer("taskmanager.numberOfTaskSlots"));
   if (res.count("state-dir") > 0)
     flags.state_dir = res["state-dir"].as<std::string>();
+  else if (cfg->is_set("high-availability.storageDir"))
+    flags.state_dir = cfg->text("high-availability.storageDir");
   if (res.count("jobmanager") > 0)
     flags.jobmanager = res["jobmanager"].as<std::string>();
   flags.detached = res.count("detached") > 0;
@@ -269,6 +284,9 @@ int run_action(const std::vector<std::string>& args) {
   mc.slots_per_task_executor
     = flags.slots.value_or(slots_for(highest, mc.task_executors));
   mc.state_dir = flags.state_dir;
+  mc.resource_manager.evenly_spread_out_slots
+    = cfg->boolean("cluster.evenly-spread-out-slots");
+  mc.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
   auto total = int64_t{mc.task_executors} * mc.slots_per_task_executor;
   if (total < highest) {
     // A local cluster never grows: waiting for slot.request.timeout would
@@ -280,9 +298,9 @@ int run_action(const std::vector<std::string>& args) {
     return exit_bad_input;
   }
   cancel_on_interrupt();
-  caf::actor_system_config cfg;
-  configure_actor_system(cfg);
-  caf::actor_system sys{cfg};
+  caf::actor_system_config system_cfg;
+  configure_actor_system(system_cfg);
+  caf::actor_system sys{system_cfg};
   auto cluster = mini_cluster::start(sys, mc);
   if (!cluster) {
     fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/actions.hpp"
+#include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
 #include "messages/errors.hpp"
@@ -57,6 +58,7 @@ int list_action(const std::vector<std::string>& args) {
     ("s,scheduled", "only scheduled jobs")
     ("a,all", "all jobs, terminated ones included")
     ("h,help", "print this help");
+  add_config_flags(opts);
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir list", args, res); code >= 0)
     return code;
@@ -106,6 +108,7 @@ int cancel_action(const std::vector<std::string>& args) {
     ("jobid", "the job to cancel", cxxopts::value<std::string>())
     ("h,help", "print this help");
   opts.parse_positional({"jobid"});
+  add_config_flags(opts);
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir cancel", args, res); code >= 0)
     return code;
@@ -155,6 +158,7 @@ int status_action(const std::vector<std::string>& args) {
     ("jobid", "the job", cxxopts::value<std::string>())
     ("h,help", "print this help");
   opts.parse_positional({"jobid"});
+  add_config_flags(opts);
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir status", args, res); code >= 0)
     return code;

@@ -53,6 +53,8 @@ int run_jobmanager(const jobmanager_options& opts) {
   mini_cluster_options mc;
   mc.task_executors = 0;
   mc.state_dir = opts.state_dir;
+  mc.resource_manager = opts.resource_manager;
+  mc.job_master = opts.job_master;
   auto cluster = mini_cluster::start(sys, mc);
   if (!cluster) {
     log_eventf("cannot open the state directory: {}", describe(cluster.error()));

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/job_master/job_master.hpp"
+#include "actors/resource_manager/resource_manager.hpp"
 #include "cluster/gateway.hpp"
 #include "messages/slots.hpp"
 
@@ -16,6 +18,8 @@ struct jobmanager_options {
   uint16_t port = 6123;
   /// high-availability.storageDir: the RocksDB state directory.
   std::string state_dir;
+  resource_manager_options resource_manager;
+  job_master_options job_master;
 };
 
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a

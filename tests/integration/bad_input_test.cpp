@@ -166,3 +166,22 @@ TEST_CASE("a local cluster too small for the job is refused at once") {
   CHECK(r.err == "weir run: the job needs 4 slots (its highest parallelism) "
                  "but --taskmanagers 1 x --slots 3 give 3\n");
 }
+
+TEST_CASE("bad configuration keys and values are named with their source") {
+  auto key = run_weir({"run", "examples/collect.json", "-Dtaskmanager.slots=2"});
+  CHECK(key.exit_code == 2);
+  CHECK(key.err == "weir run: -Dtaskmanager.slots=2: unknown key "
+                   "'taskmanager.slots' (see docs/configuration.md)\n");
+  temp_dir dir;
+  auto file = dir.write("weir.yaml", "slot.request.timeout: soon\n");
+  auto value = run_weir({"run", "--config", file, "examples/collect.json"});
+  CHECK(value.exit_code == 2);
+  CHECK(value.err == "weir run: " + file + ": key 'slot.request.timeout': "
+                     "expected a duration such as '500 ms' or '10 s', got "
+                     "'soon'\n");
+  auto ok = run_weir({"run", "--config", dir.write("ok.yaml",
+                      "taskmanager.numberOfTaskSlots: 2\n"),
+                      "examples/collect.json", "--to", "2"});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == "2\n");
+}

@@ -1,0 +1,42 @@
+#include "cli/config_flags.hpp"
+
+#include <fmt/format.h>
+
+#include "messages/errors.hpp"
+
+namespace weir::cli {
+
+void add_config_flags(cxxopts::Options& opts) {
+  opts.add_options()
+    ("config", "configuration file (YAML, Flink's key names; default "
+     "$WEIR_CONF_DIR/weir.yaml or ~/.config/weir/weir.yaml if it exists)",
+     cxxopts::value<std::string>())
+    ("D", "set a configuration key: -Dkey=value (repeatable)",
+     cxxopts::value<std::vector<std::string>>());
+}
+
+std::optional<configuration> load_config(const std::string& action,
+                                         const cxxopts::ParseResult& flags) {
+  auto file = flags.count("config") > 0
+                ? std::optional<std::string>{flags["config"].as<std::string>()}
+                : default_config_file();
+  std::vector<std::string> dynamic;
+  if (flags.count("D") > 0)
+    dynamic = flags["D"].as<std::vector<std::string>>();
+  auto cfg = configuration::load(file, dynamic);
+  if (!cfg) {
+    fmt::print(stderr, "{}: {}\n", action, describe(cfg.error()));
+    return std::nullopt;
+  }
+  return std::move(*cfg);
+}
+
+std::string jobmanager_address(const cxxopts::ParseResult& flags,
+                               const configuration& cfg) {
+  if (flags.count("jobmanager") > 0)
+    return flags["jobmanager"].as<std::string>();
+  return fmt::format("{}:{}", cfg.text("jobmanager.rpc.address"),
+                     cfg.integer("jobmanager.rpc.port"));
+}
+
+} // namespace weir::cli

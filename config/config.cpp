@@ -1,0 +1,306 @@
+#include "config/config.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "messages/errors.hpp"
+
+namespace weir {
+
+namespace {
+
+const config_key* find_key(const std::string& name) {
+  for (auto& k : config_keys())
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+std::string trim(std::string s) {
+  auto first = s.find_first_not_of(" \t");
+  auto last = s.find_last_not_of(" \t");
+  return first == std::string::npos ? std::string{}
+                                    : s.substr(first, last - first + 1);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// Splits "500 ms" into 500 and "ms"; nothing if the number part is bad.
+std::optional<std::pair<double, std::string>> number_and_unit(const std::string& s) {
+  auto t = trim(s);
+  size_t i = 0;
+  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.'))
+    ++i;
+  if (i == 0)
+    return std::nullopt;
+  try {
+    size_t used = 0;
+    auto v = std::stod(t.substr(0, i), &used);
+    if (used != i)
+      return std::nullopt;
+    return std::make_pair(v, lower(trim(t.substr(i))));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<int64_t> parse_integer(const std::string& s) {
+  auto t = trim(s);
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc{} || end != t.data() + t.size() || t.empty())
+    return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> parse_duration_ms(const std::string& s) {
+  auto nu = number_and_unit(s);
+  if (!nu)
+    return std::nullopt;
+  auto [v, unit] = *nu;
+  double factor = 0;
+  if (unit.empty() || unit == "ms" || unit == "milli" || unit == "millis")
+    factor = 1;
+  else if (unit == "s" || unit == "sec" || unit == "secs" || unit == "second"
+           || unit == "seconds")
+    factor = 1000;
+  else if (unit == "min" || unit == "m" || unit == "minute" || unit == "minutes")
+    factor = 60000;
+  else if (unit == "h" || unit == "hour" || unit == "hours")
+    factor = 3600000;
+  else
+    return std::nullopt;
+  return static_cast<int64_t>(v * factor);
+}
+
+std::optional<int64_t> parse_memory_mb(const std::string& s) {
+  auto nu = number_and_unit(s);
+  if (!nu)
+    return std::nullopt;
+  auto [v, unit] = *nu;
+  double mb = 0;
+  if (unit.empty() || unit == "b" || unit == "bytes")
+    mb = v / (1024 * 1024);
+  else if (unit == "k" || unit == "kb" || unit == "kibibytes")
+    mb = v / 1024;
+  else if (unit == "m" || unit == "mb" || unit == "mebibytes")
+    mb = v;
+  else if (unit == "g" || unit == "gb" || unit == "gibibytes")
+    mb = v * 1024;
+  else
+    return std::nullopt;
+  return static_cast<int64_t>(mb);
+}
+
+std::string type_problem(const config_key& k, const std::string& value) {
+  switch (k.type) {
+    case config_type::integer:
+      if (!parse_integer(value))
+        return "expected an integer";
+      break;
+    case config_type::number:
+      if (!number_and_unit(value) || !number_and_unit(value)->second.empty())
+        return "expected a number";
+      break;
+    case config_type::boolean:
+      if (lower(trim(value)) != "true" && lower(trim(value)) != "false")
+        return "expected true or false";
+      break;
+    case config_type::duration:
+      if (!parse_duration_ms(value))
+        return "expected a duration such as '500 ms' or '10 s'";
+      break;
+    case config_type::memory:
+      if (!parse_memory_mb(value))
+        return "expected a memory size such as '512m' or '1g'";
+      break;
+    case config_type::text:
+      break;
+  }
+  return {};
+}
+
+/// Flattens nested YAML maps into dotted keys.
+void flatten(const YAML::Node& node, const std::string& prefix,
+             std::vector<std::pair<std::string, YAML::Node>>& out) {
+  if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      auto key = it->first.as<std::string>();
+      flatten(it->second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+    return;
+  }
+  out.emplace_back(prefix, node);
+}
+
+} // namespace
+
+std::string to_string(config_type t) {
+  switch (t) {
+    case config_type::integer:
+      return "integer";
+    case config_type::number:
+      return "number";
+    case config_type::boolean:
+      return "boolean";
+    case config_type::text:
+      return "string";
+    case config_type::duration:
+      return "duration";
+    case config_type::memory:
+      return "memory size";
+  }
+  return "unknown";
+}
+
+const std::vector<config_key>& config_keys() {
+  using t = config_type;
+  static const std::vector<config_key> keys{
+    {"cluster.evenly-spread-out-slots", t::boolean, "false",
+     "Take slots from the TaskExecutor with the most free slots instead of "
+     "filling one TaskExecutor after the other."},
+    {"high-availability.storageDir", t::text, "",
+     "RocksDB directory of job graphs and results. `weir jobmanager`: "
+     "default $XDG_STATE_HOME/weir or ~/.local/state/weir; `weir run`: "
+     "in memory unless set."},
+    {"jobmanager.rpc.address", t::text, "127.0.0.1",
+     "Address the jobmanager listens on, and that workers and clients "
+     "connect to when no -m is given."},
+    {"jobmanager.rpc.port", t::integer, "6123",
+     "Port of the jobmanager (0: any free port, printed in its log)."},
+    {"minicluster.number-of-taskmanagers", t::integer, "1",
+     "TaskExecutors of the embedded cluster of `weir run`."},
+    {"slot.request.timeout", t::duration, "300 s",
+     "How long a job waits for all of its slots before it fails."},
+    {"taskmanager.cpu.cores", t::number, "0",
+     "CPU cores of a worker, split evenly over its slots (0: unknown)."},
+    {"taskmanager.memory.task.heap.size", t::memory, "0",
+     "Task heap memory of a worker, split evenly over its slots (0: unknown)."},
+    {"taskmanager.numberOfTaskSlots", t::integer, "1",
+     "Slots per TaskExecutor (`weir run`: default enough for the job)."},
+    {"taskmanager.resource-id", t::text, "",
+     "Name of a worker; default HOST-PID."},
+  };
+  return keys;
+}
+
+caf::expected<configuration>
+configuration::load(const std::optional<std::string>& file,
+                    const std::vector<std::string>& dynamic) {
+  configuration cfg;
+  if (file) {
+    std::vector<std::pair<std::string, YAML::Node>> entries;
+    try {
+      auto root = YAML::LoadFile(*file);
+      if (root.IsDefined() && !root.IsNull()) {
+        if (!root.IsMap())
+          return make_error(errc::invalid_job,
+                            fmt::format("{}: expected a map of keys to values",
+                                        *file));
+        flatten(root, "", entries);
+      }
+    } catch (const YAML::BadFile&) {
+      return make_error(errc::invalid_job,
+                        fmt::format("{}: cannot read the configuration file",
+                                    *file));
+    } catch (const YAML::Exception& e) {
+      return make_error(errc::invalid_job,
+                        fmt::format("{}:{}:{}: {}", *file, e.mark.line + 1,
+                                    e.mark.column + 1, e.msg));
+    }
+    for (auto& [key, node] : entries) {
+      if (!node.IsScalar())
+        return make_error(errc::invalid_job,
+                          fmt::format("{}: key '{}': expected a single value",
+                                      *file, key));
+      if (auto problem = cfg.set(key, node.as<std::string>()); !problem.empty())
+        return make_error(errc::invalid_job,
+                          fmt::format("{}: {}", *file, problem));
+    }
+  }
+  for (auto& d : dynamic) {
+    auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return make_error(errc::invalid_job,
+                        fmt::format("-D{}: expected -Dkey=value", d));
+    if (auto problem = cfg.set(d.substr(0, eq), d.substr(eq + 1));
+        !problem.empty())
+      return make_error(errc::invalid_job, fmt::format("-D{}: {}", d, problem));
+  }
+  return cfg;
+}
+
+std::string configuration::set(const std::string& key, const std::string& value) {
+  auto* k = find_key(key);
+  if (k == nullptr)
+    return fmt::format("unknown key '{}' (see docs/configuration.md)", key);
+  if (auto problem = type_problem(*k, value); !problem.empty())
+    return fmt::format("key '{}': {}, got '{}'", key, problem, value);
+  values_[key] = trim(value);
+  return {};
+}
+
+bool configuration::is_set(const std::string& key) const {
+  return values_.count(key) > 0;
+}
+
+const std::string& configuration::raw(const std::string& key) const {
+  if (auto i = values_.find(key); i != values_.end())
+    return i->second;
+  auto* k = find_key(key);
+  if (k == nullptr)
+    throw std::logic_error("unknown configuration key " + key);
+  return k->default_value;
+}
+
+int64_t configuration::integer(const std::string& key) const {
+  return parse_integer(raw(key)).value_or(0);
+}
+
+double configuration::number(const std::string& key) const {
+  auto nu = number_and_unit(raw(key));
+  return nu ? nu->first : 0.0;
+}
+
+bool configuration::boolean(const std::string& key) const {
+  return lower(trim(raw(key))) == "true";
+}
+
+std::string configuration::text(const std::string& key) const {
+  return raw(key);
+}
+
+std::chrono::milliseconds configuration::duration(const std::string& key) const {
+  return std::chrono::milliseconds{parse_duration_ms(raw(key)).value_or(0)};
+}
+
+int64_t configuration::memory_mb(const std::string& key) const {
+  return parse_memory_mb(raw(key)).value_or(0);
+}
+
+std::optional<std::string> default_config_file() {
+  if (auto* dir = std::getenv("WEIR_CONF_DIR"); dir != nullptr && *dir != 0)
+    return std::string{dir} + "/weir.yaml";
+  std::string base;
+  if (auto* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != 0)
+    base = xdg;
+  else if (auto* home = std::getenv("HOME"); home != nullptr)
+    base = std::string{home} + "/.config";
+  auto path = base + "/weir/weir.yaml";
+  std::error_code ec;
+  if (!base.empty() && std::filesystem::exists(path, ec))
+    return path;
+  return std::nullopt;
+}
+
+} // namespace weir
