@@ -81,6 +81,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
   jm.resource_manager.evenly_spread_out_slots
     = cfg->boolean("cluster.evenly-spread-out-slots");
   jm.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
+  jm.cluster_id = cfg->text("high-availability.cluster-id");
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
     return exit_bad_input;
@@ -122,6 +123,7 @@ int taskmanager_action(const std::vector<std::string>& args) {
   }
   taskmanager_options tm;
   tm.jobmanager = *at;
+  tm.cluster_id = cfg->text("high-availability.cluster-id");
   tm.slots = res.count("slots") > 0
                ? res["slots"].as<int32_t>()
                : static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));

@@ -48,18 +48,20 @@ int remote_cluster::connect(const std::string& action,
   auto cfg = load_config(action, flags);
   if (!cfg)
     return exit_bad_input;
-  return connect(action, jobmanager_address(flags, *cfg));
+  return connect(action, jobmanager_address(flags, *cfg),
+                 cfg->text("high-availability.cluster-id"));
 }
 
 int remote_cluster::connect(const std::string& action,
-                            const std::string& address) {
+                            const std::string& address,
+                            const std::string& cluster_id) {
   auto at = parse_endpoint(address);
   if (!at) {
     fmt::print(stderr, "{}: -m '{}' is not HOST:PORT\n", action, address);
     return exit_bad_input;
   }
   cfg_ = std::make_unique<caf::actor_system_config>();
-  configure_actor_system(*cfg_, true);
+  configure_actor_system(*cfg_, true, cluster_id);
   sys_ = std::make_unique<caf::actor_system>(*cfg_);
   auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(3));
   if (!handles) {

@@ -72,9 +72,17 @@ connect_gateway(caf::actor_system& sys, const endpoint& at,
         gateway = caf::actor_cast<cluster_gateway_actor>(std::move(ptr));
       },
       [&](caf::error& err) {
-        failure = make_error(errc::timeout,
-                             fmt::format("cannot reach the jobmanager at {}: {}",
-                                         where, sys.render(err)));
+        if (err == caf::sec::incompatible_application_ids)
+          failure = make_error(
+            errc::timeout,
+            fmt::format("{} belongs to another weir cluster or version "
+                        "(high-availability.cluster-id differs)",
+                        where));
+        else
+          failure = make_error(errc::timeout,
+                               fmt::format("cannot reach the jobmanager at {}: "
+                                           "{}",
+                                           where, sys.render(err)));
       });
   if (failure)
     return failure;

@@ -20,6 +20,8 @@ struct jobmanager_options {
   std::string state_dir;
   resource_manager_options resource_manager;
   job_master_options job_master;
+  /// high-availability.cluster-id.
+  std::string cluster_id = "default";
 };
 
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a
@@ -36,6 +38,8 @@ struct taskmanager_options {
   resource_profile slot_profile;
   /// taskmanager.resource-id; default "<host>-<pid>".
   std::string id;
+  /// high-availability.cluster-id.
+  std::string cluster_id = "default";
 };
 
 /// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the

@@ -173,6 +173,9 @@ const std::vector<config_key>& config_keys() {
      "RocksDB directory of job graphs and results. `weir jobmanager`: "
      "default $XDG_STATE_HOME/weir or ~/.local/state/weir; `weir run`: "
      "in memory unless set."},
+    {"high-availability.cluster-id", t::text, "default",
+     "Name of the cluster: processes and clients of different clusters (or "
+     "weir versions) refuse each other's connections."},
     {"jobmanager.rpc.address", t::text, "127.0.0.1",
      "Address the jobmanager listens on, and that workers and clients "
      "connect to when no -m is given."},

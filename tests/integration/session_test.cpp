@@ -230,3 +230,48 @@ TEST_CASE("workers started before the master register once it is up") {
   master.signal(SIGTERM);
   CHECK(master.finish(30s).exit_code == 0);
 }
+
+TEST_CASE("a client of another cluster id is refused and the master serves on") {
+  temp_dir dir;
+  running_process master{{weir_bin(), "jobmanager", "--port", "0",
+                          "--state-dir", dir.file("state"),
+                          "-Dhigh-availability.cluster-id=alpha"}};
+  REQUIRE(master.wait_for_stderr(", state in ", 30s));
+  std::smatch m;
+  auto log = master.stderr_so_far();
+  REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
+  std::string address = m[1];
+  auto other = run_weir({"list", "-m", address,
+                         "-Dhigh-availability.cluster-id=beta"}, 30s);
+  CHECK(other.exit_code == 3);
+  CHECK(other.err == "weir list: " + address + " belongs to another weir "
+                     "cluster or version (high-availability.cluster-id "
+                     "differs)\n");
+  auto same = run_weir({"list", "-m", address,
+                        "-Dhigh-availability.cluster-id=alpha"}, 30s);
+  CHECK(same.exit_code == 0);
+  CHECK(same.out == "No running jobs.\nNo scheduled jobs.\n");
+  master.signal(SIGTERM);
+  CHECK(master.finish(30s).exit_code == 0);
+}
+
+TEST_CASE("a port where something silent listens gives an error, not a hang") {
+  // A listening socket that never speaks: connections complete in the
+  // kernel's backlog, but no BASP handshake ever comes.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0);
+  REQUIRE(listen(fd, 16) == 0);
+  socklen_t len = sizeof(sa);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  auto address = "127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
+  auto r = run_weir({"list", "-m", address}, 30s);
+  close(fd);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("weir list: cannot reach the jobmanager at " + address) == 0);
+}
