@@ -73,9 +73,29 @@ int run_jobmanager(const jobmanager_options& opts) {
   }
   log_eventf("listening on {}:{}, state in {}", opts.address, *port,
              opts.state_dir);
+  // The process's supervisor: if the Dispatcher or the ResourceManager dies,
+  // the process exits non-zero so that whatever runs it (a shell loop,
+  // systemd) starts it again; the state directory lets it recover its jobs.
   caf::scoped_actor self{sys};
-  while (stop_requested == 0)
-    pause(self, 100ms);
+  self->monitor((*cluster)->dispatcher());
+  self->monitor((*cluster)->resource_manager());
+  int code = 0;
+  while (stop_requested == 0 && code == 0)
+    self->receive(
+      [&](caf::down_msg& dm) {
+        log_eventf("{} terminated unexpectedly ({}); exiting",
+                   dm.source == (*cluster)->dispatcher().address()
+                     ? "the Dispatcher"
+                     : "the ResourceManager",
+                   caf::to_string(dm.reason));
+        code = 1;
+      },
+      caf::after(caf::timespan{100ms}) >> [] {});
+  if (code != 0) {
+    caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+    (*cluster)->stop();
+    return code;
+  }
   log_eventf("shutting down");
   sys.middleman().unpublish(gateway, *port);
   caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);

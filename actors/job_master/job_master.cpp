@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/event_log.hpp"
 #include "actors/job_master/execution_graph.hpp"
 #include "messages/errors.hpp"
 #include "messages/task_executor.hpp"
@@ -56,8 +57,12 @@ using self_ptr = job_master_actor::stateful_pointer<jm_state>;
 
 void set_state(self_ptr self, job_state to) {
   auto& st = self->state;
-  if (is_valid_transition(st.state, to))
-    st.state = to;
+  if (!is_valid_transition(st.state, to))
+    return;
+  log_eventf("job {} ({}) switched from {} to {}",
+             st.graph->graph().id.to_string(), st.graph->graph().name,
+             to_string(st.state), to_string(to));
+  st.state = to;
 }
 
 /// Ends the job: frees its slots everywhere and reports to the Dispatcher.

@@ -35,9 +35,11 @@ struct session_cluster {
   std::vector<std::unique_ptr<running_process>> workers;
   std::string address;
 
-  session_cluster() {
-    jobmanager = std::make_unique<running_process>(std::vector<std::string>{
-      weir_bin(), "jobmanager", "--port", "0", "--state-dir", dir.file("state")});
+  explicit session_cluster(std::vector<std::string> extra = {}) {
+    std::vector<std::string> cmd{weir_bin(), "jobmanager", "--port", "0",
+                                 "--state-dir", dir.file("state")};
+    cmd.insert(cmd.end(), extra.begin(), extra.end());
+    jobmanager = std::make_unique<running_process>(cmd);
     REQUIRE(jobmanager->wait_for_stderr(" listening on 127.0.0.1:", 30s));
     REQUIRE(jobmanager->wait_for_stderr(", state in ", 30s));
     std::smatch m;
@@ -274,4 +276,50 @@ TEST_CASE("a port where something silent listens gives an error, not a hang") {
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_code == 3);
   CHECK(r.err.find("weir list: cannot reach the jobmanager at " + address) == 0);
+}
+
+TEST_CASE("a job that never gets enough slots fails after slot.request.timeout") {
+  session_cluster c{{"-Dslot.request.timeout=1 s"}};
+  c.add_worker("tm-1", 1);
+  auto r = c.client({"run", "examples/collect.json", "-p", "3"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("ended FAILED: could not get 3 of 3 slots within "
+                   "slot.request.timeout (1000 ms)")
+        != std::string::npos);
+  // The slot it did not get stays usable.
+  auto ok = c.client({"run", "examples/collect.json", "--to", "2"});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == "2\n");
+}
+
+TEST_CASE("workers register again with a restarted master") {
+  temp_dir dir;
+  std::string address;
+  auto start_master = [&](const std::string& port) {
+    auto p = std::make_unique<running_process>(std::vector<std::string>{
+      weir_bin(), "jobmanager", "--port", port, "--state-dir", dir.file("state")});
+    REQUIRE(p->wait_for_stderr(", state in ", 30s));
+    std::smatch m;
+    auto log = p->stderr_so_far();
+    REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
+    address = m[1];
+    return p;
+  };
+  auto master = start_master("0");
+  running_process worker{{weir_bin(), "taskmanager", "-m", address, "--id",
+                          "tm-x", "--slots", "2"}};
+  REQUIRE(master->wait_for_stderr("TaskExecutor tm-x registered", 30s));
+  master->signal(SIGKILL);
+  master->finish(30s);
+  REQUIRE(worker.wait_for_stderr("lost the jobmanager; reconnecting", 30s));
+  master = start_master(address.substr(address.find(':') + 1));
+  CHECK(master->wait_for_stderr("TaskExecutor tm-x registered with 2 slots", 30s));
+  auto r = run_weir({"run", "-m", address, "examples/collect.json", "--to", "4"},
+                    60s);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2\n4\n");
+  worker.signal(SIGTERM);
+  CHECK(worker.finish(30s).exit_code == 0);
+  master->signal(SIGTERM);
+  CHECK(master->finish(30s).exit_code == 0);
 }
