@@ -124,6 +124,8 @@ int taskmanager_action(const std::vector<std::string>& args) {
   taskmanager_options tm;
   tm.jobmanager = *at;
   tm.cluster_id = cfg->text("high-availability.cluster-id");
+  tm.initial_backoff = cfg->duration("cluster.registration.initial-timeout");
+  tm.max_backoff = cfg->duration("cluster.registration.max-timeout");
   tm.slots = res.count("slots") > 0
                ? res["slots"].as<int32_t>()
                : static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));

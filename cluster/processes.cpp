@@ -109,8 +109,8 @@ int run_taskmanager(const taskmanager_options& opts) {
   configure_actor_system(cfg, true, opts.cluster_id);
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
-  auto backoff = caf::timespan{100ms};
-  constexpr auto max_backoff = caf::timespan{10s};
+  auto backoff = caf::timespan{opts.initial_backoff};
+  auto max_backoff = caf::timespan{opts.max_backoff};
   while (stop_requested == 0) {
     auto handles = connect_gateway(sys, opts.jobmanager, 2s);
     if (!handles) {
@@ -121,7 +121,7 @@ int run_taskmanager(const taskmanager_options& opts) {
       backoff = std::min(backoff * 2, max_backoff);
       continue;
     }
-    backoff = caf::timespan{100ms};
+    backoff = caf::timespan{opts.initial_backoff};
     task_executor_options te;
     te.id = resource_id{opts.id};
     te.slots = opts.slots;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -40,11 +41,14 @@ struct taskmanager_options {
   std::string id;
   /// high-availability.cluster-id.
   std::string cluster_id = "default";
+  /// cluster.registration.initial-timeout and .max-timeout: the backoff
+  /// between attempts to reach the master.
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10000};
 };
 
 /// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the
-/// jobmanager and registers, retrying with exponential backoff (100 ms up to
-/// 10 s) while no master is reachable or after the master went away, so
+/// jobmanager and registers, retrying with exponential backoff while no master is reachable or after the master went away, so
 /// workers may start before the master. Returns the process exit code.
 int run_taskmanager(const taskmanager_options& opts);
 

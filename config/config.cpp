@@ -173,6 +173,11 @@ const std::vector<config_key>& config_keys() {
      "RocksDB directory of job graphs and results. `weir jobmanager`: "
      "default $XDG_STATE_HOME/weir or ~/.local/state/weir; `weir run`: "
      "in memory unless set."},
+    {"cluster.registration.initial-timeout", t::duration, "100 ms",
+     "First pause of a worker between attempts to reach the master; it "
+     "doubles after every failed attempt."},
+    {"cluster.registration.max-timeout", t::duration, "10 s",
+     "Longest pause of a worker between attempts to reach the master."},
     {"high-availability.cluster-id", t::text, "default",
      "Name of the cluster: processes and clients of different clusters (or "
      "weir versions) refuse each other's connections."},

@@ -323,3 +323,30 @@ TEST_CASE("workers register again with a restarted master") {
   master->signal(SIGTERM);
   CHECK(master->finish(30s).exit_code == 0);
 }
+
+TEST_CASE("backpressure across processes keeps both workers' memory bounded") {
+  session_cluster c;
+  c.add_worker("tm-1", 1);
+  c.add_worker("tm-2", 1);
+  // Subtask k of both vertices shares slot k, one slot per worker: half of
+  // each generator's batches cross to the other worker, where a slow sink
+  // takes 1 ms per batch. 2 million records would take far more than 64 MiB
+  // if the senders ran ahead.
+  auto spec = c.dir.write("slow.json", R"({
+    "name": "slow", "parallelism": 2,
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"count": 2000000, "keys": 1000000}},
+      {"id": "slow", "operator": "discard", "params": {"delay_ms": 1}}],
+    "edges": [{"from": "events", "to": "slow", "partitioning": "rebalance"}]})");
+  auto r = c.client({"run", spec});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("(2000000 records in, 2000000 records out)")
+        != std::string::npos);
+  for (auto& w : c.workers) {
+    w->signal(SIGTERM);
+    auto done = w->finish(30s);
+    MESSAGE("worker peak RSS: " << done.max_rss_kb << " KiB");
+    CHECK(done.max_rss_kb < 64 * 1024);
+  }
+  c.workers.clear();
+}
