@@ -54,13 +54,11 @@ int jobmanager_action(const std::vector<std::string>& args) {
     ("log", "append the event log to this file instead of stderr",
      cxxopts::value<std::string>())
     ("h,help", "print this help");
-  add_config_flags(opts);
   cxxopts::ParseResult res;
-  if (auto code = parse_flags(opts, "weir jobmanager", args, res); code >= 0)
-    return code;
-  auto cfg = load_config("weir jobmanager", res);
+  int code = exit_ok;
+  auto cfg = parse_with_config(opts, "weir jobmanager", args, res, code);
   if (!cfg)
-    return exit_bad_input;
+    return code;
   jobmanager_options jm;
   jm.address = res.count("host") > 0 ? res["host"].as<std::string>()
                                      : cfg->text("jobmanager.rpc.address");
@@ -108,13 +106,11 @@ int taskmanager_action(const std::vector<std::string>& args) {
     ("log", "append the event log to this file instead of stderr",
      cxxopts::value<std::string>())
     ("h,help", "print this help");
-  add_config_flags(opts);
   cxxopts::ParseResult res;
-  if (auto code = parse_flags(opts, "weir taskmanager", args, res); code >= 0)
-    return code;
-  auto cfg = load_config("weir taskmanager", res);
+  int code = exit_ok;
+  auto cfg = parse_with_config(opts, "weir taskmanager", args, res, code);
   if (!cfg)
-    return exit_bad_input;
+    return code;
   auto address = jobmanager_address(res, *cfg);
   auto at = parse_endpoint(address);
   if (!at) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/exit_codes.hpp"
+#include "cli/remote.hpp"
 #include "messages/errors.hpp"
 
 namespace weir::cli {
@@ -29,6 +31,22 @@ std::optional<configuration> load_config(const std::string& action,
     return std::nullopt;
   }
   return std::move(*cfg);
+}
+
+std::optional<configuration> parse_with_config(cxxopts::Options& opts,
+                                               const std::string& action,
+                                               const std::vector<std::string>& args,
+                                               cxxopts::ParseResult& flags,
+                                               int& exit_code) {
+  add_config_flags(opts);
+  if (auto code = parse_flags(opts, action, args, flags); code >= 0) {
+    exit_code = code;
+    return std::nullopt;
+  }
+  auto cfg = load_config(action, flags);
+  if (!cfg)
+    exit_code = exit_bad_input;
+  return cfg;
 }
 
 std::string jobmanager_address(const cxxopts::ParseResult& flags,

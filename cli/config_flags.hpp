@@ -17,6 +17,15 @@ void add_config_flags(cxxopts::Options& opts);
 std::optional<configuration> load_config(const std::string& action,
                                          const cxxopts::ParseResult& flags);
 
+/// Adds the configuration flags, parses an action's flags and loads the
+/// configuration. Returns the configuration, or nothing with `exit_code` set
+/// after printing the help (0) or a one-line error (2).
+std::optional<configuration> parse_with_config(cxxopts::Options& opts,
+                                               const std::string& action,
+                                               const std::vector<std::string>& args,
+                                               cxxopts::ParseResult& flags,
+                                               int& exit_code);
+
 /// The jobmanager address: `-m` if given, else jobmanager.rpc.address and
 /// jobmanager.rpc.port from the configuration.
 std::string jobmanager_address(const cxxopts::ParseResult& flags,

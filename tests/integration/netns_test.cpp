@@ -9,7 +9,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <memory>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -108,11 +107,8 @@ TEST_CASE("word count across two network namespaces") {
   running_process master{two_hosts::in(
     hosts.a, {weir, "jobmanager", "--host", hosts.addr_a, "--port", "0",
               "--state-dir", dir.file("state")})};
-  REQUIRE(master.wait_for_stderr(", state in ", 30s));
-  std::smatch m;
-  auto log = master.stderr_so_far();
-  REQUIRE(std::regex_search(log, m, std::regex{"listening on ([0-9.]+:[0-9]+)"}));
-  std::string address = m[1];
+  std::string address = listening_address(master);
+  REQUIRE_FALSE(address.empty());
   running_process near{two_hosts::in(
     hosts.a, {weir, "taskmanager", "-m", address, "--slots", "2", "--id",
               "tm-a"})};

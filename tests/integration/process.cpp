@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -131,6 +132,17 @@ process_result running_process::finish(std::chrono::milliseconds deadline) {
   if (!result_.timed_out && WIFEXITED(status))
     result_.exit_code = WEXITSTATUS(status);
   return result_;
+}
+
+std::string listening_address(running_process& jobmanager,
+                              std::chrono::milliseconds deadline) {
+  if (!jobmanager.wait_for_stderr(", state in ", deadline))
+    return {};
+  std::smatch m;
+  const auto& log = jobmanager.stderr_so_far();
+  if (!std::regex_search(log, m, std::regex{"listening on ([0-9.]+:[0-9]+),"}))
+    return {};
+  return m[1];
 }
 
 process_result run_process(const std::vector<std::string>& argv,

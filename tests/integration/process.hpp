@@ -49,6 +49,12 @@ private:
   bool reaped_ = false;
 };
 
+/// Waits until a `weir jobmanager` logged where it listens and returns that
+/// "HOST:PORT"; "" after the deadline.
+std::string listening_address(running_process& jobmanager,
+                              std::chrono::milliseconds deadline
+                              = std::chrono::seconds(30));
+
 /// Runs `argv` (argv[0] is a path) with stdin from /dev/null, collecting
 /// stdout and stderr; kills it (SIGKILL) once `deadline` has passed.
 process_result run_process(const std::vector<std::string>& argv,

@@ -11,7 +11,6 @@
 #include <random>
 #include <cstdlib>
 #include <memory>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -40,12 +39,8 @@ struct session_cluster {
                                  "--state-dir", dir.file("state")};
     cmd.insert(cmd.end(), extra.begin(), extra.end());
     jobmanager = std::make_unique<running_process>(cmd);
-    REQUIRE(jobmanager->wait_for_stderr(" listening on 127.0.0.1:", 30s));
-    REQUIRE(jobmanager->wait_for_stderr(", state in ", 30s));
-    std::smatch m;
-    auto log = jobmanager->stderr_so_far();
-    REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
-    address = m[1];
+    address = listening_address(*jobmanager);
+    REQUIRE_FALSE(address.empty());
   }
 
   ~session_cluster() {
@@ -212,11 +207,8 @@ TEST_CASE("workers started before the master register once it is up") {
   {
     running_process probe{{weir_bin(), "jobmanager", "--port", "0",
                            "--state-dir", dir.file("probe")}};
-    REQUIRE(probe.wait_for_stderr(", state in ", 30s));
-    std::smatch m;
-    auto log = probe.stderr_so_far();
-    REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
-    address = m[1];
+    address = listening_address(probe);
+    REQUIRE_FALSE(address.empty());
     probe.signal(SIGTERM);
     probe.finish(30s);
   }
@@ -238,11 +230,8 @@ TEST_CASE("a client of another cluster id is refused and the master serves on") 
   running_process master{{weir_bin(), "jobmanager", "--port", "0",
                           "--state-dir", dir.file("state"),
                           "-Dhigh-availability.cluster-id=alpha"}};
-  REQUIRE(master.wait_for_stderr(", state in ", 30s));
-  std::smatch m;
-  auto log = master.stderr_so_far();
-  REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
-  std::string address = m[1];
+  std::string address = listening_address(master);
+  REQUIRE_FALSE(address.empty());
   auto other = run_weir({"list", "-m", address,
                          "-Dhigh-availability.cluster-id=beta"}, 30s);
   CHECK(other.exit_code == 3);
@@ -298,11 +287,8 @@ TEST_CASE("workers register again with a restarted master") {
   auto start_master = [&](const std::string& port) {
     auto p = std::make_unique<running_process>(std::vector<std::string>{
       weir_bin(), "jobmanager", "--port", port, "--state-dir", dir.file("state")});
-    REQUIRE(p->wait_for_stderr(", state in ", 30s));
-    std::smatch m;
-    auto log = p->stderr_so_far();
-    REQUIRE(std::regex_search(log, m, std::regex{"listening on (127\\.0\\.0\\.1:[0-9]+)"}));
-    address = m[1];
+    address = listening_address(*p);
+    REQUIRE_FALSE(address.empty());
     return p;
   };
   auto master = start_master("0");
