@@ -80,6 +80,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
     = cfg->boolean("cluster.evenly-spread-out-slots");
   jm.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
   jm.cluster_id = cfg->text("high-availability.cluster-id");
+  jm.job_master.config = *cfg;
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
     return exit_bad_input;

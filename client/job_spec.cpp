@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "config/config.hpp"
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
 
@@ -290,7 +291,8 @@ job_spec read_spec(const json& doc, std::string origin) {
   if (!doc.is_object())
     fail(fmt::format("expected an object at the top level, got {}",
                      type_name(doc)));
-  check_fields(doc, "", {"name", "parallelism", "params", "vertices", "edges"});
+  check_fields(doc, "",
+               {"name", "parallelism", "params", "vertices", "edges", "config"});
   job_spec spec;
   spec.origin = std::move(origin);
   spec.name = non_empty_string(required_field(doc, "", "name"), "name");
@@ -298,6 +300,8 @@ job_spec read_spec(const json& doc, std::string origin) {
     spec.parallelism = as_parallelism(*p, "parallelism", "");
   if (auto p = optional_field(doc, "params"))
     spec.params = as_params(*p, "params", true);
+  if (auto c = optional_field(doc, "config"))
+    spec.config = as_params(*c, "config", false);
   auto& vertices = array_field(doc, "vertices");
   for (size_t i = 0; i < vertices.size(); ++i)
     spec.vertices.push_back(read_vertex(vertices[i], i));
@@ -400,6 +404,9 @@ resolve_job_graph(const job_spec& spec,
   }
   job_graph g;
   g.name = spec.name;
+  g.config = spec.config;
+  if (auto err = configuration{}.apply(g.config, "config"))
+    return spec_error(origin, describe(err));
   auto job_parallelism = default_parallelism.value_or(spec.parallelism);
   try {
     for (size_t i = 0; i < spec.vertices.size(); ++i) {

@@ -44,6 +44,9 @@ struct job_spec {
   std::map<std::string, std::string> params;
   std::vector<spec_vertex> vertices;
   std::vector<spec_edge> edges;
+  /// The job's own configuration keys ("config": {...}), e.g. its
+  /// restart-strategy.*; checked against the known keys.
+  std::map<std::string, std::string> config;
 };
 
 /// Reads and checks a job spec file. Errors (`errc::invalid_job`) are one

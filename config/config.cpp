@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -125,6 +126,11 @@ std::string type_problem(const config_key& k, const std::string& value) {
         return "expected a memory size such as '512m' or '1g'";
       break;
     case config_type::text:
+      if (!k.choices.empty()
+          && std::find(k.choices.begin(), k.choices.end(), trim(value))
+               == k.choices.end())
+        return fmt::format("expected one of {}",
+                           fmt::join(k.choices, ", "));
       break;
   }
   return {};
@@ -188,6 +194,32 @@ const std::vector<config_key>& config_keys() {
      "Port of the jobmanager (0: any free port, printed in its log)."},
     {"minicluster.number-of-taskmanagers", t::integer, "1",
      "TaskExecutors of the embedded cluster of `weir run`."},
+    {"restart-strategy.type", t::text, "none",
+     "How a job reacts to a failure: none, fixed-delay, exponential-delay or "
+     "failure-rate (Flink's names).",
+     {"none", "off", "disable", "fixed-delay", "fixeddelay",
+      "exponential-delay", "exponentialdelay", "failure-rate", "failurerate"}},
+    {"restart-strategy.fixed-delay.attempts", t::integer, "1",
+     "fixed-delay: restarts before the job fails."},
+    {"restart-strategy.fixed-delay.delay", t::duration, "1 s",
+     "fixed-delay: pause before each restart."},
+    {"restart-strategy.exponential-delay.initial-backoff", t::duration, "1 s",
+     "exponential-delay: first pause."},
+    {"restart-strategy.exponential-delay.max-backoff", t::duration, "1 min",
+     "exponential-delay: longest pause."},
+    {"restart-strategy.exponential-delay.backoff-multiplier", t::number, "2.0",
+     "exponential-delay: factor between consecutive pauses."},
+    {"restart-strategy.exponential-delay.jitter-factor", t::number, "0.1",
+     "exponential-delay: random spread of each pause (0.1 = +-10 %)."},
+    {"restart-strategy.exponential-delay.reset-backoff-threshold", t::duration,
+     "1 h", "exponential-delay: a failure-free period after which the pause "
+     "starts over."},
+    {"restart-strategy.failure-rate.max-failures-per-interval", t::integer, "1",
+     "failure-rate: failures tolerated per interval."},
+    {"restart-strategy.failure-rate.failure-rate-interval", t::duration,
+     "1 min", "failure-rate: the interval."},
+    {"restart-strategy.failure-rate.delay", t::duration, "1 s",
+     "failure-rate: pause before each restart."},
     {"slot.request.timeout", t::duration, "300 s",
      "How long a job waits for all of its slots before it fails."},
     {"taskmanager.cpu.cores", t::number, "0",
@@ -256,6 +288,14 @@ std::string configuration::set(const std::string& key, const std::string& value)
     return fmt::format("key '{}': {}, got '{}'", key, problem, value);
   values_[key] = trim(value);
   return {};
+}
+
+caf::error configuration::apply(const std::map<std::string, std::string>& values,
+                                const std::string& origin) {
+  for (auto& [key, value] : values)
+    if (auto problem = set(key, value); !problem.empty())
+      return make_error(errc::invalid_job, fmt::format("{}: {}", origin, problem));
+  return caf::none;
 }
 
 bool configuration::is_set(const std::string& key) const {

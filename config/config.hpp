@@ -29,6 +29,7 @@ struct config_key {
   config_type type;
   std::string default_value; ///< "" = no default (unset)
   std::string meaning;
+  std::vector<std::string> choices = {}; ///< allowed values (text keys)
 };
 
 /// Every key weir reads; docs/configuration.md lists the same keys.
@@ -48,6 +49,11 @@ public:
   static caf::expected<configuration>
   load(const std::optional<std::string>& file,
        const std::vector<std::string>& dynamic);
+
+  /// Applies `values` (say, a job's own settings) on top; the error names
+  /// `origin` and the key.
+  caf::error apply(const std::map<std::string, std::string>& values,
+                   const std::string& origin);
 
   /// Whether the file or a dynamic property set `key`.
   bool is_set(const std::string& key) const;

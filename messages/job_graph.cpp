@@ -39,7 +39,7 @@ bool operator==(const edge_spec& a, const edge_spec& b) {
 
 bool operator==(const job_graph& a, const job_graph& b) {
   return a.id == b.id && a.name == b.name && a.vertices == b.vertices
-         && a.edges == b.edges;
+         && a.edges == b.edges && a.config == b.config;
 }
 
 int32_t vertex_index(const job_graph& g, std::string_view id) {

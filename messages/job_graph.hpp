@@ -66,12 +66,15 @@ struct job_graph {
   std::string name;
   std::vector<vertex_spec> vertices;
   std::vector<edge_spec> edges;
+  /// The job's own configuration keys (e.g. restart-strategy.*), on top of
+  /// the cluster's.
+  std::map<std::string, std::string> config;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_graph& x) {
   return f(caf::meta::type_name("job_graph"), x.id, x.name, x.vertices,
-           x.edges);
+           x.edges, x.config);
 }
 
 bool operator==(const job_graph& a, const job_graph& b);

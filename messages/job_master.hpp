@@ -33,7 +33,12 @@ using job_master_actor = caf::typed_actor<
   caf::replies_to<status_atom, bool>::with<job_status>,
   /// Dispatcher: cancel the job; the reply is the state after the request.
   caf::replies_to<cancel_atom>::with<job_state>,
-  /// Self: a slot request or deployment step timed out.
-  caf::reacts_to<tick_atom>>;
+  /// Self: the slot request of attempt round `epoch` may have timed out.
+  caf::reacts_to<tick_atom, uint64_t>,
+  /// ResourceManager: these allocations died with their TaskExecutor (perhaps
+  /// before it could offer them).
+  caf::reacts_to<free_atom, std::vector<allocation_id>>,
+  /// Self: the restart delay of round `epoch` has passed.
+  caf::reacts_to<restart_atom, uint64_t>>;
 
 } // namespace weir

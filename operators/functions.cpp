@@ -2,6 +2,9 @@
 // integer records and leave text records alone (filters drop them); text
 // functions act on text records. Case mapping is ASCII only.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <array>
 #include <string_view>
 
@@ -61,6 +64,28 @@ struct key_mod {
       m += modulus;
     fmt::format_int digits{m};
     r.key.assign(digits.data(), digits.size());
+  }
+};
+
+/// Fault injection for failover tests: passes records through, but once a
+/// subtask has seen more than `after` records it creates the file `marker`
+/// and fails, unless the marker exists already (so only the first attempt of
+/// one subtask fails, whatever the restarts).
+struct fail_once {
+  std::string marker;
+  int64_t after = 0;
+  int64_t seen = 0;
+  bool armed = true;
+  void operator()(record&) {
+    if (!armed || ++seen <= after)
+      return;
+    armed = false;
+    int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return; // another attempt failed already
+    ::close(fd);
+    throw operator_error(
+      fmt::format("injected failure (fail_once, marker '{}')", marker));
   }
 };
 
@@ -237,6 +262,12 @@ const std::vector<named_function>& map_functions() {
     {"length", {}, [](const params&) { return wrap<map_transform>(length{}); }},
     {"square", {}, [](const params&) { return wrap<map_transform>(square{}); }},
     {"negate", {}, [](const params&) { return wrap<map_transform>(negate{}); }},
+    {"fail_once",
+     {{"marker", param_kind::text, true}, {"after", param_kind::non_negative, false}},
+     [](const params& p) {
+       return wrap<map_transform>(
+         fail_once{text_param(p, "marker", ""), int_param(p, "after", 0)});
+     }},
   };
   return table;
 }

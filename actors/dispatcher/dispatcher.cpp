@@ -135,6 +135,8 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
     return make_error(errc::invalid_job, problem);
   if (auto problem = check_operators(g); !problem.empty())
     return make_error(errc::invalid_job, problem);
+  if (auto err = configuration{}.apply(g.config, "config"))
+    return err;
   if (st.jobs.count(g.id) > 0)
     return make_error(errc::duplicate_job,
                       fmt::format("job {} already exists", g.id.to_string()));

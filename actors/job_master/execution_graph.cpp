@@ -148,6 +148,20 @@ bool execution_graph::transition(int32_t flat, execution_state to) {
   return true;
 }
 
+void execution_graph::restart() {
+  by_attempt_.clear();
+  for (size_t i = 0; i < executions_.size(); ++i) {
+    auto& x = executions_[i];
+    x.attempt = execution_attempt_id::random();
+    x.state = execution_state::created;
+    x.metrics = {};
+    by_attempt_.emplace(x.attempt, static_cast<int32_t>(i));
+  }
+  counts_ = {};
+  counts_[static_cast<size_t>(execution_state::created)]
+    = static_cast<int32_t>(executions_.size());
+}
+
 void execution_graph::set_metrics(int32_t flat, const io_metrics& m) {
   executions_[static_cast<size_t>(flat)].metrics = m;
 }

@@ -68,6 +68,10 @@ public:
   /// Moves an execution to `to` if Flink's state machine allows it.
   bool transition(int32_t flat, execution_state to);
 
+  /// Starts over for a restart: every subtask gets a new attempt in state
+  /// CREATED with zero counters; messages of old attempts no longer match.
+  void restart();
+
   /// Replaces counters of an execution.
   void set_metrics(int32_t flat, const io_metrics& m);
 

@@ -1,8 +1,14 @@
 // The JobMaster of one job: a thin actor around the execution graph.
 //
 //   CREATED ──schedule──▶ RUNNING ──all subtasks FINISHED──▶ FINISHED
-//                           │  └──a subtask FAILED──▶ FAILING ──all stopped──▶ FAILED
-//                           └──cancel──▶ CANCELLING ──all stopped──▶ CANCELED
+//                          │ │ └─a failure, no restart left─▶ FAILING ──all stopped──▶ FAILED
+//                          │ └─a failure, restart allowed─▶ RESTARTING ──all stopped, delay──▶ RUNNING
+//                          └──cancel──▶ CANCELLING ──all stopped──▶ CANCELED
+//
+// A failure is a subtask that FAILED or died, or a lost TaskExecutor. A
+// restart is a full one: every subtask is stopped, the slots are given back,
+// and the job is scheduled again from its sources with new attempts (there
+// are no checkpoints yet), so bounded jobs still produce exact results.
 //
 // Scheduling follows FLIP-6: request one slot per shared slot from the
 // ResourceManager; TaskExecutors offer the slots; each accepted slot gets
@@ -21,6 +27,7 @@
 
 #include "actors/common/event_log.hpp"
 #include "actors/job_master/execution_graph.hpp"
+#include "actors/job_master/restart_strategy.hpp"
 #include "messages/errors.hpp"
 #include "messages/task_executor.hpp"
 
@@ -50,6 +57,9 @@ struct jm_state {
   std::map<caf::actor_addr, int32_t> flat_by_addr;
   size_t deployed = 0;
   std::vector<record> collected;
+  std::unique_ptr<restart_strategy> restarts;
+  std::chrono::milliseconds restart_delay{0};
+  uint64_t epoch = 0; ///< scheduling round; replies of older rounds are stale
   static inline const char* name = "job_master";
 };
 
@@ -96,8 +106,14 @@ void finalize(self_ptr self) {
 }
 
 void maybe_finalize(self_ptr self) {
-  if (self->state.graph->all_terminal())
-    finalize(self);
+  auto& st = self->state;
+  if (!st.graph->all_terminal())
+    return;
+  if (st.state == job_state::restarting) {
+    self->delayed_send(self, st.restart_delay, restart_atom_v, st.epoch);
+    return;
+  }
+  finalize(self);
 }
 
 /// Stops every subtask that still runs; those never deployed are canceled
@@ -120,12 +136,35 @@ void cancel_all(self_ptr self) {
   maybe_finalize(self);
 }
 
+/// Fails the job for good.
 void fail_job(self_ptr self, std::string cause) {
   auto& st = self->state;
   if (st.state != job_state::running && st.state != job_state::created)
     return;
   st.failure = std::move(cause);
   set_state(self, job_state::failing);
+  cancel_all(self);
+}
+
+/// A subtask or TaskExecutor failed: restart the job if the restart strategy
+/// allows it, else fail it.
+void on_task_failure(self_ptr self, std::string cause) {
+  auto& st = self->state;
+  if (st.state != job_state::running && st.state != job_state::created)
+    return; // already failing, restarting or cancelling
+  auto delay = st.restarts->on_failure(std::chrono::steady_clock::now());
+  if (!delay) {
+    auto why = st.restarts->never_restarts()
+                 ? cause
+                 : cause + " (" + st.restarts->reason() + ")";
+    fail_job(self, std::move(why));
+    return;
+  }
+  log_eventf("job {} ({}) restarts in {} ms after: {}",
+             st.graph->graph().id.to_string(), st.graph->graph().name,
+             delay->count(), cause);
+  st.restart_delay = *delay;
+  set_state(self, job_state::restarting);
   cancel_all(self);
 }
 
@@ -162,12 +201,15 @@ void deploy(self_ptr self, task_executor_actor te,
       flats.push_back(flat);
     }
   }
+  auto epoch = st.epoch;
   self
     ->request(te, deploy_timeout, submit_atom_v, st.leader, job_master_actor{self},
               std::move(batch))
     .then(
       [=](std::vector<subtask_actor>& spawned) {
         auto& st = self->state;
+        if (epoch != st.epoch)
+          return; // a restart freed these slots; the TaskExecutor stops them
         for (size_t i = 0; i < spawned.size() && i < flats.size(); ++i) {
           auto flat = static_cast<size_t>(flats[i]);
           st.handles[flat] = spawned[i];
@@ -183,7 +225,8 @@ void deploy(self_ptr self, task_executor_actor te,
           start_all(self);
       },
       [=](caf::error& err) {
-        fail_job(self, "deployment failed: " + describe(err));
+        if (epoch == self->state.epoch)
+          on_task_failure(self, "deployment failed: " + describe(err));
       });
 }
 
@@ -227,10 +270,10 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
   if (!g.transition(flat, s))
     return;
   if (s == execution_state::failed)
-    fail_job(self, error);
+    on_task_failure(self, error);
   else if (s == execution_state::canceled && st.state == job_state::running)
-    fail_job(self, "a subtask was canceled outside the JobMaster (its "
-                   "TaskExecutor is shutting down)");
+    on_task_failure(self, "a subtask was canceled outside the JobMaster (its "
+                          "TaskExecutor is shutting down)");
   maybe_finalize(self);
 }
 
@@ -249,7 +292,76 @@ void request_slots(self_ptr self) {
           [=](caf::error& err) {
             fail_job(self, "slot request refused: " + describe(err));
           });
-  self->delayed_send(self, st.opts.slot_request_timeout, tick_atom_v);
+  self->delayed_send(self, st.opts.slot_request_timeout, tick_atom_v, st.epoch);
+}
+
+/// A TaskExecutor died or became unreachable: its subtasks are gone.
+void on_executor_lost(self_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  st.executors.erase(dm.source);
+  std::string name;
+  auto& g = *st.graph;
+  for (size_t k = 0; k < st.executor_of_slot.size(); ++k) {
+    if (!st.executor_of_slot[k] || st.executor_of_slot[k].address() != dm.source)
+      continue;
+    name = st.executor_name_of_slot[k];
+    st.executor_of_slot[k] = nullptr;
+    for (auto flat : g.executions_in_slot(static_cast<int32_t>(k)))
+      if (!is_terminal(g.executions()[static_cast<size_t>(flat)].state))
+        g.transition(flat, execution_state::failed);
+  }
+  on_task_failure(self, fmt::format("TaskExecutor {} lost: {}", name,
+                                    caf::to_string(dm.reason)));
+  maybe_finalize(self);
+}
+
+/// Allocations died with their TaskExecutor before it offered them: ask for
+/// replacements (accepted ones are handled by the TaskExecutor's down
+/// message).
+void on_allocations_lost(self_ptr self, const std::vector<allocation_id>& lost) {
+  auto& st = self->state;
+  std::vector<slot_request> replacements;
+  for (auto& a : lost) {
+    auto i = st.pending_slots.find(a);
+    if (i == st.pending_slots.end())
+      continue;
+    auto slot = i->second;
+    st.pending_slots.erase(i);
+    auto fresh = allocation_id::random();
+    st.pending_slots.emplace(fresh, slot);
+    replacements.push_back(slot_request{fresh, {}});
+  }
+  if (replacements.empty() || st.state != job_state::running)
+    return;
+  self->request(st.rm, deploy_timeout, request_atom_v, st.leader,
+                st.graph->graph().id, job_master_actor{self},
+                std::move(replacements))
+    .then([](int32_t) {},
+          [=](caf::error& err) {
+            fail_job(self, "slot request refused: " + describe(err));
+          });
+}
+
+/// Every subtask has stopped and the restart delay passed: give the slots
+/// back and schedule the job again with new attempts.
+void restart(self_ptr self) {
+  auto& st = self->state;
+  auto job = st.graph->graph().id;
+  std::set<caf::actor_addr> told;
+  for (auto& te : st.executor_of_slot)
+    if (te && told.insert(te.address()).second)
+      self->send(te, free_atom_v, job);
+  ++st.epoch;
+  st.graph->restart();
+  st.handles.assign(st.graph->size(), subtask_actor{});
+  st.flat_by_addr.clear();
+  st.deployed = 0;
+  st.collected.clear();
+  st.pending_slots.clear();
+  st.executor_of_slot.assign(st.executor_of_slot.size(), task_executor_actor{});
+  st.executor_name_of_slot.assign(st.executor_of_slot.size(), std::string{});
+  set_state(self, job_state::running);
+  request_slots(self);
 }
 
 job_status make_status(self_ptr self, bool detailed) {
@@ -288,10 +400,14 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
   st.handles.resize(st.graph->size());
   st.executor_of_slot.resize(static_cast<size_t>(st.graph->slots_needed()));
   st.executor_name_of_slot.resize(st.executor_of_slot.size());
+  auto cfg = opts.config;
+  cfg.apply(graph.config, "job config"); // checked at submission
+  st.restarts = std::make_unique<restart_strategy>(
+    restart_strategy_config::from(cfg));
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
     if (st.executors.count(dm.source) > 0) {
-      fail_job(self, "TaskExecutor lost: " + caf::to_string(dm.reason));
+      on_executor_lost(self, dm);
       return;
     }
     auto i = st.flat_by_addr.find(dm.source);
@@ -300,8 +416,8 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     auto flat = i->second;
     if (!is_terminal(st.graph->executions()[static_cast<size_t>(flat)].state)) {
       st.graph->transition(flat, execution_state::failed);
-      fail_job(self, "subtask terminated unexpectedly: "
-                       + caf::to_string(dm.reason));
+      on_task_failure(self, "subtask terminated unexpectedly: "
+                              + caf::to_string(dm.reason));
       maybe_finalize(self);
     }
   });
@@ -320,7 +436,9 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       if (flat >= 0)
         self->state.graph->set_metrics(flat, m);
     },
-    [=](collect_atom, execution_attempt_id, record_batch& b) {
+    [=](collect_atom, execution_attempt_id attempt, record_batch& b) {
+      if (self->state.graph->find(attempt) < 0)
+        return; // from an attempt before a restart
       auto& out = self->state.collected;
       out.insert(out.end(), std::make_move_iterator(b.records.begin()),
                  std::make_move_iterator(b.records.end()));
@@ -328,7 +446,8 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     [=](status_atom, bool detailed) { return make_status(self, detailed); },
     [=](cancel_atom) {
       auto& st = self->state;
-      if (st.state == job_state::running || st.state == job_state::created) {
+      if (st.state == job_state::running || st.state == job_state::created
+          || st.state == job_state::restarting) {
         set_state(self, job_state::cancelling);
         if (st.failure.empty())
           st.failure = "job was canceled";
@@ -336,15 +455,24 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       }
       return st.state;
     },
-    [=](tick_atom) {
+    [=](tick_atom, uint64_t epoch) {
       auto& st = self->state;
-      if (st.pending_slots.empty() || st.state != job_state::running)
+      if (epoch != st.epoch || st.pending_slots.empty()
+          || st.state != job_state::running)
         return;
       fail_job(self,
                fmt::format("could not get {} of {} slots within "
                            "slot.request.timeout ({} ms)",
                            st.pending_slots.size(), st.graph->slots_needed(),
                            st.opts.slot_request_timeout.count()));
+    },
+    [=](free_atom, const std::vector<allocation_id>& allocs) {
+      on_allocations_lost(self, allocs);
+    },
+    [=](restart_atom, uint64_t epoch) {
+      if (epoch == self->state.epoch
+          && self->state.state == job_state::restarting)
+        restart(self);
     },
   };
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "config/config.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/job_master.hpp"
@@ -15,6 +16,9 @@ namespace weir {
 
 /// Options of a JobMaster.
 struct job_master_options {
+  /// The cluster's configuration (restart-strategy.* and more); a job's own
+  /// `config` keys apply on top.
+  configuration config;
   /// Flink's slot.request.timeout: a job that cannot get all its slots within
   /// this time fails.
   std::chrono::milliseconds slot_request_timeout{300000};

@@ -30,6 +30,7 @@ struct rm_state {
   resource_manager_id leader = resource_manager_id::random();
   std::unique_ptr<slot_manager> slots;
   std::map<resource_id, task_executor_actor> workers;
+  std::map<allocation_id, job_id> job_of_alloc; // granted allocations
   std::map<caf::actor_addr, resource_id> worker_by_addr;
   std::map<job_id, job_leader> jobs;
   static inline const char* name = "resource_manager";
@@ -42,8 +43,10 @@ using self_ptr = resource_manager_actor::stateful_pointer<rm_state>;
 void assign_slots(self_ptr self) {
   auto& st = self->state;
   std::map<std::pair<resource_id, job_id>, std::vector<slot_grant>> grants;
-  for (auto& a : st.slots->match())
+  for (auto& a : st.slots->match()) {
+    st.job_of_alloc[a.alloc] = a.job;
     grants[{a.task_executor, a.job}].push_back(slot_grant{a.alloc, a.slot_index});
+  }
   for (auto& [key, list] : grants) {
     auto& [worker, job] = key;
     auto w = st.workers.find(worker);
@@ -78,6 +81,18 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     auto lost = st.slots->unregister_task_executor(i->second);
     log_eventf("TaskExecutor {} lost ({}), {} allocated slots with it",
                i->second.value, caf::to_string(dm.reason), lost.size());
+    // Tell each job's JobMaster (Flink's notifyAllocationFailure): a slot
+    // granted but not yet offered would otherwise be waited for in vain.
+    std::map<job_id, std::vector<allocation_id>> by_job;
+    for (auto& a : lost) {
+      if (auto j = st.job_of_alloc.find(a); j != st.job_of_alloc.end()) {
+        by_job[j->second].push_back(a);
+        st.job_of_alloc.erase(j);
+      }
+    }
+    for (auto& [job, allocs] : by_job)
+      if (auto l = st.jobs.find(job); l != st.jobs.end())
+        self->send(l->second.jm, free_atom_v, std::move(allocs));
     st.workers.erase(i->second);
     st.worker_by_addr.erase(i);
   });
@@ -113,8 +128,10 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     },
     [=](free_atom, const resource_id& id, std::vector<allocation_id>& allocs) {
       auto& st = self->state;
-      for (auto& a : allocs)
+      for (auto& a : allocs) {
         st.slots->free_slot(id, a);
+        st.job_of_alloc.erase(a);
+      }
       assign_slots(self);
     },
     [=](disconnect_atom, job_id job, job_master_id leader) {

@@ -64,6 +64,8 @@ std::string encode_job_graph(const job_graph& g) {
   auto& edges = doc["edges"] = nlohmann::json::array();
   for (auto& e : g.edges)
     edges.push_back(encode(e));
+  if (!g.config.empty())
+    doc["config"] = g.config;
   return dump_record(doc);
 }
 
@@ -81,6 +83,8 @@ caf::expected<job_graph> decode_job_graph(std::string_view key,
     g.vertices.push_back(decode_vertex(v));
   for (auto& e : r.objects("edges"))
     g.edges.push_back(decode_edge(e));
+  if (rec->doc.contains("config"))
+    g.config = r.text_map("config");
   if (problem.empty() && g.id != rec->id)
     problem = fmt::format("key does not match the record's id {}",
                           g.id.to_string());

@@ -20,7 +20,9 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](collect_atom, execution_attempt_id, const record_batch&) {},
     [=](status_atom, bool) { return job_status{}; },
     [=](cancel_atom) { return job_state::cancelling; },
-    [=](tick_atom) {},
+    [=](tick_atom, uint64_t) {},
+    [=](restart_atom, uint64_t) {},
+    [=](free_atom, const std::vector<allocation_id>&) {},
   };
 }
 

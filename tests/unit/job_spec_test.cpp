@@ -157,7 +157,7 @@ TEST_CASE("required fields and their types") {
 TEST_CASE("unknown fields are rejected, naming the known ones") {
   CHECK(problem(R"({"name": "t", "paralelism": 2, "vertices": []})")
         == "x.json: paralelism: unknown field (known: name, parallelism, "
-           "params, vertices, edges)");
+           "params, vertices, edges, config)");
   CHECK(problem(job(R"({"id": "a", "operator": "count", "paralelism": 2})",
                     ""))
         == "x.json: vertices[0].paralelism: unknown field (known: id, "

@@ -284,7 +284,7 @@ TEST_CASE("registry check reports function problems") {
   CHECK(reg().check("map", role::transform, {})
         == "parameter 'function': missing");
   CHECK(reg().check("map", role::transform, {{"function", "x"}})
-        == "parameter 'function': unknown map function 'x' (known: identity, "
+        == "parameter 'function': unknown map function 'x' (known: fail_once, identity, "
            "key_by_value, key_mod, length, lower, negate, square, upper)");
   CHECK(reg().check("flat_map", role::transform, {{"function", "x"}})
         == "parameter 'function': unknown flat_map function 'x' (known: split, "

@@ -1,0 +1,176 @@
+// Job failover: a failed subtask or a lost worker restarts the job per its
+// restart strategy, from the sources, and the results stay exact.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "process.hpp"
+#include "reference.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// numbers 1..n → key mod 13 → (fails once after 5000 records per subtask,
+/// when `marker` is given) → hash → sum → `sink`.
+std::string sum_spec(const std::string& marker, const std::string& sink,
+                     const std::string& config) {
+  auto fail = marker.empty()
+                ? std::string{R"({"function": "identity"})"}
+                : fmt::format(R"({{"function": "fail_once", "marker": "{}", "after": 5000}})",
+                              marker);
+  return fmt::format(R"({{
+    "name": "sums", "parallelism": 2, "params": {{"n": 200000, "output": "-"}},
+    {}
+    "vertices": [
+      {{"id": "numbers", "operator": "sequence", "params": {{"from": 1, "to": "${{n}}"}}}},
+      {{"id": "keyed", "operator": "map", "params": {{"function": "key_mod", "modulus": 13}}}},
+      {{"id": "flaky", "operator": "map", "params": {}}},
+      {{"id": "sums", "operator": "sum"}},
+      {{"id": "out", "operator": "{}", {} "parallelism": 1}}],
+    "edges": [
+      {{"from": "numbers", "to": "keyed", "partitioning": "forward"}},
+      {{"from": "keyed", "to": "flaky", "partitioning": "forward"}},
+      {{"from": "flaky", "to": "sums", "partitioning": "hash"}},
+      {{"from": "sums", "to": "out", "partitioning": "rebalance"}}]}})",
+                     config, fail, sink,
+                     sink == "text_file" ? R"("params": {"path": "${output}"},)" : "");
+}
+
+std::vector<std::string> expected_sums(int64_t n) {
+  std::map<std::string, int64_t> sums;
+  for (int64_t i = 1; i <= n; ++i)
+    sums[std::to_string(i % 13)] += i;
+  return as_lines(sums);
+}
+
+constexpr const char* fixed_delay = R"("config": {"restart-strategy.type": "fixed-delay",
+      "restart-strategy.fixed-delay.attempts": 2,
+      "restart-strategy.fixed-delay.delay": "10 ms"},)";
+
+} // namespace
+
+TEST_CASE("a failed subtask restarts the job and the results stay exact") {
+  temp_dir dir;
+  auto spec = dir.write("sums.json", sum_spec(dir.file("marker"), "collect",
+                                              fixed_delay));
+  auto r = run_weir({"run", spec});
+  REQUIRE(r.exit_code == 0);
+  CHECK(exists(dir.file("marker"))); // the failure did happen
+  CHECK(sorted_lines(r.out) == expected_sums(200000));
+}
+
+TEST_CASE("a restarted file sink is rewritten, not appended to") {
+  temp_dir dir;
+  auto spec = dir.write("sums.json", sum_spec(dir.file("marker"), "text_file",
+                                              fixed_delay));
+  auto out = dir.file("sums.txt");
+  auto r = run_weir({"run", spec, "--output", out});
+  REQUIRE(r.exit_code == 0);
+  CHECK(exists(dir.file("marker")));
+  CHECK(sorted_lines(read_file(out)) == expected_sums(200000));
+  CHECK_FALSE(exists(out + ".inprogress"));
+}
+
+TEST_CASE("without a restart strategy the failure fails the job") {
+  temp_dir dir;
+  auto marker = dir.file("marker");
+  auto spec = dir.write("sums.json", sum_spec(marker, "collect", ""));
+  auto r = run_weir({"run", spec});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("ended FAILED: numbers -> keyed -> flaky (") != std::string::npos);
+  CHECK(r.err.find("vertex 'flaky': injected failure (fail_once, marker '"
+                   + marker + "')")
+        == std::string::npos); // map errors name the chain, not the open step
+  CHECK(r.err.find("injected failure (fail_once, marker '" + marker + "')")
+        != std::string::npos);
+}
+
+TEST_CASE("a job whose restarts are used up fails with the strategy's reason") {
+  temp_dir dir;
+  // Two markers in two chains would need two failures; one attempt only.
+  auto spec = dir.write("sums.json",
+                        sum_spec(dir.file("marker"), "collect",
+                                 R"("config": {"restart-strategy.type": "fixed-delay",
+                                    "restart-strategy.fixed-delay.attempts": 0},)"));
+  auto r = run_weir({"run", spec});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("(restart strategy fixed-delay: 0 restart attempts used up)")
+        != std::string::npos);
+}
+
+TEST_CASE("a bad restart strategy in the spec is refused up front") {
+  temp_dir dir;
+  auto spec = dir.write("sums.json",
+                        sum_spec("", "collect",
+                                 R"("config": {"restart-strategy.type": "sometimes"},)"));
+  auto r = run_weir({"run", spec});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == spec + ": config: key 'restart-strategy.type': expected one of "
+                        "none, off, disable, fixed-delay, fixeddelay, "
+                        "exponential-delay, exponentialdelay, failure-rate, "
+                        "failurerate, got 'sometimes'\n");
+}
+
+TEST_CASE("a killed worker's subtasks run again on the surviving worker") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  running_process master{{weir, "jobmanager", "--port", "0", "--state-dir",
+                          dir.file("state"),
+                          "-Drestart-strategy.type=fixed-delay",
+                          "-Drestart-strategy.fixed-delay.delay=50 ms"}};
+  auto address = listening_address(master);
+  REQUIRE_FALSE(address.empty());
+  auto victim = std::make_unique<running_process>(std::vector<std::string>{
+    weir, "taskmanager", "-m", address, "--slots", "2", "--id", "victim"});
+  REQUIRE(master.wait_for_stderr("TaskExecutor victim registered", 30s));
+  running_process survivor{{weir, "taskmanager", "-m", address, "--slots", "2",
+                            "--id", "survivor"}};
+  REQUIRE(master.wait_for_stderr("TaskExecutor survivor registered", 30s));
+  // About 2 s of paced input; packed slots put the job on the victim first.
+  auto spec = dir.write("paced.json", R"({
+    "name": "paced", "parallelism": 2,
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"count": 4000, "rate": 1000, "keys": 7}},
+      {"id": "counts", "operator": "count"},
+      {"id": "out", "operator": "collect", "parallelism": 1}],
+    "edges": [
+      {"from": "events", "to": "counts", "partitioning": "hash"},
+      {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
+  running_process run{{weir, "run", "-m", address, spec}};
+  REQUIRE(run.wait_for_stderr("Job has been submitted with JobID ", 30s));
+  run.wait_for_stderr("\n", 30s);
+  auto id = run.stderr_so_far().substr(
+    std::string{"Job has been submitted with JobID "}.size(), 32);
+  // Wait (with a deadline) until subtasks run on the victim, so that its
+  // loss hits deployed subtasks.
+  auto until = std::chrono::steady_clock::now() + 30s;
+  bool running_there = false;
+  while (!running_there && std::chrono::steady_clock::now() < until) {
+    auto s = run_weir({"status", "-m", address, id}, 30s);
+    running_there = s.out.find("RUNNING       victim") != std::string::npos;
+  }
+  REQUIRE(running_there);
+  victim->signal(SIGKILL);
+  victim->finish(30s);
+  auto r = run.finish(60s);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> expected;
+  for (int k = 0; k < 7; ++k)
+    expected.push_back(fmt::format("key-{}\t{}", k, 4000 / 7 + (k < 4000 % 7 ? 1 : 0)));
+  std::sort(expected.begin(), expected.end());
+  CHECK(sorted_lines(r.out) == expected);
+  CHECK(master.wait_for_stderr("TaskExecutor victim lost", 30s));
+  CHECK(master.wait_for_stderr("(paced) restarts in ", 30s));
+  survivor.signal(SIGTERM);
+  survivor.finish(30s);
+  master.signal(SIGTERM);
+  master.finish(30s);
+}

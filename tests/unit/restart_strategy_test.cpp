@@ -1,0 +1,97 @@
+#include <doctest/doctest.h>
+
+#include "actors/job_master/restart_strategy.hpp"
+#include "config/config.hpp"
+
+using namespace weir;
+using namespace std::chrono_literals;
+using kind = restart_strategy_config::kind;
+
+namespace {
+
+restart_strategy_config with(kind k) {
+  restart_strategy_config c;
+  c.type = k;
+  return c;
+}
+
+const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+
+} // namespace
+
+TEST_CASE("none never restarts") {
+  restart_strategy s{with(kind::none)};
+  CHECK_FALSE(s.on_failure(t0));
+  CHECK(s.reason() == "restart strategy none: a failure ends the job");
+}
+
+TEST_CASE("fixed-delay restarts `attempts` times after `delay`") {
+  auto c = with(kind::fixed_delay);
+  c.attempts = 2;
+  c.delay = 250ms;
+  restart_strategy s{c};
+  CHECK(s.on_failure(t0) == 250ms);
+  CHECK(s.on_failure(t0 + 1s) == 250ms);
+  CHECK_FALSE(s.on_failure(t0 + 2s));
+  CHECK(s.reason() == "restart strategy fixed-delay: 2 restart attempts used up");
+  CHECK(s.restarts() == 2);
+}
+
+TEST_CASE("failure-rate tolerates N failures per interval") {
+  auto c = with(kind::failure_rate);
+  c.max_failures_per_interval = 2;
+  c.failure_rate_interval = 10s;
+  c.failure_rate_delay = 100ms;
+  restart_strategy s{c};
+  CHECK(s.on_failure(t0) == 100ms);
+  CHECK(s.on_failure(t0 + 1s) == 100ms);
+  CHECK_FALSE(s.on_failure(t0 + 2s));
+  CHECK(s.reason() == "restart strategy failure-rate: more than 2 failures "
+                      "within 10000 ms");
+  restart_strategy later{c};
+  CHECK(later.on_failure(t0));
+  CHECK(later.on_failure(t0 + 6s));
+  CHECK(later.on_failure(t0 + 12s)); // the first one left the window
+}
+
+TEST_CASE("exponential-delay grows, caps, and resets after a quiet period") {
+  auto c = with(kind::exponential_delay);
+  c.initial_backoff = 100ms;
+  c.multiplier = 2.0;
+  c.max_backoff = 500ms;
+  c.jitter = 0.0;
+  c.reset_threshold = 1min;
+  restart_strategy s{c};
+  CHECK(s.on_failure(t0) == 100ms);
+  CHECK(s.on_failure(t0 + 1s) == 200ms);
+  CHECK(s.on_failure(t0 + 2s) == 400ms);
+  CHECK(s.on_failure(t0 + 3s) == 500ms);
+  CHECK(s.on_failure(t0 + 4s) == 500ms);
+  CHECK(s.on_failure(t0 + 10min) == 100ms);
+}
+
+TEST_CASE("exponential-delay jitter stays within the factor") {
+  auto c = with(kind::exponential_delay);
+  c.initial_backoff = 1000ms;
+  c.jitter = 0.1;
+  restart_strategy s{c, 7};
+  auto d = s.on_failure(t0);
+  REQUIRE(d);
+  CHECK(d->count() >= 900);
+  CHECK(d->count() <= 1100);
+}
+
+TEST_CASE("the restart-strategy keys configure the strategy") {
+  auto cfg = configuration::load(std::nullopt,
+                                 {"restart-strategy.type=fixed-delay",
+                                  "restart-strategy.fixed-delay.attempts=3",
+                                  "restart-strategy.fixed-delay.delay=2 s"});
+  REQUIRE(cfg);
+  auto c = restart_strategy_config::from(*cfg);
+  CHECK(c.type == kind::fixed_delay);
+  CHECK(c.attempts == 3);
+  CHECK(c.delay == 2s);
+  CHECK(restart_strategy_config::from(configuration{}).type == kind::none);
+  auto bad = configuration::load(std::nullopt, {"restart-strategy.type=sometimes"});
+  CHECK_FALSE(bad);
+}
