@@ -83,6 +83,9 @@ cxxopts::Options run_options() {
      cxxopts::value<std::string>())
     ("d,detached", "with -m: print the job id and return once the job is "
      "submitted")
+    ("jobid", "the job's id (32 hex characters); submitting the same job "
+     "with the same id again attaches to it instead of running it twice",
+     cxxopts::value<std::string>())
     ("h,help", "print this help");
   add_config_flags(opts);
   opts.allow_unrecognised_options();
@@ -231,7 +234,7 @@ int run_action(const std::vector<std::string>& args) {
   auto cmd = parse_job_command("run", opts, args,
                                {"-p", "--parallelism", "--taskmanagers",
                                 "--slots", "--state-dir", "-m", "--jobmanager",
-                                "--config"},
+                                "--config", "--jobid"},
                                code);
   if (!cmd)
     return code;
@@ -276,6 +279,16 @@ int run_action(const std::vector<std::string>& args) {
   if (auto err = load_job(cmd->args, flags.parallelism, graph)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
+  }
+  if (res.count("jobid") > 0) {
+    auto text = res["jobid"].as<std::string>();
+    auto id = job_id::parse(text);
+    if (!id || !id->valid()) {
+      fmt::print(stderr, "weir run: --jobid '{}' is not a job id (32 hex "
+                         "characters)\n", text);
+      return exit_bad_input;
+    }
+    graph.id = *id;
   }
   if (!flags.jobmanager.empty())
     return run_remote(flags, std::move(graph));

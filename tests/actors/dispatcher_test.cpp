@@ -113,13 +113,20 @@ TEST_CASE_FIXTURE(dispatcher_fixture, "a job runs to FINISHED with its results")
   CHECK(s.state == job_state::finished);
 }
 
-TEST_CASE_FIXTURE(dispatcher_fixture, "a duplicate job id is refused") {
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "resubmitting a job is idempotent; another graph is refused") {
   start();
   auto g = evens(4);
-  request<job_id>(dispatcher, submit_atom_v, g);
-  auto err = submit_error(g);
+  CHECK(request<job_id>(dispatcher, submit_atom_v, g) == g.id);
+  CHECK(request<job_id>(dispatcher, submit_atom_v, g) == g.id);
+  CHECK(stored().puts.size() == 1);
+  REQUIRE(stored().dones.size() == 1); // it ran once
+  auto other = evens(6);
+  other.id = g.id;
+  auto err = submit_error(other);
   CHECK(err == make_error(errc::duplicate_job));
-  CHECK(describe(err) == "job " + g.id.to_string() + " already exists");
+  CHECK(describe(err) == "job " + g.id.to_string()
+                           + " already exists with a different graph");
   CHECK(stored().puts.size() == 1);
 }
 

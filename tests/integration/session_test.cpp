@@ -336,3 +336,30 @@ TEST_CASE("backpressure across processes keeps both workers' memory bounded") {
   }
   c.workers.clear();
 }
+
+TEST_CASE("a job id given twice runs once; another job under it is refused") {
+  session_cluster c;
+  c.add_worker("tm-1", 1);
+  std::string id = "00000000000000000000000000c0ffee";
+  auto first = c.client({"run", "--jobid", id, "examples/collect.json", "--to", "4"});
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out == "2\n4\n");
+  auto again = c.client({"run", "--jobid", id, "examples/collect.json", "--to", "4"});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == "2\n4\n");
+  auto other = c.client({"run", "--jobid", id, "examples/collect.json", "--to", "6"});
+  CHECK(other.exit_code == 2);
+  CHECK(other.err == "weir run: job rejected: job " + id
+                       + " already exists with a different graph\n");
+  auto all = c.client({"list", "-a"});
+  CHECK(all.out.find(" : " + id + " : collect (FINISHED, ") != std::string::npos);
+  REQUIRE(c.jobmanager->wait_for_stderr("job " + id + " (collect) FINISHED", 30s));
+  auto log = c.jobmanager->stderr_so_far();
+  auto first_submit = log.find("job " + id + " (collect) submitted");
+  CHECK(first_submit != std::string::npos);
+  CHECK(log.find("job " + id + " (collect) submitted", first_submit + 1)
+        == std::string::npos); // ran once
+  auto bad = c.client({"run", "--jobid", "xyz", "examples/collect.json"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "weir run: --jobid 'xyz' is not a job id (32 hex characters)\n");
+}
