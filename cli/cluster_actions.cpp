@@ -79,7 +79,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
   jm.resource_manager.evenly_spread_out_slots
     = cfg->boolean("cluster.evenly-spread-out-slots");
   jm.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
-  jm.cluster_id = cfg->text("high-availability.cluster-id");
+  jm.remote = remoting::from(*cfg);
   jm.job_master.config = *cfg;
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
@@ -120,7 +120,7 @@ int taskmanager_action(const std::vector<std::string>& args) {
   }
   taskmanager_options tm;
   tm.jobmanager = *at;
-  tm.cluster_id = cfg->text("high-availability.cluster-id");
+  tm.remote = remoting::from(*cfg);
   tm.initial_backoff = cfg->duration("cluster.registration.initial-timeout");
   tm.max_backoff = cfg->duration("cluster.registration.max-timeout");
   tm.slots = res.count("slots") > 0

@@ -48,20 +48,18 @@ int remote_cluster::connect(const std::string& action,
   auto cfg = load_config(action, flags);
   if (!cfg)
     return exit_bad_input;
-  return connect(action, jobmanager_address(flags, *cfg),
-                 cfg->text("high-availability.cluster-id"));
+  return connect(action, jobmanager_address(flags, *cfg), remoting::from(*cfg));
 }
 
 int remote_cluster::connect(const std::string& action,
-                            const std::string& address,
-                            const std::string& cluster_id) {
+                            const std::string& address, const remoting& r) {
   auto at = parse_endpoint(address);
   if (!at) {
     fmt::print(stderr, "{}: -m '{}' is not HOST:PORT\n", action, address);
     return exit_bad_input;
   }
   cfg_ = std::make_unique<caf::actor_system_config>();
-  configure_actor_system(*cfg_, true, cluster_id);
+  configure_actor_system(*cfg_, r);
   sys_ = std::make_unique<caf::actor_system>(*cfg_);
   auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(3));
   if (!handles) {

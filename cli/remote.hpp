@@ -6,6 +6,7 @@
 
 #include <cxxopts.hpp>
 
+#include "cluster/runtime_config.hpp"
 #include "messages/dispatcher.hpp"
 
 namespace caf {
@@ -31,9 +32,9 @@ public:
   /// after a one-line error, or -1 when connected.
   int connect(const std::string& action, const cxxopts::ParseResult& flags);
 
-  /// Connects to `address` ("HOST:PORT") of cluster `cluster_id`; as above.
+  /// Connects to `address` ("HOST:PORT"); as above.
   int connect(const std::string& action, const std::string& address,
-              const std::string& cluster_id);
+              const remoting& r);
 
   caf::actor_system& system() { return *sys_; }
   dispatcher_actor dispatcher() const { return dispatcher_; }

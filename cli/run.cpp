@@ -58,7 +58,7 @@ struct run_flags {
   std::string state_dir;
   std::string jobmanager; ///< -m: a session cluster instead of a local one
   bool detached = false;
-  std::string cluster_id; ///< high-availability.cluster-id
+  remoting remote; ///< how to reach a session cluster
 };
 
 cxxopts::Options run_options() {
@@ -204,7 +204,7 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
 /// Submits to a session cluster; waits unless detached.
 int run_remote(const run_flags& flags, job_graph graph) {
   remote_cluster remote;
-  if (auto code = remote.connect("weir run", flags.jobmanager, flags.cluster_id);
+  if (auto code = remote.connect("weir run", flags.jobmanager, flags.remote);
       code >= 0)
     return code;
   if (!flags.detached)
@@ -262,7 +262,7 @@ int run_action(const std::vector<std::string>& args) {
   if (res.count("jobmanager") > 0)
     flags.jobmanager = res["jobmanager"].as<std::string>();
   flags.detached = res.count("detached") > 0;
-  flags.cluster_id = cfg->text("high-availability.cluster-id");
+  flags.remote = remoting::from(*cfg);
   if (flags.detached && flags.jobmanager.empty()) {
     fmt::print(stderr, "weir run: -d needs -m HOST:PORT (a local cluster ends "
                        "with the command)\n");

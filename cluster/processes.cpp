@@ -48,7 +48,7 @@ void pause(caf::scoped_actor& self, caf::timespan d) {
 int run_jobmanager(const jobmanager_options& opts) {
   stop_on_signals();
   caf::actor_system_config cfg;
-  configure_actor_system(cfg, true, opts.cluster_id);
+  configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
   mini_cluster_options mc;
   mc.task_executors = 0;
@@ -106,7 +106,7 @@ int run_jobmanager(const jobmanager_options& opts) {
 int run_taskmanager(const taskmanager_options& opts) {
   stop_on_signals();
   caf::actor_system_config cfg;
-  configure_actor_system(cfg, true, opts.cluster_id);
+  configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   auto backoff = caf::timespan{opts.initial_backoff};

@@ -7,6 +7,7 @@
 #include "actors/job_master/job_master.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
 #include "cluster/gateway.hpp"
+#include "cluster/runtime_config.hpp"
 #include "messages/slots.hpp"
 
 namespace weir {
@@ -21,8 +22,7 @@ struct jobmanager_options {
   std::string state_dir;
   resource_manager_options resource_manager;
   job_master_options job_master;
-  /// high-availability.cluster-id.
-  std::string cluster_id = "default";
+  remoting remote;
 };
 
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a
@@ -39,8 +39,7 @@ struct taskmanager_options {
   resource_profile slot_profile;
   /// taskmanager.resource-id; default "<host>-<pid>".
   std::string id;
-  /// high-availability.cluster-id.
-  std::string cluster_id = "default";
+  remoting remote;
   /// cluster.registration.initial-timeout and .max-timeout: the backoff
   /// between attempts to reach the master.
   std::chrono::milliseconds initial_backoff{100};

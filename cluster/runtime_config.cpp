@@ -2,29 +2,42 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "config/config.hpp"
 #include "messages/type_ids.hpp"
 
 namespace weir {
 
-void configure_actor_system(caf::actor_system_config& cfg, bool remote,
-                            const std::string& cluster_id) {
+remoting remoting::from(const configuration& cfg) {
+  remoting r;
+  r.cluster_id = cfg.text("high-availability.cluster-id");
+  r.heartbeat_interval = cfg.duration("heartbeat.interval");
+  r.heartbeat_timeout = cfg.duration("heartbeat.timeout");
+  return r;
+}
+
+void configure_actor_system(caf::actor_system_config& cfg) {
   add_message_types(cfg);
-  if (remote) {
-    cfg.load<caf::io::middleman>();
-    // Subtasks on different workers talk directly instead of through the
-    // jobmanager's node.
-    cfg.set("middleman.enable-automatic-connections", true);
-    cfg.set("middleman.app-identifiers",
-            std::vector<std::string>{"weir-" WEIR_VERSION "/" + cluster_id});
-  }
   auto cores = std::max(2u, std::thread::hardware_concurrency());
   cfg.set("scheduler.policy", caf::atom("sharing"));
   cfg.set("scheduler.max-threads", static_cast<size_t>(cores));
+}
+
+void configure_actor_system(caf::actor_system_config& cfg, const remoting& r) {
+  configure_actor_system(cfg);
+  cfg.load<caf::io::middleman>();
+  // Subtasks on different workers talk directly instead of through the
+  // jobmanager's node.
+  cfg.set("middleman.enable-automatic-connections", true);
+  cfg.set("middleman.app-identifiers",
+          std::vector<std::string>{"weir-" WEIR_VERSION "/" + r.cluster_id});
+  cfg.set("middleman.heartbeat-interval", caf::timespan{r.heartbeat_interval});
+  cfg.set("middleman.connection-timeout", caf::timespan{r.heartbeat_timeout});
 }
 
 } // namespace weir

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace caf {
@@ -8,16 +9,36 @@ class actor_system_config;
 
 namespace weir {
 
+class configuration;
+
+/// How a process of a session cluster talks to the others.
+struct remoting {
+  /// high-availability.cluster-id: with weir's version, CAF's application
+  /// identifier, so peers of another cluster or version are refused during
+  /// the connection handshake.
+  std::string cluster_id = "default";
+  /// heartbeat.interval and heartbeat.timeout: CAF's connection heartbeats
+  /// (middleman.heartbeat-interval / connection-timeout), set alike on every
+  /// node. A peer silent for the timeout (a stopped or hung process, a cut
+  /// link) is dropped, which everyone monitoring its actors sees as a down
+  /// message. The middleman sends them from its own thread, so a node busy
+  /// with its subtasks is not mistaken for a dead one.
+  std::chrono::milliseconds heartbeat_interval{200};
+  std::chrono::milliseconds heartbeat_timeout{1000};
+
+  /// Reads the keys above.
+  static remoting from(const configuration& cfg);
+};
+
 /// Registers weir's message types and sets weir's scheduler defaults:
 /// `scheduler.policy = sharing` and one worker thread per core. CAF's
 /// work-stealing workers poll while idle and took CPU away from the
 /// detached file-reading subtasks (word count: 95 MB/s with stealing,
 /// 138 MB/s with sharing on 2 cores; see docs/configuration.md).
-/// With `remote`, also loads CAF's middleman (BASP over TCP) for processes
-/// of a session cluster and remote clients, and sets the BASP application
-/// identifier to "weir-<version>/<cluster_id>": peers of another weir
-/// version or another cluster are refused during the handshake.
-void configure_actor_system(caf::actor_system_config& cfg, bool remote = false,
-                            const std::string& cluster_id = "default");
+void configure_actor_system(caf::actor_system_config& cfg);
+
+/// As above, and loads CAF's middleman (BASP over TCP) for the processes of
+/// a session cluster and remote clients.
+void configure_actor_system(caf::actor_system_config& cfg, const remoting& r);
 
 } // namespace weir

@@ -184,6 +184,11 @@ const std::vector<config_key>& config_keys() {
      "doubles after every failed attempt."},
     {"cluster.registration.max-timeout", t::duration, "10 s",
      "Longest pause of a worker between attempts to reach the master."},
+    {"heartbeat.interval", t::duration, "200 ms",
+     "How often connected processes exchange heartbeats."},
+    {"heartbeat.timeout", t::duration, "1 s",
+     "A peer silent this long is declared lost (its TaskExecutor, its "
+     "subtasks)."},
     {"high-availability.cluster-id", t::text, "default",
      "Name of the cluster: processes and clients of different clusters (or "
      "weir versions) refuse each other's connections."},
