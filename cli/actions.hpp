@@ -23,6 +23,9 @@ int list_action(const std::vector<std::string>& args);
 /// `weir status`: one job of a session cluster, subtask by subtask.
 int status_action(const std::vector<std::string>& args);
 
+/// `weir wait`: waits for a job of a session cluster and prints its result.
+int wait_action(const std::vector<std::string>& args);
+
 /// `weir cancel`: cancels a job of a session cluster.
 int cancel_action(const std::vector<std::string>& args);
 

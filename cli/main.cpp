@@ -24,6 +24,8 @@ Actions:
                  list the jobs of a session cluster
   status -m HOST:PORT JOBID
                  show a job: state, counters, where each subtask runs
+  wait -m HOST:PORT JOBID
+                 wait for a job's result (say, after the master restarted)
   cancel -m HOST:PORT JOBID
                  cancel a job of a session cluster
   jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
@@ -63,9 +65,11 @@ int main(int argc, char** argv) {
     return cancel_action(args);
   if (action == "status")
     return status_action(args);
+  if (action == "wait")
+    return wait_action(args);
   fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
-                     "status, cancel, jobmanager, taskmanager; see weir "
-                     "--help)\n",
+                     "status, wait, cancel, jobmanager, taskmanager; see "
+                     "weir --help)\n",
              action);
   return exit_bad_input;
 }

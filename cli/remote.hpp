@@ -21,6 +21,12 @@ namespace weir::cli {
 int parse_flags(cxxopts::Options& opts, const std::string& action,
                 const std::vector<std::string>& args, cxxopts::ParseResult& out);
 
+/// Waits for job `id`'s result and prints it like `weir run` (records on
+/// stdout, status on stderr, progress on a terminal; Ctrl-C cancels).
+/// Returns the exit code; 3 with a one-line error when the master is lost.
+int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
+                 const std::string& action);
+
 /// A client's connection to a session cluster (`-m HOST:PORT`).
 class remote_cluster {
 public:

@@ -169,6 +169,17 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
   if (!id)
     return code;
   fmt::print(stderr, "Job has been submitted with JobID {}\n", id->to_string());
+  return wait_for_job(sys, dispatcher, *id, "weir run");
+}
+
+} // namespace
+
+int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
+                 const std::string& action) {
+  caf::scoped_actor self{sys};
+  // A lost master shows as the Dispatcher going down: requests to a dead
+  // remote actor would only time out.
+  self->monitor(dispatcher);
   bool tty = isatty(STDERR_FILENO) != 0;
   std::optional<job_result> result;
   std::optional<caf::error> lost;
@@ -176,30 +187,38 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
   while (!result && !lost) {
     if (interrupted != 0 && !cancel_sent) {
       cancel_sent = true;
-      fmt::print(stderr, "{}weir run: interrupted, canceling job {}\n",
-                 tty ? "\r\x1b[K" : "", id->to_string());
-      self->request(dispatcher, 10s, cancel_atom_v, *id)
+      fmt::print(stderr, "{}{}: interrupted, canceling job {}\n",
+                 tty ? "\r\x1b[K" : "", action, id.to_string());
+      self->request(dispatcher, 10s, cancel_atom_v, id)
         .receive([](job_state) {}, [](caf::error&) {});
     }
-    self->request(dispatcher, progress_interval, result_atom_v, *id)
+    self->request(dispatcher, progress_interval, result_atom_v, id)
       .receive([&](job_result& r) { result = std::move(r); },
                [&](caf::error& err) {
                  if (err != caf::sec::request_timeout)
                    lost = err;
                });
+    if (!result && !lost)
+      self->receive([&](caf::down_msg& dm) { lost = dm.reason; },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
     if (!result && !lost && tty)
-      self->request(dispatcher, 1s, status_atom_v, *id, false)
+      self->request(dispatcher, 1s, status_atom_v, id, false)
         .receive([&](job_status& s) { print_progress(s); },
                  [&](caf::error&) {});
   }
   if (tty)
     fmt::print(stderr, "\r\x1b[K");
   if (!result) {
-    fmt::print(stderr, "weir run: lost the job: {}\n", describe(*lost));
+    fmt::print(stderr,
+               "{}: connection to the master lost ({}); a restarted "
+               "jobmanager recovers the job: weir wait -m HOST:PORT {}\n",
+               action, describe(*lost), id.to_string());
     return exit_cluster_error;
   }
   return report_result(*result);
 }
+
+namespace {
 
 /// Submits to a session cluster; waits unless detached.
 int run_remote(const run_flags& flags, job_graph graph) {
@@ -227,6 +246,7 @@ int run_remote(const run_flags& flags, job_graph graph) {
 }
 
 } // namespace
+
 
 int run_action(const std::vector<std::string>& args) {
   auto opts = run_options();

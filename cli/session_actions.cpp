@@ -205,3 +205,48 @@ int status_action(const std::vector<std::string>& args) {
 }
 
 } // namespace weir::cli
+
+namespace weir::cli {
+
+int wait_action(const std::vector<std::string>& args) {
+  cxxopts::Options opts("weir wait",
+                        "Wait for a job of a session cluster to end and print "
+                        "its result, as an attached `weir run` would.");
+  opts.custom_help("-m HOST:PORT JOBID");
+  opts.add_options()
+    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
+    ("jobid", "the job", cxxopts::value<std::string>())
+    ("h,help", "print this help");
+  opts.parse_positional({"jobid"});
+  add_config_flags(opts);
+  cxxopts::ParseResult res;
+  if (auto code = parse_flags(opts, "weir wait", args, res); code >= 0)
+    return code;
+  if (res.count("jobid") == 0) {
+    fmt::print(stderr, "weir wait: missing JOBID (see weir wait --help)\n");
+    return exit_bad_input;
+  }
+  auto text = res["jobid"].as<std::string>();
+  auto id = job_id::parse(text);
+  if (!id) {
+    fmt::print(stderr, "weir wait: '{}' is not a job id (32 hex characters)\n",
+               text);
+    return exit_bad_input;
+  }
+  remote_cluster remote;
+  if (auto code = remote.connect("weir wait", res); code >= 0)
+    return code;
+  // An unknown job is an error now rather than a wait forever.
+  caf::scoped_actor self{remote.system()};
+  caf::error unknown;
+  self->request(remote.dispatcher(), 10s, status_atom_v, *id, false)
+    .receive([](job_status&) {}, [&](caf::error& err) { unknown = err; });
+  if (unknown) {
+    fmt::print(stderr, "weir wait: {}\n", describe(unknown));
+    return unknown == make_error(errc::unknown_job) ? exit_bad_input
+                                                    : exit_cluster_error;
+  }
+  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir wait");
+}
+
+} // namespace weir::cli

@@ -142,8 +142,8 @@ TEST_CASE("unknown flags, actions and arguments are named") {
   auto action = run_weir({"runn"});
   CHECK(action.exit_code == 2);
   CHECK(action.err == "weir: unknown action 'runn' (known: run, info, list, "
-                      "status, cancel, jobmanager, taskmanager; see weir "
-                      "--help)\n");
+                      "status, wait, cancel, jobmanager, taskmanager; see "
+                      "weir --help)\n");
   auto bad_value = run_weir({"run", "examples/wordcount.json", "-p", "two"});
   CHECK(bad_value.exit_code == 2);
   CHECK(bad_value.err.find("weir run: ") == 0);

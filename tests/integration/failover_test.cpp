@@ -51,6 +51,16 @@ std::vector<std::string> expected_sums(int64_t n) {
   return as_lines(sums);
 }
 
+/// A tiny job named "done" that finishes at once.
+std::string c_done_spec(const temp_dir& dir) {
+  return dir.write("done.json", R"({
+    "name": "done",
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 3}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "out"}]})");
+}
+
 constexpr const char* fixed_delay = R"("config": {"restart-strategy.type": "fixed-delay",
       "restart-strategy.fixed-delay.attempts": 2,
       "restart-strategy.fixed-delay.delay": "10 ms"},)";
@@ -195,4 +205,63 @@ TEST_CASE("a killed worker's subtasks run again on the surviving worker") {
 
 TEST_CASE("a stopped (hung) worker is declared lost by heartbeats") {
   lose_worker_during_job(SIGSTOP);
+}
+
+TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  auto state = dir.file("state");
+  auto master = std::make_unique<running_process>(std::vector<std::string>{
+    weir, "jobmanager", "--port", "0", "--state-dir", state});
+  auto address = listening_address(*master);
+  REQUIRE_FALSE(address.empty());
+  auto port = address.substr(address.find(':') + 1);
+  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2",
+                          "--id", "tm-1"}};
+  REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
+  auto done = c_done_spec(dir);
+  auto finished = run_weir({"run", "-m", address, done}, 60s);
+  REQUIRE(finished.exit_code == 0);
+  auto spec = dir.write("paced.json", R"({
+    "name": "paced", "parallelism": 2,
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"count": 3000, "rate": 1000, "keys": 5}},
+      {"id": "counts", "operator": "count"},
+      {"id": "out", "operator": "collect", "parallelism": 1}],
+    "edges": [
+      {"from": "events", "to": "counts", "partitioning": "hash"},
+      {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
+  running_process run{{weir, "run", "-m", address, spec}};
+  REQUIRE(master->wait_for_stderr("(paced) switched from CREATED to RUNNING", 30s));
+  run.wait_for_stderr("\n", 30s);
+  auto id = run.stderr_so_far().substr(
+    std::string{"Job has been submitted with JobID "}.size(), 32);
+  master->signal(SIGKILL);
+  master->finish(30s);
+  auto attached = run.finish(60s);
+  CHECK(attached.exit_code == 3);
+  CHECK(attached.err.find("weir run: connection to the master lost (")
+        != std::string::npos);
+  CHECK(attached.err.find("weir wait -m HOST:PORT " + id) != std::string::npos);
+  // The worker cancels what it ran for the dead master and registers again.
+  REQUIRE(worker.wait_for_stderr("lost the jobmanager; reconnecting", 30s));
+  master = std::make_unique<running_process>(std::vector<std::string>{
+    weir, "jobmanager", "--port", port, "--state-dir", state});
+  REQUIRE(master->wait_for_stderr("job " + id + " (paced) recovered", 30s));
+  auto waited = run_weir({"wait", "-m", address, id}, 60s);
+  CHECK(waited.exit_code == 0);
+  std::vector<std::string> expected;
+  for (int k = 0; k < 5; ++k)
+    expected.push_back(fmt::format("key-{}\t600", k));
+  CHECK(sorted_lines(waited.out) == expected);
+  // The job that had finished before the crash did not run again.
+  CHECK(master->stderr_so_far().find("(done) recovered") == std::string::npos);
+  auto list = run_weir({"list", "-m", address, "-a"}, 30s);
+  CHECK(list.out.find(" : done (FINISHED, ") != std::string::npos);
+  auto unknown = run_weir({"wait", "-m", address, std::string(32, 'b')}, 30s);
+  CHECK(unknown.exit_code == 2);
+  worker.signal(SIGTERM);
+  worker.finish(30s);
+  master->signal(SIGTERM);
+  master->finish(30s);
 }
