@@ -113,13 +113,14 @@ int taskmanager_action(const std::vector<std::string>& args) {
   if (!cfg)
     return code;
   auto address = jobmanager_address(res, *cfg);
-  auto at = parse_endpoint(address);
+  auto at = parse_endpoints(address);
   if (!at) {
-    fmt::print(stderr, "weir taskmanager: -m '{}' is not HOST:PORT\n", address);
+    fmt::print(stderr, "weir taskmanager: -m '{}' is not HOST:PORT[,HOST:PORT...]\n",
+               address);
     return exit_bad_input;
   }
   taskmanager_options tm;
-  tm.jobmanager = *at;
+  tm.jobmanagers = *at;
   tm.remote = remoting::from(*cfg);
   tm.initial_backoff = cfg->duration("cluster.registration.initial-timeout");
   tm.max_backoff = cfg->duration("cluster.registration.max-timeout");

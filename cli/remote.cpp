@@ -53,7 +53,7 @@ int remote_cluster::connect(const std::string& action,
 
 int remote_cluster::connect(const std::string& action,
                             const std::string& address, const remoting& r) {
-  auto at = parse_endpoint(address);
+  auto at = parse_endpoints(address);
   if (!at) {
     fmt::print(stderr, "{}: -m '{}' is not HOST:PORT\n", action, address);
     return exit_bad_input;

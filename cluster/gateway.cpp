@@ -45,6 +45,37 @@ std::optional<endpoint> parse_endpoint(const std::string& text) {
   return endpoint{text.substr(0, colon), static_cast<uint16_t>(port)};
 }
 
+std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text) {
+  std::vector<endpoint> result;
+  size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    auto part = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                              : comma - start);
+    auto ep = parse_endpoint(part);
+    if (!ep)
+      return std::nullopt;
+    result.push_back(*ep);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return result;
+}
+
+caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
+connect_gateway(caf::actor_system& sys, const std::vector<endpoint>& any_of,
+                std::chrono::milliseconds timeout) {
+  caf::error last = make_error(errc::timeout, "no jobmanager address given");
+  for (auto& at : any_of) {
+    auto handles = connect_gateway(sys, at, timeout);
+    if (handles)
+      return handles;
+    last = handles.error();
+  }
+  return last;
+}
+
 caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
 connect_gateway(caf::actor_system& sys, const endpoint& at,
                 std::chrono::milliseconds timeout) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -29,12 +30,22 @@ struct endpoint {
 /// Parses "HOST:PORT"; nothing for anything else.
 std::optional<endpoint> parse_endpoint(const std::string& text);
 
+/// Parses "HOST:PORT[,HOST:PORT...]" (a leader and its standbys); nothing
+/// when any part is malformed.
+std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text);
+
 /// Connects to the gateway a jobmanager publishes at `at` (non-blocking
 /// connect with a deadline, so a silent peer cannot hang the caller) and
 /// looks up its Dispatcher and ResourceManager. The actor system must have
 /// CAF's middleman loaded.
 caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
 connect_gateway(caf::actor_system& sys, const endpoint& at,
+                std::chrono::milliseconds timeout);
+
+/// Tries each address in turn (the leader is whichever answers); the error
+/// of the last one when none does.
+caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
+connect_gateway(caf::actor_system& sys, const std::vector<endpoint>& any_of,
                 std::chrono::milliseconds timeout);
 
 } // namespace weir

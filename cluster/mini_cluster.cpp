@@ -13,8 +13,10 @@ namespace weir {
 
 caf::expected<std::unique_ptr<mini_cluster>>
 mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
-  std::shared_ptr<storage::kv_store> kv;
-  if (opts.state_dir.empty()) {
+  std::shared_ptr<storage::kv_store> kv = opts.store;
+  if (kv) {
+    // opened by the caller
+  } else if (opts.state_dir.empty()) {
     kv = std::make_shared<storage::memory_store>();
   } else {
     auto db = storage::open_rocksdb_store(opts.state_dir);

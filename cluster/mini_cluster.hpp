@@ -20,6 +20,10 @@ class actor_system;
 
 namespace weir {
 
+namespace storage {
+class kv_store;
+} // namespace storage
+
 /// Options of an embedded cluster (Flink's MiniCluster).
 struct mini_cluster_options {
   /// Number of TaskExecutors (minicluster.number-of-taskmanagers, default 1).
@@ -29,6 +33,9 @@ struct mini_cluster_options {
   /// high-availability.storageDir: a RocksDB directory whose unfinished jobs
   /// are recovered at start. Empty (the default) keeps jobs in memory.
   std::string state_dir;
+  /// An already opened store (a standby jobmanager opens it when it gets the
+  /// lock); used instead of `state_dir` when set.
+  std::shared_ptr<storage::kv_store> store;
   resource_manager_options resource_manager;
   job_master_options job_master;
   exchange_options exchange;

@@ -16,6 +16,7 @@
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/errors.hpp"
+#include "storage/rocksdb_store.hpp"
 
 namespace weir {
 
@@ -53,6 +54,30 @@ int run_jobmanager(const jobmanager_options& opts) {
   mini_cluster_options mc;
   mc.task_executors = 0;
   mc.state_dir = opts.state_dir;
+  {
+    caf::scoped_actor waiter{sys};
+    bool announced = false;
+    for (;;) {
+      auto kv = storage::open_rocksdb_store(opts.state_dir);
+      if (kv) {
+        mc.store = std::move(*kv);
+        if (announced)
+          log_eventf("took over {} as the leader", opts.state_dir);
+        break;
+      }
+      if (kv.error() != make_error(errc::storage_locked)) {
+        log_eventf("cannot open the state directory: {}", describe(kv.error()));
+        return 3;
+      }
+      if (!announced)
+        log_eventf("standby: another jobmanager holds {}; waiting to take over",
+                   opts.state_dir);
+      announced = true;
+      if (stop_requested != 0)
+        return 0;
+      pause(waiter, 100ms);
+    }
+  }
   mc.resource_manager = opts.resource_manager;
   mc.job_master = opts.job_master;
   auto cluster = mini_cluster::start(sys, mc);
@@ -112,7 +137,7 @@ int run_taskmanager(const taskmanager_options& opts) {
   auto backoff = caf::timespan{opts.initial_backoff};
   auto max_backoff = caf::timespan{opts.max_backoff};
   while (stop_requested == 0) {
-    auto handles = connect_gateway(sys, opts.jobmanager, 2s);
+    auto handles = connect_gateway(sys, opts.jobmanagers, 2s);
     if (!handles) {
       log_eventf("{}; retrying in {} ms", describe(handles.error()),
                  std::chrono::duration_cast<std::chrono::milliseconds>(backoff)
@@ -128,8 +153,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.slot_profile = opts.slot_profile;
     auto worker = spawn_task_executor(sys, te, handles->second);
     self->monitor(worker);
-    log_eventf("registering with the jobmanager at {}:{} ({} slots)",
-               opts.jobmanager.host, opts.jobmanager.port, opts.slots);
+    log_eventf("registering with the jobmanager ({} slots)", opts.slots);
     bool down = false;
     while (!down && stop_requested == 0)
       self->receive([&](caf::down_msg&) { down = true; },

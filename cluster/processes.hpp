@@ -27,13 +27,16 @@ struct jobmanager_options {
 
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a
 /// ResourceManager (JobMasters inside) behind a gateway published on
-/// address:port, state in RocksDB. Logs events to the event log. Returns the
-/// process exit code.
+/// address:port, state in RocksDB. While another jobmanager holds the state
+/// directory (RocksDB's lock is the lease) it waits as a standby and takes
+/// over, recovering the jobs, once the lock is free. Logs events to the
+/// event log. Returns the process exit code.
 int run_jobmanager(const jobmanager_options& opts);
 
 /// Options of a worker process (Flink's taskmanager.* keys).
 struct taskmanager_options {
-  endpoint jobmanager;
+  /// The jobmanager, or a leader and its standbys (tried in turn).
+  std::vector<endpoint> jobmanagers;
   /// taskmanager.numberOfTaskSlots.
   int32_t slots = 1;
   resource_profile slot_profile;

@@ -31,6 +31,8 @@ enum class errc : uint8_t {
   canceled,
   /// A peer did not answer in time.
   timeout,
+  /// Another process holds the state directory (RocksDB's LOCK file).
+  storage_locked,
 };
 
 std::string to_string(errc x);

@@ -19,7 +19,11 @@ caf::error to_error(const rocksdb::Status& st, std::string_view path,
       ch = ' ';
   auto line = key.empty() ? fmt::format("{}: {}: {}", path, what, text)
                           : fmt::format("{}: {} {}: {}", path, what, key, text);
-  return make_error(errc::storage_failure, std::move(line));
+  // RocksDB reports a LOCK file held by another process (or another handle
+  // in this one) as an I/O error; callers that wait for it need to know.
+  bool locked = st.IsIOError() && text.find("/LOCK") != std::string::npos;
+  return make_error(locked ? errc::storage_locked : errc::storage_failure,
+                    std::move(line));
 }
 
 } // namespace weir::storage

@@ -265,3 +265,34 @@ TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") 
   master->signal(SIGTERM);
   master->finish(30s);
 }
+
+TEST_CASE("a standby jobmanager takes over when the leader dies") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  auto state = dir.file("state");
+  auto leader = std::make_unique<running_process>(std::vector<std::string>{
+    weir, "jobmanager", "--port", "0", "--state-dir", state});
+  auto first = listening_address(*leader);
+  REQUIRE_FALSE(first.empty());
+  running_process standby{{weir, "jobmanager", "--port", "0", "--state-dir", state}};
+  REQUIRE(standby.wait_for_stderr("standby: another jobmanager holds " + state
+                                    + "; waiting to take over",
+                                  30s));
+  // The standby's port is not known before it leads; give workers and
+  // clients both addresses once it is.
+  leader->signal(SIGKILL);
+  leader->finish(30s);
+  REQUIRE(standby.wait_for_stderr("took over " + state + " as the leader", 30s));
+  auto second = listening_address(standby);
+  REQUIRE_FALSE(second.empty());
+  auto both = first + "," + second;
+  running_process worker{{weir, "taskmanager", "-m", both, "--id", "tm-1"}};
+  REQUIRE(standby.wait_for_stderr("TaskExecutor tm-1 registered", 30s));
+  auto r = run_weir({"run", "-m", both, "examples/collect.json", "--to", "4"}, 60s);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2\n4\n");
+  worker.signal(SIGTERM);
+  worker.finish(30s);
+  standby.signal(SIGTERM);
+  CHECK(standby.finish(30s).exit_code == 0);
+}
