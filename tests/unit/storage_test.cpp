@@ -421,7 +421,7 @@ TEST_CASE("rocksdb_store: a directory open elsewhere is refused by path") {
   auto second = open_rocksdb_store(path);
   REQUIRE(!second);
   auto text = describe(second.error());
-  CHECK(second.error().code() == static_cast<uint8_t>(errc::storage_failure));
+  CHECK(second.error().code() == static_cast<uint8_t>(errc::storage_locked));
   CHECK(text.rfind(path + ": cannot open store: IO error: ", 0) == 0);
   CHECK(text.find(path + "/LOCK") != std::string::npos);
   CHECK(text.find('\n') == std::string::npos);
