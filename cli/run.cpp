@@ -176,6 +176,7 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
 
 int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
                  const std::string& action) {
+  cancel_on_interrupt();
   caf::scoped_actor self{sys};
   // A lost master shows as the Dispatcher going down: requests to a dead
   // remote actor would only time out.
@@ -183,6 +184,7 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
   bool tty = isatty(STDERR_FILENO) != 0;
   std::optional<job_result> result;
   std::optional<caf::error> lost;
+  bool master_lost = false;
   bool cancel_sent = false;
   while (!result && !lost) {
     if (interrupted != 0 && !cancel_sent) {
@@ -199,7 +201,11 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
                    lost = err;
                });
     if (!result && !lost)
-      self->receive([&](caf::down_msg& dm) { lost = dm.reason; },
+      self->receive(
+        [&](caf::down_msg& dm) {
+          lost = dm.reason;
+          master_lost = true;
+        },
                     caf::after(std::chrono::seconds(0)) >> [] {});
     if (!result && !lost && tty)
       self->request(dispatcher, 1s, status_atom_v, id, false)
@@ -208,12 +214,17 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
   }
   if (tty)
     fmt::print(stderr, "\r\x1b[K");
-  if (!result) {
+  if (!result && master_lost) {
     fmt::print(stderr,
                "{}: connection to the master lost ({}); a restarted "
                "jobmanager recovers the job: weir wait -m HOST:PORT {}\n",
                action, describe(*lost), id.to_string());
     return exit_cluster_error;
+  }
+  if (!result) {
+    fmt::print(stderr, "{}: {}\n", action, describe(*lost));
+    return *lost == make_error(errc::unknown_job) ? exit_bad_input
+                                                  : exit_cluster_error;
   }
   return report_result(*result);
 }
@@ -222,6 +233,7 @@ namespace {
 
 /// Submits to a session cluster; waits unless detached.
 int run_remote(const run_flags& flags, job_graph graph) {
+  cancel_on_interrupt();
   remote_cluster remote;
   if (auto code = remote.connect("weir run", flags.jobmanager, flags.remote);
       code >= 0)
@@ -310,8 +322,13 @@ int run_action(const std::vector<std::string>& args) {
     }
     graph.id = *id;
   }
-  if (!flags.jobmanager.empty())
+  if (!flags.jobmanager.empty()) {
+    // The client's own restart-strategy.* settings travel with the job (the
+    // spec's config wins).
+    for (auto& [key, value] : cfg->set_with_prefix("restart-strategy."))
+      graph.config.emplace(key, value);
     return run_remote(flags, std::move(graph));
+  }
   mini_cluster_options mc;
   int32_t highest = 1;
   for (auto& v : graph.vertices)

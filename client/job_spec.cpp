@@ -407,6 +407,8 @@ resolve_job_graph(const job_spec& spec,
   g.config = spec.config;
   if (auto err = configuration{}.apply(g.config, "config"))
     return spec_error(origin, describe(err));
+  if (auto problem = check_job_config_keys(g.config); !problem.empty())
+    return spec_error(origin, "config: " + problem);
   auto job_parallelism = default_parallelism.value_or(spec.parallelism);
   try {
     for (size_t i = 0; i < spec.vertices.size(); ++i) {

@@ -38,10 +38,16 @@ void stop_on_signals() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-/// Waits `d` in the calling (non-actor) thread; callers check for a stop
-/// signal between waits.
+/// Waits `d` in the calling (non-actor) thread, in slices of at most 100 ms
+/// so that a stop signal ends the wait early.
 void pause(caf::scoped_actor& self, caf::timespan d) {
-  self->receive(caf::after(d) >> [] {});
+  auto until = std::chrono::steady_clock::now() + d;
+  while (stop_requested == 0) {
+    auto left = until - std::chrono::steady_clock::now();
+    if (left <= caf::timespan{0})
+      return;
+    self->receive(caf::after(std::min<caf::timespan>(left, 100ms)) >> [] {});
+  }
 }
 
 } // namespace
@@ -58,6 +64,16 @@ int run_jobmanager(const jobmanager_options& opts) {
     caf::scoped_actor waiter{sys};
     bool announced = false;
     for (;;) {
+      if (storage::rocksdb_store_locked(opts.state_dir)) {
+        if (!announced)
+          log_eventf("standby: another jobmanager holds {}; waiting to take "
+                     "over", opts.state_dir);
+        announced = true;
+        if (stop_requested != 0)
+          return 0;
+        pause(waiter, 100ms);
+        continue;
+      }
       auto kv = storage::open_rocksdb_store(opts.state_dir);
       if (kv) {
         mc.store = std::move(*kv);

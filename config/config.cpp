@@ -273,6 +273,22 @@ configuration::load(const std::optional<std::string>& file,
                           fmt::format("{}: {}", *file, problem));
     }
   }
+  auto cross_check = [&]() -> caf::error {
+    auto hb = cfg.duration("heartbeat.interval");
+    auto timeout = cfg.duration("heartbeat.timeout");
+    if (hb.count() <= 0 || timeout <= hb)
+      return make_error(errc::invalid_job,
+                        fmt::format("heartbeat.interval ({} ms) must be above "
+                                    "0 and below heartbeat.timeout ({} ms)",
+                                    hb.count(), timeout.count()));
+    if (cfg.duration("cluster.registration.initial-timeout").count() <= 0
+        || cfg.duration("cluster.registration.max-timeout")
+             < cfg.duration("cluster.registration.initial-timeout"))
+      return make_error(errc::invalid_job,
+                        "cluster.registration.initial-timeout must be above 0 "
+                        "and at most cluster.registration.max-timeout");
+    return caf::none;
+  };
   for (auto& d : dynamic) {
     auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -282,6 +298,8 @@ configuration::load(const std::optional<std::string>& file,
         !problem.empty())
       return make_error(errc::invalid_job, fmt::format("-D{}: {}", d, problem));
   }
+  if (auto err = cross_check())
+    return err;
   return cfg;
 }
 
@@ -301,6 +319,24 @@ caf::error configuration::apply(const std::map<std::string, std::string>& values
     if (auto problem = set(key, value); !problem.empty())
       return make_error(errc::invalid_job, fmt::format("{}: {}", origin, problem));
   return caf::none;
+}
+
+std::map<std::string, std::string>
+configuration::set_with_prefix(const std::string& prefix) const {
+  std::map<std::string, std::string> result;
+  for (auto& [key, value] : values_)
+    if (key.rfind(prefix, 0) == 0)
+      result.emplace(key, value);
+  return result;
+}
+
+std::string check_job_config_keys(const std::map<std::string, std::string>& keys) {
+  for (auto& [key, value] : keys)
+    if (key.rfind("restart-strategy.", 0) != 0)
+      return fmt::format("key '{}' cannot be set per job (only "
+                         "restart-strategy.*)",
+                         key);
+  return {};
 }
 
 bool configuration::is_set(const std::string& key) const {

@@ -55,6 +55,9 @@ public:
   caf::error apply(const std::map<std::string, std::string>& values,
                    const std::string& origin);
 
+  /// The keys starting with `prefix` that the file or `-D` set.
+  std::map<std::string, std::string> set_with_prefix(const std::string& prefix) const;
+
   /// Whether the file or a dynamic property set `key`.
   bool is_set(const std::string& key) const;
 
@@ -73,6 +76,10 @@ private:
 
   std::map<std::string, std::string> values_;
 };
+
+/// The keys a job may set for itself (its spec's `config`): the restart
+/// strategy. Returns "" or one line naming the first other key.
+std::string check_job_config_keys(const std::map<std::string, std::string>& keys);
 
 /// The default configuration file: $WEIR_CONF_DIR/weir.yaml when that
 /// variable is set, else $XDG_CONFIG_HOME/weir/weir.yaml (~/.config/...)

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <rocksdb/env.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
@@ -141,6 +142,19 @@ caf::error rocksdb_store::scan_prefix(column c, std::string_view prefix,
        it->Valid() && it->key().starts_with(slice(prefix)); it->Next())
     f(view(it->key()), view(it->value()));
   return to_error(it->status(), path_, "scan", key_name(c, prefix));
+}
+
+bool rocksdb_store_locked(const std::string& path) {
+  auto lock_path = path + "/LOCK";
+  std::error_code ec;
+  if (!std::filesystem::exists(lock_path, ec))
+    return false;
+  rocksdb::FileLock* lock = nullptr;
+  auto st = rocksdb::Env::Default()->LockFile(lock_path, &lock);
+  if (!st.ok())
+    return true;
+  rocksdb::Env::Default()->UnlockFile(lock).PermitUncheckedError();
+  return false;
 }
 
 caf::expected<std::unique_ptr<kv_store>> open_rocksdb_store(std::string path) {

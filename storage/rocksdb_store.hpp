@@ -60,6 +60,11 @@ private:
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
 
+/// Whether another process holds the RocksDB lock of the database under
+/// `path` (false when there is no database yet). Probes the LOCK file alone:
+/// unlike a failed open, it leaves the holder's files (its LOG) alone.
+bool rocksdb_store_locked(const std::string& path);
+
 /// Opens a rocksdb_store under `path` (see rocksdb_store::open).
 caf::expected<std::unique_ptr<kv_store>>
 open_rocksdb_store(std::string path);

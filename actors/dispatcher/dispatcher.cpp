@@ -137,6 +137,8 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
     return make_error(errc::invalid_job, problem);
   if (auto err = configuration{}.apply(g.config, "config"))
     return err;
+  if (auto problem = check_job_config_keys(g.config); !problem.empty())
+    return make_error(errc::invalid_job, "config: " + problem);
   if (auto i = st.jobs.find(g.id); i != st.jobs.end()) {
     // Idempotent submission: the same job again answers with the existing
     // one. A job known only by its stored result is compared by name.

@@ -300,16 +300,20 @@ void on_executor_lost(self_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   st.executors.erase(dm.source);
   std::string name;
+  bool held_slots = false;
   auto& g = *st.graph;
   for (size_t k = 0; k < st.executor_of_slot.size(); ++k) {
     if (!st.executor_of_slot[k] || st.executor_of_slot[k].address() != dm.source)
       continue;
     name = st.executor_name_of_slot[k];
+    held_slots = true;
     st.executor_of_slot[k] = nullptr;
     for (auto flat : g.executions_in_slot(static_cast<int32_t>(k)))
       if (!is_terminal(g.executions()[static_cast<size_t>(flat)].state))
         g.transition(flat, execution_state::failed);
   }
+  if (!held_slots)
+    return; // it held nothing of the current round (say, before a restart)
   on_task_failure(self, fmt::format("TaskExecutor {} lost: {}", name,
                                     caf::to_string(dm.reason)));
   maybe_finalize(self);
@@ -351,6 +355,9 @@ void restart(self_ptr self) {
   for (auto& te : st.executor_of_slot)
     if (te && told.insert(te.address()).second)
       self->send(te, free_atom_v, job);
+  // Drop this job's pending requests of the last round (say, a replacement
+  // for a slot lost before it was offered) before asking again.
+  self->send(st.rm, disconnect_atom_v, job, st.leader);
   ++st.epoch;
   st.graph->restart();
   st.handles.assign(st.graph->size(), subtask_actor{});

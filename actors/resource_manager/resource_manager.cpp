@@ -78,6 +78,12 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     auto i = st.worker_by_addr.find(dm.source);
     if (i == st.worker_by_addr.end())
       return;
+    if (auto w = st.workers.find(i->second);
+        w == st.workers.end() || w->second.address() != dm.source) {
+      // An earlier registration under the same id: the live one stays.
+      st.worker_by_addr.erase(i);
+      return;
+    }
     auto lost = st.slots->unregister_task_executor(i->second);
     log_eventf("TaskExecutor {} lost ({}), {} allocated slots with it",
                i->second.value, caf::to_string(dm.reason), lost.size());
@@ -100,6 +106,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     [=](register_atom, resource_id id, task_executor_actor te,
         slot_report& report) -> caf::result<resource_manager_id> {
       auto& st = self->state;
+      if (auto old = st.workers.find(id); old != st.workers.end())
+        st.worker_by_addr.erase(old->second.address());
       st.slots->register_task_executor(id, report);
       log_eventf("TaskExecutor {} registered with {} slots", id.value,
                  report.slots.size());

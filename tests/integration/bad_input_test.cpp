@@ -185,3 +185,21 @@ TEST_CASE("bad configuration keys and values are named with their source") {
   CHECK(ok.exit_code == 0);
   CHECK(ok.out == "2\n");
 }
+
+TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", R"({
+    "name": "c", "config": {"slot.request.timeout": "1 s"},
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 3}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "out"}]})");
+  auto r = run_weir({"run", spec});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == spec + ": config: key 'slot.request.timeout' cannot be set per "
+                        "job (only restart-strategy.*)\n");
+  auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=2 s"});
+  CHECK(hb.exit_code == 2);
+  CHECK(hb.err == "weir run: heartbeat.interval (2000 ms) must be above 0 and "
+                  "below heartbeat.timeout (1000 ms)\n");
+}
