@@ -10,6 +10,9 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
 (e) session cluster start (jobmanager + 2 taskmanagers) to a trivial job's result
 (f) cross-process exchange between two taskmanagers, MiB/s
 (g) word count of the 50 MB text at parallelism 4 over two taskmanager processes
+(h) kill -9 a taskmanager during a job: detection, back to RUNNING, slowdown
+(i) SIGSTOP a taskmanager during a job: detection
+(j) kill -9 the jobmanager during a job and start it again: restart to RUNNING
 Each figure is the median of --runs runs; the JSON also holds every run.
 """
 import argparse
@@ -59,17 +62,25 @@ def generate_text(path, size_bytes, vocabulary=10_000, seed=42):
 class Session:
     """A jobmanager on a free port and taskmanagers, as real processes."""
 
-    def __init__(self, weir, tmp, workers, slots):
+    def __init__(self, weir, tmp, workers, slots, extra=(), port="0"):
         self.procs = []
-        self.jm = self.spawn([weir, "jobmanager", "--port", "0", "--state-dir",
-                              os.path.join(tmp, f"state-{time.time_ns()}")])
-        line = self.wait_for(self.jm, r"listening on (\S+):(\d+),")
+        self.weir = weir
+        self.state = os.path.join(tmp, f"state-{time.time_ns()}")
+        self.extra = list(extra)
+        self.jm = self.start_jobmanager(port)
+        self.workers = []
+        for i in range(workers):
+            self.workers.append(self.spawn(
+                [weir, "taskmanager", "-m", self.address, "--slots", str(slots),
+                 "--id", f"tm-{i}"]))
+            self.wait_for(self.jm, rf"TaskExecutor tm-{i} registered")
+
+    def start_jobmanager(self, port):
+        jm = self.spawn([self.weir, "jobmanager", "--port", port, "--state-dir",
+                         self.state] + self.extra)
+        line = self.wait_for(jm, r"listening on (\S+):(\d+),")
         self.address = f"{line.group(1)}:{line.group(2)}"
-        for i in range(workers):
-            self.spawn([weir, "taskmanager", "-m", self.address, "--slots",
-                        str(slots), "--id", f"tm-{i}"])
-        for i in range(workers):
-            self.wait_for(self.jm, rf"TaskExecutor tm-\d+ registered")
+        return jm
 
     def spawn(self, cmd):
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -89,9 +100,18 @@ class Session:
                     return match
         raise SystemExit(f"timed out waiting for {pattern}")
 
+    @staticmethod
+    def stamp(proc, pattern, timeout=30):
+        """Wall-clock seconds of the log line matching `pattern`."""
+        m = Session.wait_for(proc, r"^(\S+)Z .*" + pattern, timeout)
+        return time.mktime(time.strptime(m.group(1)[:19], "%Y-%m-%dT%H:%M:%S")) \
+            - time.timezone + float("0" + m.group(1)[19:])
+
     def close(self):
         for proc in reversed(self.procs):
-            proc.send_signal(signal.SIGTERM)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.send_signal(signal.SIGTERM)
         for proc in self.procs:
             proc.wait(timeout=30)
 
@@ -108,7 +128,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcdefg")
+    parser.add_argument("--only", default="abcdefghij")
     args = parser.parse_args()
     weir = args.weir
     with tempfile.TemporaryDirectory() as tmp:
@@ -202,6 +222,86 @@ def main():
             mb = size / (1024 * 1024)
             emit("g_wordcount_two_workers", "MB/s", mb / statistics.median(runs),
                  runs, 130, True, input_mb=round(mb, 1))
+        if set("hij") & set(args.only):
+            failure_figures(weir, tmp, args.only)
+
+
+PACED = {"name": "paced", "parallelism": 2,
+         "vertices": [
+             {"id": "events", "operator": "generator",
+              "params": {"count": 6000, "rate": 1000, "keys": 7}},
+             {"id": "counts", "operator": "count"},
+             {"id": "out", "operator": "collect", "parallelism": 1}],
+         "edges": [{"from": "events", "to": "counts", "partitioning": "hash"},
+                   {"from": "counts", "to": "out", "partitioning": "rebalance"}]}
+
+
+def failure_figures(weir, tmp, only):
+    spec = os.path.join(tmp, "paced.json")
+    with open(spec, "w") as f:
+        json.dump(PACED, f)
+    restart = ["-Drestart-strategy.type=fixed-delay",
+               "-Drestart-strategy.fixed-delay.delay=50 ms"]
+    baseline = None
+    for sig, name in ((signal.SIGKILL, "h"), (signal.SIGSTOP, "i")):
+        if name not in only:
+            continue
+        session = Session(weir, tmp, workers=2, slots=2, extra=restart)
+        try:
+            if baseline is None:
+                baseline = timed([weir, "run", "-m", session.address, spec])
+            start = time.perf_counter()
+            run = subprocess.Popen([weir, "run", "-m", session.address, spec],
+                                   cwd=ROOT, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
+            time.sleep(1.0)  # benchmark pacing, not a test wait
+            hit = time.time()
+            session.workers[0].send_signal(sig)
+            lost = Session.stamp(session.jm, r"TaskExecutor tm-0 lost")
+            again = Session.stamp(session.jm, r"switched from RESTARTING to RUNNING")
+            run.wait(timeout=60)
+            total = time.perf_counter() - start
+            if sig == signal.SIGSTOP:
+                session.workers[0].send_signal(signal.SIGCONT)
+            if name == "h":
+                print(json.dumps({"figure": "h_taskmanager_kill9",
+                                  "detection_ms": round((lost - hit) * 1000, 1),
+                                  "running_again_ms": round((again - hit) * 1000, 1),
+                                  "job_s": round(total, 3),
+                                  "baseline_job_s": round(baseline, 3),
+                                  "slowdown_s": round(total - baseline, 3)}),
+                      flush=True)
+            else:
+                print(json.dumps({"figure": "i_taskmanager_sigstop",
+                                  "detection_ms": round((lost - hit) * 1000, 1),
+                                  "target_ms": 1500,
+                                  "met": (lost - hit) * 1000 <= 1500}),
+                      flush=True)
+        finally:
+            session.close()
+    if "j" in only:
+        session = Session(weir, tmp, workers=2, slots=2, extra=restart)
+        try:
+            port = session.address.split(":")[1]
+            run = subprocess.Popen([weir, "run", "-m", session.address, spec],
+                                   cwd=ROOT, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
+            time.sleep(1.0)  # benchmark pacing, not a test wait
+            session.jm.send_signal(signal.SIGKILL)
+            session.jm.wait()
+            run.wait(timeout=60)
+            restarted = time.time()
+            session.jm = session.start_jobmanager(port)
+            running = Session.stamp(session.jm,
+                                    r"\(paced\) switched from CREATED to RUNNING")
+            session.wait_for(session.jm, r"\(paced\) FINISHED", timeout=60)
+            print(json.dumps({"figure": "j_jobmanager_restart_to_running",
+                              "ms": round((running - restarted) * 1000, 1)}),
+                  flush=True)
+        finally:
+            session.close()
 
 
 if __name__ == "__main__":

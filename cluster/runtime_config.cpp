@@ -31,9 +31,12 @@ void configure_actor_system(caf::actor_system_config& cfg) {
 void configure_actor_system(caf::actor_system_config& cfg, const remoting& r) {
   configure_actor_system(cfg);
   cfg.load<caf::io::middleman>();
-  // Subtasks on different workers talk directly instead of through the
-  // jobmanager's node.
-  cfg.set("middleman.enable-automatic-connections", true);
+  // No automatic direct connections between workers: while CAF sets one
+  // up it keeps routing through the jobmanager's node and then switches
+  // paths, so a later message (an end of partition) could overtake an
+  // earlier one (a batch) — seen as lost records under load. One path per
+  // pair of nodes keeps every channel in order.
+  cfg.set("middleman.enable-automatic-connections", false);
   cfg.set("middleman.app-identifiers",
           std::vector<std::string>{"weir-" WEIR_VERSION "/" + r.cluster_id});
   cfg.set("middleman.heartbeat-interval", caf::timespan{r.heartbeat_interval});
