@@ -31,12 +31,11 @@ void configure_actor_system(caf::actor_system_config& cfg) {
 void configure_actor_system(caf::actor_system_config& cfg, const remoting& r) {
   configure_actor_system(cfg);
   cfg.load<caf::io::middleman>();
-  // No automatic direct connections between workers: while CAF sets one
-  // up it keeps routing through the jobmanager's node and then switches
-  // paths, so a later message (an end of partition) could overtake an
-  // earlier one (a batch) — seen as lost records under load. One path per
-  // pair of nodes keeps every channel in order.
-  cfg.set("middleman.enable-automatic-connections", false);
+  // Workers talk directly once CAF has connected them (until then through
+  // the jobmanager's node). Switching paths can reorder messages, which the
+  // data plane tolerates: batches carry numbers and an end of partition the
+  // count of batches before it (input_queue restores channel order).
+  cfg.set("middleman.enable-automatic-connections", true);
   cfg.set("middleman.app-identifiers",
           std::vector<std::string>{"weir-" WEIR_VERSION "/" + r.cluster_id});
   cfg.set("middleman.heartbeat-interval", caf::timespan{r.heartbeat_interval});

@@ -18,11 +18,13 @@ struct subtask_wiring;
 using subtask_actor = caf::typed_actor<
   /// JobMaster: the consumers of each output; start processing.
   caf::reacts_to<start_atom, subtask_wiring>,
-  /// Upstream subtask: a batch on input channel `channel`, sent through the
-  /// producer's output `port`; the consumer answers with one credit.
-  caf::reacts_to<data_atom, int32_t, int32_t, record_batch>,
-  /// Upstream subtask: input channel `channel` has ended.
-  caf::reacts_to<end_atom, int32_t>,
+  /// Upstream subtask: batch number `seq` (0, 1, ... per channel) on input
+  /// channel `channel`, sent through the producer's output `port`; the
+  /// consumer answers with one credit.
+  caf::reacts_to<data_atom, int32_t, int32_t, int64_t, record_batch>,
+  /// Upstream subtask: input channel `channel` has ended after `batches`
+  /// batches.
+  caf::reacts_to<end_atom, int32_t, int64_t>,
   /// Downstream subtask: `n` more batches may be sent to consumer `consumer`
   /// of output `port`.
   caf::reacts_to<credit_atom, int32_t, int32_t, int32_t>,

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include <caf/actor_control_block.hpp>
@@ -26,14 +28,26 @@ struct owed_credit {
   int32_t port = 0;
 };
 
-/// A subtask's input side (plain class): events in arrival order, the
+/// A subtask's input side (plain class): events in channel order, the
 /// channels still open, and credits withheld while the subtask's own outputs
 /// are backlogged. Withholding credits is what passes backpressure upstream.
+///
+/// Batches carry a number per channel, and an end carries how many batches
+/// came before it: events are queued in that order even when a later message
+/// overtook an earlier one on the network (CAF gives no order across paths).
 class input_queue {
 public:
   explicit input_queue(size_t channels);
 
-  void push(input_event ev) { events_.push_back(std::move(ev)); }
+  /// Batch number `seq` of `ev.channel` arrived; it is queued once all
+  /// earlier batches of its channel are. Duplicates and unknown channels are
+  /// dropped.
+  void push_batch(int64_t seq, input_event ev);
+
+  /// The producer of `channel` sent `batches` batches in all; the end is
+  /// queued after the last of them.
+  void push_end(int32_t channel, int64_t batches);
+
   bool empty() const { return events_.empty(); }
 
   /// The oldest event (the queue must not be empty).
@@ -52,6 +66,16 @@ public:
   std::vector<owed_credit> release();
 
 private:
+  struct channel_order {
+    int64_t next = 0;                      ///< the batch expected next
+    std::map<int64_t, input_event> early;  ///< batches that overtook others
+    std::optional<int64_t> total;          ///< batches before the end
+    bool end_queued = false;
+  };
+
+  void queue_end_when_complete(int32_t channel);
+
+  std::vector<channel_order> order_;
   std::deque<input_event> events_;
   std::vector<bool> ended_;
   size_t open_;

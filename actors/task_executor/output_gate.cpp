@@ -116,7 +116,7 @@ void output_gate::drain(const send_fn& send) {
       --l.credit;
       auto batch = std::move(l.closed.front());
       l.closed.pop_front();
-      send(t, channel_, std::move(batch));
+      send(t, channel_, l.sent++, std::move(batch));
     }
   }
 }

@@ -35,7 +35,7 @@ struct exchange_options {
 class output_gate {
 public:
   using send_fn = std::function<void(int32_t consumer, int32_t channel,
-                                     record_batch&& batch)>;
+                                     int64_t seq, record_batch&& batch)>;
 
   output_gate(const output_desc& desc, int32_t producer_index,
               const exchange_options& opts);
@@ -71,12 +71,18 @@ public:
   /// The input channel of a consumer that this producer's batches arrive on.
   int32_t channel() const { return channel_; }
 
+  /// How many batches went to `consumer` so far (the next one's number).
+  int64_t sent(int32_t consumer) const {
+    return lanes_[static_cast<size_t>(consumer)].sent;
+  }
+
 private:
   struct lane {
     std::vector<record> open;
     size_t open_bytes = 0;
     std::deque<record_batch> closed;
     int32_t credit = 0;
+    int64_t sent = 0;
   };
 
   void route(record&& r);

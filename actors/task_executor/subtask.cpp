@@ -113,9 +113,10 @@ void drain(self_ptr self) {
   auto& gates = st.chain->gates();
   for (size_t g = 0; g < gates.size(); ++g) {
     auto port = static_cast<int32_t>(g);
-    gates[g].drain([&](int32_t consumer, int32_t channel, record_batch&& b) {
+    gates[g].drain([&](int32_t consumer, int32_t channel, int64_t seq,
+                       record_batch&& b) {
       self->send(st.consumers[g][static_cast<size_t>(consumer)], data_atom_v,
-                 channel, port, std::move(b));
+                 channel, port, seq, std::move(b));
     });
   }
 }
@@ -160,7 +161,7 @@ void try_finish(self_ptr self) {
   for (size_t g = 0; g < gates.size(); ++g)
     for (auto t : gates[g].targets())
       self->send(st.consumers[g][static_cast<size_t>(t)], end_atom_v,
-                 gates[g].channel());
+                 gates[g].channel(), gates[g].sent(t));
   hand_over_collected(self);
   report(self, execution_state::finished);
   self->quit();
@@ -274,13 +275,15 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
         try_finish(self);
       });
     },
-    [=](data_atom, int32_t channel, int32_t port, record_batch& b) {
-      self->state.inputs->push(input_event{
-        channel, port, self->current_sender(), std::move(b), false});
+    [=](data_atom, int32_t channel, int32_t port, int64_t seq,
+        record_batch& b) {
+      self->state.inputs->push_batch(
+        seq, input_event{channel, port, self->current_sender(), std::move(b),
+                         false});
       pump(self);
     },
-    [=](end_atom, int32_t channel) {
-      self->state.inputs->push(input_event{channel, 0, {}, {}, true});
+    [=](end_atom, int32_t channel, int64_t batches) {
+      self->state.inputs->push_end(channel, batches);
       pump(self);
     },
     [=](credit_atom, int32_t port, int32_t consumer, int32_t n) {

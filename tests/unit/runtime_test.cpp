@@ -207,7 +207,9 @@ struct sent_batch {
 
 std::vector<sent_batch> drain(output_gate& gate) {
   std::vector<sent_batch> out;
-  gate.drain([&](int32_t consumer, int32_t channel, record_batch&& b) {
+  gate.drain([&](int32_t consumer, int32_t channel, int64_t seq,
+                 record_batch&& b) {
+    CHECK(seq == gate.sent(consumer) - 1); // numbered 0, 1, ... per consumer
     out.push_back(sent_batch{consumer, channel, std::move(b.records)});
   });
   return out;
@@ -1333,11 +1335,11 @@ TEST_CASE("a gate moves with its buffered records") {
 
 TEST_SUITE("input_queue") {
 
-TEST_CASE("events leave in arrival order and the last open channel ends input") {
+TEST_CASE("events leave in channel order and the last open channel ends input") {
   weir::input_queue q{3};
   CHECK(q.open_channels() == 3);
-  q.push(weir::input_event{2, 0, {}, {}, true});
-  q.push(weir::input_event{0, 1, {}, weir::record_batch{{weir::record::integer("", 5)}}, false});
+  q.push_end(2, 0);
+  q.push_batch(0, weir::input_event{0, 1, {}, weir::record_batch{{weir::record::integer("", 5)}}, false});
   auto first = q.pop();
   CHECK(first.end);
   CHECK(first.channel == 2);
@@ -1354,6 +1356,36 @@ TEST_CASE("events leave in arrival order and the last open channel ends input") 
   CHECK_FALSE(q.end_channel(0));
   CHECK(q.end_channel(1));
   CHECK(q.open_channels() == 0);
+}
+
+TEST_CASE("batches and ends that overtook earlier ones wait for them") {
+  weir::input_queue q{2};
+  auto batch = [](int32_t channel, int64_t value) {
+    return weir::input_event{channel, 0, {},
+                             weir::record_batch{{weir::record::integer("", value)}},
+                             false};
+  };
+  q.push_end(0, 3);          // the end came first
+  q.push_batch(2, batch(0, 102));
+  q.push_batch(1, batch(1, 201)); // other channel: waits for its batch 0
+  CHECK(q.empty());
+  q.push_batch(0, batch(0, 100));
+  q.push_batch(0, batch(0, 100)); // a duplicate: dropped
+  auto a = q.pop();
+  CHECK(a.batch.records[0].num == 100);
+  CHECK(q.empty()); // batch 1 of channel 0 is still missing
+  q.push_batch(1, batch(0, 101));
+  CHECK(q.pop().batch.records[0].num == 101);
+  CHECK(q.pop().batch.records[0].num == 102);
+  auto end = q.pop();
+  CHECK(end.end);
+  CHECK(end.channel == 0);
+  CHECK(q.empty());
+  q.push_batch(0, batch(1, 200));
+  CHECK(q.pop().batch.records[0].num == 200);
+  CHECK(q.pop().batch.records[0].num == 201);
+  q.push_batch(0, batch(5, 1)); // an unknown channel: dropped
+  CHECK(q.empty());
 }
 
 TEST_CASE("withheld credits are released once, all together") {
