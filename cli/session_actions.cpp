@@ -48,6 +48,48 @@ void print_section(const char* title, const std::vector<job_status>& jobs,
   fmt::print("{:-^62}\n", "");
 }
 
+/// Parses "-m HOST:PORT JOBID" (and the configuration flags) of a job
+/// action and connects. Returns the job id, or nothing with `code` set after
+/// printing the help or a one-line error.
+std::optional<job_id> connect_for_job(const std::string& action,
+                                      const std::string& about,
+                                      const std::vector<std::string>& args,
+                                      remote_cluster& remote, int& code) {
+  cxxopts::Options opts(action, about);
+  opts.custom_help("-m HOST:PORT JOBID");
+  opts.add_options()
+    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
+    ("jobid", "the job", cxxopts::value<std::string>())
+    ("h,help", "print this help");
+  opts.parse_positional({"jobid"});
+  add_config_flags(opts);
+  cxxopts::ParseResult res;
+  if (code = parse_flags(opts, action, args, res); code >= 0)
+    return std::nullopt;
+  code = exit_bad_input;
+  if (res.count("jobid") == 0) {
+    fmt::print(stderr, "{}: missing JOBID (see {} --help)\n", action, action);
+    return std::nullopt;
+  }
+  auto text = res["jobid"].as<std::string>();
+  auto id = job_id::parse(text);
+  if (!id) {
+    fmt::print(stderr, "{}: '{}' is not a job id (32 hex characters)\n",
+               action, text);
+    return std::nullopt;
+  }
+  if (code = remote.connect(action, res); code >= 0)
+    return std::nullopt;
+  code = exit_ok;
+  return id;
+}
+
+/// Exit code of a failed request about one job.
+int exit_code_for_job_error(const caf::error& err) {
+  return err == make_error(errc::unknown_job) ? exit_bad_input
+                                              : exit_cluster_error;
+}
+
 } // namespace
 
 int list_action(const std::vector<std::string>& args) {
@@ -101,33 +143,14 @@ int list_action(const std::vector<std::string>& args) {
 }
 
 int cancel_action(const std::vector<std::string>& args) {
-  cxxopts::Options opts("weir cancel", "Cancel a job of a session cluster.");
-  opts.custom_help("-m HOST:PORT JOBID");
-  opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
-    ("jobid", "the job to cancel", cxxopts::value<std::string>())
-    ("h,help", "print this help");
-  opts.parse_positional({"jobid"});
-  add_config_flags(opts);
-  cxxopts::ParseResult res;
-  if (auto code = parse_flags(opts, "weir cancel", args, res); code >= 0)
-    return code;
-  if (res.count("jobid") == 0) {
-    fmt::print(stderr, "weir cancel: missing JOBID (see weir cancel --help)\n");
-    return exit_bad_input;
-  }
-  auto text = res["jobid"].as<std::string>();
-  auto id = job_id::parse(text);
-  if (!id) {
-    fmt::print(stderr, "weir cancel: '{}' is not a job id (32 hex characters)\n",
-               text);
-    return exit_bad_input;
-  }
   remote_cluster remote;
-  if (auto code = remote.connect("weir cancel", res); code >= 0)
-    return code;
-  caf::scoped_actor self{remote.system()};
   int code = exit_ok;
+  auto id = connect_for_job("weir cancel", "Cancel a job of a session cluster.",
+                            args, remote, code);
+  if (!id)
+    return code;
+  auto text = id->to_string();
+  caf::scoped_actor self{remote.system()};
   self->request(remote.dispatcher(), 10s, cancel_atom_v, *id)
     .receive(
       [&](job_state s) {
@@ -138,8 +161,7 @@ int cancel_action(const std::vector<std::string>& args) {
       },
       [&](caf::error& err) {
         fmt::print(stderr, "weir cancel: {}\n", describe(err));
-        code = err == make_error(errc::unknown_job) ? exit_bad_input
-                                                     : exit_cluster_error;
+        code = exit_code_for_job_error(err);
       });
   return code;
 }
@@ -149,35 +171,15 @@ int cancel_action(const std::vector<std::string>& args) {
 namespace weir::cli {
 
 int status_action(const std::vector<std::string>& args) {
-  cxxopts::Options opts("weir status",
-                        "Show a job of a session cluster: its state, counters "
-                        "and where each subtask runs.");
-  opts.custom_help("-m HOST:PORT JOBID");
-  opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
-    ("jobid", "the job", cxxopts::value<std::string>())
-    ("h,help", "print this help");
-  opts.parse_positional({"jobid"});
-  add_config_flags(opts);
-  cxxopts::ParseResult res;
-  if (auto code = parse_flags(opts, "weir status", args, res); code >= 0)
-    return code;
-  if (res.count("jobid") == 0) {
-    fmt::print(stderr, "weir status: missing JOBID (see weir status --help)\n");
-    return exit_bad_input;
-  }
-  auto text = res["jobid"].as<std::string>();
-  auto id = job_id::parse(text);
-  if (!id) {
-    fmt::print(stderr, "weir status: '{}' is not a job id (32 hex characters)\n",
-               text);
-    return exit_bad_input;
-  }
   remote_cluster remote;
-  if (auto code = remote.connect("weir status", res); code >= 0)
+  int code = exit_ok;
+  auto id = connect_for_job("weir status",
+                            "Show a job of a session cluster: its state, "
+                            "counters and where each subtask runs.",
+                            args, remote, code);
+  if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
-  int code = exit_ok;
   self->request(remote.dispatcher(), 10s, status_atom_v, *id, true)
     .receive(
       [&](job_status& s) {
@@ -198,8 +200,7 @@ int status_action(const std::vector<std::string>& args) {
       },
       [&](caf::error& err) {
         fmt::print(stderr, "weir status: {}\n", describe(err));
-        code = err == make_error(errc::unknown_job) ? exit_bad_input
-                                                     : exit_cluster_error;
+        code = exit_code_for_job_error(err);
       });
   return code;
 }
@@ -209,32 +210,14 @@ int status_action(const std::vector<std::string>& args) {
 namespace weir::cli {
 
 int wait_action(const std::vector<std::string>& args) {
-  cxxopts::Options opts("weir wait",
-                        "Wait for a job of a session cluster to end and print "
-                        "its result, as an attached `weir run` would.");
-  opts.custom_help("-m HOST:PORT JOBID");
-  opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
-    ("jobid", "the job", cxxopts::value<std::string>())
-    ("h,help", "print this help");
-  opts.parse_positional({"jobid"});
-  add_config_flags(opts);
-  cxxopts::ParseResult res;
-  if (auto code = parse_flags(opts, "weir wait", args, res); code >= 0)
-    return code;
-  if (res.count("jobid") == 0) {
-    fmt::print(stderr, "weir wait: missing JOBID (see weir wait --help)\n");
-    return exit_bad_input;
-  }
-  auto text = res["jobid"].as<std::string>();
-  auto id = job_id::parse(text);
-  if (!id) {
-    fmt::print(stderr, "weir wait: '{}' is not a job id (32 hex characters)\n",
-               text);
-    return exit_bad_input;
-  }
   remote_cluster remote;
-  if (auto code = remote.connect("weir wait", res); code >= 0)
+  int code = exit_ok;
+  auto id = connect_for_job("weir wait",
+                            "Wait for a job of a session cluster to end and "
+                            "print its result, as an attached `weir run` "
+                            "would.",
+                            args, remote, code);
+  if (!id)
     return code;
   // An unknown job is an error now rather than a wait forever.
   caf::scoped_actor self{remote.system()};
@@ -243,8 +226,7 @@ int wait_action(const std::vector<std::string>& args) {
     .receive([](job_status&) {}, [&](caf::error& err) { unknown = err; });
   if (unknown) {
     fmt::print(stderr, "weir wait: {}\n", describe(unknown));
-    return unknown == make_error(errc::unknown_job) ? exit_bad_input
-                                                    : exit_cluster_error;
+    return exit_code_for_job_error(unknown);
   }
   return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir wait");
 }
