@@ -1,6 +1,7 @@
 #include "actors/task_executor/subtask.hpp"
 
 #include <chrono>
+#include <set>
 #include <exception>
 #include <memory>
 
@@ -38,6 +39,9 @@ struct subtask_state {
   std::unique_ptr<operator_chain> chain;
   std::vector<std::vector<subtask_actor>> consumers;
   std::unique_ptr<input_queue> inputs;
+  /// Peers (consumers, and producers once they sent something) watched so
+  /// that losing one fails this subtask instead of stalling it.
+  std::set<caf::actor_addr> watched;
   bool started = false;
   bool source_done = false;
   bool input_done = false;
@@ -255,6 +259,15 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     st.chain = std::move(built->chain);
     st.chain->open();
     report(self, execution_state::initializing);
+    // A peer that ended (finished, canceled, failed: it reports that
+    // itself) is fine. A peer that became unreachable (its process killed,
+    // the link between two workers cut) takes this subtask down too, so the
+    // JobMaster fails or restarts the job instead of waiting forever. (CAF
+    // reports remote peers that simply ended with an "unknown" reason.)
+    self->set_down_handler([=](caf::down_msg& dm) {
+      if (dm.reason == caf::exit_reason::remote_link_unreachable)
+        fail(self, "lost the connection to a peer subtask");
+    });
   } catch (const std::exception& e) {
     st.finished = true;
     report(self, execution_state::failed, describe_failure(st, e.what()));
@@ -264,6 +277,10 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     [=](start_atom, subtask_wiring& w) {
       auto& st = self->state;
       st.consumers = std::move(w.consumers);
+      for (auto& list : st.consumers)
+        for (auto& c : list)
+          if (st.watched.insert(c.address()).second)
+            self->monitor(c);
       st.started = true;
       report(self, execution_state::running);
       guarded(self, [&] {
@@ -277,8 +294,12 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     },
     [=](data_atom, int32_t channel, int32_t port, int64_t seq,
         record_batch& b) {
-      self->state.inputs->push_batch(
-        seq, input_event{channel, port, self->current_sender(), std::move(b),
+      auto& st = self->state;
+      auto producer = self->current_sender();
+      if (producer && st.watched.insert(caf::actor_cast<caf::actor_addr>(producer)).second)
+        self->monitor(producer);
+      st.inputs->push_batch(
+        seq, input_event{channel, port, std::move(producer), std::move(b),
                          false});
       pump(self);
     },
