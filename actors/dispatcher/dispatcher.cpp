@@ -26,7 +26,6 @@ struct job_entry {
   job_graph graph;
   job_master_actor jm;
   std::optional<job_result> result;
-  bool stored = false;
   /// The result is being stored; it is answered once that is done.
   bool completing = false;
   /// A cancel arrived before the job was stored and its JobMaster started.
@@ -103,7 +102,6 @@ void recover(self_ptr self, recovered_jobs& rec) {
     fmt::print(stderr, "weir: recovery skipped a record: {}\n", problem);
   for (auto& r : rec.results) {
     auto& e = st.jobs[r.id];
-    e.stored = true;
     e.result = r;
   }
   for (auto& g : rec.graphs) {
@@ -111,7 +109,6 @@ void recover(self_ptr self, recovered_jobs& rec) {
       continue; // finished before: never run twice
     auto& e = st.jobs[g.id];
     e.graph = g;
-    e.stored = true;
     e.submitted_ms = now_ms();
     log_eventf("job {} ({}) recovered", g.id.to_string(), g.name);
     start_job_master(self, e);
@@ -162,7 +159,6 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
     .then(
       [=](bool) mutable {
         auto& entry = self->state.jobs[id];
-        entry.stored = true;
         log_eventf("job {} ({}) submitted", id.to_string(), entry.graph.name);
         rp.deliver(id);
         if (entry.cancel_requested) {

@@ -88,10 +88,10 @@ void guarded(self_ptr self, F f) {
   }
 }
 
-void send_metrics(self_ptr self, bool force) {
+void send_metrics(self_ptr self) {
   auto& st = self->state;
   auto now = std::chrono::steady_clock::now();
-  if (!force && now - st.last_metrics < metrics_interval)
+  if (now - st.last_metrics < metrics_interval)
     return;
   st.last_metrics = now;
   self->send(st.jm, metrics_atom_v, st.d.attempt, st.chain->metrics());
@@ -209,7 +209,7 @@ void on_data(self_ptr self, input_event& in) {
   hand_over_collected(self);
   drain(self);
   schedule_flush(self);
-  send_metrics(self, false);
+  send_metrics(self);
   // The credit goes back once the batch is processed, unless the outputs are
   // backlogged: then this subtask holds its producers back too.
   if (st.chain->backlogged())
@@ -346,7 +346,7 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
         }
         drain(self);
         schedule_flush(self);
-        send_metrics(self, false);
+        send_metrics(self);
         if (!st.chain->backlogged())
           schedule_tick(self);
       });

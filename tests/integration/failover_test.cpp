@@ -51,8 +51,32 @@ std::vector<std::string> expected_sums(int64_t n) {
   return as_lines(sums);
 }
 
+/// generator (`count` records at 1000/s per subtask, `keys` keys) → count
+/// → collect, at parallelism 2: a job that runs for a while.
+std::string paced_spec(const temp_dir& dir, int count, int keys) {
+  return dir.write("paced.json", fmt::format(R"({{
+    "name": "paced", "parallelism": 2,
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": {}, "rate": 1000, "keys": {}}}}},
+      {{"id": "counts", "operator": "count"}},
+      {{"id": "out", "operator": "collect", "parallelism": 1}}],
+    "edges": [
+      {{"from": "events", "to": "counts", "partitioning": "hash"}},
+      {{"from": "counts", "to": "out", "partitioning": "rebalance"}}]}})",
+                                             count, keys));
+}
+
+/// The job id an attached `weir run` printed on its first stderr line.
+std::string submitted_job_id(running_process& run) {
+  const std::string prefix = "Job has been submitted with JobID ";
+  REQUIRE(run.wait_for_stderr(prefix, 30s));
+  REQUIRE(run.wait_for_stderr("\n", 30s));
+  auto& err = run.stderr_so_far();
+  return err.substr(err.find(prefix) + prefix.size(), 32);
+}
+
 /// A tiny job named "done" that finishes at once.
-std::string c_done_spec(const temp_dir& dir) {
+std::string done_spec(const temp_dir& dir) {
   return dir.write("done.json", R"({
     "name": "done",
     "vertices": [
@@ -149,20 +173,9 @@ void lose_worker_during_job(int sig) {
                             "--id", "survivor"}};
   REQUIRE(master.wait_for_stderr("TaskExecutor survivor registered", 30s));
   // About 2 s of paced input; packed slots put the job on the victim first.
-  auto spec = dir.write("paced.json", R"({
-    "name": "paced", "parallelism": 2,
-    "vertices": [
-      {"id": "events", "operator": "generator", "params": {"count": 4000, "rate": 1000, "keys": 7}},
-      {"id": "counts", "operator": "count"},
-      {"id": "out", "operator": "collect", "parallelism": 1}],
-    "edges": [
-      {"from": "events", "to": "counts", "partitioning": "hash"},
-      {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
+  auto spec = paced_spec(dir, 4000, 7);
   running_process run{{weir, "run", "-m", address, spec}};
-  REQUIRE(run.wait_for_stderr("Job has been submitted with JobID ", 30s));
-  run.wait_for_stderr("\n", 30s);
-  auto id = run.stderr_so_far().substr(
-    std::string{"Job has been submitted with JobID "}.size(), 32);
+  auto id = submitted_job_id(run);
   // Wait (with a deadline) until subtasks run on the victim, so that its
   // loss hits deployed subtasks.
   auto until = std::chrono::steady_clock::now() + 30s;
@@ -219,23 +232,13 @@ TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") 
   running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2",
                           "--id", "tm-1"}};
   REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
-  auto done = c_done_spec(dir);
+  auto done = done_spec(dir);
   auto finished = run_weir({"run", "-m", address, done}, 60s);
   REQUIRE(finished.exit_code == 0);
-  auto spec = dir.write("paced.json", R"({
-    "name": "paced", "parallelism": 2,
-    "vertices": [
-      {"id": "events", "operator": "generator", "params": {"count": 3000, "rate": 1000, "keys": 5}},
-      {"id": "counts", "operator": "count"},
-      {"id": "out", "operator": "collect", "parallelism": 1}],
-    "edges": [
-      {"from": "events", "to": "counts", "partitioning": "hash"},
-      {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
+  auto spec = paced_spec(dir, 3000, 5);
   running_process run{{weir, "run", "-m", address, spec}};
   REQUIRE(master->wait_for_stderr("(paced) switched from CREATED to RUNNING", 30s));
-  run.wait_for_stderr("\n", 30s);
-  auto id = run.stderr_so_far().substr(
-    std::string{"Job has been submitted with JobID "}.size(), 32);
+  auto id = submitted_job_id(run);
   master->signal(SIGKILL);
   master->finish(30s);
   auto attached = run.finish(60s);
