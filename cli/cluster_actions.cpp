@@ -81,6 +81,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
   jm.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
   jm.remote = remoting::from(*cfg);
   jm.job_master.config = *cfg;
+  jm.supervision = supervision_options::from(*cfg);
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
     return exit_bad_input;

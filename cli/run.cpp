@@ -341,6 +341,7 @@ int run_action(const std::vector<std::string>& args) {
     = cfg->boolean("cluster.evenly-spread-out-slots");
   mc.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
   mc.job_master.config = *cfg;
+  mc.supervision = supervision_options::from(*cfg);
   auto total = int64_t{mc.task_executors} * mc.slots_per_task_executor;
   if (total < highest) {
     // A local cluster never grows: waiting for slot.request.timeout would

@@ -16,19 +16,17 @@ namespace weir {
 namespace {
 
 cluster_gateway_actor::behavior_type
-gateway_impl(cluster_gateway_actor::pointer, dispatcher_actor d,
-             resource_manager_actor rm) {
+gateway_impl(cluster_gateway_actor::pointer self, supervisor_actor supervisor) {
   return {
-    [=](lookup_atom) { return std::make_tuple(d, rm); },
+    [=](lookup_atom) { return self->delegate(supervisor, lookup_atom_v); },
   };
 }
 
 } // namespace
 
 cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
-                                    dispatcher_actor dispatcher,
-                                    resource_manager_actor rm) {
-  return sys.spawn(gateway_impl, std::move(dispatcher), std::move(rm));
+                                    supervisor_actor supervisor) {
+  return sys.spawn(gateway_impl, std::move(supervisor));
 }
 
 std::optional<endpoint> parse_endpoint(const std::string& text) {

@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include "messages/cluster_gateway.hpp"
+#include "messages/supervisor.hpp"
 
 namespace caf {
 class actor_system;
@@ -16,10 +17,11 @@ class actor_system;
 
 namespace weir {
 
-/// Spawns the gateway a jobmanager publishes on its port.
+/// Spawns the gateway a jobmanager publishes on its port. It answers
+/// lookups with the supervisor's current Dispatcher and ResourceManager, so
+/// restarted ones are found by whoever looks them up again.
 cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
-                                    dispatcher_actor dispatcher,
-                                    resource_manager_actor rm);
+                                    supervisor_actor supervisor);
 
 /// A "host:port" address.
 struct endpoint {

@@ -1,9 +1,10 @@
 #include "cluster/mini_cluster.hpp"
 
 #include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include "actors/dispatcher/dispatcher.hpp"
+#include "actors/supervisor/supervisor.hpp"
 #include "actors/dispatcher/job_store_actor.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "storage/memory_store.hpp"
@@ -26,8 +27,19 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
   }
   std::unique_ptr<mini_cluster> c{new mini_cluster};
   c->store_ = spawn_job_store(sys, std::move(kv));
-  c->rm_ = spawn_resource_manager(sys, opts.resource_manager);
-  c->dispatcher_ = spawn_dispatcher(sys, c->store_, c->rm_, opts.job_master);
+  supervisor_options sup;
+  sup.intensity = opts.supervision;
+  sup.resource_manager = opts.resource_manager;
+  sup.job_master = opts.job_master;
+  c->supervisor_ = spawn_supervisor(sys, c->store_, sup);
+  caf::scoped_actor self{sys};
+  self->request(c->supervisor_, caf::infinite, lookup_atom_v)
+    .receive(
+      [&](dispatcher_actor& d, resource_manager_actor& rm) {
+        c->dispatcher_ = std::move(d);
+        c->rm_ = std::move(rm);
+      },
+      [&](caf::error&) {});
   for (int32_t i = 0; i < opts.task_executors; ++i) {
     task_executor_options te;
     te.id = resource_id{"taskexecutor-" + std::to_string(i)};
@@ -44,14 +56,13 @@ mini_cluster::~mini_cluster() {
 
 void mini_cluster::stop() {
   auto down = caf::exit_reason::user_shutdown;
-  if (dispatcher_)
-    caf::anon_send_exit(dispatcher_, down);
+  if (supervisor_)
+    caf::anon_send_exit(supervisor_, down); // with Dispatcher and RM
   for (auto& te : task_executors_)
     caf::anon_send_exit(te, down);
-  if (rm_)
-    caf::anon_send_exit(rm_, down);
   if (store_)
     caf::anon_send_exit(store_, down);
+  supervisor_ = nullptr;
   dispatcher_ = nullptr;
   rm_ = nullptr;
   store_ = nullptr;

@@ -9,9 +9,11 @@
 
 #include "actors/job_master/job_master.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
+#include "actors/supervisor/restart_intensity.hpp"
 #include "actors/task_executor/output_gate.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_store.hpp"
+#include "messages/supervisor.hpp"
 #include "messages/task_executor.hpp"
 
 namespace caf {
@@ -39,11 +41,13 @@ struct mini_cluster_options {
   resource_manager_options resource_manager;
   job_master_options job_master;
   exchange_options exchange;
+  /// Restart intensity of the supervisor and of the Dispatcher.
+  supervision_options supervision;
 };
 
-/// A whole cluster inside one actor system: a job store, a ResourceManager,
-/// a Dispatcher and TaskExecutors. Stopping it (or destroying it) tells every
-/// actor to quit; the actor system then finishes.
+/// A whole cluster inside one actor system: a job store, a supervisor with
+/// its ResourceManager and Dispatcher, and TaskExecutors. Stopping it (or
+/// destroying it) tells every actor to quit; the actor system then finishes.
 class mini_cluster {
 public:
   /// Starts the cluster; fails when the state directory cannot be opened.
@@ -52,8 +56,11 @@ public:
 
   ~mini_cluster();
 
+  /// The first Dispatcher and ResourceManager (after a restart, ask the
+  /// supervisor for the current ones).
   dispatcher_actor dispatcher() const { return dispatcher_; }
   resource_manager_actor resource_manager() const { return rm_; }
+  supervisor_actor supervisor() const { return supervisor_; }
 
   /// Sends every cluster actor an exit message (idempotent).
   void stop();
@@ -62,6 +69,7 @@ private:
   mini_cluster() = default;
 
   job_store_actor store_;
+  supervisor_actor supervisor_;
   resource_manager_actor rm_;
   dispatcher_actor dispatcher_;
   std::vector<task_executor_actor> task_executors_;

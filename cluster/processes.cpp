@@ -96,13 +96,13 @@ int run_jobmanager(const jobmanager_options& opts) {
   }
   mc.resource_manager = opts.resource_manager;
   mc.job_master = opts.job_master;
+  mc.supervision = opts.supervision;
   auto cluster = mini_cluster::start(sys, mc);
   if (!cluster) {
     log_eventf("cannot open the state directory: {}", describe(cluster.error()));
     return 3;
   }
-  auto gateway = spawn_gateway(sys, (*cluster)->dispatcher(),
-                               (*cluster)->resource_manager());
+  auto gateway = spawn_gateway(sys, (*cluster)->supervisor());
   auto port = sys.middleman().publish(gateway, opts.port, opts.address.c_str(),
                                       true);
   if (!port) {
@@ -114,22 +114,18 @@ int run_jobmanager(const jobmanager_options& opts) {
   }
   log_eventf("listening on {}:{}, state in {}", opts.address, *port,
              opts.state_dir);
-  // The process's supervisor: if the Dispatcher or the ResourceManager dies,
-  // the process exits non-zero so that whatever runs it (a shell loop,
-  // systemd) starts it again; the state directory lets it recover its jobs.
+  // The supervisor restarts a crashed Dispatcher or ResourceManager; when
+  // it gives up, the process exits non-zero so that whatever runs it (a
+  // shell loop, systemd) starts it again; the state directory lets it
+  // recover its jobs.
   caf::scoped_actor self{sys};
-  self->monitor((*cluster)->dispatcher());
-  self->monitor((*cluster)->resource_manager());
+  self->monitor((*cluster)->supervisor());
   int code = 0;
   while (stop_requested == 0 && code == 0)
     self->receive(
       [&](caf::down_msg& dm) {
-        log_eventf("{} terminated unexpectedly ({}); exiting",
-                   dm.source == (*cluster)->dispatcher().address()
-                     ? "the Dispatcher"
-                     : "the ResourceManager",
-                   caf::to_string(dm.reason));
-        code = 1;
+        log_eventf("exiting: {}", describe(dm.reason));
+        code = exit_supervision_gave_up;
       },
       caf::after(caf::timespan{100ms}) >> [] {});
   if (code != 0) {

@@ -6,6 +6,7 @@
 
 #include "actors/job_master/job_master.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
+#include "actors/supervisor/restart_intensity.hpp"
 #include "cluster/gateway.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/slots.hpp"
@@ -22,15 +23,22 @@ struct jobmanager_options {
   std::string state_dir;
   resource_manager_options resource_manager;
   job_master_options job_master;
+  /// jobmanager.supervision.*: restart intensity of the supervisor.
+  supervision_options supervision;
   remoting remote;
 };
+
+/// Exit code of a jobmanager whose supervisor gave up (its Dispatcher or
+/// ResourceManager crashed more often than the restart intensity allows).
+constexpr int exit_supervision_gave_up = 4;
 
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a
 /// ResourceManager (JobMasters inside) behind a gateway published on
 /// address:port, state in RocksDB. While another jobmanager holds the state
 /// directory (RocksDB's lock is the lease) it waits as a standby and takes
 /// over, recovering the jobs, once the lock is free. Logs events to the
-/// event log. Returns the process exit code.
+/// event log. Returns the process exit code: 0 after a signal, 3 when the
+/// state directory or the port cannot be used, exit_supervision_gave_up.
 int run_jobmanager(const jobmanager_options& opts);
 
 /// Options of a worker process (Flink's taskmanager.* keys).

@@ -186,12 +186,22 @@ const std::vector<config_key>& config_keys() {
      "Longest pause of a worker between attempts to reach the master."},
     {"heartbeat.interval", t::duration, "200 ms",
      "How often connected processes exchange heartbeats."},
+    {"heartbeat.rpc-failure-threshold", t::integer, "2",
+     "Heartbeat requests that may fail in a row (the peer answered that it "
+     "cannot be reached) before the peer is declared lost."},
     {"heartbeat.timeout", t::duration, "1 s",
      "A peer silent this long is declared lost (its TaskExecutor, its "
      "subtasks)."},
     {"high-availability.cluster-id", t::text, "default",
      "Name of the cluster: processes and clients of different clusters (or "
      "weir versions) refuse each other's connections."},
+    {"jobmanager.supervision.max-restarts", t::integer, "3",
+     "Crashes of JobMasters (counted by the Dispatcher) or of the Dispatcher "
+     "and ResourceManager (counted by the jobmanager's supervisor) that are "
+     "restarted within jobmanager.supervision.within; one more and the "
+     "supervisor gives up (the jobmanager exits with code 4)."},
+    {"jobmanager.supervision.within", t::duration, "1 min",
+     "The window of jobmanager.supervision.max-restarts."},
     {"jobmanager.rpc.address", t::text, "127.0.0.1",
      "Address the jobmanager listens on, and that workers and clients "
      "connect to when no -m is given."},
@@ -235,6 +245,12 @@ const std::vector<config_key>& config_keys() {
      "Slots per TaskExecutor (`weir run`: default enough for the job)."},
     {"taskmanager.resource-id", t::text, "",
      "Name of a worker; default HOST-PID."},
+#ifdef WEIR_FAULT_INJECTION
+    {"weir.fault.jobmaster-crashes", t::integer, "0",
+     "Test hook (builds with -Dfault_injection=true, the default): the "
+     "first N JobMasters of the job crash once the job is deployed. Per "
+     "job."},
+#endif
   };
   return keys;
 }
@@ -332,7 +348,8 @@ configuration::set_with_prefix(const std::string& prefix) const {
 
 std::string check_job_config_keys(const std::map<std::string, std::string>& keys) {
   for (auto& [key, value] : keys)
-    if (key.rfind("restart-strategy.", 0) != 0)
+    if (key.rfind("restart-strategy.", 0) != 0
+        && key.rfind("weir.fault.", 0) != 0)
       return fmt::format("key '{}' cannot be set per job (only "
                          "restart-strategy.*)",
                          key);

@@ -9,6 +9,7 @@
 #include "messages/ids.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/job_result.hpp"
+#include "messages/resource_manager.hpp"
 
 namespace weir {
 
@@ -27,6 +28,10 @@ using dispatcher_actor = caf::typed_actor<
   /// Client: the job's result, answered once the job has ended.
   caf::replies_to<result_atom, job_id>::with<job_result>,
   /// JobMaster: its job reached a terminal state.
-  caf::reacts_to<done_atom, job_result>>;
+  caf::reacts_to<done_atom, job_result>,
+  /// Supervisor: the ResourceManager was restarted; this is the new one.
+  /// Every JobMaster is replaced by one that talks to it (their jobs lost
+  /// their TaskExecutors with the old one anyway).
+  caf::reacts_to<update_atom, resource_manager_actor>>;
 
 } // namespace weir

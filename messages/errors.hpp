@@ -33,6 +33,14 @@ enum class errc : uint8_t {
   timeout,
   /// Another process holds the state directory (RocksDB's LOCK file).
   storage_locked,
+  /// A supervisor's children crashed more often than its restart intensity
+  /// allows.
+  supervision_gave_up,
+  /// A JobMaster lost its Dispatcher or ResourceManager and ended; its job
+  /// goes on under a new one.
+  leader_lost,
+  /// An actor ended with an uncaught exception (the context says which).
+  crashed,
 };
 
 std::string to_string(errc x);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
@@ -31,6 +32,13 @@ struct job_entry {
   /// A cancel arrived before the job was stored and its JobMaster started.
   bool cancel_requested = false;
   int64_t submitted_ms = 0;
+  /// JobMasters started for this job so far, minus one.
+  int32_t incarnation = -1;
+  /// The ResourceManager the current JobMaster talks to.
+  caf::actor_addr rm_of_jm;
+  /// The JobMaster ended with its ResourceManager; a new one starts with
+  /// the next ResourceManager.
+  bool awaiting_rm = false;
   /// Clients waiting for the result: the newest request of each client (a
   /// client that re-asks after a timeout replaces its older request).
   std::map<caf::actor_addr, caf::typed_response_promise<job_result>> waiting;
@@ -40,6 +48,7 @@ struct dispatcher_state {
   job_store_actor store;
   resource_manager_actor rm;
   job_master_options jm_opts;
+  std::unique_ptr<restart_intensity> intensity;
   std::map<job_id, job_entry> jobs;
   std::map<caf::actor_addr, job_id> job_by_jm;
   static inline const char* name = "dispatcher";
@@ -49,7 +58,11 @@ using self_ptr = dispatcher_actor::stateful_pointer<dispatcher_state>;
 
 void start_job_master(self_ptr self, job_entry& entry) {
   auto& st = self->state;
-  entry.jm = spawn_job_master(self->system(), entry.graph, st.jm_opts,
+  auto opts = st.jm_opts;
+  opts.incarnation = ++entry.incarnation;
+  entry.awaiting_rm = false;
+  entry.rm_of_jm = st.rm.address();
+  entry.jm = spawn_job_master(self->system(), entry.graph, opts,
                               dispatcher_actor{self}, st.rm);
   self->monitor(entry.jm);
   st.job_by_jm[entry.jm.address()] = entry.graph.id;
@@ -122,6 +135,47 @@ job_entry* find_job(self_ptr self, job_id id) {
 
 caf::error unknown_job(job_id id) {
   return make_error(errc::unknown_job, fmt::format("no job {}", id.to_string()));
+}
+
+/// A JobMaster ended without a result. It lost its ResourceManager: it is
+/// started again with the new one. It crashed: it is started again on the
+/// stored JobGraph (one-for-one) within the restart intensity; past that,
+/// the Dispatcher gives up and ends, leaving the decision to its supervisor.
+void on_job_master_down(self_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  auto i = st.job_by_jm.find(dm.source);
+  if (i == st.job_by_jm.end())
+    return;
+  auto id = i->second;
+  st.job_by_jm.erase(i);
+  auto& entry = st.jobs[id];
+  if (entry.result || entry.completing)
+    return;
+  entry.jm = nullptr;
+  auto& name = entry.graph.name;
+  if (dm.reason == make_error(errc::leader_lost)) {
+    if (entry.rm_of_jm != st.rm.address())
+      start_job_master(self, entry);
+    else
+      entry.awaiting_rm = true;
+    return;
+  }
+  auto reason = describe(dm.reason);
+  if (!st.intensity->on_crash(std::chrono::steady_clock::now())) {
+    log_eventf("job {} ({}): JobMaster crashed ({}); giving up after {}",
+               id.to_string(), name, reason, st.intensity->describe());
+    for (auto& [other, e] : st.jobs)
+      if (e.jm)
+        self->send_exit(e.jm, caf::exit_reason::user_shutdown);
+    self->quit(make_error(errc::supervision_gave_up,
+                          fmt::format("JobMasters crashed more than {}",
+                                      st.intensity->describe())));
+    return;
+  }
+  log_eventf("job {} ({}): JobMaster crashed ({}); restarting it ({} of {})",
+             id.to_string(), name, reason, st.intensity->recent(),
+             st.intensity->describe());
+  start_job_master(self, entry);
 }
 
 caf::result<job_id> submit(self_ptr self, job_graph& g) {
@@ -207,31 +261,16 @@ namespace {
 
 dispatcher_actor::behavior_type
 dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
-                job_master_options jm_opts) {
+                job_master_options jm_opts, supervision_options supervision) {
+  report_crashes(self);
   auto& st = self->state;
+  st.intensity = std::make_unique<restart_intensity>(supervision.max_restarts,
+                                                     supervision.within);
   st.store = std::move(store);
   st.rm = std::move(rm);
   st.jm_opts = jm_opts;
-  self->set_down_handler([=](caf::down_msg& dm) {
-    auto& st = self->state;
-    auto i = st.job_by_jm.find(dm.source);
-    if (i == st.job_by_jm.end())
-      return;
-    auto id = i->second;
-    st.job_by_jm.erase(i);
-    auto& entry = st.jobs[id];
-    if (entry.result || entry.completing)
-      return;
-    // The JobMaster ended without a result (it crashed).
-    job_result r;
-    r.id = id;
-    r.name = entry.graph.name;
-    r.state = job_state::failed;
-    r.error = "JobMaster terminated unexpectedly: " + caf::to_string(dm.reason);
-    r.start_time_ms = entry.submitted_ms;
-    r.end_time_ms = now_ms();
-    complete(self, std::move(r));
-  });
+  self->set_down_handler(
+    [=](caf::down_msg& dm) { on_job_master_down(self, dm); });
   // Going down takes the JobMasters along (they are monitored, not linked).
   self->set_exit_handler([=](caf::exit_msg& msg) {
     for (auto& [id, entry] : self->state.jobs)
@@ -302,6 +341,15 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       return rp;
     },
     [=](done_atom, job_result& r) { complete(self, std::move(r)); },
+    [=](update_atom, resource_manager_actor& rm) {
+      auto& st = self->state;
+      st.rm = std::move(rm);
+      // JobMasters end with their ResourceManager (leader_lost); those
+      // that already did start again now.
+      for (auto& [id, entry] : st.jobs)
+        if (entry.awaiting_rm && !entry.result && !entry.completing)
+          start_job_master(self, entry);
+    },
   };
 }
 
@@ -309,8 +357,10 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
                                   resource_manager_actor rm,
-                                  job_master_options jm_opts) {
-  return sys.spawn(dispatcher_impl, std::move(store), std::move(rm), jm_opts);
+                                  job_master_options jm_opts,
+                                  supervision_options supervision) {
+  return sys.spawn(dispatcher_impl, std::move(store), std::move(rm), jm_opts,
+                   supervision);
 }
 
 } // namespace weir

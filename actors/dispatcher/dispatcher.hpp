@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/job_master/job_master.hpp"
+#include "actors/supervisor/restart_intensity.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_store.hpp"
 #include "messages/resource_manager.hpp"
@@ -13,10 +14,14 @@ namespace weir {
 
 /// Spawns a Dispatcher. Its first step is recovery: it loads every stored
 /// JobGraph from `store`, skips the jobs that have a stored result, and runs
-/// the others; only then does it serve clients.
+/// the others; only then does it serve clients. It supervises its
+/// JobMasters: one that crashes is started again on the stored JobGraph
+/// until `supervision` is used up; then the Dispatcher itself ends with
+/// supervision_gave_up (and its own supervisor decides).
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
                                   resource_manager_actor rm,
-                                  job_master_options jm_opts);
+                                  job_master_options jm_opts,
+                                  supervision_options supervision = {});
 
 /// Checks operator names and parameters of every vertex against the
 /// built-in registry (the vertex's role follows from its edges). Returns ""

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
 #include "actors/job_master/execution_graph.hpp"
 #include "actors/job_master/restart_strategy.hpp"
@@ -60,6 +61,7 @@ struct jm_state {
   std::unique_ptr<restart_strategy> restarts;
   std::chrono::milliseconds restart_delay{0};
   uint64_t epoch = 0; ///< scheduling round; replies of older rounds are stale
+  int64_t crashes_to_inject = 0; ///< weir.fault.jobmaster-crashes
   static inline const char* name = "job_master";
 };
 
@@ -171,6 +173,13 @@ void on_task_failure(self_ptr self, std::string cause) {
 void start_all(self_ptr self) {
   auto& st = self->state;
   auto& g = *st.graph;
+#ifdef WEIR_FAULT_INJECTION
+  // Test hook: the first N JobMasters of a job crash once it is deployed.
+  if (st.opts.incarnation < st.crashes_to_inject)
+    throw std::runtime_error(fmt::format(
+      "injected JobMaster crash {} of {} (weir.fault.jobmaster-crashes)",
+      st.opts.incarnation + 1, st.crashes_to_inject));
+#endif
   // Consumers first (executions are in topological order): a consumer is
   // running before the first batch of a local producer can reach it.
   for (size_t i = g.size(); i-- > 0;) {
@@ -398,6 +407,7 @@ job_status make_status(self_ptr self, bool detailed) {
 job_master_actor::behavior_type
 job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                 dispatcher_actor dispatcher, resource_manager_actor rm) {
+  report_crashes(self);
   auto& st = self->state;
   st.opts = opts;
   st.graph = std::make_unique<execution_graph>(graph);
@@ -411,8 +421,24 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
   cfg.apply(graph.config, "job config"); // checked at submission
   st.restarts = std::make_unique<restart_strategy>(
     restart_strategy_config::from(cfg));
+#ifdef WEIR_FAULT_INJECTION
+  st.crashes_to_inject = cfg.integer("weir.fault.jobmaster-crashes");
+#endif
+  // Without its Dispatcher or ResourceManager the JobMaster is of no use:
+  // it ends, its TaskExecutors free its slots (they watch it), and the
+  // Dispatcher starts another one for the job.
+  self->monitor(st.dispatcher);
+  self->monitor(st.rm);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
+    if (dm.source == st.dispatcher.address()
+        || dm.source == st.rm.address()) {
+      self->quit(make_error(errc::leader_lost,
+                            dm.source == st.rm.address()
+                              ? "the ResourceManager is gone"
+                              : "the Dispatcher is gone"));
+      return;
+    }
     if (st.executors.count(dm.source) > 0) {
       on_executor_lost(self, dm);
       return;

@@ -22,6 +22,9 @@ struct job_master_options {
   /// Flink's slot.request.timeout: a job that cannot get all its slots within
   /// this time fails.
   std::chrono::milliseconds slot_request_timeout{300000};
+  /// How often the Dispatcher started a JobMaster for this job before (0:
+  /// the first). The fault-injection hook counts crashes with it.
+  int32_t incarnation = 0;
 };
 
 /// Spawns the JobMaster of `graph`. It schedules the job at once and reports

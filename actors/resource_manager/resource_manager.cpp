@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
 #include "messages/errors.hpp"
@@ -33,6 +34,7 @@ struct rm_state {
   std::map<allocation_id, job_id> job_of_alloc; // granted allocations
   std::map<caf::actor_addr, resource_id> worker_by_addr;
   std::map<job_id, job_leader> jobs;
+  std::map<caf::actor_addr, job_id> job_by_jm; // watched JobMasters
   static inline const char* name = "resource_manager";
 };
 
@@ -72,9 +74,23 @@ void assign_slots(self_ptr self) {
 
 resource_manager_actor::behavior_type
 resource_manager_impl(self_ptr self, resource_manager_options opts) {
+  report_crashes(self);
   self->state.slots = std::make_unique<slot_manager>(opts.evenly_spread_out_slots);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
+    if (auto jm = st.job_by_jm.find(dm.source); jm != st.job_by_jm.end()) {
+      // A JobMaster ended (crashed, or done): drop its pending requests so
+      // that the next JobMaster of the job is served. Its TaskExecutors
+      // free its slots themselves.
+      auto job = jm->second;
+      st.job_by_jm.erase(jm);
+      if (auto j = st.jobs.find(job);
+          j != st.jobs.end() && j->second.jm.address() == dm.source) {
+        st.slots->remove_job(job);
+        st.jobs.erase(j);
+      }
+      return;
+    }
     auto i = st.worker_by_addr.find(dm.source);
     if (i == st.worker_by_addr.end())
       return;
@@ -129,6 +145,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         return make_error(errc::fencing_token_mismatch,
                           fmt::format("job {} already has another JobMaster",
                                       job.to_string()));
+      if (st.job_by_jm.emplace(jm.address(), job).second)
+        self->monitor(jm);
       st.jobs[job] = job_leader{std::move(jm), leader};
       st.slots->add_requests(job, requests);
       assign_slots(self);

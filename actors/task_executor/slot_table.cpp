@@ -73,6 +73,18 @@ std::vector<allocation_id> slot_table::free_job(job_id job) {
   return result;
 }
 
+std::vector<allocation_id> slot_table::free_leader(job_id job,
+                                                   job_master_id leader) {
+  std::vector<allocation_id> result;
+  for (auto& s : slots_) {
+    if (s.state != slot_state::free && s.job == job && s.leader == leader) {
+      result.push_back(s.alloc);
+      release(s);
+    }
+  }
+  return result;
+}
+
 int32_t slot_table::free_count() const {
   int32_t n = 0;
   for (auto& s : slots_)

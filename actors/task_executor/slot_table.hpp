@@ -40,6 +40,10 @@ public:
   /// Frees every slot of `job` and returns their allocations.
   std::vector<allocation_id> free_job(job_id job);
 
+  /// Frees the slots of `job` held under `leader` (a JobMaster that is
+  /// gone) and returns their allocations.
+  std::vector<allocation_id> free_leader(job_id job, job_master_id leader);
+
   int32_t size() const { return static_cast<int32_t>(slots_.size()); }
   int32_t free_count() const;
   const resource_profile& profile(int32_t index) const;

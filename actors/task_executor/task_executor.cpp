@@ -31,6 +31,9 @@ struct te_state {
   std::unique_ptr<slot_table> slots;
   std::map<job_id, std::set<caf::actor_addr>> running; // subtasks per job
   std::map<caf::actor_addr, std::pair<job_id, subtask_actor>> subtasks;
+  /// The JobMasters that hold slots here (watched: a JobMaster that is gone
+  /// leaves no slot booked and no subtask running).
+  std::map<caf::actor_addr, std::pair<job_id, job_master_id>> job_masters;
   static inline const char* name = "task_executor";
 };
 
@@ -66,6 +69,24 @@ void offer(self_ptr self, job_master_actor jm, std::vector<slot_offer> offers) {
       });
 }
 
+/// Cancels the subtasks of `job` and frees its slots held under `leader`. A
+/// job's subtasks all belong to its newest JobMaster: a newer one deploys
+/// only after its predecessor is gone.
+void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
+  auto& st = self->state;
+  auto freed = st.slots->free_leader(job, leader);
+  bool newer = false;
+  for (auto& [addr, held] : st.job_masters)
+    newer = newer || (held.first == job && held.second != leader);
+  if (!newer) {
+    if (auto i = st.running.find(job); i != st.running.end())
+      for (auto& addr : i->second)
+        if (auto j = st.subtasks.find(addr); j != st.subtasks.end())
+          self->send(j->second.second, cancel_atom_v);
+  }
+  give_back(self, std::move(freed));
+}
+
 } // namespace
 
 namespace {
@@ -85,6 +106,11 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       for (auto& [addr, entry] : st.subtasks)
         self->send(entry.second, cancel_atom_v);
       self->quit(dm.reason);
+      return;
+    }
+    if (auto jm = st.job_masters.find(dm.source); jm != st.job_masters.end()) {
+      on_job_master_lost(self, jm->second.first, jm->second.second);
+      st.job_masters.erase(jm);
       return;
     }
     auto i = st.subtasks.find(dm.source);
@@ -125,6 +151,10 @@ task_executor_impl(self_ptr self, task_executor_options opts,
           slot_offer{g.alloc, g.slot_index, st.slots->profile(g.slot_index)});
       }
       auto n = static_cast<int32_t>(offers.size());
+      if (!offers.empty()
+          && st.job_masters.emplace(jm.address(), std::make_pair(job, jm_leader))
+               .second)
+        self->monitor(jm);
       if (!offers.empty())
         offer(self, std::move(jm), std::move(offers));
       return n;

@@ -299,3 +299,76 @@ TEST_CASE("a standby jobmanager takes over when the leader dies") {
   standby.signal(SIGTERM);
   CHECK(standby.finish(30s).exit_code == 0);
 }
+
+#ifdef WEIR_FAULT_INJECTION
+namespace {
+
+/// numbers 1..n → collect, whose first `crashes` JobMasters crash once the
+/// job is deployed (test hook).
+std::string crashing_spec(const temp_dir& dir, int crashes) {
+  return dir.write("crashing.json", fmt::format(R"({{
+    "name": "crashing", "parallelism": 2,
+    "config": {{"weir.fault.jobmaster-crashes": {}}},
+    "vertices": [
+      {{"id": "numbers", "operator": "sequence", "params": {{"from": 1, "to": 1000}}}},
+      {{"id": "out", "operator": "collect", "parallelism": 1}}],
+    "edges": [{{"from": "numbers", "to": "out", "partitioning": "rebalance"}}]}})",
+                                                crashes));
+}
+
+std::vector<std::string> one_to(int n) {
+  std::vector<std::string> lines;
+  for (int i = 1; i <= n; ++i)
+    lines.push_back(std::to_string(i));
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+} // namespace
+
+TEST_CASE("a crashed JobMaster is restarted and its job finishes once") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  running_process master{{weir, "jobmanager", "--port", "0", "--state-dir",
+                          dir.file("state")}};
+  auto address = listening_address(master);
+  REQUIRE_FALSE(address.empty());
+  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2"}};
+  auto r = run_weir({"run", "-m", address, crashing_spec(dir, 1)});
+  CHECK(r.exit_code == 0);
+  CHECK(sorted_lines(r.out) == one_to(1000));
+  REQUIRE(master.wait_for_stderr("restarting it", 30s));
+  CHECK(master.stderr_so_far().find(
+          "(crashing): JobMaster crashed (uncaught exception: injected "
+          "JobMaster crash 1 of 1 (weir.fault.jobmaster-crashes)); restarting "
+          "it (1 of 3 restarts within 60000 ms)")
+        != std::string::npos);
+  auto list = run_weir({"list", "-m", address, "-a"});
+  CHECK(list.out.find(" : crashing (FINISHED, ") != std::string::npos);
+  CHECK(list.out.find("No running jobs.\nNo scheduled jobs.\n") == 0);
+}
+
+TEST_CASE("past the restart intensity the jobmanager exits with code 4") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  running_process master{{weir, "jobmanager", "--port", "0", "--state-dir",
+                          dir.file("state"),
+                          "-Djobmanager.supervision.max-restarts=1"}};
+  auto address = listening_address(master);
+  REQUIRE_FALSE(address.empty());
+  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2"}};
+  // Two JobMaster crashes take the Dispatcher down; its replacement
+  // recovers the job, which crashes it again: the supervisor gives up.
+  auto submitted = run_weir({"run", "-m", address, "-d",
+                             crashing_spec(dir, 1000)});
+  CHECK(submitted.exit_code == 0);
+  auto r = master.finish(60s);
+  CHECK(r.exit_code == 4);
+  if (r.exit_code != 4)
+    MESSAGE(r.err);
+  CHECK(r.err.find("supervisor: the Dispatcher crashed (") != std::string::npos);
+  CHECK(r.err.find("jobmanager: exiting: the Dispatcher crashed more than 1 "
+                   "restarts within 60000 ms\n")
+        != std::string::npos);
+}
+#endif

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "actors/job_master/restart_strategy.hpp"
+#include "actors/supervisor/restart_intensity.hpp"
 #include "config/config.hpp"
 
 using namespace weir;
@@ -94,4 +95,28 @@ TEST_CASE("the restart-strategy keys configure the strategy") {
   CHECK(restart_strategy_config::from(configuration{}).type == kind::none);
   auto bad = configuration::load(std::nullopt, {"restart-strategy.type=sometimes"});
   CHECK_FALSE(bad);
+}
+
+TEST_CASE("supervision allows N restarts within T, then gives up") {
+  restart_intensity r{3, 10s};
+  CHECK(r.on_crash(t0));
+  CHECK(r.on_crash(t0 + 1s));
+  CHECK(r.on_crash(t0 + 2s));
+  CHECK_FALSE(r.on_crash(t0 + 3s)); // a 4th crash within 10 s
+  CHECK(r.describe() == "3 restarts within 10000 ms");
+}
+
+TEST_CASE("supervision forgets restarts older than the window") {
+  restart_intensity r{2, 10s};
+  CHECK(r.on_crash(t0));
+  CHECK(r.on_crash(t0 + 5s));
+  CHECK(r.on_crash(t0 + 10s)); // the first fell out of the window
+  CHECK(r.recent() == 2);
+  CHECK_FALSE(r.on_crash(t0 + 14s));
+  CHECK(r.on_crash(t0 + 30s));
+}
+
+TEST_CASE("supervision with zero restarts gives up at the first crash") {
+  restart_intensity r{0, 10s};
+  CHECK_FALSE(r.on_crash(t0));
 }

@@ -1,0 +1,36 @@
+#include "actors/supervisor/restart_intensity.hpp"
+
+#include <fmt/format.h>
+
+#include "config/config.hpp"
+
+namespace weir {
+
+supervision_options supervision_options::from(const configuration& cfg) {
+  supervision_options s;
+  s.max_restarts = static_cast<int>(
+    cfg.integer("jobmanager.supervision.max-restarts"));
+  s.within = cfg.duration("jobmanager.supervision.within");
+  return s;
+}
+
+restart_intensity::restart_intensity(int max_restarts,
+                                     std::chrono::milliseconds within)
+  : max_restarts_(max_restarts), within_(within) {
+}
+
+bool restart_intensity::on_crash(clock::time_point now) {
+  while (!restarts_.empty() && now - restarts_.front() >= within_)
+    restarts_.pop_front();
+  if (static_cast<int>(restarts_.size()) >= max_restarts_)
+    return false;
+  restarts_.push_back(now);
+  return true;
+}
+
+std::string restart_intensity::describe() const {
+  return fmt::format("{} restarts within {} ms", max_restarts_,
+                     within_.count());
+}
+
+} // namespace weir

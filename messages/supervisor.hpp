@@ -1,0 +1,20 @@
+#pragma once
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/dispatcher.hpp"
+#include "messages/resource_manager.hpp"
+
+namespace weir {
+
+/// The jobmanager's supervisor (DESIGN §2): it starts the ResourceManager
+/// and the Dispatcher, restarts whichever crashes (one-for-one, within its
+/// restart intensity), re-announces the new handle, and gives up (ends with
+/// supervision_gave_up) when they crash too often.
+using supervisor_actor = caf::typed_actor<
+  /// Gateway, client or test: the current Dispatcher and ResourceManager.
+  caf::replies_to<lookup_atom>::with<dispatcher_actor, resource_manager_actor>>;
+
+} // namespace weir

@@ -1,0 +1,179 @@
+// Supervision on CAF's deterministic scheduler: the jobmanager's supervisor
+// restarts a crashed ResourceManager or Dispatcher (one-for-one) and gives
+// up past its restart intensity; the Dispatcher restarts crashed JobMasters.
+#include "caf_doctest.hpp"
+
+#include "actors/supervisor/supervisor.hpp"
+#include "actors/task_executor/task_executor.hpp"
+#include "fakes.hpp"
+#include "messages/errors.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+/// sequence 1..n → collect.
+job_graph numbers(int64_t n) {
+  job_graph g;
+  g.id = job_id::random();
+  g.name = "numbers";
+  g.vertices = {
+    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, 2},
+    {"result", "collect", {}, 1}};
+  g.edges = {{"numbers", "result", partitioning::rebalance}};
+  return g;
+}
+
+int64_t sum_of(const job_result& r) {
+  int64_t s = 0;
+  for (auto& rec : r.collected)
+    s += rec.num;
+  return s;
+}
+
+/// Ends `h` the way an uncaught exception does (not a normal end).
+template <class Handle>
+void crash(const Handle& h) {
+  caf::anon_send(caf::actor_cast<caf::actor>(h),
+                 caf::exit_msg{h.address(), caf::make_error(
+                                              caf::sec::runtime_error,
+                                              "simulated")});
+}
+
+struct supervision_fixture : actor_fixture {
+  job_store_actor store;
+  supervisor_actor sup;
+  std::vector<task_executor_actor> tes;
+
+  void start(int max_restarts = 2) {
+    store = sys.spawn(fake_job_store, recovered_jobs{});
+    run();
+    supervisor_options opts;
+    opts.intensity.max_restarts = max_restarts;
+    sup = spawn_supervisor(sys, store, opts);
+    run();
+    add_task_executor();
+  }
+
+  void add_task_executor() {
+    task_executor_options te;
+    te.id = resource_id{"te-" + std::to_string(tes.size())};
+    te.slots = 2;
+    tes.push_back(spawn_task_executor(sys, te, rm()));
+    run();
+  }
+
+  std::pair<dispatcher_actor, resource_manager_actor> current() {
+    std::pair<dispatcher_actor, resource_manager_actor> result;
+    auto reply = self->request(sup, caf::infinite, lookup_atom_v);
+    run();
+    reply.receive(
+      [&](dispatcher_actor& d, resource_manager_actor& rm) {
+        result = {std::move(d), std::move(rm)};
+      },
+      [](caf::error& err) { FAIL_CHECK(caf::to_string(err)); });
+    return result;
+  }
+
+  dispatcher_actor dispatcher() { return current().first; }
+  resource_manager_actor rm() { return current().second; }
+
+  job_result run_job(job_graph g) {
+    auto d = dispatcher();
+    CHECK(request<job_id>(d, submit_atom_v, g) == g.id);
+    return request<job_result>(d, result_atom_v, g.id);
+  }
+
+  ~supervision_fixture() {
+    std::vector<caf::actor> all;
+    if (sup)
+      all.push_back(caf::actor_cast<caf::actor>(sup));
+    for (auto& te : tes)
+      all.push_back(caf::actor_cast<caf::actor>(te));
+    all.push_back(caf::actor_cast<caf::actor>(store));
+    for (auto& h : all)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    run();
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "a crashed Dispatcher is replaced and jobs go on") {
+  start();
+  auto first = dispatcher();
+  CHECK(run_job(numbers(10)).state == job_state::finished);
+  crash(first);
+  run();
+  auto second = dispatcher();
+  CHECK(second);
+  CHECK(second.address() != first.address());
+  auto r = run_job(numbers(100));
+  CHECK(r.state == job_state::finished);
+  CHECK(sum_of(r) == 5050);
+}
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "a crashed ResourceManager is replaced and re-announced") {
+  start();
+  auto old_rm = rm();
+  crash(old_rm);
+  run();
+  auto new_rm = rm();
+  CHECK(new_rm.address() != old_rm.address());
+  // The TaskExecutor ended with its ResourceManager; the next one (a
+  // taskmanager process registers again) serves the Dispatcher's jobs,
+  // which now ask the new ResourceManager.
+  add_task_executor();
+  auto r = run_job(numbers(100));
+  CHECK(r.state == job_state::finished);
+  CHECK(sum_of(r) == 5050);
+}
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "past its restart intensity the supervisor gives up") {
+  start(1);
+  self->monitor(sup);
+  crash(dispatcher());
+  run();
+  crash(rm()); // second crash within the window
+  run();
+  caf::error reason;
+  self->receive([&](caf::down_msg& dm) { reason = dm.reason; });
+  CHECK(reason == make_error(errc::supervision_gave_up));
+  CHECK(describe(reason)
+        == "the ResourceManager crashed more than 1 restarts within 60000 ms");
+  sup = nullptr;
+}
+
+#ifdef WEIR_FAULT_INJECTION
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "a crashed JobMaster is restarted on the stored JobGraph") {
+  start();
+  auto g = numbers(100);
+  g.config["weir.fault.jobmaster-crashes"] = "2";
+  auto r = run_job(g);
+  CHECK(r.state == job_state::finished);
+  CHECK(sum_of(r) == 5050);
+  CHECK(r.collected.size() == 100);
+}
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "JobMasters crashing too often take the Dispatcher down") {
+  start(2);
+  auto first = dispatcher();
+  self->monitor(first);
+  auto g = numbers(10);
+  g.config["weir.fault.jobmaster-crashes"] = "3";
+  CHECK(request<job_id>(first, submit_atom_v, g) == g.id);
+  run();
+  caf::error reason;
+  self->receive([&](caf::down_msg& dm) { reason = dm.reason; });
+  CHECK(describe(reason)
+        == "JobMasters crashed more than 2 restarts within 60000 ms");
+  // The supervisor started another Dispatcher (its first restart).
+  CHECK(dispatcher().address() != first.address());
+}
+#endif
