@@ -82,6 +82,8 @@ int jobmanager_action(const std::vector<std::string>& args) {
   jm.remote = remoting::from(*cfg);
   jm.job_master.config = *cfg;
   jm.supervision = supervision_options::from(*cfg);
+  jm.resource_manager.heartbeat = heartbeat_options::from(*cfg);
+  jm.job_master.heartbeat = jm.resource_manager.heartbeat;
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
     return exit_bad_input;
@@ -125,6 +127,7 @@ int taskmanager_action(const std::vector<std::string>& args) {
   tm.remote = remoting::from(*cfg);
   tm.initial_backoff = cfg->duration("cluster.registration.initial-timeout");
   tm.max_backoff = cfg->duration("cluster.registration.max-timeout");
+  tm.heartbeat = heartbeat_options::from(*cfg);
   tm.slots = res.count("slots") > 0
                ? res["slots"].as<int32_t>()
                : static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));

@@ -163,6 +163,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.id = resource_id{opts.id};
     te.slots = opts.slots;
     te.slot_profile = opts.slot_profile;
+    te.heartbeat = opts.heartbeat;
     auto worker = spawn_task_executor(sys, te, handles->second);
     self->monitor(worker);
     log_eventf("registering with the jobmanager ({} slots)", opts.slots);

@@ -55,6 +55,8 @@ struct taskmanager_options {
   /// between attempts to reach the master.
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
+  /// Heartbeats expected from the ResourceManager and JobMasters.
+  heartbeat_options heartbeat;
 };
 
 /// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the

@@ -39,6 +39,11 @@ using job_master_actor = caf::typed_actor<
   /// before it could offer them).
   caf::reacts_to<free_atom, std::vector<allocation_id>>,
   /// Self: the restart delay of round `epoch` has passed.
-  caf::reacts_to<restart_atom, uint64_t>>;
+  caf::reacts_to<restart_atom, uint64_t>,
+  /// ResourceManager (high priority): a heartbeat request; the reply is the
+  /// job's id.
+  caf::replies_to<heartbeat_atom>::with<job_id>,
+  /// Self: time to send heartbeats to the TaskExecutors.
+  caf::reacts_to<beat_atom>>;
 
 } // namespace weir

@@ -43,6 +43,8 @@ using resource_manager_actor = caf::typed_actor<
   /// JobMaster: the job ended; drop its pending requests.
   caf::reacts_to<disconnect_atom, job_id, job_master_id>,
   /// Client or test: registered TaskExecutors and slots.
-  caf::replies_to<overview_atom>::with<cluster_overview>>;
+  caf::replies_to<overview_atom>::with<cluster_overview>,
+  /// Self: time to send heartbeats to TaskExecutors and JobMasters.
+  caf::reacts_to<beat_atom>>;
 
 } // namespace weir

@@ -26,6 +26,11 @@ using task_executor_actor = caf::typed_actor<
   caf::replies_to<submit_atom, job_master_id, job_master_actor,
                   std::vector<task_deployment>>::with<std::vector<subtask_actor>>,
   /// JobMaster: the job ended; cancel what is left of it and free its slots.
-  caf::reacts_to<free_atom, job_id>>;
+  caf::reacts_to<free_atom, job_id>,
+  /// ResourceManager or JobMaster (high priority): a heartbeat request; the
+  /// reply is this TaskExecutor's id.
+  caf::replies_to<heartbeat_atom>::with<resource_id>,
+  /// Self: time to check who has not sent heartbeats.
+  caf::reacts_to<beat_atom>>;
 
 } // namespace weir

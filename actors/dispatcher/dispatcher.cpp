@@ -161,7 +161,7 @@ void on_job_master_down(self_ptr self, const caf::down_msg& dm) {
     return;
   }
   auto reason = describe(dm.reason);
-  if (!st.intensity->on_crash(std::chrono::steady_clock::now())) {
+  if (!st.intensity->on_crash(self->clock().now())) {
     log_eventf("job {} ({}): JobMaster crashed ({}); giving up after {}",
                id.to_string(), name, reason, st.intensity->describe());
     for (auto& [other, e] : st.jobs)

@@ -53,7 +53,8 @@ struct jm_state {
   std::map<allocation_id, int32_t> pending_slots; // allocation → shared slot
   std::vector<task_executor_actor> executor_of_slot;
   std::vector<std::string> executor_name_of_slot;
-  std::set<caf::actor_addr> executors;
+  std::map<caf::actor_addr, task_executor_actor> executors; // watched
+  heartbeat_monitor hb; ///< heartbeats to the executors
   std::vector<subtask_actor> handles; // by flat execution index
   std::map<caf::actor_addr, int32_t> flat_by_addr;
   size_t deployed = 0;
@@ -154,7 +155,7 @@ void on_task_failure(self_ptr self, std::string cause) {
   auto& st = self->state;
   if (st.state != job_state::running && st.state != job_state::created)
     return; // already failing, restarting or cancelling
-  auto delay = st.restarts->on_failure(std::chrono::steady_clock::now());
+  auto delay = st.restarts->on_failure(self->clock().now());
   if (!delay) {
     auto why = st.restarts->never_restarts()
                  ? cause
@@ -257,8 +258,11 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
     st.executor_name_of_slot[static_cast<size_t>(i->second)] = from.value;
     st.pending_slots.erase(i);
   }
-  if (st.executors.insert(te.address()).second)
+  if (st.executors.emplace(te.address(), te).second) {
     self->monitor(te);
+    if (st.opts.heartbeat.interval.count() > 0)
+      st.hb.watch(te.address(), self->clock().now());
+  }
   if (!slots.empty())
     deploy(self, te, slots);
   return accepted;
@@ -304,15 +308,18 @@ void request_slots(self_ptr self) {
   self->delayed_send(self, st.opts.slot_request_timeout, tick_atom_v, st.epoch);
 }
 
-/// A TaskExecutor died or became unreachable: its subtasks are gone.
-void on_executor_lost(self_ptr self, const caf::down_msg& dm) {
+/// A TaskExecutor died, became unreachable or stopped answering heartbeats:
+/// its subtasks are gone.
+void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
+                      const std::string& reason) {
   auto& st = self->state;
-  st.executors.erase(dm.source);
+  st.executors.erase(lost);
+  st.hb.unwatch(lost);
   std::string name;
   bool held_slots = false;
   auto& g = *st.graph;
   for (size_t k = 0; k < st.executor_of_slot.size(); ++k) {
-    if (!st.executor_of_slot[k] || st.executor_of_slot[k].address() != dm.source)
+    if (!st.executor_of_slot[k] || st.executor_of_slot[k].address() != lost)
       continue;
     name = st.executor_name_of_slot[k];
     held_slots = true;
@@ -323,9 +330,36 @@ void on_executor_lost(self_ptr self, const caf::down_msg& dm) {
   }
   if (!held_slots)
     return; // it held nothing of the current round (say, before a restart)
-  on_task_failure(self, fmt::format("TaskExecutor {} lost: {}", name,
-                                    caf::to_string(dm.reason)));
+  on_task_failure(self, fmt::format("TaskExecutor {} lost: {}", name, reason));
   maybe_finalize(self);
+}
+
+/// Sends a heartbeat request to every TaskExecutor holding the job's slots
+/// (ahead of their other messages); one silent for heartbeat.timeout, or
+/// whose requests fail heartbeat.rpc-failure-threshold times in a row, is
+/// lost.
+void send_heartbeats(self_ptr self) {
+  auto& st = self->state;
+  auto& opts = st.hb.options();
+  for (auto& [addr, te] : st.executors) {
+    auto peer = addr;
+    self->request<caf::message_priority::high>(te, opts.timeout,
+                                               heartbeat_atom_v)
+      .then(
+        [=](const resource_id&) {
+          self->state.hb.heard_from(peer, self->clock().now());
+        },
+        [=](caf::error& err) {
+          if (err != caf::sec::request_timeout
+              && self->state.hb.request_failed(peer))
+            on_executor_lost(self, peer,
+                             "heartbeat requests failed: " + describe(err));
+        });
+  }
+  for (auto& peer : st.hb.expired(self->clock().now()))
+    on_executor_lost(self, peer,
+                     fmt::format("no heartbeat for {} ms", opts.timeout.count()));
+  self->delayed_send(self, opts.interval, beat_atom_v);
 }
 
 /// Allocations died with their TaskExecutor before it offered them: ask for
@@ -440,7 +474,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       return;
     }
     if (st.executors.count(dm.source) > 0) {
-      on_executor_lost(self, dm);
+      on_executor_lost(self, dm.source, caf::to_string(dm.reason));
       return;
     }
     auto i = st.flat_by_addr.find(dm.source);
@@ -454,6 +488,9 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       maybe_finalize(self);
     }
   });
+  st.hb = heartbeat_monitor{opts.heartbeat};
+  if (opts.heartbeat.interval.count() > 0)
+    self->send(self, beat_atom_v);
   set_state(self, job_state::running);
   request_slots(self);
   return {
@@ -502,6 +539,8 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     [=](free_atom, const std::vector<allocation_id>& allocs) {
       on_allocations_lost(self, allocs);
     },
+    [=](heartbeat_atom) { return self->state.graph->graph().id; },
+    [=](beat_atom) { send_heartbeats(self); },
     [=](restart_atom, uint64_t epoch) {
       if (epoch == self->state.epoch
           && self->state.state == job_state::restarting)

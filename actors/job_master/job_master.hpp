@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "actors/common/heartbeat_monitor.hpp"
 #include "config/config.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_graph.hpp"
@@ -25,6 +26,8 @@ struct job_master_options {
   /// How often the Dispatcher started a JobMaster for this job before (0:
   /// the first). The fault-injection hook counts crashes with it.
   int32_t incarnation = 0;
+  /// Heartbeats sent to the TaskExecutors that hold the job's slots.
+  heartbeat_options heartbeat;
 };
 
 /// Spawns the JobMaster of `graph`. It schedules the job at once and reports

@@ -27,6 +27,14 @@ struct job_leader {
   job_master_id leader;
 };
 
+/// Slot requests of a JobMaster whose predecessor has not ended yet.
+struct deferred_request {
+  job_master_id leader;
+  job_master_actor jm;
+  std::vector<slot_request> requests;
+  caf::typed_response_promise<int32_t> promise;
+};
+
 struct rm_state {
   resource_manager_id leader = resource_manager_id::random();
   std::unique_ptr<slot_manager> slots;
@@ -35,6 +43,8 @@ struct rm_state {
   std::map<caf::actor_addr, resource_id> worker_by_addr;
   std::map<job_id, job_leader> jobs;
   std::map<caf::actor_addr, job_id> job_by_jm; // watched JobMasters
+  heartbeat_monitor hb;
+  std::map<job_id, std::vector<deferred_request>> deferred;
   static inline const char* name = "resource_manager";
 };
 
@@ -72,52 +82,130 @@ void assign_slots(self_ptr self) {
   }
 }
 
+/// Registers `jm` as the job's JobMaster and queues its slot requests;
+/// returns the number of pending requests.
+int32_t register_requests(self_ptr self, job_master_id leader, job_id job,
+                          job_master_actor jm,
+                          const std::vector<slot_request>& requests) {
+  auto& st = self->state;
+  if (st.job_by_jm.emplace(jm.address(), job).second) {
+    self->monitor(jm);
+    st.hb.watch(jm.address(), self->clock().now());
+  }
+  st.jobs[job] = job_leader{std::move(jm), leader};
+  st.slots->add_requests(job, requests);
+  assign_slots(self);
+  return st.slots->pending_count();
+}
+
+/// The job's JobMaster ended: serve the requests of its successor.
+void serve_deferred(self_ptr self, job_id job) {
+  auto& st = self->state;
+  auto i = st.deferred.find(job);
+  if (i == st.deferred.end())
+    return;
+  auto waiting = std::move(i->second);
+  st.deferred.erase(i);
+  for (auto& d : waiting) {
+    if (auto j = st.jobs.find(job); j != st.jobs.end() && j->second.leader != d.leader) {
+      st.deferred[job].push_back(std::move(d)); // still another one
+      continue;
+    }
+    d.promise.deliver(register_requests(self, d.leader, job, d.jm, d.requests));
+  }
+}
+
+/// A TaskExecutor or JobMaster ended or stopped sending heartbeats.
+void on_peer_gone(self_ptr self, const caf::actor_addr& peer,
+                  const std::string& reason) {
+  auto& st = self->state;
+  st.hb.unwatch(peer);
+  if (auto jm = st.job_by_jm.find(peer); jm != st.job_by_jm.end()) {
+    // A JobMaster ended (crashed, or done): drop its pending requests so
+    // that the next JobMaster of the job is served. Its TaskExecutors
+    // free its slots themselves.
+    auto job = jm->second;
+    st.job_by_jm.erase(jm);
+    if (auto j = st.jobs.find(job);
+        j != st.jobs.end() && j->second.jm.address() == peer) {
+      st.slots->remove_job(job);
+      st.jobs.erase(j);
+      serve_deferred(self, job);
+    }
+    return;
+  }
+  auto i = st.worker_by_addr.find(peer);
+  if (i == st.worker_by_addr.end())
+    return;
+  if (auto w = st.workers.find(i->second);
+      w == st.workers.end() || w->second.address() != peer) {
+    // An earlier registration under the same id: the live one stays.
+    st.worker_by_addr.erase(i);
+    return;
+  }
+  auto lost = st.slots->unregister_task_executor(i->second);
+  log_eventf("TaskExecutor {} lost ({}), {} allocated slots with it",
+             i->second.value, reason, lost.size());
+  // Tell each job's JobMaster (Flink's notifyAllocationFailure): a slot
+  // granted but not yet offered would otherwise be waited for in vain.
+  std::map<job_id, std::vector<allocation_id>> by_job;
+  for (auto& a : lost) {
+    if (auto j = st.job_of_alloc.find(a); j != st.job_of_alloc.end()) {
+      by_job[j->second].push_back(a);
+      st.job_of_alloc.erase(j);
+    }
+  }
+  for (auto& [job, allocs] : by_job)
+    if (auto l = st.jobs.find(job); l != st.jobs.end())
+      self->send(l->second.jm, free_atom_v, std::move(allocs));
+  st.workers.erase(i->second);
+  st.worker_by_addr.erase(i);
+}
+
+/// Sends every TaskExecutor and JobMaster a heartbeat request (ahead of
+/// their other messages) and declares lost whoever stayed silent too long or
+/// is known to be unreachable.
+void send_heartbeats(self_ptr self) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  auto& opts = st.hb.options();
+  auto on_error = [=](caf::actor_addr peer) {
+    return [=](caf::error& err) {
+      if (err != caf::sec::request_timeout && self->state.hb.request_failed(peer))
+        on_peer_gone(self, peer, "heartbeat requests failed: " + describe(err));
+    };
+  };
+  auto heard = [=](caf::actor_addr peer) {
+    self->state.hb.heard_from(peer, self->clock().now());
+  };
+  for (auto& [id, te] : st.workers) {
+    auto peer = te.address();
+    self->request<caf::message_priority::high>(te, opts.timeout, heartbeat_atom_v)
+      .then([=](const resource_id&) { heard(peer); }, on_error(peer));
+  }
+  for (auto& [job, l] : st.jobs) {
+    auto peer = l.jm.address();
+    self->request<caf::message_priority::high>(l.jm, opts.timeout,
+                                               heartbeat_atom_v)
+      .then([=](const job_id&) { heard(peer); }, on_error(peer));
+  }
+  for (auto& peer : st.hb.expired(now))
+    on_peer_gone(self, peer,
+                 fmt::format("no heartbeat for {} ms", opts.timeout.count()));
+  self->delayed_send(self, opts.interval, beat_atom_v);
+}
+
 resource_manager_actor::behavior_type
 resource_manager_impl(self_ptr self, resource_manager_options opts) {
   report_crashes(self);
-  self->state.slots = std::make_unique<slot_manager>(opts.evenly_spread_out_slots);
+  auto& st = self->state;
+  st.slots = std::make_unique<slot_manager>(opts.evenly_spread_out_slots);
+  st.hb = heartbeat_monitor{opts.heartbeat};
   self->set_down_handler([=](caf::down_msg& dm) {
-    auto& st = self->state;
-    if (auto jm = st.job_by_jm.find(dm.source); jm != st.job_by_jm.end()) {
-      // A JobMaster ended (crashed, or done): drop its pending requests so
-      // that the next JobMaster of the job is served. Its TaskExecutors
-      // free its slots themselves.
-      auto job = jm->second;
-      st.job_by_jm.erase(jm);
-      if (auto j = st.jobs.find(job);
-          j != st.jobs.end() && j->second.jm.address() == dm.source) {
-        st.slots->remove_job(job);
-        st.jobs.erase(j);
-      }
-      return;
-    }
-    auto i = st.worker_by_addr.find(dm.source);
-    if (i == st.worker_by_addr.end())
-      return;
-    if (auto w = st.workers.find(i->second);
-        w == st.workers.end() || w->second.address() != dm.source) {
-      // An earlier registration under the same id: the live one stays.
-      st.worker_by_addr.erase(i);
-      return;
-    }
-    auto lost = st.slots->unregister_task_executor(i->second);
-    log_eventf("TaskExecutor {} lost ({}), {} allocated slots with it",
-               i->second.value, caf::to_string(dm.reason), lost.size());
-    // Tell each job's JobMaster (Flink's notifyAllocationFailure): a slot
-    // granted but not yet offered would otherwise be waited for in vain.
-    std::map<job_id, std::vector<allocation_id>> by_job;
-    for (auto& a : lost) {
-      if (auto j = st.job_of_alloc.find(a); j != st.job_of_alloc.end()) {
-        by_job[j->second].push_back(a);
-        st.job_of_alloc.erase(j);
-      }
-    }
-    for (auto& [job, allocs] : by_job)
-      if (auto l = st.jobs.find(job); l != st.jobs.end())
-        self->send(l->second.jm, free_atom_v, std::move(allocs));
-    st.workers.erase(i->second);
-    st.worker_by_addr.erase(i);
+    on_peer_gone(self, dm.source, caf::to_string(dm.reason));
   });
+  if (opts.heartbeat.interval.count() > 0)
+    self->send(self, beat_atom_v);
   return {
     [=](register_atom, resource_id id, task_executor_actor te,
         slot_report& report) -> caf::result<resource_manager_id> {
@@ -128,6 +216,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       log_eventf("TaskExecutor {} registered with {} slots", id.value,
                  report.slots.size());
       self->monitor(te);
+      st.hb.watch(te.address(), self->clock().now());
       st.worker_by_addr[te.address()] = id;
       st.workers[id] = std::move(te);
       // Answer first: the TaskExecutor must know the leader's token before
@@ -141,16 +230,21 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         std::vector<slot_request>& requests) -> caf::result<int32_t> {
       auto& st = self->state;
       auto i = st.jobs.find(job);
-      if (i != st.jobs.end() && i->second.leader != leader)
-        return make_error(errc::fencing_token_mismatch,
-                          fmt::format("job {} already has another JobMaster",
-                                      job.to_string()));
-      if (st.job_by_jm.emplace(jm.address(), job).second)
-        self->monitor(jm);
-      st.jobs[job] = job_leader{std::move(jm), leader};
-      st.slots->add_requests(job, requests);
-      assign_slots(self);
-      return st.slots->pending_count();
+      if (i != st.jobs.end() && i->second.leader != leader) {
+        if (i->second.jm.address() == jm.address())
+          return make_error(errc::fencing_token_mismatch,
+                            fmt::format("job {} already has another JobMaster",
+                                        job.to_string()));
+        // Another JobMaster: the Dispatcher starts one only after the
+        // previous one ended, whose end may still be on its way here. Its
+        // requests wait for that end (and fail with slot.request.timeout
+        // if the old one lives on).
+        auto rp = self->make_response_promise<int32_t>();
+        st.deferred[job].push_back(
+          deferred_request{leader, std::move(jm), std::move(requests), rp});
+        return rp;
+      }
+      return register_requests(self, leader, job, std::move(jm), requests);
     },
     [=](free_atom, const resource_id& id, std::vector<allocation_id>& allocs) {
       auto& st = self->state;
@@ -167,7 +261,9 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         return;
       st.slots->remove_job(job);
       st.jobs.erase(i);
+      serve_deferred(self, job);
     },
+    [=](beat_atom) { send_heartbeats(self); },
     [=](overview_atom) {
       auto& st = self->state;
       return cluster_overview{st.slots->task_executor_count(),

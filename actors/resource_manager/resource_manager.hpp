@@ -1,5 +1,7 @@
 #pragma once
 
+#include "actors/common/heartbeat_monitor.hpp"
+
 #include "messages/resource_manager.hpp"
 
 namespace caf {
@@ -13,6 +15,8 @@ struct resource_manager_options {
   /// Flink's cluster.evenly-spread-out-slots (default false: fill the first
   /// TaskExecutor first).
   bool evenly_spread_out_slots = false;
+  /// Heartbeats sent to TaskExecutors and JobMasters.
+  heartbeat_options heartbeat;
 };
 
 /// Spawns a ResourceManager with a fresh fencing token.

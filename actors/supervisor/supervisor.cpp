@@ -57,7 +57,7 @@ void on_child_down(self_ptr self, const caf::down_msg& dm) {
     return; // an older incarnation
   const char* name = is_rm ? "ResourceManager" : "Dispatcher";
   auto reason = describe(dm.reason);
-  if (!st.intensity.on_crash(std::chrono::steady_clock::now())) {
+  if (!st.intensity.on_crash(self->clock().now())) {
     log_eventf("supervisor: the {} crashed ({}); giving up after {}", name,
                reason, st.intensity.describe());
     if (is_rm && st.dispatcher)

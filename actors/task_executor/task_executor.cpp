@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/event_log.hpp"
 #include "actors/task_executor/slot_table.hpp"
 #include "actors/task_executor/subtask.hpp"
 #include "messages/errors.hpp"
@@ -34,6 +35,8 @@ struct te_state {
   /// The JobMasters that hold slots here (watched: a JobMaster that is gone
   /// leaves no slot booked and no subtask running).
   std::map<caf::actor_addr, std::pair<job_id, job_master_id>> job_masters;
+  /// Heartbeat requests from the ResourceManager and the JobMasters.
+  heartbeat_monitor hb;
   static inline const char* name = "task_executor";
 };
 
@@ -87,6 +90,39 @@ void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
   give_back(self, std::move(freed));
 }
 
+/// The ResourceManager is gone (or silent): stop everything; whoever runs
+/// this TaskExecutor registers a new one when a master is back.
+void on_resource_manager_lost(self_ptr self, caf::error reason) {
+  for (auto& [addr, entry] : self->state.subtasks)
+    self->send(entry.second, cancel_atom_v);
+  self->quit(std::move(reason));
+}
+
+/// Drops whoever stopped sending heartbeats: the ResourceManager ends this
+/// TaskExecutor, a JobMaster loses its slots here.
+void check_heartbeats(self_ptr self) {
+  auto& st = self->state;
+  auto& opts = st.hb.options();
+  for (auto& peer : st.hb.expired(self->clock().now())) {
+    auto silent = fmt::format("no heartbeat for {} ms", opts.timeout.count());
+    if (peer == st.rm.address()) {
+      log_eventf("the ResourceManager is lost ({})", silent);
+      on_resource_manager_lost(self,
+                               make_error(errc::leader_lost,
+                                          "ResourceManager lost: " + silent));
+      return;
+    }
+    if (auto jm = st.job_masters.find(peer); jm != st.job_masters.end()) {
+      log_eventf("the JobMaster of job {} is lost ({})",
+                 jm->second.first.to_string(), silent);
+      auto [job, leader] = jm->second;
+      st.job_masters.erase(jm);
+      on_job_master_lost(self, job, leader);
+    }
+  }
+  self->delayed_send(self, opts.interval, beat_atom_v);
+}
+
 } // namespace
 
 namespace {
@@ -101,13 +137,10 @@ task_executor_impl(self_ptr self, task_executor_options opts,
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source == st.rm.address()) {
-      // The ResourceManager is gone: stop everything; whoever runs this
-      // TaskExecutor registers a new one when a master is back.
-      for (auto& [addr, entry] : st.subtasks)
-        self->send(entry.second, cancel_atom_v);
-      self->quit(dm.reason);
+      on_resource_manager_lost(self, dm.reason);
       return;
     }
+    st.hb.unwatch(dm.source);
     if (auto jm = st.job_masters.find(dm.source); jm != st.job_masters.end()) {
       on_job_master_lost(self, jm->second.first, jm->second.second);
       st.job_masters.erase(jm);
@@ -126,6 +159,11 @@ task_executor_impl(self_ptr self, task_executor_options opts,
     self->quit(msg.reason);
   });
   self->monitor(st.rm);
+  st.hb = heartbeat_monitor{st.opts.heartbeat};
+  if (st.opts.heartbeat.interval.count() > 0) {
+    st.hb.watch(st.rm.address(), self->clock().now());
+    self->send(self, beat_atom_v);
+  }
   self->request(st.rm, registration_timeout, register_atom_v, st.opts.id,
                 task_executor_actor{self}, st.slots->report())
     .then([=](resource_manager_id leader) { self->state.rm_leader = leader; },
@@ -153,8 +191,11 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       auto n = static_cast<int32_t>(offers.size());
       if (!offers.empty()
           && st.job_masters.emplace(jm.address(), std::make_pair(job, jm_leader))
-               .second)
+               .second) {
         self->monitor(jm);
+        if (st.opts.heartbeat.interval.count() > 0)
+          st.hb.watch(jm.address(), self->clock().now());
+      }
       if (!offers.empty())
         offer(self, std::move(jm), std::move(offers));
       return n;
@@ -192,6 +233,13 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       }
       return spawned;
     },
+    [=](heartbeat_atom) {
+      auto& st = self->state;
+      st.hb.heard_from(caf::actor_cast<caf::actor_addr>(self->current_sender()),
+                       self->clock().now());
+      return st.opts.id;
+    },
+    [=](beat_atom) { check_heartbeats(self); },
     [=](free_atom, job_id job) {
       auto& st = self->state;
       auto i = st.running.find(job);

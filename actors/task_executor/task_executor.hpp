@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/common/heartbeat_monitor.hpp"
 #include "actors/task_executor/output_gate.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/task_executor.hpp"
@@ -23,6 +24,8 @@ struct task_executor_options {
   resource_profile slot_profile;
   /// Data plane tuning for the subtasks it runs.
   exchange_options exchange;
+  /// Heartbeats expected from the ResourceManager and the JobMasters.
+  heartbeat_options heartbeat;
 };
 
 /// Spawns a TaskExecutor that registers with `rm` at once.

@@ -23,6 +23,8 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](tick_atom, uint64_t) {},
     [=](restart_atom, uint64_t) {},
     [=](free_atom, const std::vector<allocation_id>&) {},
+    [=](heartbeat_atom) { return job_id{}; },
+    [=](beat_atom) {},
   };
 }
 

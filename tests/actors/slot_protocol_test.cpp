@@ -129,6 +129,30 @@ TEST_CASE_FIXTURE(slot_fixture, "a second JobMaster for the same job is fenced o
                            + " already has another JobMaster");
 }
 
+TEST_CASE_FIXTURE(slot_fixture,
+                  "the next JobMaster of a job is served once the last one ended") {
+  auto te = add_task_executor("te-1", 1);
+  request<int32_t>(rm, request_atom_v, leader, job, jm, requests(1));
+  CHECK(jm_state().offers.size() == 1);
+  // A new JobMaster asks before the ResourceManager saw the old one end.
+  auto next = sys.spawn(fake_job_master);
+  run();
+  auto reply = self->request(rm, caf::infinite, request_atom_v,
+                             job_master_id::random(), job, next, requests(1));
+  run();
+  CHECK(self->mailbox().empty()); // it waits for the old one's end
+  caf::anon_send_exit(jm, caf::exit_reason::user_shutdown);
+  run();
+  bool answered = false;
+  reply.receive([&](int32_t) { answered = true; }, [](caf::error&) {});
+  CHECK(answered);
+  // The old JobMaster's slot went back (its TaskExecutor watched it) and
+  // was offered to the new one.
+  CHECK(deref<fake_job_master_impl>(next).state.offers.size() == 1);
+  caf::anon_send_exit(next, caf::exit_reason::user_shutdown);
+  (void) te;
+}
+
 TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor refuses a replaced ResourceManager") {
   auto te = add_task_executor("te-1", 1);
   auto err = error_of<int32_t>(te, request_atom_v, resource_manager_id::random(), job,

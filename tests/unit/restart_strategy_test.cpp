@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "actors/job_master/restart_strategy.hpp"
+#include "actors/common/heartbeat_monitor.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
 #include "config/config.hpp"
 
@@ -119,4 +120,36 @@ TEST_CASE("supervision forgets restarts older than the window") {
 TEST_CASE("supervision with zero restarts gives up at the first crash") {
   restart_intensity r{0, 10s};
   CHECK_FALSE(r.on_crash(t0));
+}
+
+TEST_CASE("a peer silent for longer than heartbeat.timeout is lost") {
+  basic_heartbeat_monitor<std::string> hb{heartbeat_options{200ms, 1000ms, 2}};
+  hb.watch("te-1", t0);
+  hb.watch("te-2", t0);
+  hb.heard_from("te-2", t0 + 900ms);
+  CHECK(hb.expired(t0 + 1000ms).empty()); // exactly the timeout: not yet
+  CHECK(hb.expired(t0 + 1001ms) == std::vector<std::string>{"te-1"});
+  CHECK_FALSE(hb.watching("te-1"));
+  CHECK(hb.expired(t0 + 1800ms).empty());
+  CHECK(hb.expired(t0 + 1901ms) == std::vector<std::string>{"te-2"});
+  CHECK(hb.peers().empty());
+}
+
+TEST_CASE("failed heartbeat requests in a row make a peer lost") {
+  basic_heartbeat_monitor<std::string> hb{heartbeat_options{200ms, 1000ms, 2}};
+  hb.watch("te-1", t0);
+  CHECK_FALSE(hb.request_failed("te-1"));
+  hb.heard_from("te-1", t0 + 200ms); // an answer resets the count
+  CHECK_FALSE(hb.request_failed("te-1"));
+  CHECK(hb.request_failed("te-1"));
+  CHECK_FALSE(hb.watching("te-1"));
+  CHECK_FALSE(hb.request_failed("te-1")); // reported once
+}
+
+TEST_CASE("unwatched peers are never reported") {
+  basic_heartbeat_monitor<std::string> hb;
+  hb.watch("jm", t0);
+  hb.unwatch("jm");
+  hb.heard_from("jm", t0);
+  CHECK(hb.expired(t0 + 1h).empty());
 }
