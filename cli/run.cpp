@@ -23,6 +23,8 @@
 #include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
 #include "cluster/runtime_config.hpp"
+#include "storage/rocksdb_store.hpp"
+#include "storage/state_identity.hpp"
 
 namespace weir::cli {
 
@@ -356,6 +358,23 @@ int run_action(const std::vector<std::string>& args) {
   caf::actor_system_config system_cfg;
   configure_actor_system(system_cfg);
   caf::actor_system sys{system_cfg};
+  if (!mc.state_dir.empty()) {
+    // Opened here (not by mini_cluster::start) to check whose it is first.
+    auto kv = storage::open_rocksdb_store(mc.state_dir);
+    if (!kv) {
+      fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",
+                 describe(kv.error()));
+      return exit_cluster_error;
+    }
+    auto problem = storage::claim_state_dir(
+      **kv, cfg->text("high-availability.cluster-id"), mc.state_dir);
+    if (!problem.empty()) {
+      fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",
+                 problem);
+      return exit_cluster_error;
+    }
+    mc.store = std::move(*kv);
+  }
   auto cluster = mini_cluster::start(sys, mc);
   if (!cluster) {
     fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",

@@ -17,6 +17,7 @@
 #include "cluster/runtime_config.hpp"
 #include "messages/errors.hpp"
 #include "storage/rocksdb_store.hpp"
+#include "storage/state_identity.hpp"
 
 namespace weir {
 
@@ -76,6 +77,12 @@ int run_jobmanager(const jobmanager_options& opts) {
       }
       auto kv = storage::open_rocksdb_store(opts.state_dir);
       if (kv) {
+        auto problem = storage::claim_state_dir(**kv, opts.remote.cluster_id,
+                                                opts.state_dir);
+        if (!problem.empty()) {
+          log_eventf("cannot open the state directory: {}", problem);
+          return 3;
+        }
         mc.store = std::move(*kv);
         if (announced)
           log_eventf("took over {} as the leader", opts.state_dir);

@@ -1,6 +1,13 @@
 #include "storage/rocksdb_store.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <system_error>
 
@@ -52,6 +59,77 @@ family_descriptors(const rocksdb::DBOptions& opts, const std::string& path) {
   return result;
 }
 
+/// RocksDB's info LOG, appended with plain write(2) calls whose errors are
+/// ignored. RocksDB 7.8's own info logger (EnvLogger) asserts on the write
+/// after a failed one (fixed upstream in 8.1, facebook/rocksdb#11314), and
+/// Debian's librocksdb keeps assertions on: a full disk would abort the
+/// process on RocksDB's next log line.
+class info_log final : public rocksdb::Logger {
+public:
+  /// Moves an old `LOG` aside as `LOG.old.<micros>` (as RocksDB does, so
+  /// that keep_log_file_num prunes them) and opens a new one; nullptr when
+  /// that fails (RocksDB then tries itself and reports why).
+  static std::shared_ptr<rocksdb::Logger> open(const std::string& dir) {
+    auto path = dir + "/LOG";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec); // a fresh state directory
+    if (std::filesystem::exists(path, ec)) {
+      auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+      std::filesystem::rename(path, fmt::format("{}.old.{}", path, micros), ec);
+      if (ec)
+        return nullptr;
+    }
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                    0644);
+    if (fd < 0)
+      return nullptr;
+    return std::make_shared<info_log>(fd);
+  }
+
+  explicit info_log(int fd) : fd_(fd) {
+    // nop
+  }
+
+  ~info_log() override {
+    ::close(fd_);
+  }
+
+  using rocksdb::Logger::Logv;
+
+  void Logv(const char* format, va_list ap) override {
+    using namespace std::chrono;
+    auto now = system_clock::now();
+    auto secs = system_clock::to_time_t(now);
+    auto micros = duration_cast<microseconds>(now.time_since_epoch()).count()
+                  % 1000000;
+    std::tm t{};
+    localtime_r(&secs, &t);
+    char stamp[40];
+    std::strftime(stamp, sizeof(stamp), "%Y/%m/%d-%H:%M:%S", &t);
+    std::string line = fmt::format("{}.{:06} ", stamp, micros);
+    va_list copy;
+    va_copy(copy, ap);
+    auto n = std::vsnprintf(nullptr, 0, format, copy);
+    va_end(copy);
+    if (n > 0) {
+      auto at = line.size();
+      line.resize(at + static_cast<size_t>(n) + 1);
+      std::vsnprintf(line.data() + at, static_cast<size_t>(n) + 1, format, ap);
+      line.resize(at + static_cast<size_t>(n));
+    }
+    if (line.empty() || line.back() != '\n')
+      line += '\n';
+    // One write per line (O_APPEND): lines of RocksDB's threads never
+    // interleave. A failed write loses the line, nothing else.
+    [[maybe_unused]] auto written = ::write(fd_, line.data(), line.size());
+  }
+
+private:
+  int fd_;
+};
+
 } // namespace
 
 caf::expected<std::unique_ptr<rocksdb_store>>
@@ -67,6 +145,7 @@ rocksdb_store::open(std::string path) {
   opts.create_missing_column_families = true;
   // Every open starts a new info LOG; keep a few old ones, not 1000.
   opts.keep_log_file_num = 10;
+  opts.info_log = info_log::open(path);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
   auto st = rocksdb::DB::Open(opts, path, family_descriptors(opts, path),
@@ -148,6 +227,10 @@ bool rocksdb_store_locked(const std::string& path) {
   auto lock_path = path + "/LOCK";
   std::error_code ec;
   if (!std::filesystem::exists(lock_path, ec))
+    return false;
+  // A LOCK file this process may not write (a read-only file system, no
+  // permission) is not a lease someone holds: open() reports why it fails.
+  if (::access(lock_path.c_str(), W_OK) != 0)
     return false;
   rocksdb::FileLock* lock = nullptr;
   auto st = rocksdb::Env::Default()->LockFile(lock_path, &lock);

@@ -15,6 +15,7 @@
 #include <rocksdb/status.h>
 
 #include "messages/errors.hpp"
+#include "temp_dir.hpp"
 #include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
@@ -25,34 +26,11 @@
 
 using namespace weir;
 using namespace weir::storage;
+using weir::test::temp_dir;
 
 namespace {
 
 // -- fixtures -----------------------------------------------------------------
-
-/// A fresh directory under /tmp, removed with its contents at the end.
-class temp_dir {
-public:
-  temp_dir() {
-    std::string pattern = "/tmp/weir-storage-test-XXXXXX";
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-
-  /// `<dir>/<name>`.
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-  std::string path_;
-};
 
 /// Fails the test with the error's text.
 template <class T>
