@@ -68,16 +68,24 @@ void assign_slots(self_ptr self) {
         st.slots->free_slot(worker, g.alloc);
       continue;
     }
-    auto id = worker;
     self
       ->request(w->second, grant_timeout, request_atom_v, st.leader, job,
                 j->second.leader, j->second.jm, list)
       .then([](int32_t) {},
             [=](caf::error&) {
-              // The TaskExecutor refused or did not answer: its slots are
-              // reported free again by its next registration.
-              for (auto& g : list)
-                self->state.slots->free_slot(id, g.alloc);
+              // The TaskExecutor refused or did not answer. The JobMaster
+              // asks for replacements instead of waiting for offers that
+              // never come; the slots stay booked (matching them again
+              // could refuse again, in a loop) until the TaskExecutor
+              // registers again or is lost.
+              auto& st = self->state;
+              std::vector<allocation_id> failed;
+              for (auto& g : list) {
+                st.job_of_alloc.erase(g.alloc);
+                failed.push_back(g.alloc);
+              }
+              if (auto l = st.jobs.find(job); l != st.jobs.end())
+                self->send(l->second.jm, free_atom_v, std::move(failed));
             });
   }
 }

@@ -22,7 +22,10 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](cancel_atom) { return job_state::cancelling; },
     [=](tick_atom, uint64_t) {},
     [=](restart_atom, uint64_t) {},
-    [=](free_atom, const std::vector<allocation_id>&) {},
+    [=](free_atom, const std::vector<allocation_id>& allocs) {
+      auto& lost = self->state.lost;
+      lost.insert(lost.end(), allocs.begin(), allocs.end());
+    },
     [=](heartbeat_atom) { return job_id{}; },
     [=](beat_atom) {},
   };

@@ -14,6 +14,8 @@ namespace weir::test {
 struct fake_job_master_state {
   std::vector<slot_offer> offers;
   std::vector<resource_id> offered_by;
+  /// Allocations the ResourceManager reported lost or failed.
+  std::vector<allocation_id> lost;
 };
 
 using fake_job_master_impl

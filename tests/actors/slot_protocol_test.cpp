@@ -153,6 +153,45 @@ TEST_CASE_FIXTURE(slot_fixture,
   (void) te;
 }
 
+namespace {
+
+/// A TaskExecutor that registers one slot and refuses every grant.
+task_executor_actor::behavior_type
+refusing_task_executor(task_executor_actor::pointer self,
+                       resource_manager_actor rm) {
+  slot_report report;
+  report.slots.resize(1);
+  self->request(rm, caf::infinite, register_atom_v, resource_id{"refusing"},
+                task_executor_actor{self}, report)
+    .then([](const resource_manager_id&) {});
+  return {
+    [](request_atom, resource_manager_id, job_id, job_master_id,
+       job_master_actor, std::vector<slot_grant>&) -> caf::result<int32_t> {
+      return make_error(errc::slot_unavailable, "refused");
+    },
+    [](submit_atom, job_master_id, job_master_actor,
+       std::vector<task_deployment>&) { return std::vector<subtask_actor>{}; },
+    [](free_atom, job_id) {},
+    [](heartbeat_atom) { return resource_id{"refusing"}; },
+    [](beat_atom) {},
+  };
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(slot_fixture,
+                  "a refused grant is reported to the JobMaster") {
+  auto te = sys.spawn(refusing_task_executor, rm);
+  run();
+  auto reqs = requests(1);
+  request<int32_t>(rm, request_atom_v, leader, job, jm, reqs);
+  run();
+  // The JobMaster learns that its allocation will not be offered (and asks
+  // for a replacement) instead of waiting for slot.request.timeout.
+  CHECK(jm_state().lost == std::vector<allocation_id>{reqs[0].alloc});
+  caf::anon_send_exit(te, caf::exit_reason::user_shutdown);
+}
+
 TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor refuses a replaced ResourceManager") {
   auto te = add_task_executor("te-1", 1);
   auto err = error_of<int32_t>(te, request_atom_v, resource_manager_id::random(), job,
