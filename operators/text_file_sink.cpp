@@ -30,6 +30,14 @@ const std::vector<param_spec>& text_file_params() {
 /// so a failed or canceled job leaves no partial output file. `<final>` is
 /// `path` when the vertex runs with parallelism 1, else `path/part-<i>`
 /// (the directory is created).
+///
+/// Several attempts of one subtask can hold `<final>.inprogress` at once: a
+/// restarted job's new attempt, and the old one on a worker that was
+/// declared lost but still runs until it notices (it was hung, or cut off).
+/// Each attempt writes its own file: open() replaces the name with a fresh
+/// file rather than truncating the old attempt's, and abort() and finish()
+/// touch the name only while it is still their file, so a stale attempt can
+/// neither delete nor publish a newer attempt's output.
 class text_file_sink : public sink {
 public:
   explicit text_file_sink(std::string path) : path_(std::move(path)) {
@@ -48,10 +56,21 @@ public:
       final_ = fmt::format("{}/part-{}", path_, ctx.subtask_index);
     }
     in_progress_ = final_ + ".inprogress";
-    fd_ = ::open(in_progress_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                 0644);
-    if (fd_ < 0)
-      fail("cannot create", in_progress_);
+    // A leftover of another attempt (a killed worker's, or one that still
+    // runs) is replaced, not truncated and shared.
+    for (int tries = 0; fd_ < 0; ++tries) {
+      if (::unlink(in_progress_.c_str()) != 0 && errno != ENOENT)
+        fail("cannot remove", in_progress_);
+      fd_ = ::open(in_progress_.c_str(),
+                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd_ < 0 && (errno != EEXIST || tries == 3))
+        fail("cannot create", in_progress_);
+    }
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0)
+      fail("cannot stat", in_progress_);
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
     buf_.reserve(flush_bytes + 64 * 1024);
   }
 
@@ -74,9 +93,17 @@ public:
       fail("cannot sync", in_progress_);
     ::close(fd_);
     fd_ = -1;
+    if (!owns_in_progress()) {
+      // A newer attempt of this subtask took the name over: this attempt
+      // is stale and must not publish (nor remove) that attempt's file.
+      buf_.clear();
+      throw operator_error(fmt::format(
+        "'{}' was replaced by another attempt of this subtask", in_progress_));
+    }
     if (::rename(in_progress_.c_str(), final_.c_str()) != 0) {
       auto saved = errno;
-      ::unlink(in_progress_.c_str());
+      if (owns_in_progress())
+        ::unlink(in_progress_.c_str());
       errno = saved;
       fail("cannot rename", in_progress_);
     }
@@ -88,7 +115,8 @@ public:
       return;
     ::close(fd_);
     fd_ = -1;
-    ::unlink(in_progress_.c_str());
+    if (owns_in_progress())
+      ::unlink(in_progress_.c_str());
     buf_.clear();
   }
 
@@ -96,6 +124,15 @@ public:
 
 private:
   bool finished_ = false;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+
+  /// Whether `<final>.inprogress` still names the file this attempt writes.
+  bool owns_in_progress() const {
+    struct stat st {};
+    return ::stat(in_progress_.c_str(), &st) == 0 && st.st_dev == dev_
+           && st.st_ino == ino_;
+  }
 
   [[noreturn]] static void fail(const char* what, const std::string& path) {
     throw operator_error(

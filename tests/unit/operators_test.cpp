@@ -891,6 +891,36 @@ TEST_CASE("text_file sink leaves no output after abort or destruction") {
   CHECK(fs::is_empty(dir.path));
 }
 
+TEST_CASE("text_file sink: a stale attempt never touches a newer one's file") {
+  // The old attempt of a restarted job may still run on a worker that was
+  // declared lost (hung, cut off) when the new attempt opens the same file.
+  temp_dir dir;
+  auto path = dir / "out.txt";
+  auto stale = reg().find("text_file")->make_sink({{"path", path}});
+  stale->open(context());
+  stale->write({record::integer({}, 1)});
+  auto fresh = reg().find("text_file")->make_sink({{"path", path}});
+  fresh->open(context());
+  fresh->write({record::integer({}, 2)});
+  stale->abort(); // canceled once its worker notices
+  CHECK(fs::exists(path + ".inprogress"));
+  fresh->finish();
+  CHECK(read_file(path) == "2\n");
+  // A stale attempt that gets to its end cannot publish either.
+  auto first = reg().find("text_file")->make_sink({{"path", path}});
+  first->open(context());
+  first->write({record::integer({}, 3)});
+  auto second = reg().find("text_file")->make_sink({{"path", path}});
+  second->open(context());
+  second->write({record::integer({}, 4)});
+  CHECK_THROWS_WITH_AS(first->finish(),
+                       doctest::Contains("replaced by another attempt"),
+                       operator_error);
+  second->finish();
+  CHECK(read_file(path) == "4\n");
+  CHECK_FALSE(fs::exists(path + ".inprogress"));
+}
+
 TEST_CASE("text_file sink throws when it cannot create its file") {
   auto s = reg().find("text_file")->make_sink({{"path", "/no/such/dir/out"}});
   CHECK_THROWS_WITH_AS(s->open(context()),
