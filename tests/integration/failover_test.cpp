@@ -300,6 +300,32 @@ TEST_CASE("a standby jobmanager takes over when the leader dies") {
   CHECK(standby.finish(30s).exit_code == 0);
 }
 
+namespace {
+
+/// A jobmanager (extra flags `flags`) on a fresh state directory with one
+/// registered taskmanager "worker" of 2 slots.
+struct one_worker_cluster {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  std::unique_ptr<running_process> master;
+  std::unique_ptr<running_process> worker;
+  std::string address;
+
+  explicit one_worker_cluster(std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv{weir, "jobmanager", "--port", "0",
+                                  "--state-dir", dir.file("state")};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    master = std::make_unique<running_process>(argv);
+    address = listening_address(*master);
+    REQUIRE_FALSE(address.empty());
+    worker = std::make_unique<running_process>(std::vector<std::string>{
+      weir, "taskmanager", "-m", address, "--slots", "2", "--id", "worker"});
+    REQUIRE(master->wait_for_stderr("TaskExecutor worker registered", 30s));
+  }
+};
+
+} // namespace
+
 #ifdef WEIR_FAULT_INJECTION
 namespace {
 
@@ -327,19 +353,11 @@ std::vector<std::string> one_to(int n) {
 } // namespace
 
 TEST_CASE("a crashed JobMaster is restarted and its job finishes once") {
-  temp_dir dir;
-  std::string weir = std::getenv("WEIR_BIN");
-  running_process master{{weir, "jobmanager", "--port", "0", "--state-dir",
-                          dir.file("state")}};
-  auto address = listening_address(master);
-  REQUIRE_FALSE(address.empty());
-  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2"}};
-  auto r = run_weir({"run", "-m", address, crashing_spec(dir, 1)});
+  one_worker_cluster c;
+  auto& master = *c.master;
+  auto& address = c.address;
+  auto r = run_weir({"run", "-m", address, crashing_spec(c.dir, 1)});
   CHECK(r.exit_code == 0);
-  if (r.exit_code != 0) {
-    master.wait_for_stderr("NEVER", 1s);
-    MESSAGE(r.err << master.stderr_so_far());
-  }
   CHECK(sorted_lines(r.out) == one_to(1000));
   REQUIRE(master.wait_for_stderr("restarting it", 30s));
   CHECK(master.stderr_so_far().find(
@@ -353,23 +371,16 @@ TEST_CASE("a crashed JobMaster is restarted and its job finishes once") {
 }
 
 TEST_CASE("past the restart intensity the jobmanager exits with code 4") {
-  temp_dir dir;
-  std::string weir = std::getenv("WEIR_BIN");
-  running_process master{{weir, "jobmanager", "--port", "0", "--state-dir",
-                          dir.file("state"),
-                          "-Djobmanager.supervision.max-restarts=1"}};
-  auto address = listening_address(master);
-  REQUIRE_FALSE(address.empty());
-  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2"}};
+  one_worker_cluster c{{"-Djobmanager.supervision.max-restarts=1"}};
+  auto& master = *c.master;
+  auto& address = c.address;
   // Two JobMaster crashes take the Dispatcher down; its replacement
   // recovers the job, which crashes it again: the supervisor gives up.
   auto submitted = run_weir({"run", "-m", address, "-d",
-                             crashing_spec(dir, 1000)});
+                             crashing_spec(c.dir, 1000)});
   CHECK(submitted.exit_code == 0);
   auto r = master.finish(60s);
   CHECK(r.exit_code == 4);
-  if (r.exit_code != 4)
-    MESSAGE(r.err);
   CHECK(r.err.find("supervisor: the Dispatcher crashed (") != std::string::npos);
   CHECK(r.err.find("jobmanager: exiting: the Dispatcher crashed more than 1 "
                    "restarts within 60000 ms\n")
@@ -381,17 +392,11 @@ TEST_CASE("a busy TaskExecutor is not declared lost") {
   // Its subtasks keep both cores saturated for several seconds (longer
   // than heartbeat.timeout, at the defaults); heartbeats go ahead of data,
   // so the job runs through without a loss and without a restart.
-  temp_dir dir;
-  std::string weir = std::getenv("WEIR_BIN");
-  running_process master{{weir, "jobmanager", "--port", "0", "--state-dir",
-                          dir.file("state")}};
-  auto address = listening_address(master);
-  REQUIRE_FALSE(address.empty());
-  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2",
-                          "--id", "busy"}};
-  REQUIRE(master.wait_for_stderr("TaskExecutor busy registered", 30s));
+  one_worker_cluster c;
+  auto& master = *c.master;
+  auto& address = c.address;
   const int64_t n = 600000000;
-  auto spec = dir.write("busy.json", fmt::format(R"({{
+  auto spec = c.dir.write("busy.json", fmt::format(R"({{
     "name": "busy", "parallelism": 2,
     "vertices": [
       {{"id": "numbers", "operator": "sequence", "params": {{"from": 1, "to": {}}}}},
