@@ -156,7 +156,10 @@ int run_taskmanager(const taskmanager_options& opts) {
   auto backoff = caf::timespan{opts.initial_backoff};
   auto max_backoff = caf::timespan{opts.max_backoff};
   while (stop_requested == 0) {
-    auto handles = connect_gateway(sys, opts.jobmanagers, 2s);
+    // A short deadline: right after a master restart CAF may still hand out
+    // the dead master's cached gateway, whose lookup never answers; the
+    // next attempt (after the backoff) reaches the new one.
+    auto handles = connect_gateway(sys, opts.jobmanagers, 500ms);
     if (!handles) {
       log_eventf("{}; retrying in {} ms", describe(handles.error()),
                  std::chrono::duration_cast<std::chrono::milliseconds>(backoff)
