@@ -184,6 +184,17 @@ const std::vector<config_key>& config_keys() {
      "doubles after every failed attempt."},
     {"cluster.registration.max-timeout", t::duration, "10 s",
      "Longest pause of a worker between attempts to reach the master."},
+    {"execution.checkpointing.interval", t::duration, "0",
+     "How often the JobMaster triggers a checkpoint (0: never; Flink's "
+     "default is off too). Per job or cluster-wide."},
+    {"execution.checkpointing.timeout", t::duration, "10 min",
+     "A checkpoint not acknowledged by every subtask within this time is "
+     "abandoned."},
+    {"execution.checkpointing.max-concurrent-checkpoints", t::integer, "1",
+     "Checkpoints that may be pending at once."},
+    {"execution.checkpointing.min-pause", t::duration, "0",
+     "Least time between the end of one checkpoint and the start of the "
+     "next."},
     {"heartbeat.interval", t::duration, "200 ms",
      "How often connected processes exchange heartbeats."},
     {"heartbeat.rpc-failure-threshold", t::integer, "2",
@@ -237,6 +248,8 @@ const std::vector<config_key>& config_keys() {
      "failure-rate: pause before each restart."},
     {"slot.request.timeout", t::duration, "300 s",
      "How long a job waits for all of its slots before it fails."},
+    {"state.checkpoints.num-retained", t::integer, "1",
+     "Completed checkpoints kept; a failover restores the newest."},
     {"taskmanager.cpu.cores", t::number, "0",
      "CPU cores of a worker, split evenly over its slots (0: unknown)."},
     {"taskmanager.memory.task.heap.size", t::memory, "0",
@@ -349,9 +362,12 @@ configuration::set_with_prefix(const std::string& prefix) const {
 std::string check_job_config_keys(const std::map<std::string, std::string>& keys) {
   for (auto& [key, value] : keys)
     if (key.rfind("restart-strategy.", 0) != 0
-        && key.rfind("weir.fault.", 0) != 0)
+        && key.rfind("weir.fault.", 0) != 0
+        && key.rfind("execution.checkpointing.", 0) != 0
+        && key != "state.checkpoints.num-retained")
       return fmt::format("key '{}' cannot be set per job (only "
-                         "restart-strategy.*)",
+                         "restart-strategy.*, execution.checkpointing.*, "
+                         "state.checkpoints.num-retained)",
                          key);
   return {};
 }

@@ -197,7 +197,9 @@ TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
   auto r = run_weir({"run", spec});
   CHECK(r.exit_code == 2);
   CHECK(r.err == spec + ": config: key 'slot.request.timeout' cannot be set per "
-                        "job (only restart-strategy.*)\n");
+                        "job (only restart-strategy.*, "
+                        "execution.checkpointing.*, "
+                        "state.checkpoints.num-retained)\n");
   auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=2 s"});
   CHECK(hb.exit_code == 2);
   CHECK(hb.err == "weir run: heartbeat.interval (2000 ms) must be above 0 and "

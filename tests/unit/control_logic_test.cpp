@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/restart_strategy.hpp"
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
@@ -152,4 +153,70 @@ TEST_CASE("unwatched peers are never reported") {
   hb.unwatch("jm");
   hb.heard_from("jm", t0);
   CHECK(hb.expired(t0 + 1h).empty());
+}
+
+namespace {
+
+checkpoint_options every(std::chrono::milliseconds interval) {
+  checkpoint_options o;
+  o.interval = interval;
+  o.timeout = 10s;
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("a checkpoint completes when every subtask acknowledged it") {
+  checkpoint_coordinator c{every(200ms), 2};
+  auto id = c.trigger(t0);
+  REQUIRE(id);
+  CHECK(*id == 1);
+  CHECK_FALSE(c.trigger(t0)); // max-concurrent-checkpoints 1
+  CHECK_FALSE(c.acknowledge(*id, 0, {{"numbers", "abc"}}, t0 + 5ms));
+  CHECK_FALSE(c.acknowledge(*id, 0, {{"numbers", "abc"}}, t0 + 6ms)); // again
+  auto done = c.acknowledge(*id, 1, {{"numbers", "de"}, {"sums", "f"}},
+                            t0 + 10ms);
+  REQUIRE(done);
+  CHECK(done->id == 1);
+  CHECK(done->bytes == 6);
+  CHECK(done->duration == 10ms);
+  CHECK(done->states.at(1).at("sums") == "f");
+  REQUIRE(c.latest() != nullptr);
+  CHECK(c.latest()->id == 1);
+  CHECK(c.trigger(t0 + 20ms) == 2);
+}
+
+TEST_CASE("checkpoints time out, respect the min pause, and keep N") {
+  auto o = every(100ms);
+  o.min_pause = 50ms;
+  o.retained = 2;
+  o.max_concurrent = 2;
+  checkpoint_coordinator c{o, 1};
+  auto a = c.trigger(t0);
+  auto b = c.trigger(t0 + 1s);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(c.expire(t0 + 10500ms) == std::vector<int64_t>{*a});
+  CHECK_FALSE(c.acknowledge(*a, 0, {}, t0 + 10600ms)); // expired
+  REQUIRE(c.acknowledge(*b, 0, {}, t0 + 10600ms));
+  CHECK_FALSE(c.trigger(t0 + 10620ms)); // within the min pause
+  for (int i = 0; i < 3; ++i) {
+    auto t = t0 + 11s + std::chrono::seconds(i);
+    auto id = c.trigger(t);
+    REQUIRE(id);
+    REQUIRE(c.acknowledge(*id, 0, {}, t));
+  }
+  CHECK(c.completed().size() == 2);
+  CHECK(c.latest()->id == 5);
+}
+
+TEST_CASE("a failover abandons pending checkpoints and keeps completed ones") {
+  checkpoint_coordinator c{every(100ms), 1};
+  auto a = c.trigger(t0);
+  REQUIRE(c.acknowledge(*a, 0, {{"v", "x"}}, t0));
+  auto b = c.trigger(t0 + 1s);
+  c.abort_pending();
+  CHECK(c.pending_count() == 0);
+  CHECK_FALSE(c.acknowledge(*b, 0, {}, t0 + 2s));
+  CHECK(c.latest()->id == *a);
 }

@@ -1,0 +1,84 @@
+#include "actors/job_master/checkpoint_coordinator.hpp"
+
+#include "config/config.hpp"
+
+namespace weir {
+
+checkpoint_options checkpoint_options::from(const configuration& cfg) {
+  checkpoint_options c;
+  c.interval = cfg.duration("execution.checkpointing.interval");
+  c.timeout = cfg.duration("execution.checkpointing.timeout");
+  c.max_concurrent = static_cast<int32_t>(
+    cfg.integer("execution.checkpointing.max-concurrent-checkpoints"));
+  c.min_pause = cfg.duration("execution.checkpointing.min-pause");
+  c.retained = static_cast<int32_t>(
+    cfg.integer("state.checkpoints.num-retained"));
+  return c;
+}
+
+checkpoint_coordinator::checkpoint_coordinator(checkpoint_options opts,
+                                               int32_t subtasks)
+  : opts_(opts), subtasks_(subtasks) {
+}
+
+std::optional<int64_t> checkpoint_coordinator::trigger(clock::time_point now) {
+  if (static_cast<int32_t>(pending_.size()) >= opts_.max_concurrent)
+    return std::nullopt;
+  if (last_completed_ && now - *last_completed_ < opts_.min_pause)
+    return std::nullopt;
+  auto id = next_id_++;
+  auto& p = pending_[id];
+  p.started = now;
+  p.result.id = id;
+  for (int32_t k = 0; k < subtasks_; ++k)
+    p.waiting.insert(k);
+  return id;
+}
+
+std::optional<completed_checkpoint>
+checkpoint_coordinator::acknowledge(int64_t id, int32_t flat,
+                                    operator_states state,
+                                    clock::time_point now) {
+  auto i = pending_.find(id);
+  if (i == pending_.end() || i->second.waiting.erase(flat) == 0)
+    return std::nullopt;
+  auto& result = i->second.result;
+  for (auto& [vertex, bytes] : state)
+    result.bytes += static_cast<int64_t>(bytes.size());
+  result.states[flat] = std::move(state);
+  if (!i->second.waiting.empty())
+    return std::nullopt;
+  result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+    now - i->second.started);
+  auto done = std::move(result);
+  // Older pending checkpoints are subsumed by this one.
+  pending_.erase(pending_.begin(), std::next(i));
+  completed_.push_back(done);
+  while (static_cast<int32_t>(completed_.size()) > std::max(1, opts_.retained))
+    completed_.pop_front();
+  last_completed_ = now;
+  return done;
+}
+
+std::vector<int64_t> checkpoint_coordinator::expire(clock::time_point now) {
+  std::vector<int64_t> result;
+  for (auto i = pending_.begin(); i != pending_.end();) {
+    if (now - i->second.started > opts_.timeout) {
+      result.push_back(i->first);
+      i = pending_.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  return result;
+}
+
+void checkpoint_coordinator::abort_pending() {
+  pending_.clear();
+}
+
+const completed_checkpoint* checkpoint_coordinator::latest() const {
+  return completed_.empty() ? nullptr : &completed_.back();
+}
+
+} // namespace weir

@@ -1,0 +1,96 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace weir {
+
+class configuration;
+
+/// Flink's execution.checkpointing.* keys.
+struct checkpoint_options {
+  /// 0: no periodic checkpoints (Flink's default: checkpointing is off).
+  std::chrono::milliseconds interval{0};
+  std::chrono::milliseconds timeout{600000};
+  int32_t max_concurrent = 1;
+  std::chrono::milliseconds min_pause{0};
+  /// Completed checkpoints kept (state.checkpoints.num-retained).
+  int32_t retained = 1;
+
+  static checkpoint_options from(const configuration& cfg);
+};
+
+/// The state of one subtask's operators: vertex id → bytes.
+using operator_states = std::map<std::string, std::string>;
+
+/// A checkpoint every subtask acknowledged.
+struct completed_checkpoint {
+  int64_t id = 0;
+  /// By flat execution index.
+  std::map<int32_t, operator_states> states;
+  int64_t bytes = 0;
+  std::chrono::milliseconds duration{0};
+};
+
+/// The JobMaster's checkpoint bookkeeping (Flink's CheckpointCoordinator,
+/// as a plain class): when to trigger, which subtasks still owe an
+/// acknowledgement, which checkpoints completed or expired.
+class checkpoint_coordinator {
+public:
+  using clock = std::chrono::steady_clock;
+
+  /// `subtasks` acknowledgements complete a checkpoint.
+  checkpoint_coordinator(checkpoint_options opts, int32_t subtasks);
+
+  /// A new checkpoint id when one may start at `now` (fewer than
+  /// max_concurrent pending, min_pause since the last completion).
+  std::optional<int64_t> trigger(clock::time_point now);
+
+  /// Subtask `flat` acknowledged checkpoint `id` with its state. Returns
+  /// the checkpoint when that completed it; unknown or expired ids and
+  /// repeated acknowledgements are ignored.
+  std::optional<completed_checkpoint> acknowledge(int64_t id, int32_t flat,
+                                                  operator_states state,
+                                                  clock::time_point now);
+
+  /// Drops the pending checkpoints older than the timeout; returns their
+  /// ids.
+  std::vector<int64_t> expire(clock::time_point now);
+
+  /// A failover: every pending checkpoint is abandoned (completed ones stay
+  /// and are what the job restarts from).
+  void abort_pending();
+
+  /// The newest completed checkpoint, if any.
+  const completed_checkpoint* latest() const;
+
+  /// Completed checkpoints, oldest first (at most `retained`).
+  const std::deque<completed_checkpoint>& completed() const {
+    return completed_;
+  }
+
+  size_t pending_count() const { return pending_.size(); }
+  const checkpoint_options& options() const { return opts_; }
+
+private:
+  struct pending {
+    clock::time_point started;
+    std::set<int32_t> waiting;
+    completed_checkpoint result;
+  };
+
+  checkpoint_options opts_;
+  int32_t subtasks_;
+  int64_t next_id_ = 1;
+  std::map<int64_t, pending> pending_;
+  std::deque<completed_checkpoint> completed_;
+  std::optional<clock::time_point> last_completed_;
+};
+
+} // namespace weir
