@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "operators/builtins.hpp"
+#include "operators/state_codec.hpp"
 #include "operators/params.hpp"
 
 namespace weir::ops {
@@ -42,6 +43,17 @@ public:
   void finish(std::vector<record>& out) override {
     if (!streaming_)
       aggregation_.drain_sorted(out);
+  }
+
+  std::string snapshot_state() const override {
+    state_writer w;
+    aggregation_.snapshot(w);
+    return w.take();
+  }
+
+  void restore_state(const std::string& bytes) override {
+    state_reader r{bytes, to_string(aggregation_.kind())};
+    aggregation_.restore(r);
   }
 
 private:
@@ -120,6 +132,27 @@ void keyed_aggregation::drain_sorted(std::vector<record>& out) {
   drain(out);
   std::sort(out.begin() + first, out.end(),
             [](const record& a, const record& b) { return a.key < b.key; });
+}
+
+void keyed_aggregation::snapshot(state_writer& w) const {
+  w.int64(static_cast<int64_t>(table_.size()));
+  for (auto& [key, e] : table_) {
+    w.text(key);
+    w.int64(e.value);
+    w.int64(e.timestamp);
+  }
+}
+
+void keyed_aggregation::restore(state_reader& r) {
+  table_.clear();
+  touched_.clear();
+  auto n = r.int64();
+  for (int64_t i = 0; i < n; ++i) {
+    auto key = r.text();
+    auto& e = table_[key];
+    e.value = r.int64();
+    e.timestamp = r.int64();
+  }
 }
 
 void keyed_aggregation::emit_updates(std::vector<record>& out) {

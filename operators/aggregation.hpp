@@ -11,6 +11,9 @@
 
 namespace weir::ops {
 
+class state_writer;
+class state_reader;
+
 /// Which keyed aggregation.
 enum class aggregation_kind {
   /// Number of records per key.
@@ -55,6 +58,12 @@ public:
   /// Appends the current aggregate of every key changed since the last call
   /// (in the order they were first changed); needs `track_updates`.
   void emit_updates(std::vector<record>& out);
+
+  /// Writes every key's aggregate (a checkpoint of this keyed state).
+  void snapshot(state_writer& w) const;
+
+  /// Replaces the table with what snapshot() wrote.
+  void restore(state_reader& r);
 
   /// What this table aggregates.
   aggregation_kind kind() const { return kind_; }

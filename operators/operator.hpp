@@ -45,6 +45,10 @@ public:
   virtual std::chrono::microseconds pause() const { return {}; }
   /// Whether `next` does blocking I/O (the subtask then gets its own thread).
   virtual bool blocking_io() const { return false; }
+  /// Checkpoints (Flink's operator state): the position to continue from,
+  /// as bytes; restore_state() gets them back after open().
+  virtual std::string snapshot_state() const { return {}; }
+  virtual void restore_state(const std::string&) {}
 };
 
 /// Turns input batches into output batches (map, flat_map, filter, keyed
@@ -61,6 +65,10 @@ public:
   /// End of all input: append what is still held (keyed aggregations emit one
   /// final record per key here).
   virtual void finish(std::vector<record>&) {}
+  /// Checkpoints (keyed state of aggregations): what is held, as bytes;
+  /// restore_state() gets them back after open().
+  virtual std::string snapshot_state() const { return {}; }
+  virtual void restore_state(const std::string&) {}
 };
 
 /// Consumes records (text_file, stdout, discard, collect).

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "operators/builtins.hpp"
+#include "operators/state_codec.hpp"
 #include "operators/params.hpp"
 
 namespace weir::ops {
@@ -57,6 +58,22 @@ public:
     next_ += n;
     remaining_ -= n;
     return remaining_ > 0;
+  }
+
+  std::string snapshot_state() const override {
+    state_writer w;
+    w.int64(static_cast<int64_t>(next_));
+    w.int64(static_cast<int64_t>(static_cast<uint64_t>(remaining_ >> 64)));
+    w.int64(static_cast<int64_t>(static_cast<uint64_t>(remaining_)));
+    return w.take();
+  }
+
+  void restore_state(const std::string& bytes) override {
+    state_reader r{bytes, "sequence"};
+    next_ = static_cast<uint64_t>(r.int64());
+    auto hi = static_cast<uint64_t>(r.int64());
+    auto lo = static_cast<uint64_t>(r.int64());
+    remaining_ = (static_cast<uint128>(hi) << 64) | lo;
   }
 
 private:
@@ -120,6 +137,19 @@ public:
   }
 
   std::chrono::microseconds pause() const override { return pause_; }
+
+  std::string snapshot_state() const override {
+    state_writer w;
+    w.int64(next_index_);
+    return w.take();
+  }
+
+  /// Continues after the last record of the checkpoint; the rate limit
+  /// starts over from now.
+  void restore_state(const std::string& bytes) override {
+    state_reader r{bytes, "generator"};
+    next_index_ = r.int64();
+  }
 
 private:
   using clock = std::chrono::steady_clock;
