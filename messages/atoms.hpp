@@ -11,6 +11,7 @@ namespace weir {
 
 WEIR_ATOM(beat, "beat")
 WEIR_ATOM(cancel, "cancel")
+WEIR_ATOM(checkpoint, "checkpoint")
 WEIR_ATOM(collect, "collect")
 WEIR_ATOM(credit, "credit")
 WEIR_ATOM(data, "data")
@@ -35,6 +36,7 @@ WEIR_ATOM(start, "start")
 WEIR_ATOM(status, "status")
 WEIR_ATOM(submit, "submit")
 WEIR_ATOM(tick, "tick")
+WEIR_ATOM(trigger, "trigger")
 WEIR_ATOM(update, "update")
 
 #undef WEIR_ATOM

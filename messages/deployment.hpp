@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ typename Inspector::result_type inspect(Inspector& f, output_desc& x) {
            x.channel_base, x.combine);
 }
 
+/// The checkpointed state of one subtask's operators: vertex id → bytes.
+using operator_states = std::map<std::string, std::string>;
+
 /// Everything a TaskExecutor needs to run one subtask: the chain of
 /// operators it runs, its position and its inputs and outputs.
 struct task_deployment {
@@ -57,13 +61,16 @@ struct task_deployment {
   std::vector<output_desc> outputs;
   /// False when some source of the job never ends (a streaming job).
   bool bounded = true;
+  /// State to restore before the first record (from the checkpoint the job
+  /// restarts from); empty for a fresh start.
+  operator_states restore;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
   return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
            x.task_index, x.subtask_index, x.parallelism, x.job_name, x.task_name, x.chain,
-           x.inputs, x.outputs, x.bounded);
+           x.inputs, x.outputs, x.bounded, x.restore);
 }
 
 } // namespace weir

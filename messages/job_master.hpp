@@ -7,6 +7,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/deployment.hpp"
 #include "messages/ids.hpp"
 #include "messages/job_result.hpp"
 #include "messages/record.hpp"
@@ -27,6 +28,11 @@ using job_master_actor = caf::typed_actor<
                  std::string>,
   /// Subtask: progress counters, sent now and then while running.
   caf::reacts_to<metrics_atom, execution_attempt_id, io_metrics>,
+  /// Subtask: it took checkpoint `id`; its operators' state.
+  caf::reacts_to<checkpoint_atom, execution_attempt_id, int64_t,
+                 operator_states>,
+  /// Self: time to trigger a checkpoint (scheduling round `epoch`).
+  caf::reacts_to<trigger_atom, uint64_t>,
   /// Collect sink: records for the job result.
   caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
   /// Dispatcher: the job's live status, with every subtask if `detailed`.

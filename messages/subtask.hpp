@@ -28,6 +28,9 @@ using subtask_actor = caf::typed_actor<
   /// Downstream subtask: `n` more batches may be sent to consumer `consumer`
   /// of output `port`.
   caf::reacts_to<credit_atom, int32_t, int32_t, int32_t>,
+  /// JobMaster (to source subtasks): take checkpoint `id` now and send its
+  /// barrier downstream.
+  caf::reacts_to<checkpoint_atom, int64_t>,
   /// JobMaster or TaskExecutor: stop and report CANCELED.
   caf::reacts_to<cancel_atom>,
   /// Self: produce the next source batch.

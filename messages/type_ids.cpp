@@ -13,6 +13,7 @@
 
 // The one type-id block of the project, alphabetised.
 CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
+  CAF_ADD_TYPE_ID(weir, (std::map<std::string, std::string>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::allocation_id>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::job_status>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::slot_grant>))

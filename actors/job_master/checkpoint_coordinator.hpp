@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "messages/deployment.hpp"
+
 namespace weir {
 
 class configuration;
@@ -25,9 +27,6 @@ struct checkpoint_options {
 
   static checkpoint_options from(const configuration& cfg);
 };
-
-/// The state of one subtask's operators: vertex id → bytes.
-using operator_states = std::map<std::string, std::string>;
 
 /// A checkpoint every subtask acknowledged.
 struct completed_checkpoint {

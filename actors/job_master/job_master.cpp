@@ -27,6 +27,7 @@
 
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
+#include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/execution_graph.hpp"
 #include "actors/job_master/restart_strategy.hpp"
 #include "messages/errors.hpp"
@@ -58,7 +59,17 @@ struct jm_state {
   std::vector<subtask_actor> handles; // by flat execution index
   std::map<caf::actor_addr, int32_t> flat_by_addr;
   size_t deployed = 0;
-  std::vector<record> collected;
+  /// Records of collect sinks, by flat index of the sink subtask.
+  std::map<int32_t, std::vector<record>> collected;
+  std::unique_ptr<checkpoint_coordinator> checkpoints;
+  /// Collected records each sink subtask had handed over when it
+  /// acknowledged a pending checkpoint (checkpoint id → flat → count).
+  std::map<int64_t, std::map<int32_t, size_t>> collected_at;
+  /// The same for the checkpoint a restart resumes from.
+  std::map<int32_t, size_t> committed_collected;
+  /// Whether a failover may resume from a checkpoint: every sink is one
+  /// whose output the JobMaster can cut back to it (collect, discard).
+  bool resumable = false;
   std::unique_ptr<restart_strategy> restarts;
   std::chrono::milliseconds restart_delay{0};
   uint64_t epoch = 0; ///< scheduling round; replies of older rounds are stale
@@ -98,7 +109,10 @@ void finalize(self_ptr self) {
   result.start_time_ms = st.start_time_ms;
   result.end_time_ms = now_ms();
   result.metrics = st.graph->total_metrics();
-  result.collected = std::move(st.collected);
+  for (auto& [flat, rows] : st.collected)
+    result.collected.insert(result.collected.end(),
+                            std::make_move_iterator(rows.begin()),
+                            std::make_move_iterator(rows.end()));
   std::set<caf::actor_addr> told;
   for (auto& te : st.executor_of_slot)
     if (te && told.insert(te.address()).second)
@@ -171,6 +185,50 @@ void on_task_failure(self_ptr self, std::string cause) {
   cancel_all(self);
 }
 
+/// Triggers a checkpoint at every source subtask (they send the barriers
+/// downstream) and plans the next one.
+void trigger_checkpoint(self_ptr self, uint64_t epoch) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  if (epoch != st.epoch || st.state != job_state::running)
+    return;
+  if (g.count(execution_state::finished) > 0) {
+    // Subtasks that finished take no more checkpoints: none can complete.
+    st.checkpoints->abort_pending();
+    return;
+  }
+  auto now = self->clock().now();
+  for (auto id : st.checkpoints->expire(now))
+    log_eventf("job {} ({}) checkpoint {} expired",
+               g.graph().id.to_string(), g.graph().name, id);
+  if (auto id = st.checkpoints->trigger(now)) {
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
+          && st.handles[i])
+        self->send(st.handles[i], checkpoint_atom_v, *id);
+  }
+  self->delayed_send(self, st.checkpoints->options().interval, trigger_atom_v,
+                     epoch);
+}
+
+void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
+                       operator_states& states) {
+  auto& st = self->state;
+  auto flat = st.graph->find(attempt);
+  if (flat < 0)
+    return;
+  st.collected_at[id][flat] = st.collected[flat].size();
+  auto done = st.checkpoints->acknowledge(id, flat, std::move(states),
+                                          self->clock().now());
+  if (!done)
+    return;
+  st.committed_collected = std::move(st.collected_at[id]);
+  st.collected_at.erase(st.collected_at.begin(), st.collected_at.upper_bound(id));
+  log_eventf("job {} ({}) completed checkpoint {} ({} bytes in {} ms)",
+             st.graph->graph().id.to_string(), st.graph->graph().name,
+             done->id, done->bytes, done->duration.count());
+}
+
 void start_all(self_ptr self) {
   auto& st = self->state;
   auto& g = *st.graph;
@@ -194,6 +252,9 @@ void start_all(self_ptr self) {
     }
     self->send(st.handles[i], start_atom_v, std::move(w));
   }
+  if (st.checkpoints->options().interval.count() > 0)
+    self->delayed_send(self, st.checkpoints->options().interval,
+                       trigger_atom_v, st.epoch);
 }
 
 /// Deploys the subtasks of the shared slots just accepted from `te`.
@@ -208,6 +269,9 @@ void deploy(self_ptr self, task_executor_actor te,
       g.transition(flat, execution_state::scheduled);
       g.transition(flat, execution_state::deploying);
       batch.push_back(g.deployment(flat, alloc));
+      if (auto* cp = st.resumable ? st.checkpoints->latest() : nullptr)
+        if (auto i = cp->states.find(flat); i != cp->states.end())
+          batch.back().restore = i->second;
       flats.push_back(flat);
     }
   }
@@ -406,7 +470,22 @@ void restart(self_ptr self) {
   st.handles.assign(st.graph->size(), subtask_actor{});
   st.flat_by_addr.clear();
   st.deployed = 0;
-  st.collected.clear();
+  // Resume from the newest checkpoint when the sinks allow it: sources
+  // rewind to its positions, operators get its state, collected records
+  // are cut back to what it covered. Else start over from the sources.
+  st.checkpoints->abort_pending();
+  st.collected_at.clear();
+  auto* latest = st.resumable ? st.checkpoints->latest() : nullptr;
+  if (latest != nullptr) {
+    for (auto& [flat, rows] : st.collected) {
+      auto keep = st.committed_collected[flat];
+      rows.resize(std::min(rows.size(), keep));
+    }
+    log_eventf("job {} ({}) resumes from checkpoint {}", job.to_string(),
+               st.graph->graph().name, latest->id);
+  } else {
+    st.collected.clear();
+  }
   st.pending_slots.clear();
   st.executor_of_slot.assign(st.executor_of_slot.size(), task_executor_actor{});
   st.executor_name_of_slot.assign(st.executor_of_slot.size(), std::string{});
@@ -455,6 +534,15 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
   cfg.apply(graph.config, "job config"); // checked at submission
   st.restarts = std::make_unique<restart_strategy>(
     restart_strategy_config::from(cfg));
+  st.checkpoints = std::make_unique<checkpoint_coordinator>(
+    checkpoint_options::from(cfg), static_cast<int32_t>(st.graph->size()));
+  st.resumable = true;
+  for (auto& v : graph.vertices) {
+    bool sink = std::none_of(graph.edges.begin(), graph.edges.end(),
+                             [&](const edge_spec& e) { return e.from == v.id; });
+    if (sink && v.op != "collect" && v.op != "discard")
+      st.resumable = false;
+  }
 #ifdef WEIR_FAULT_INJECTION
   st.crashes_to_inject = cfg.integer("weir.fault.jobmaster-crashes");
 #endif
@@ -509,11 +597,16 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     [=](collect_atom, execution_attempt_id attempt, record_batch& b) {
       if (self->state.graph->find(attempt) < 0)
         return; // from an attempt before a restart
-      auto& out = self->state.collected;
+      auto& out = self->state.collected[self->state.graph->find(attempt)];
       out.insert(out.end(), std::make_move_iterator(b.records.begin()),
                  std::make_move_iterator(b.records.end()));
     },
     [=](status_atom, bool detailed) { return make_status(self, detailed); },
+    [=](checkpoint_atom, execution_attempt_id attempt, int64_t id,
+        operator_states& states) {
+      on_checkpoint_ack(self, attempt, id, states);
+    },
+    [=](trigger_atom, uint64_t epoch) { trigger_checkpoint(self, epoch); },
     [=](cancel_atom) {
       auto& st = self->state;
       if (st.state == job_state::running || st.state == job_state::created

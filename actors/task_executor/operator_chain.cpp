@@ -127,3 +127,46 @@ bool operator_chain::backlogged() const {
 }
 
 } // namespace weir
+
+namespace weir {
+
+operator_states operator_chain::snapshot() const {
+  operator_states result;
+  auto keep = [&](size_t ctx, std::string bytes) {
+    if (!bytes.empty())
+      result.emplace(contexts_[ctx].vertex_id, std::move(bytes));
+  };
+  size_t next = 0;
+  if (source_)
+    keep(next++, source_->snapshot_state());
+  for (auto& t : transforms_)
+    keep(next++, t->snapshot_state());
+  return result;
+}
+
+void operator_chain::restore(const operator_states& states) {
+  for (auto& [vertex, bytes] : states) {
+    size_t next = 0;
+    bool found = false;
+    auto apply = [&](auto& op) {
+      if (contexts_[next++].vertex_id != vertex)
+        return;
+      found = true;
+      try {
+        op.restore_state(bytes);
+      } catch (const std::exception& e) {
+        throw ops::operator_error(
+          fmt::format("vertex '{}': {}", vertex, e.what()));
+      }
+    };
+    if (source_)
+      apply(*source_);
+    for (auto& t : transforms_)
+      apply(*t);
+    if (!found)
+      throw ops::operator_error(fmt::format(
+        "checkpointed state of vertex '{}' has no operator here", vertex));
+  }
+}
+
+} // namespace weir

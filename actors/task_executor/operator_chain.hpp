@@ -40,6 +40,13 @@ public:
   /// Removes in-progress sink output (failure or cancel).
   void abort();
 
+  /// The state of every stateful operator, by vertex id (a checkpoint).
+  operator_states snapshot() const;
+
+  /// Restores what snapshot() returned (after open()); state of a vertex
+  /// this chain does not have is an error naming it.
+  void restore(const operator_states& states);
+
   std::vector<output_gate>& gates() { return gates_; }
   ops::source* source() { return source_.get(); }
   ops::sink* sink() { return sink_.get(); }

@@ -104,6 +104,15 @@ void output_gate::flush() {
     close(l);
 }
 
+void output_gate::emit_barrier(int64_t id) {
+  flush();
+  for (auto t : targets_) {
+    record_batch b;
+    b.barrier = id;
+    lanes_[static_cast<size_t>(t)].closed.push_back(std::move(b));
+  }
+}
+
 void output_gate::add_credit(int32_t consumer, int32_t n) {
   if (consumer >= 0 && static_cast<size_t>(consumer) < lanes_.size())
     lanes_[static_cast<size_t>(consumer)].credit += n;

@@ -1,6 +1,7 @@
 #include "actors/task_executor/subtask.hpp"
 
 #include <chrono>
+#include <deque>
 #include <set>
 #include <exception>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/task_executor/barrier_aligner.hpp"
 #include "actors/task_executor/input_queue.hpp"
 #include "actors/task_executor/operator_chain.hpp"
 
@@ -39,6 +41,9 @@ struct subtask_state {
   std::unique_ptr<operator_chain> chain;
   std::vector<std::vector<subtask_actor>> consumers;
   std::unique_ptr<input_queue> inputs;
+  std::unique_ptr<barrier_aligner> aligner;
+  /// Events that waited for a barrier alignment, processed before the queue.
+  std::deque<input_event> replay;
   /// Peers (consumers, and producers once they sent something) watched so
   /// that losing one fails this subtask instead of stalling it.
   std::set<caf::actor_addr> watched;
@@ -224,19 +229,66 @@ void on_data(self_ptr self, input_event& in) {
   }
 }
 
+/// Takes checkpoint `id`: snapshots the operators, sends the barrier after
+/// everything emitted so far, and acknowledges to the JobMaster.
+void take_checkpoint(self_ptr self, int64_t id) {
+  auto& st = self->state;
+  auto states = st.chain->snapshot();
+  for (auto& g : st.chain->gates())
+    g.emit_barrier(id);
+  drain(self);
+  self->send(st.jm, checkpoint_atom_v, st.d.attempt, id, std::move(states));
+}
+
+/// The alignment of the pending checkpoint completed: snapshot, then
+/// process what waited for it.
+void on_aligned(self_ptr self, int64_t id) {
+  auto& st = self->state;
+  take_checkpoint(self, id);
+  auto held = st.aligner->release();
+  st.replay.insert(st.replay.end(), std::make_move_iterator(held.begin()),
+                   std::make_move_iterator(held.end()));
+}
+
+void on_barrier(self_ptr self, input_event& in) {
+  auto& st = self->state;
+  self->send(caf::actor_cast<subtask_actor>(in.producer), credit_atom_v,
+             in.port, st.d.subtask_index, int32_t{1});
+  auto id = in.batch.barrier;
+  if (st.aligner->on_barrier(in.channel, id))
+    on_aligned(self, id);
+}
+
 void on_end(self_ptr self, int32_t channel) {
-  if (self->state.inputs->end_channel(channel))
+  auto& st = self->state;
+  if (auto id = st.aligner->pending(); id && st.aligner->on_end(channel))
+    on_aligned(self, *id);
+  if (st.inputs->end_channel(channel))
     end_of_input(self);
 }
 
-/// Processes queued inputs in order while the sink is not busy.
+/// Processes queued inputs in order while the sink is not busy; events of a
+/// channel that is past a checkpoint barrier wait for the alignment.
 void pump(self_ptr self) {
   auto& st = self->state;
-  while (!st.inputs->empty() && !st.sink_busy && !st.finished) {
-    auto in = st.inputs->pop();
+  while ((!st.replay.empty() || !st.inputs->empty()) && !st.sink_busy
+         && !st.finished) {
+    input_event in;
+    if (!st.replay.empty()) {
+      in = std::move(st.replay.front());
+      st.replay.pop_front();
+    } else {
+      in = st.inputs->pop();
+    }
+    if (st.aligner->blocked(in.channel)) {
+      st.aligner->hold(std::move(in));
+      continue;
+    }
     guarded(self, [&] {
       if (in.end)
         on_end(self, in.channel);
+      else if (in.batch.barrier >= 0)
+        on_barrier(self, in);
       else
         on_data(self, in);
     });
@@ -253,11 +305,14 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
   for (auto& in : st.d.inputs)
     channels += static_cast<size_t>(in.channels);
   st.inputs = std::make_unique<input_queue>(channels);
+  st.aligner = std::make_unique<barrier_aligner>(channels);
   try {
     if (!built->chain)
       throw ops::operator_error(built->error);
     st.chain = std::move(built->chain);
     st.chain->open();
+    if (!st.d.restore.empty())
+      st.chain->restore(st.d.restore);
     report(self, execution_state::initializing);
     // A peer that ended (finished, canceled, failed: it reports that
     // itself) is fine. A peer that became unreachable (its process killed,
@@ -318,6 +373,15 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
       if (!st.chain->backlogged())
         schedule_tick(self);
       try_finish(self);
+    },
+    [=](checkpoint_atom, int64_t id) {
+      auto& st = self->state;
+      // Sources only; one that is done takes no more checkpoints (the
+      // JobMaster abandons checkpoints once subtasks finish).
+      if (!st.started || st.finished || st.source_done
+          || !st.chain->has_source())
+        return;
+      guarded(self, [&] { take_checkpoint(self, id); });
     },
     [=](cancel_atom) {
       auto& st = self->state;

@@ -27,6 +27,8 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
       lost.insert(lost.end(), allocs.begin(), allocs.end());
     },
     [=](heartbeat_atom) { return job_id{}; },
+    [=](checkpoint_atom, execution_attempt_id, int64_t, operator_states&) {},
+    [=](trigger_atom, uint64_t) {},
     [=](beat_atom) {},
   };
 }

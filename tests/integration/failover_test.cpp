@@ -425,3 +425,65 @@ TEST_CASE("a busy TaskExecutor is not declared lost") {
   CHECK(master.stderr_so_far().find(" lost") == std::string::npos);
   CHECK(master.stderr_so_far().find("restarts in") == std::string::npos);
 }
+
+namespace {
+
+/// generator (6000 records at 2000/s per subtask, 7 keys) → fails once
+/// after 1500 records per subtask → count → `sink`, with checkpoints every
+/// 200 ms and fixed-delay restarts.
+std::string checkpointed_spec(const temp_dir& dir, const std::string& sink) {
+  return dir.write("checkpointed.json", fmt::format(R"({{
+    "name": "checkpointed", "parallelism": 2,
+    "config": {{"execution.checkpointing.interval": "200 ms",
+               "restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.attempts": 3,
+               "restart-strategy.fixed-delay.delay": "50 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": 6000, "rate": 2000, "keys": 7}}}},
+      {{"id": "flaky", "operator": "map", "params": {{"function": "fail_once", "marker": "{}", "after": 1500}}}},
+      {{"id": "counts", "operator": "count"}},
+      {{"id": "out", "operator": "{}", "parallelism": 1{}}}],
+    "edges": [
+      {{"from": "events", "to": "flaky", "partitioning": "forward"}},
+      {{"from": "flaky", "to": "counts", "partitioning": "hash"}},
+      {{"from": "counts", "to": "out", "partitioning": "rebalance"}}]}})",
+                                                    dir.file("marker"), sink,
+                                                    sink == "text_file"
+                                                      ? R"(, "params": {"path": ")"
+                                                          + dir.file("out.txt") + "\"}"
+                                                      : std::string{}));
+}
+
+std::vector<std::string> expected_counts_6000() {
+  std::vector<std::string> lines;
+  for (int k = 0; k < 7; ++k)
+    lines.push_back(fmt::format("key-{}\t{}", k, 6000 / 7 + (k < 6000 % 7 ? 1 : 0)));
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+} // namespace
+
+TEST_CASE("a failed job resumes from its latest checkpoint, results exact") {
+  one_worker_cluster c;
+  auto r = run_weir({"run", "-m", c.address, checkpointed_spec(c.dir, "collect")});
+  CHECK(r.exit_code == 0);
+  CHECK(exists(c.dir.file("marker"))); // the failure did happen
+  CHECK(sorted_lines(r.out) == expected_counts_6000());
+  REQUIRE(c.master->wait_for_stderr("(checkpointed) FINISHED", 30s));
+  auto& log = c.master->stderr_so_far();
+  CHECK(log.find("(checkpointed) completed checkpoint 1 (") != std::string::npos);
+  CHECK(log.find("(checkpointed) resumes from checkpoint ") != std::string::npos);
+}
+
+TEST_CASE("a job whose sink cannot resume starts over, results exact") {
+  // A plain text_file sink rewrites its file: the job restarts from its
+  // sources rather than from a checkpoint.
+  one_worker_cluster c;
+  auto r = run_weir({"run", "-m", c.address, checkpointed_spec(c.dir, "text_file")});
+  CHECK(r.exit_code == 0);
+  CHECK(sorted_lines(read_file(c.dir.file("out.txt"))) == expected_counts_6000());
+  REQUIRE(c.master->wait_for_stderr("(checkpointed) FINISHED", 30s));
+  CHECK(c.master->stderr_so_far().find("resumes from checkpoint")
+        == std::string::npos);
+}

@@ -11,6 +11,7 @@
 
 #include "actors/job_master/execution_graph.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
+#include "actors/task_executor/barrier_aligner.hpp"
 #include "actors/task_executor/input_queue.hpp"
 #include "actors/task_executor/output_gate.hpp"
 #include "actors/task_executor/slot_table.hpp"
@@ -203,6 +204,8 @@ struct sent_batch {
   int32_t consumer;
   int32_t channel;
   std::vector<record> records;
+  int64_t seq = 0;
+  int64_t barrier = -1;
 };
 
 std::vector<sent_batch> drain(output_gate& gate) {
@@ -210,7 +213,8 @@ std::vector<sent_batch> drain(output_gate& gate) {
   gate.drain([&](int32_t consumer, int32_t channel, int64_t seq,
                  record_batch&& b) {
     CHECK(seq == gate.sent(consumer) - 1); // numbered 0, 1, ... per consumer
-    out.push_back(sent_batch{consumer, channel, std::move(b.records)});
+    out.push_back(
+      sent_batch{consumer, channel, std::move(b.records), seq, b.barrier});
   });
   return out;
 }
@@ -1399,3 +1403,72 @@ TEST_CASE("withheld credits are released once, all together") {
 }
 
 } // TEST_SUITE
+
+// -- checkpoint barriers ----------------------------------------------------------
+
+namespace {
+
+input_event data_on(int32_t channel, int64_t value) {
+  input_event ev;
+  ev.channel = channel;
+  ev.batch.records.push_back(record::integer({}, value));
+  return ev;
+}
+
+} // namespace
+
+TEST_CASE("barriers align: a channel past the barrier waits for the others") {
+  barrier_aligner a{3};
+  CHECK_FALSE(a.blocked(0));
+  CHECK_FALSE(a.on_barrier(0, 7));
+  CHECK(a.pending() == 7);
+  CHECK(a.blocked(0));
+  CHECK_FALSE(a.blocked(1));
+  a.hold(data_on(0, 1)); // after the barrier on channel 0
+  a.hold(data_on(0, 2));
+  CHECK_FALSE(a.on_barrier(2, 7));
+  CHECK(a.on_barrier(1, 7)); // the last open channel: aligned
+  auto held = a.release();
+  REQUIRE(held.size() == 2);
+  CHECK(held[0].batch.records[0].num == 1);
+  CHECK(held[1].batch.records[0].num == 2);
+  CHECK_FALSE(a.blocked(0));
+  CHECK_FALSE(a.pending());
+}
+
+TEST_CASE("an ended channel does not hold an alignment back") {
+  barrier_aligner a{2};
+  CHECK_FALSE(a.on_end(1)); // nothing pending
+  CHECK(a.on_barrier(0, 1)); // channel 1 has ended: aligned at once
+  a.release();
+  barrier_aligner b{2};
+  CHECK_FALSE(b.on_barrier(0, 4));
+  CHECK(b.on_end(1)); // the other channel ends while 0 waits
+}
+
+TEST_CASE("a newer barrier abandons an older alignment") {
+  barrier_aligner a{2};
+  CHECK_FALSE(a.on_barrier(0, 1));
+  CHECK_FALSE(a.on_barrier(1, 2)); // checkpoint 1 was abandoned
+  CHECK(a.pending() == 2);
+  CHECK_FALSE(a.on_barrier(1, 1)); // a late barrier of the old one: ignored
+  CHECK(a.on_barrier(0, 2));
+}
+
+TEST_CASE("a barrier leaves after the data emitted before it, on every lane") {
+  output_desc desc;
+  desc.part = partitioning::rebalance;
+  desc.consumers = 2;
+  output_gate gate{desc, 0, exchange_options{}};
+  std::vector<record> rs{record::integer({}, 1), record::integer({}, 2),
+                         record::integer({}, 3)};
+  gate.emit(rs);
+  gate.emit_barrier(5);
+  auto sent = drain(gate);
+  REQUIRE(sent.size() == 4); // one data batch and one barrier per lane
+  for (auto& s : sent) {
+    bool barrier = s.barrier == 5;
+    CHECK(barrier == s.records.empty());
+    CHECK(s.seq == (barrier ? 1 : 0));
+  }
+}
