@@ -31,6 +31,8 @@ using subtask_actor = caf::typed_actor<
   /// JobMaster (to source subtasks): take checkpoint `id` now and send its
   /// barrier downstream.
   caf::reacts_to<checkpoint_atom, int64_t>,
+  /// JobMaster: checkpoint `id` completed; sinks publish what it covers.
+  caf::reacts_to<commit_atom, int64_t>,
   /// JobMaster or TaskExecutor: stop and report CANCELED.
   caf::reacts_to<cancel_atom>,
   /// Self: produce the next source batch.

@@ -40,6 +40,11 @@ std::unique_ptr<source> make_text_file_source(const params& p);
 /// The text_file sink side (see text_file_sink.cpp).
 std::string check_text_file_sink(const params& p);
 std::unique_ptr<sink> make_text_file_sink(const params& p);
+/// text_file with "delivery": "exactly-once": part files committed on
+/// checkpoints.
+std::unique_ptr<sink> make_transactional_file_sink(const std::string& dir);
+/// Checks the text_file sink's parameters (path, delivery).
+std::string check_text_file_sink_params(const params& p);
 
 /// A sink writing lines to stdout (also text_file with path "-").
 std::unique_ptr<sink> make_stdout_sink();

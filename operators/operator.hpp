@@ -87,6 +87,13 @@ public:
   virtual std::chrono::microseconds delay_per_batch() const { return {}; }
   /// For the collect sink: records to hand to the JobMaster (then cleared).
   virtual std::vector<record>* collected() { return nullptr; }
+  /// Two-phase commit on checkpoints: at checkpoint `id`'s barrier, before
+  /// snapshot_state(), make what was written so far durable but invisible;
+  /// commit() publishes it once the checkpoint completed everywhere.
+  virtual void prepare_commit(int64_t) {}
+  virtual void commit(int64_t) {}
+  virtual std::string snapshot_state() const { return {}; }
+  virtual void restore_state(const std::string&) {}
 };
 
 } // namespace weir::ops

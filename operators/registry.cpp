@@ -14,8 +14,9 @@ operator_factory text_file_factory() {
   f.name = "text_file";
   f.make_source = make_text_file_source;
   f.make_sink = make_text_file_sink;
-  f.validate = [](const params& p, role) {
-    return check_text_file_params(p);
+  f.validate = [](const params& p, role r) {
+    return r == role::sink ? check_text_file_sink_params(p)
+                           : check_text_file_params(p);
   };
   f.check_files = [](const params& p, role r) {
     return r == role::source ? check_text_file_source(p)

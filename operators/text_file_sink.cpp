@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "operators/builtins.hpp"
+#include "operators/file_io.hpp"
 #include "operators/params.hpp"
 
 namespace weir::ops {
@@ -21,6 +22,7 @@ constexpr size_t flush_bytes = 256 * 1024;
 const std::vector<param_spec>& text_file_params() {
   static const std::vector<param_spec> specs{
     {"path", param_kind::text, true},
+    {"delivery", param_kind::text, false},
   };
   return specs;
 }
@@ -150,15 +152,7 @@ private:
   }
 
   void flush() {
-    size_t done = 0;
-    while (done < buf_.size()) {
-      auto n = ::write(fd_, buf_.data() + done, buf_.size() - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        fail("cannot write", in_progress_);
-      done += static_cast<size_t>(n);
-    }
+    write_fully(fd_, buf_, in_progress_);
     buf_.clear();
   }
 
@@ -171,8 +165,24 @@ private:
 
 } // namespace
 
-std::string check_text_file_sink(const params& p) {
+std::string check_text_file_sink_params(const params& p) {
   auto problem = check_params("text_file", p, text_file_params());
+  if (!problem.empty())
+    return problem;
+  if (auto d = p.find("delivery");
+      d != p.end() && d->second != "at-least-once" && d->second != "exactly-once")
+    return fmt::format("parameter 'delivery': expected at-least-once or "
+                       "exactly-once, got '{}'",
+                       d->second);
+  if (auto d = p.find("delivery");
+      d != p.end() && d->second == "exactly-once" && p.at("path") == "-")
+    return "parameter 'delivery': exactly-once needs a directory 'path', not "
+           "'-'";
+  return {};
+}
+
+std::string check_text_file_sink(const params& p) {
+  auto problem = check_text_file_sink_params(p);
   if (!problem.empty())
     return problem;
   std::string path = p.at("path");
@@ -189,9 +199,11 @@ std::string check_text_file_sink(const params& p) {
 }
 
 std::unique_ptr<sink> make_text_file_sink(const params& p) {
-  throw_if(check_params("text_file", p, text_file_params()));
+  throw_if(check_text_file_sink_params(p));
   if (p.at("path") == "-")
     return make_stdout_sink();
+  if (auto d = p.find("delivery"); d != p.end() && d->second == "exactly-once")
+    return make_transactional_file_sink(p.at("path"));
   return std::make_unique<text_file_sink>(p.at("path"));
 }
 

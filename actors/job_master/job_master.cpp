@@ -224,6 +224,9 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
     return;
   st.committed_collected = std::move(st.collected_at[id]);
   st.collected_at.erase(st.collected_at.begin(), st.collected_at.upper_bound(id));
+  for (auto& h : st.handles)
+    if (h)
+      self->send(h, commit_atom_v, done->id);
   log_eventf("job {} ({}) completed checkpoint {} ({} bytes in {} ms)",
              st.graph->graph().id.to_string(), st.graph->graph().name,
              done->id, done->bytes, done->duration.count());
@@ -540,7 +543,9 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
   for (auto& v : graph.vertices) {
     bool sink = std::none_of(graph.edges.begin(), graph.edges.end(),
                              [&](const edge_spec& e) { return e.from == v.id; });
-    if (sink && v.op != "collect" && v.op != "discard")
+    auto exactly_once = v.op == "text_file" && v.params.count("delivery") > 0
+                        && v.params.at("delivery") == "exactly-once";
+    if (sink && v.op != "collect" && v.op != "discard" && !exactly_once)
       st.resumable = false;
   }
 #ifdef WEIR_FAULT_INJECTION

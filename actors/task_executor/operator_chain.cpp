@@ -130,6 +130,16 @@ bool operator_chain::backlogged() const {
 
 namespace weir {
 
+void operator_chain::prepare_commit(int64_t checkpoint) {
+  if (sink_)
+    sink_->prepare_commit(checkpoint);
+}
+
+void operator_chain::commit(int64_t checkpoint) {
+  if (sink_)
+    sink_->commit(checkpoint);
+}
+
 operator_states operator_chain::snapshot() const {
   operator_states result;
   auto keep = [&](size_t ctx, std::string bytes) {
@@ -141,6 +151,8 @@ operator_states operator_chain::snapshot() const {
     keep(next++, source_->snapshot_state());
   for (auto& t : transforms_)
     keep(next++, t->snapshot_state());
+  if (sink_)
+    keep(next++, sink_->snapshot_state());
   return result;
 }
 
@@ -163,6 +175,8 @@ void operator_chain::restore(const operator_states& states) {
       apply(*source_);
     for (auto& t : transforms_)
       apply(*t);
+    if (sink_)
+      apply(*sink_);
     if (!found)
       throw ops::operator_error(fmt::format(
         "checkpointed state of vertex '{}' has no operator here", vertex));

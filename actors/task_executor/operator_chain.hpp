@@ -40,6 +40,13 @@ public:
   /// Removes in-progress sink output (failure or cancel).
   void abort();
 
+  /// Checkpoint `checkpoint`'s barrier reached the sink: its output so far
+  /// becomes durable but stays invisible (phase one of two).
+  void prepare_commit(int64_t checkpoint);
+
+  /// The checkpoint completed everywhere: the sink publishes its output.
+  void commit(int64_t checkpoint);
+
   /// The state of every stateful operator, by vertex id (a checkpoint).
   operator_states snapshot() const;
 

@@ -233,6 +233,7 @@ void on_data(self_ptr self, input_event& in) {
 /// everything emitted so far, and acknowledges to the JobMaster.
 void take_checkpoint(self_ptr self, int64_t id) {
   auto& st = self->state;
+  st.chain->prepare_commit(id);
   auto states = st.chain->snapshot();
   for (auto& g : st.chain->gates())
     g.emit_barrier(id);
@@ -382,6 +383,9 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
           || !st.chain->has_source())
         return;
       guarded(self, [&] { take_checkpoint(self, id); });
+    },
+    [=](commit_atom, int64_t id) {
+      guarded(self, [&] { self->state.chain->commit(id); });
     },
     [=](cancel_atom) {
       auto& st = self->state;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -486,4 +487,41 @@ TEST_CASE("a job whose sink cannot resume starts over, results exact") {
   REQUIRE(c.master->wait_for_stderr("(checkpointed) FINISHED", 30s));
   CHECK(c.master->stderr_so_far().find("resumes from checkpoint")
         == std::string::npos);
+}
+
+TEST_CASE("an exactly-once file sink commits every record once across a "
+          "failover") {
+  one_worker_cluster c;
+  auto out = c.dir.file("out");
+  auto spec = c.dir.write("eo.json", fmt::format(R"({{
+    "name": "exactly-once", "parallelism": 2,
+    "config": {{"execution.checkpointing.interval": "100 ms",
+               "restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.attempts": 3,
+               "restart-strategy.fixed-delay.delay": "50 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": 6000, "rate": 2000, "keys": 7}}}},
+      {{"id": "flaky", "operator": "map", "params": {{"function": "fail_once", "marker": "{}", "after": 1500}}}},
+      {{"id": "out", "operator": "text_file", "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
+    "edges": [
+      {{"from": "events", "to": "flaky", "partitioning": "forward"}},
+      {{"from": "flaky", "to": "out", "partitioning": "rebalance"}}]}})",
+                                                   c.dir.file("marker"), out));
+  auto r = run_weir({"run", "-m", c.address, spec});
+  CHECK(r.exit_code == 0);
+  CHECK(exists(c.dir.file("marker")));
+  std::string all;
+  for (auto& entry : std::filesystem::directory_iterator(out)) {
+    auto name = entry.path().filename().string();
+    CHECK(name.rfind("part-", 0) == 0); // nothing pending or in progress
+    all += read_file(entry.path().string());
+  }
+  std::vector<std::string> expected;
+  for (int i = 0; i < 6000; ++i)
+    expected.push_back(fmt::format("key-{}\t{}", i % 7, i));
+  std::sort(expected.begin(), expected.end());
+  CHECK(sorted_lines(all) == expected);
+  REQUIRE(c.master->wait_for_stderr("(exactly-once) FINISHED", 30s));
+  CHECK(c.master->stderr_so_far().find("(exactly-once) resumes from checkpoint ")
+        != std::string::npos);
 }

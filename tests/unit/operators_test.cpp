@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include "operators/aggregation.hpp"
+#include "operators/builtins.hpp"
 #include "operators/registry.hpp"
 
 using namespace weir;
@@ -338,6 +339,10 @@ TEST_CASE("text_file checks its path per role") {
         == "parameter 'path': directory '" + nodir + "' does not exist");
   CHECK(reg().check("text_file", role::sink, {{"path", file}, {"mode", "x"}})
         == "parameter 'mode': unknown parameter of operator 'text_file' "
+           "(known: delivery, path)");
+  CHECK(reg().check("text_file", role::source, {{"path", file},
+                                                {"delivery", "exactly-once"}})
+        == "parameter 'delivery': unknown parameter of operator 'text_file' "
            "(known: path)");
 }
 
@@ -1032,4 +1037,16 @@ TEST_CASE("truncated operator state is an error naming the operator") {
                        "cannot restore the state of count: it is truncated or "
                        "malformed",
                        operator_error);
+}
+
+TEST_CASE("text_file's delivery parameter is checked") {
+  CHECK(check_text_file_sink_params({{"path", "/tmp/x"}, {"delivery", "twice"}})
+        == "parameter 'delivery': expected at-least-once or exactly-once, got "
+           "'twice'");
+  CHECK(check_text_file_sink_params({{"path", "-"}, {"delivery", "exactly-once"}})
+        == "parameter 'delivery': exactly-once needs a directory 'path', not "
+           "'-'");
+  CHECK(check_text_file_sink_params({{"path", "/tmp/x"},
+                                     {"delivery", "exactly-once"}})
+        == "");
 }
