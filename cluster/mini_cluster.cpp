@@ -26,7 +26,7 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
     kv = std::move(*db);
   }
   std::unique_ptr<mini_cluster> c{new mini_cluster};
-  c->store_ = spawn_job_store(sys, std::move(kv));
+  c->store_ = spawn_job_store(sys, std::move(kv), opts.checkpoint_dir);
   supervisor_options sup;
   sup.intensity = opts.supervision;
   sup.resource_manager = opts.resource_manager;
@@ -67,6 +67,13 @@ void mini_cluster::stop() {
   rm_ = nullptr;
   store_ = nullptr;
   task_executors_.clear();
+}
+
+std::string checkpoint_dir_of(const configuration& cfg,
+                              const std::string& state_dir) {
+  if (cfg.is_set("execution.checkpointing.dir"))
+    return cfg.text("execution.checkpointing.dir");
+  return state_dir.empty() ? std::string{} : state_dir + "/checkpoints";
 }
 
 int32_t slots_for(int32_t parallelism, int32_t task_executors) {

@@ -38,6 +38,9 @@ struct mini_cluster_options {
   /// An already opened store (a standby jobmanager opens it when it gets the
   /// lock); used instead of `state_dir` when set.
   std::shared_ptr<storage::kv_store> store;
+  /// execution.checkpointing.dir: where completed checkpoints are written
+  /// ("" keeps them in memory only).
+  std::string checkpoint_dir;
   resource_manager_options resource_manager;
   job_master_options job_master;
   exchange_options exchange;
@@ -74,6 +77,11 @@ private:
   dispatcher_actor dispatcher_;
   std::vector<task_executor_actor> task_executors_;
 };
+
+/// execution.checkpointing.dir, or `<state_dir>/checkpoints` by default;
+/// "" (in memory) without a state directory.
+std::string checkpoint_dir_of(const configuration& cfg,
+                              const std::string& state_dir);
 
 /// Slots per TaskExecutor so that `task_executors` workers hold at least
 /// `parallelism` slots (how the local cluster sizes itself to a job).

@@ -61,6 +61,7 @@ int run_jobmanager(const jobmanager_options& opts) {
   mini_cluster_options mc;
   mc.task_executors = 0;
   mc.state_dir = opts.state_dir;
+  mc.checkpoint_dir = checkpoint_dir_of(opts.job_master.config, opts.state_dir);
   {
     caf::scoped_actor waiter{sys};
     bool announced = false;

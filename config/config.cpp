@@ -184,6 +184,10 @@ const std::vector<config_key>& config_keys() {
      "doubles after every failed attempt."},
     {"cluster.registration.max-timeout", t::duration, "10 s",
      "Longest pause of a worker between attempts to reach the master."},
+    {"execution.checkpointing.dir", t::text, "",
+     "Directory of completed checkpoints' data (Flink's "
+     "state.checkpoints.dir); default <state directory>/checkpoints, none "
+     "(memory only) for `weir run` without --state-dir."},
     {"execution.checkpointing.interval", t::duration, "0",
      "How often the JobMaster triggers a checkpoint (0: never; Flink's "
      "default is off too). Per job or cluster-wide."},
@@ -363,7 +367,8 @@ std::string check_job_config_keys(const std::map<std::string, std::string>& keys
   for (auto& [key, value] : keys)
     if (key.rfind("restart-strategy.", 0) != 0
         && key.rfind("weir.fault.", 0) != 0
-        && key.rfind("execution.checkpointing.", 0) != 0
+        && (key.rfind("execution.checkpointing.", 0) != 0
+            || key == "execution.checkpointing.dir")
         && key != "state.checkpoints.num-retained")
       return fmt::format("key '{}' cannot be set per job (only "
                          "restart-strategy.*, execution.checkpointing.*, "

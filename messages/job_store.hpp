@@ -7,6 +7,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/checkpoint.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/job_result.hpp"
 
@@ -35,6 +36,13 @@ using job_store_actor = caf::typed_actor<
   caf::replies_to<put_atom, job_graph>::with<bool>,
   /// Dispatcher: record a terminal result (dirty), drop the graph, then mark
   /// the result clean; all synced.
-  caf::replies_to<done_atom, job_result>::with<bool>>;
+  caf::replies_to<done_atom, job_result>::with<bool>,
+  /// JobMaster: store a completed checkpoint of a job, keeping the newest
+  /// `retained`; the reply is the file written ("" when this cluster keeps
+  /// checkpoints in memory only).
+  caf::replies_to<checkpoint_atom, job_id, checkpoint_snapshot,
+                  int32_t>::with<std::string>,
+  /// JobMaster: the job's newest stored checkpoint that reads back.
+  caf::replies_to<load_atom, job_id>::with<loaded_checkpoint>>;
 
 } // namespace weir

@@ -60,6 +60,7 @@ void start_job_master(self_ptr self, job_entry& entry) {
   auto& st = self->state;
   auto opts = st.jm_opts;
   opts.incarnation = ++entry.incarnation;
+  opts.store = st.store;
   entry.awaiting_rm = false;
   entry.rm_of_jm = st.rm.address();
   entry.jm = spawn_job_master(self->system(), entry.graph, opts,

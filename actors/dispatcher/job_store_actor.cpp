@@ -4,6 +4,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "storage/checkpoint_store.hpp"
 #include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
@@ -15,6 +16,7 @@ namespace {
 
 struct store_state {
   std::shared_ptr<storage::kv_store> kv;
+  std::unique_ptr<storage::checkpoint_store> checkpoints;
   static inline const char* name = "job_store";
 };
 
@@ -44,8 +46,12 @@ caf::result<recovered_jobs> load(storage::kv_store& kv) {
 }
 
 job_store_actor::behavior_type job_store_impl(self_ptr self,
-                                              std::shared_ptr<storage::kv_store> kv) {
+                                              std::shared_ptr<storage::kv_store> kv,
+                                              std::string checkpoint_dir) {
   self->state.kv = std::move(kv);
+  if (!checkpoint_dir.empty())
+    self->state.checkpoints = std::make_unique<storage::checkpoint_store>(
+      *self->state.kv, checkpoint_dir);
   return {
     [=](load_atom) { return load(*self->state.kv); },
     [=](put_atom, const job_graph& g) -> caf::result<bool> {
@@ -58,14 +64,37 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
         return err;
       return true;
     },
+    [=](checkpoint_atom, const job_id& job, const checkpoint_snapshot& cp,
+        int32_t retained) -> caf::result<std::string> {
+      auto& store = self->state.checkpoints;
+      if (!store)
+        return std::string{};
+      auto path = store->put(job, cp, retained);
+      if (!path)
+        return path.error();
+      return *path;
+    },
+    [=](load_atom, const job_id& job) -> caf::result<loaded_checkpoint> {
+      loaded_checkpoint result;
+      auto& store = self->state.checkpoints;
+      if (!store)
+        return result;
+      auto cp = store->latest(job, result.problems);
+      if (!cp)
+        return cp.error();
+      result.cp = std::move(*cp);
+      return result;
+    },
   };
 }
 
 } // namespace
 
 job_store_actor spawn_job_store(caf::actor_system& sys,
-                                std::shared_ptr<storage::kv_store> kv) {
-  return sys.spawn<caf::detached>(job_store_impl, std::move(kv));
+                                std::shared_ptr<storage::kv_store> kv,
+                                std::string checkpoint_dir) {
+  return sys.spawn<caf::detached>(job_store_impl, std::move(kv),
+                                  std::move(checkpoint_dir));
 }
 
 } // namespace weir

@@ -15,8 +15,11 @@ class kv_store;
 } // namespace storage
 
 /// Spawns the detached actor that owns `kv` and performs the Dispatcher's
-/// (blocking, synced) job-graph and job-result writes on its own thread.
+/// (blocking, synced) job-graph and job-result writes, and the JobMasters'
+/// checkpoint writes, on its own thread. Checkpoint data goes to files
+/// under `checkpoint_dir`; with "" checkpoints are not stored.
 job_store_actor spawn_job_store(caf::actor_system& sys,
-                                std::shared_ptr<storage::kv_store> kv);
+                                std::shared_ptr<storage::kv_store> kv,
+                                std::string checkpoint_dir = {});
 
 } // namespace weir

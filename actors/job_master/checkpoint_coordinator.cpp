@@ -73,6 +73,11 @@ std::vector<int64_t> checkpoint_coordinator::expire(clock::time_point now) {
   return result;
 }
 
+void checkpoint_coordinator::restore(completed_checkpoint cp) {
+  next_id_ = std::max(next_id_, cp.id + 1);
+  completed_.push_back(std::move(cp));
+}
+
 void checkpoint_coordinator::abort_pending() {
   pending_.clear();
 }

@@ -62,6 +62,10 @@ public:
   /// ids.
   std::vector<int64_t> expire(clock::time_point now);
 
+  /// A checkpoint stored by an earlier JobMaster of the job becomes the
+  /// newest completed one; new ids continue after it.
+  void restore(completed_checkpoint cp);
+
   /// A failover: every pending checkpoint is abandoned (completed ones stay
   /// and are what the job restarts from).
   void abort_pending();

@@ -70,6 +70,10 @@ struct jm_state {
   /// Whether a failover may resume from a checkpoint: every sink is one
   /// whose output the JobMaster can cut back to it (collect, discard).
   bool resumable = false;
+  /// Whether a later JobMaster may resume from a stored checkpoint: as
+  /// above, but collect sinks do not count (their records lived in this
+  /// JobMaster).
+  bool resumable_from_storage = false;
   std::unique_ptr<restart_strategy> restarts;
   std::chrono::milliseconds restart_delay{0};
   uint64_t epoch = 0; ///< scheduling round; replies of older rounds are stale
@@ -211,6 +215,8 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
                      epoch);
 }
 
+void store_checkpoint(self_ptr self, const completed_checkpoint& done);
+
 void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
                        operator_states& states) {
   auto& st = self->state;
@@ -227,6 +233,8 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
   for (auto& h : st.handles)
     if (h)
       self->send(h, commit_atom_v, done->id);
+  if (st.opts.store && st.resumable_from_storage)
+    store_checkpoint(self, *done);
   log_eventf("job {} ({}) completed checkpoint {} ({} bytes in {} ms)",
              st.graph->graph().id.to_string(), st.graph->graph().name,
              done->id, done->bytes, done->duration.count());
@@ -520,6 +528,59 @@ job_status make_status(self_ptr self, bool detailed) {
   return s;
 }
 
+/// Writes a completed checkpoint through the job store (a detached actor),
+/// so that a later JobMaster of the job resumes from it.
+void store_checkpoint(self_ptr self, const completed_checkpoint& done) {
+  auto& st = self->state;
+  auto job = st.graph->graph().id;
+  auto name = st.graph->graph().name;
+  auto id = done.id;
+  self
+    ->request(st.opts.store, deploy_timeout, checkpoint_atom_v, job,
+              checkpoint_snapshot{done.id, done.states},
+              st.checkpoints->options().retained)
+    .then([](const std::string&) {},
+          [=](caf::error& err) {
+            log_eventf("job {} ({}) could not store checkpoint {}: {}",
+                       job.to_string(), name, id, describe(err));
+          });
+}
+
+/// Before the first scheduling: the newest checkpoint an earlier JobMaster
+/// of this job stored, if the job can resume from it.
+void load_checkpoint_then_schedule(self_ptr self) {
+  auto& st = self->state;
+  if (!st.opts.store || !st.resumable_from_storage
+      || st.checkpoints->options().interval.count() == 0) {
+    request_slots(self);
+    return;
+  }
+  auto job = st.graph->graph().id;
+  auto name = st.graph->graph().name;
+  self->request(st.opts.store, deploy_timeout, load_atom_v, job)
+    .then(
+      [=](loaded_checkpoint& loaded) {
+        for (auto& p : loaded.problems)
+          log_eventf("job {} ({}) skipped a stored checkpoint: {}",
+                     job.to_string(), name, p);
+        if (loaded.cp.id > 0) {
+          completed_checkpoint cp;
+          cp.id = loaded.cp.id;
+          cp.states = std::move(loaded.cp.states);
+          self->state.checkpoints->restore(std::move(cp));
+          log_eventf("job {} ({}) resumes from checkpoint {}", job.to_string(),
+                     name, loaded.cp.id);
+        }
+        request_slots(self);
+      },
+      [=](caf::error& err) {
+        log_eventf("job {} ({}) could not load its checkpoints ({}); it starts "
+                   "from its sources",
+                   job.to_string(), name, describe(err));
+        request_slots(self);
+      });
+}
+
 job_master_actor::behavior_type
 job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                 dispatcher_actor dispatcher, resource_manager_actor rm) {
@@ -548,6 +609,10 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     if (sink && v.op != "collect" && v.op != "discard" && !exactly_once)
       st.resumable = false;
   }
+  st.resumable_from_storage = st.resumable;
+  for (auto& v : graph.vertices)
+    if (v.op == "collect")
+      st.resumable_from_storage = false;
 #ifdef WEIR_FAULT_INJECTION
   st.crashes_to_inject = cfg.integer("weir.fault.jobmaster-crashes");
 #endif
@@ -585,7 +650,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
   if (opts.heartbeat.interval.count() > 0)
     self->send(self, beat_atom_v);
   set_state(self, job_state::running);
-  request_slots(self);
+  load_checkpoint_then_schedule(self);
   return {
     [=](offer_atom, const resource_id& from, std::vector<slot_offer>& offers) {
       return on_offer(self, from, offers);

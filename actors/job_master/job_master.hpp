@@ -7,6 +7,7 @@
 #include "messages/dispatcher.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/job_master.hpp"
+#include "messages/job_store.hpp"
 #include "messages/resource_manager.hpp"
 
 namespace caf {
@@ -28,6 +29,9 @@ struct job_master_options {
   int32_t incarnation = 0;
   /// Heartbeats sent to the TaskExecutors that hold the job's slots.
   heartbeat_options heartbeat;
+  /// Where completed checkpoints are stored and found again after a
+  /// restart of the JobMaster (none: in memory only).
+  job_store_actor store;
 };
 
 /// Spawns the JobMaster of `graph`. It schedules the job at once and reports

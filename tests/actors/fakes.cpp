@@ -47,6 +47,10 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       self->state.dones.push_back(r);
       return true;
     },
+    [=](checkpoint_atom, const job_id&, const checkpoint_snapshot&, int32_t) {
+      return std::string{};
+    },
+    [=](load_atom, const job_id&) { return loaded_checkpoint{}; },
   };
 }
 

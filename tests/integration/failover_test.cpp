@@ -489,6 +489,30 @@ TEST_CASE("a job whose sink cannot resume starts over, results exact") {
         == std::string::npos);
 }
 
+namespace {
+
+/// The lines of every file in an exactly-once sink's directory, sorted;
+/// every file must be committed (nothing pending or in progress).
+std::vector<std::string> committed_lines(const std::string& dir) {
+  std::string all;
+  for (auto& entry : std::filesystem::directory_iterator(dir)) {
+    CHECK(entry.path().filename().string().rfind("part-", 0) == 0);
+    all += read_file(entry.path().string());
+  }
+  return sorted_lines(all);
+}
+
+/// What a generator of `count` records over `keys` keys writes, sorted.
+std::vector<std::string> generated_lines(int count, int keys) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < count; ++i)
+    lines.push_back(fmt::format("key-{}\t{}", i % keys, i));
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+} // namespace
+
 TEST_CASE("an exactly-once file sink commits every record once across a "
           "failover") {
   one_worker_cluster c;
@@ -510,18 +534,43 @@ TEST_CASE("an exactly-once file sink commits every record once across a "
   auto r = run_weir({"run", "-m", c.address, spec});
   CHECK(r.exit_code == 0);
   CHECK(exists(c.dir.file("marker")));
-  std::string all;
-  for (auto& entry : std::filesystem::directory_iterator(out)) {
-    auto name = entry.path().filename().string();
-    CHECK(name.rfind("part-", 0) == 0); // nothing pending or in progress
-    all += read_file(entry.path().string());
-  }
-  std::vector<std::string> expected;
-  for (int i = 0; i < 6000; ++i)
-    expected.push_back(fmt::format("key-{}\t{}", i % 7, i));
-  std::sort(expected.begin(), expected.end());
-  CHECK(sorted_lines(all) == expected);
+  CHECK(committed_lines(out) == generated_lines(6000, 7));
   REQUIRE(c.master->wait_for_stderr("(exactly-once) FINISHED", 30s));
   CHECK(c.master->stderr_so_far().find("(exactly-once) resumes from checkpoint ")
         != std::string::npos);
+}
+
+TEST_CASE("a restarted jobmanager resumes a job from its stored checkpoint") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  auto state = dir.file("state");
+  auto first = std::make_unique<running_process>(std::vector<std::string>{
+    weir, "jobmanager", "--port", "0", "--state-dir", state});
+  auto address = listening_address(*first);
+  REQUIRE_FALSE(address.empty());
+  auto port = address.substr(address.find(':') + 1);
+  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2",
+                          "--id", "worker"}};
+  REQUIRE(first->wait_for_stderr("TaskExecutor worker registered", 30s));
+  auto out = dir.file("out");
+  auto spec = dir.write("stored.json", fmt::format(R"({{
+    "name": "stored", "parallelism": 2,
+    "config": {{"execution.checkpointing.interval": "100 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": 8000, "rate": 2000, "keys": 7}}}},
+      {{"id": "out", "operator": "text_file", "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
+    "edges": [{{"from": "events", "to": "out", "partitioning": "rebalance"}}]}})",
+                                                   out));
+  auto submitted = run_weir({"run", "-m", address, "-d", spec});
+  REQUIRE(submitted.exit_code == 0);
+  auto id = lines_of(submitted.out).back();
+  REQUIRE(first->wait_for_stderr("(stored) completed checkpoint 5 ", 30s));
+  first->signal(SIGKILL);
+  first->finish(10s);
+  running_process second{{weir, "jobmanager", "--port", port, "--state-dir",
+                          state}};
+  REQUIRE(second.wait_for_stderr("(stored) resumes from checkpoint ", 30s));
+  auto r = run_weir({"wait", "-m", address, id}, 60s);
+  CHECK(r.exit_code == 0);
+  CHECK(committed_lines(out) == generated_lines(8000, 7));
 }

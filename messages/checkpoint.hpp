@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/deployment.hpp"
+
+namespace weir {
+
+/// A completed checkpoint as stored: its id and every subtask's operator
+/// state, by flat execution index. An id of 0 means "none".
+struct checkpoint_snapshot {
+  int64_t id = 0;
+  std::map<int32_t, operator_states> states;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_snapshot& x) {
+  return f(caf::meta::type_name("checkpoint_snapshot"), x.id, x.states);
+}
+
+/// What a restarted JobMaster finds: the newest checkpoint that read back
+/// (id 0: none), and a line for each newer one that did not.
+struct loaded_checkpoint {
+  checkpoint_snapshot cp;
+  std::vector<std::string> problems;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, loaded_checkpoint& x) {
+  return f(caf::meta::type_name("loaded_checkpoint"), x.cp, x.problems);
+}
+
+inline bool operator==(const checkpoint_snapshot& a,
+                       const checkpoint_snapshot& b) {
+  return a.id == b.id && a.states == b.states;
+}
+
+} // namespace weir

@@ -1,0 +1,233 @@
+#include "storage/checkpoint_store.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "messages/errors.hpp"
+#include "storage/detail/record_codec.hpp"
+
+namespace weir::storage {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view magic = "WEIRCHK1";
+
+void put_int(std::string& out, int64_t x) {
+  auto u = static_cast<uint64_t>(x);
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
+}
+
+void put_text(std::string& out, const std::string& s) {
+  put_int(out, static_cast<int64_t>(s.size()));
+  out += s;
+}
+
+struct reader {
+  const std::string& in;
+  size_t pos = 0;
+  bool ok = true;
+
+  int64_t integer() {
+    if (in.size() - pos < 8) {
+      ok = false;
+      return 0;
+    }
+    uint64_t u = 0;
+    for (int i = 0; i < 8; ++i)
+      u |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i]))
+           << (8 * i);
+    pos += 8;
+    return static_cast<int64_t>(u);
+  }
+
+  std::string text() {
+    auto n = integer();
+    if (!ok || n < 0 || in.size() - pos < static_cast<size_t>(n)) {
+      ok = false;
+      return {};
+    }
+    auto s = in.substr(pos, static_cast<size_t>(n));
+    pos += static_cast<size_t>(n);
+    return s;
+  }
+};
+
+caf::error io_error(const std::string& what, const std::string& path) {
+  return make_error(errc::storage_failure,
+                    fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
+}
+
+/// Writes `bytes` to `path` durably: a temporary file, fsync, rename.
+caf::error write_durably(const std::string& path, const std::string& bytes) {
+  auto tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return io_error("cannot create", tmp);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      auto err = io_error("cannot write", tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return err;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    auto err = io_error("cannot sync", tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    return io_error("cannot rename", tmp);
+  return caf::none;
+}
+
+/// The retained checkpoint ids of a job's record, oldest first.
+std::vector<int64_t> retained_ids(const std::string& record) {
+  std::vector<int64_t> ids;
+  try {
+    auto doc = nlohmann::json::parse(record);
+    for (auto& x : doc.at("retained"))
+      ids.push_back(x.get<int64_t>());
+  } catch (const std::exception&) {
+    ids.clear();
+  }
+  return ids;
+}
+
+} // namespace
+
+std::string encode_checkpoint(const checkpoint_snapshot& cp) {
+  std::string out{magic};
+  put_int(out, cp.id);
+  put_int(out, static_cast<int64_t>(cp.states.size()));
+  for (auto& [flat, states] : cp.states) {
+    put_int(out, flat);
+    put_int(out, static_cast<int64_t>(states.size()));
+    for (auto& [vertex, bytes] : states) {
+      put_text(out, vertex);
+      put_text(out, bytes);
+    }
+  }
+  return out;
+}
+
+caf::expected<checkpoint_snapshot> decode_checkpoint(const std::string& bytes,
+                                                     const std::string& what) {
+  auto bad = [&] {
+    return make_error(errc::storage_failure,
+                      fmt::format("{}: not a weir checkpoint or truncated", what));
+  };
+  if (bytes.compare(0, magic.size(), magic) != 0)
+    return bad();
+  reader r{bytes, magic.size()};
+  checkpoint_snapshot cp;
+  cp.id = r.integer();
+  auto subtasks = r.integer();
+  for (int64_t i = 0; r.ok && i < subtasks; ++i) {
+    auto flat = static_cast<int32_t>(r.integer());
+    auto n = r.integer();
+    auto& states = cp.states[flat];
+    for (int64_t k = 0; r.ok && k < n; ++k) {
+      auto vertex = r.text();
+      states[vertex] = r.text();
+    }
+  }
+  if (!r.ok || r.pos != bytes.size())
+    return bad();
+  return cp;
+}
+
+checkpoint_store::checkpoint_store(kv_store& kv, std::string dir)
+  : kv_(kv), dir_(std::move(dir)) {
+}
+
+std::string checkpoint_store::file_of(const job_id& job, int64_t id) const {
+  return fmt::format("{}/{}/chk-{}", dir_, job.to_string(), id);
+}
+
+caf::expected<std::string>
+checkpoint_store::put(const job_id& job, const checkpoint_snapshot& cp,
+                      int32_t retained) {
+  auto path = file_of(job, cp.id);
+  std::error_code ec;
+  fs::create_directories(fs::path{path}.parent_path(), ec);
+  if (ec)
+    return make_error(errc::storage_failure,
+                      fmt::format("cannot create directory '{}': {}",
+                                  fs::path{path}.parent_path().string(),
+                                  ec.message()));
+  if (auto err = write_durably(path, encode_checkpoint(cp)))
+    return err;
+  auto key = job.to_string();
+  std::vector<int64_t> ids;
+  auto old = kv_.get(column::checkpoints, key);
+  if (!old)
+    return old.error();
+  if (*old)
+    ids = retained_ids(**old);
+  ids.push_back(cp.id);
+  std::vector<int64_t> dropped;
+  while (static_cast<int32_t>(ids.size()) > std::max(1, retained)) {
+    dropped.push_back(ids.front());
+    ids.erase(ids.begin());
+  }
+  auto doc = detail::new_record();
+  doc["retained"] = ids;
+  if (auto err = kv_.put(column::checkpoints, key, detail::dump_record(doc),
+                         durability::synced))
+    return err;
+  for (auto id : dropped)
+    fs::remove(file_of(job, id), ec); // no longer referenced
+  return path;
+}
+
+caf::expected<checkpoint_snapshot>
+checkpoint_store::latest(const job_id& job, std::vector<std::string>& problems) {
+  auto record = kv_.get(column::checkpoints, job.to_string());
+  if (!record)
+    return record.error();
+  if (!*record)
+    return checkpoint_snapshot{};
+  auto ids = retained_ids(**record);
+  for (auto i = ids.rbegin(); i != ids.rend(); ++i) {
+    auto path = file_of(job, *i);
+    std::ifstream in{path, std::ios::binary};
+    if (!in) {
+      problems.push_back(fmt::format("checkpoint {} of job {}: cannot read '{}'",
+                                     *i, job.to_string(), path));
+      continue;
+    }
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    auto cp = decode_checkpoint(bytes.str(), path);
+    if (!cp || cp->id != *i) {
+      problems.push_back(fmt::format(
+        "checkpoint {} of job {}: {}", *i, job.to_string(),
+        cp ? "it holds another checkpoint" : describe(cp.error())));
+      continue;
+    }
+    return cp;
+  }
+  return checkpoint_snapshot{};
+}
+
+} // namespace weir::storage

@@ -1,0 +1,79 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "messages/errors.hpp"
+#include "storage/checkpoint_store.hpp"
+#include "storage/memory_store.hpp"
+#include "storage/rocksdb_store.hpp"
+#include "temp_dir.hpp"
+
+using namespace weir;
+using namespace weir::storage;
+using weir::test::temp_dir;
+
+namespace {
+
+checkpoint_snapshot checkpoint(int64_t id) {
+  checkpoint_snapshot cp;
+  cp.id = id;
+  cp.states[0] = {{"numbers", std::string("\x01\x00\x02", 3)}};
+  cp.states[3] = {{"sums", "abc"}, {"out", ""}};
+  return cp;
+}
+
+void overwrite(const std::string& path, const std::string& bytes) {
+  std::ofstream out{path, std::ios::binary | std::ios::trunc};
+  out << bytes;
+}
+
+} // namespace
+
+TEST_CASE("checkpoint data round-trips and malformed data is refused") {
+  auto cp = checkpoint(7);
+  auto back = decode_checkpoint(encode_checkpoint(cp), "f");
+  REQUIRE(back);
+  CHECK(*back == cp);
+  auto bytes = encode_checkpoint(cp);
+  auto cut = decode_checkpoint(bytes.substr(0, bytes.size() - 1), "f");
+  REQUIRE_FALSE(cut);
+  CHECK(describe(cut.error()) == "f: not a weir checkpoint or truncated");
+}
+
+TEST_CASE("the newest retained checkpoint is restored; a bad one falls back") {
+  temp_dir dir;
+  auto db = open_rocksdb_store(dir.sub("state"));
+  REQUIRE(db);
+  memory_store mem;
+  for (kv_store* kv : {static_cast<kv_store*>(db->get()),
+                       static_cast<kv_store*>(&mem)}) {
+    checkpoint_store store{*kv, dir.sub(kv == &mem ? "mem" : "rocks")};
+    auto job = job_id::random();
+    std::vector<std::string> problems;
+    auto none = store.latest(job, problems);
+    REQUIRE(none);
+    CHECK(none->id == 0);
+    for (int64_t id = 1; id <= 3; ++id)
+      REQUIRE(store.put(job, checkpoint(id), 2));
+    CHECK_FALSE(std::filesystem::exists(store.file_of(job, 1))); // dropped
+    auto newest = store.latest(job, problems);
+    REQUIRE(newest);
+    CHECK(*newest == checkpoint(3));
+    CHECK(problems.empty());
+    overwrite(store.file_of(job, 3), "garbage");
+    auto fallback = store.latest(job, problems);
+    REQUIRE(fallback);
+    CHECK(fallback->id == 2);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0] == "checkpoint 3 of job " + job.to_string() + ": "
+                           + store.file_of(job, 3)
+                           + ": not a weir checkpoint or truncated");
+    std::filesystem::remove(store.file_of(job, 2));
+    problems.clear();
+    auto nothing = store.latest(job, problems);
+    REQUIRE(nothing);
+    CHECK(nothing->id == 0);
+    CHECK(problems.size() == 2);
+  }
+}
