@@ -262,7 +262,10 @@ void on_barrier(self_ptr self, input_event& in) {
 
 void on_end(self_ptr self, int32_t channel) {
   auto& st = self->state;
-  if (auto id = st.aligner->pending(); id && st.aligner->on_end(channel))
+  // Recorded even with no alignment pending: a later barrier must not wait
+  // for a channel that has ended.
+  auto id = st.aligner->pending();
+  if (st.aligner->on_end(channel) && id)
     on_aligned(self, *id);
   if (st.inputs->end_channel(channel))
     end_of_input(self);

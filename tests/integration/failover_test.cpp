@@ -574,3 +574,27 @@ TEST_CASE("a restarted jobmanager resumes a job from its stored checkpoint") {
   CHECK(r.exit_code == 0);
   CHECK(committed_lines(out) == generated_lines(8000, 7));
 }
+
+TEST_CASE("a job whose sources end at different times finishes with "
+          "checkpoints on") {
+  // `few` ends after about 0.1 s, `many` after 0.75 s, checkpoints every
+  // 50 ms: the count aligns barriers while both run, and must not wait for a
+  // barrier of the ended one.
+  temp_dir dir;
+  auto spec = dir.write("uneven.json", R"({
+    "name": "uneven",
+    "config": {"execution.checkpointing.interval": "50 ms"},
+    "vertices": [
+      {"id": "few", "operator": "generator", "params": {"count": 200, "rate": 2000, "keys": 2}},
+      {"id": "many", "operator": "generator", "params": {"count": 1500, "rate": 2000, "keys": 2}},
+      {"id": "counts", "operator": "count", "parallelism": 2},
+      {"id": "out", "operator": "collect"}],
+    "edges": [
+      {"from": "few", "to": "counts", "partitioning": "hash"},
+      {"from": "many", "to": "counts", "partitioning": "hash"},
+      {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
+  auto r = run_weir({"run", spec}, 60s);
+  CHECK(r.exit_code == 0);
+  CHECK(sorted_lines(r.out)
+        == std::vector<std::string>{"key-0\t850", "key-1\t850"});
+}
