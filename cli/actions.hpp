@@ -29,4 +29,13 @@ int wait_action(const std::vector<std::string>& args);
 /// `weir cancel`: cancels a job of a session cluster.
 int cancel_action(const std::vector<std::string>& args);
 
+/// `weir checkpoint`: takes a checkpoint of a running job now.
+int checkpoint_action(const std::vector<std::string>& args);
+
+/// `weir savepoint`: takes a savepoint of a running job, or disposes of one.
+int savepoint_action(const std::vector<std::string>& args);
+
+/// `weir stop`: stops a running job with a savepoint.
+int stop_action(const std::vector<std::string>& args);
+
 } // namespace weir::cli

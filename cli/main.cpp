@@ -28,6 +28,12 @@ Actions:
                  wait for a job's result (say, after the master restarted)
   cancel -m HOST:PORT JOBID
                  cancel a job of a session cluster
+  checkpoint -m HOST:PORT JOBID
+                 take a checkpoint of a running job now
+  savepoint -m HOST:PORT JOBID [DIR] | savepoint -d PATH
+                 take a savepoint of a running job (-d: dispose of one)
+  stop -m HOST:PORT JOBID [--savepointPath DIR]
+                 stop a running job with a savepoint (resume: run -s PATH)
   jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
                  run the master process of a session cluster
   taskmanager -m HOST:PORT [--slots N]
@@ -67,8 +73,15 @@ int main(int argc, char** argv) {
     return status_action(args);
   if (action == "wait")
     return wait_action(args);
+  if (action == "checkpoint")
+    return checkpoint_action(args);
+  if (action == "savepoint")
+    return savepoint_action(args);
+  if (action == "stop")
+    return stop_action(args);
   fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
-                     "status, wait, cancel, jobmanager, taskmanager; see "
+                     "status, wait, cancel, checkpoint, savepoint, stop, jobmanager, "
+                     "taskmanager; see "
                      "weir --help)\n",
              action);
   return exit_bad_input;

@@ -70,4 +70,49 @@ int remote_cluster::connect(const std::string& action,
   return -1;
 }
 
+/// Parses "-m HOST:PORT JOBID" (and the configuration flags) of a job
+/// action and connects. Returns the job id, or nothing with `code` set after
+/// printing the help or a one-line error.
+std::optional<job_id> connect_for_job(const std::string& action,
+                                      const std::string& about,
+                                      const std::vector<std::string>& args,
+                                      remote_cluster& remote, int& code,
+                                      cxxopts::ParseResult& res,
+                                      const job_flags& extra) {
+  cxxopts::Options opts(action, about);
+  opts.custom_help("-m HOST:PORT JOBID" + extra.usage);
+  opts.add_options()
+    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
+    ("jobid", "the job", cxxopts::value<std::string>())
+    ("h,help", "print this help");
+  std::vector<std::string> positional{"jobid"};
+  if (extra.add)
+    extra.add(opts, positional);
+  opts.parse_positional(positional);
+  add_config_flags(opts);
+  if (code = parse_flags(opts, action, args, res); code >= 0)
+    return std::nullopt;
+  code = exit_bad_input;
+  if (res.count("jobid") == 0) {
+    fmt::print(stderr, "{}: missing JOBID (see {} --help)\n", action, action);
+    return std::nullopt;
+  }
+  auto text = res["jobid"].as<std::string>();
+  auto id = job_id::parse(text);
+  if (!id) {
+    fmt::print(stderr, "{}: '{}' is not a job id (32 hex characters)\n",
+               action, text);
+    return std::nullopt;
+  }
+  if (code = remote.connect(action, res); code >= 0)
+    return std::nullopt;
+  code = exit_ok;
+  return id;
+}
+
+int exit_code_for_job_error(const caf::error& err) {
+  return err == make_error(errc::unknown_job) ? exit_bad_input
+                                              : exit_cluster_error;
+}
+
 } // namespace weir::cli

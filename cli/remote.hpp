@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,29 @@ int parse_flags(cxxopts::Options& opts, const std::string& action,
 /// Returns the exit code; 3 with a one-line error when the master is lost.
 int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
                  const std::string& action);
+
+class remote_cluster;
+
+/// More flags of a job action: `add` declares them (and appends
+/// positional ones after JOBID); `usage` is appended to "-m HOST:PORT JOBID".
+struct job_flags {
+  std::function<void(cxxopts::Options&, std::vector<std::string>&)> add;
+  std::string usage;
+};
+
+/// Parses "-m HOST:PORT JOBID" (plus `extra` and the configuration flags)
+/// of a job action into `res` and connects. Returns the job id, or nothing
+/// with `code` set after printing the help or a one-line error.
+std::optional<job_id> connect_for_job(const std::string& action,
+                                      const std::string& about,
+                                      const std::vector<std::string>& args,
+                                      remote_cluster& remote, int& code,
+                                      cxxopts::ParseResult& res,
+                                      const job_flags& extra = {});
+
+/// Exit code of a failed request about one job: 2 for an unknown job, else
+/// 3.
+int exit_code_for_job_error(const caf::error& err);
 
 /// A client's connection to a session cluster (`-m HOST:PORT`).
 class remote_cluster {

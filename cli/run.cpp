@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,7 @@
 #include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
 #include "cluster/runtime_config.hpp"
+#include "storage/checkpoint_store.hpp"
 #include "storage/rocksdb_store.hpp"
 #include "storage/state_identity.hpp"
 
@@ -88,6 +90,10 @@ cxxopts::Options run_options() {
     ("jobid", "the job's id (32 hex characters); submitting the same job "
      "with the same id again attaches to it instead of running it twice",
      cxxopts::value<std::string>())
+    ("s,fromSavepoint", "start the job from this savepoint (its operators' "
+     "state, matched by vertex id)", cxxopts::value<std::string>())
+    ("n,allowNonRestoredState", "with -s: skip savepoint state of vertices "
+     "the job does not have instead of refusing to start")
     ("h,help", "print this help");
   add_config_flags(opts);
   opts.allow_unrecognised_options();
@@ -268,7 +274,8 @@ int run_action(const std::vector<std::string>& args) {
   auto cmd = parse_job_command("run", opts, args,
                                {"-p", "--parallelism", "--taskmanagers",
                                 "--slots", "--state-dir", "-m", "--jobmanager",
-                                "--config", "--jobid"},
+                                "--config", "--jobid", "-s",
+                                "--fromSavepoint"},
                                code);
   if (!cmd)
     return code;
@@ -323,6 +330,22 @@ int run_action(const std::vector<std::string>& args) {
       return exit_bad_input;
     }
     graph.id = *id;
+  }
+  if (res.count("fromSavepoint") > 0) {
+    // The jobmanager reads it: an absolute path, checked here first.
+    auto path = std::filesystem::absolute(res["fromSavepoint"].as<std::string>())
+                  .lexically_normal()
+                  .string();
+    if (auto sp = storage::read_savepoint(path); !sp) {
+      fmt::print(stderr, "weir run: -s: {}\n", describe(sp.error()));
+      return exit_bad_input;
+    }
+    graph.config["execution.savepoint.path"] = path;
+    if (res.count("allowNonRestoredState") > 0)
+      graph.config["execution.savepoint.ignore-unclaimed-state"] = "true";
+  } else if (res.count("allowNonRestoredState") > 0) {
+    fmt::print(stderr, "weir run: -n needs -s PATH\n");
+    return exit_bad_input;
   }
   if (!flags.jobmanager.empty()) {
     // The client's own restart-strategy.* settings travel with the job (the

@@ -48,48 +48,6 @@ void print_section(const char* title, const std::vector<job_status>& jobs,
   fmt::print("{:-^62}\n", "");
 }
 
-/// Parses "-m HOST:PORT JOBID" (and the configuration flags) of a job
-/// action and connects. Returns the job id, or nothing with `code` set after
-/// printing the help or a one-line error.
-std::optional<job_id> connect_for_job(const std::string& action,
-                                      const std::string& about,
-                                      const std::vector<std::string>& args,
-                                      remote_cluster& remote, int& code) {
-  cxxopts::Options opts(action, about);
-  opts.custom_help("-m HOST:PORT JOBID");
-  opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
-    ("jobid", "the job", cxxopts::value<std::string>())
-    ("h,help", "print this help");
-  opts.parse_positional({"jobid"});
-  add_config_flags(opts);
-  cxxopts::ParseResult res;
-  if (code = parse_flags(opts, action, args, res); code >= 0)
-    return std::nullopt;
-  code = exit_bad_input;
-  if (res.count("jobid") == 0) {
-    fmt::print(stderr, "{}: missing JOBID (see {} --help)\n", action, action);
-    return std::nullopt;
-  }
-  auto text = res["jobid"].as<std::string>();
-  auto id = job_id::parse(text);
-  if (!id) {
-    fmt::print(stderr, "{}: '{}' is not a job id (32 hex characters)\n",
-               action, text);
-    return std::nullopt;
-  }
-  if (code = remote.connect(action, res); code >= 0)
-    return std::nullopt;
-  code = exit_ok;
-  return id;
-}
-
-/// Exit code of a failed request about one job.
-int exit_code_for_job_error(const caf::error& err) {
-  return err == make_error(errc::unknown_job) ? exit_bad_input
-                                              : exit_cluster_error;
-}
-
 } // namespace
 
 int list_action(const std::vector<std::string>& args) {
@@ -145,8 +103,9 @@ int list_action(const std::vector<std::string>& args) {
 int cancel_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
+  cxxopts::ParseResult res;
   auto id = connect_for_job("weir cancel", "Cancel a job of a session cluster.",
-                            args, remote, code);
+                            args, remote, code, res);
   if (!id)
     return code;
   auto text = id->to_string();
@@ -173,10 +132,11 @@ namespace weir::cli {
 int status_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
+  cxxopts::ParseResult res;
   auto id = connect_for_job("weir status",
                             "Show a job of a session cluster: its state, "
                             "counters and where each subtask runs.",
-                            args, remote, code);
+                            args, remote, code, res);
   if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
@@ -212,11 +172,12 @@ namespace weir::cli {
 int wait_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
+  cxxopts::ParseResult res;
   auto id = connect_for_job("weir wait",
                             "Wait for a job of a session cluster to end and "
                             "print its result, as an attached `weir run` "
                             "would.",
-                            args, remote, code);
+                            args, remote, code, res);
   if (!id)
     return code;
   // An unknown job is an error now rather than a wait forever.

@@ -199,6 +199,13 @@ const std::vector<config_key>& config_keys() {
     {"execution.checkpointing.min-pause", t::duration, "0",
      "Least time between the end of one checkpoint and the start of the "
      "next."},
+    {"execution.checkpointing.savepoint-dir", t::text, "",
+     "Default directory of savepoints (`weir savepoint`, `weir stop`)."},
+    {"execution.savepoint.path", t::text, "",
+     "A savepoint the job starts from (`weir run -s PATH`). Per job."},
+    {"execution.savepoint.ignore-unclaimed-state", t::boolean, "false",
+     "Start from a savepoint even if it holds state of vertices the job "
+     "does not have (`weir run -n`). Per job."},
     {"heartbeat.interval", t::duration, "200 ms",
      "How often connected processes exchange heartbeats."},
     {"heartbeat.rpc-failure-threshold", t::integer, "2",
@@ -369,9 +376,12 @@ std::string check_job_config_keys(const std::map<std::string, std::string>& keys
         && key.rfind("weir.fault.", 0) != 0
         && (key.rfind("execution.checkpointing.", 0) != 0
             || key == "execution.checkpointing.dir")
-        && key != "state.checkpoints.num-retained")
+        && key != "state.checkpoints.num-retained"
+        && key != "execution.savepoint.path"
+        && key != "execution.savepoint.ignore-unclaimed-state")
       return fmt::format("key '{}' cannot be set per job (only "
                          "restart-strategy.*, execution.checkpointing.*, "
+                         "execution.savepoint.*, "
                          "state.checkpoints.num-retained)",
                          key);
   return {};

@@ -23,6 +23,17 @@ typename Inspector::result_type inspect(Inspector& f, checkpoint_snapshot& x) {
   return f(caf::meta::type_name("checkpoint_snapshot"), x.id, x.states);
 }
 
+/// A savepoint: the state of a job by vertex id (stable across changed
+/// graphs), one entry per subtask index (its size is the parallelism).
+struct savepoint_data {
+  std::map<std::string, std::vector<std::string>> vertices;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, savepoint_data& x) {
+  return f(caf::meta::type_name("savepoint_data"), x.vertices);
+}
+
 /// What a restarted JobMaster finds: the newest checkpoint that read back
 /// (id 0: none), and a line for each newer one that did not.
 struct loaded_checkpoint {

@@ -37,6 +37,11 @@ using job_master_actor = caf::typed_actor<
   caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
   /// Dispatcher: the job's live status, with every subtask if `detailed`.
   caf::replies_to<status_atom, bool>::with<job_status>,
+  /// Dispatcher: take a checkpoint now; the reply is its id once completed.
+  caf::replies_to<checkpoint_atom>::with<int64_t>,
+  /// Dispatcher: take a savepoint into `dir` (stopping the job after it when
+  /// `stop`); the reply is its path.
+  caf::replies_to<savepoint_atom, std::string, bool>::with<std::string>,
   /// Dispatcher: cancel the job; the reply is the state after the request.
   caf::replies_to<cancel_atom>::with<job_state>,
   /// Self: the slot request of attempt round `epoch` may have timed out.

@@ -43,6 +43,11 @@ using job_store_actor = caf::typed_actor<
   caf::replies_to<checkpoint_atom, job_id, checkpoint_snapshot,
                   int32_t>::with<std::string>,
   /// JobMaster: the job's newest stored checkpoint that reads back.
-  caf::replies_to<load_atom, job_id>::with<loaded_checkpoint>>;
+  caf::replies_to<load_atom, job_id>::with<loaded_checkpoint>,
+  /// JobMaster: write a savepoint to the file `path` (synced); the reply is
+  /// the path.
+  caf::replies_to<savepoint_atom, std::string, savepoint_data>::with<std::string>,
+  /// JobMaster: read the savepoint at `path`.
+  caf::replies_to<savepoint_atom, std::string>::with<savepoint_data>>;
 
 } // namespace weir

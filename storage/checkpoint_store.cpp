@@ -115,6 +115,65 @@ std::vector<int64_t> retained_ids(const std::string& record) {
 
 } // namespace
 
+namespace {
+
+constexpr std::string_view savepoint_magic = "WEIRSVP1";
+
+/// The whole file, or an error naming it.
+caf::expected<std::string> read_whole(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return make_error(errc::storage_failure,
+                      fmt::format("cannot read '{}': {}", path,
+                                  std::strerror(errno)));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+} // namespace
+
+caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
+  std::string out{savepoint_magic};
+  put_int(out, static_cast<int64_t>(sp.vertices.size()));
+  for (auto& [vertex, subtasks] : sp.vertices) {
+    put_text(out, vertex);
+    put_int(out, static_cast<int64_t>(subtasks.size()));
+    for (auto& bytes : subtasks)
+      put_text(out, bytes);
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path{path}.parent_path(), ec);
+  return write_durably(path, out);
+}
+
+caf::expected<savepoint_data> read_savepoint(const std::string& path) {
+  auto bytes = read_whole(path);
+  if (!bytes)
+    return bytes.error();
+  auto bad = [&] {
+    return make_error(errc::storage_failure,
+                      fmt::format("{}: not a weir savepoint or truncated", path));
+  };
+  if (bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0)
+    return bad();
+  reader r{*bytes, savepoint_magic.size()};
+  savepoint_data sp;
+  auto n = r.integer();
+  for (int64_t i = 0; r.ok && i < n; ++i) {
+    auto vertex = r.text();
+    auto parallelism = r.integer();
+    if (parallelism < 0 || parallelism > 1'000'000)
+      return bad();
+    auto& subtasks = sp.vertices[vertex];
+    for (int64_t k = 0; r.ok && k < parallelism; ++k)
+      subtasks.push_back(r.text());
+  }
+  if (!r.ok || r.pos != bytes->size())
+    return bad();
+  return sp;
+}
+
 std::string encode_checkpoint(const checkpoint_snapshot& cp) {
   std::string out{magic};
   put_int(out, cp.id);

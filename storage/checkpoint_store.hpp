@@ -39,6 +39,12 @@ private:
   std::string dir_;
 };
 
+/// Writes a savepoint to `path` (a temporary name, synced, renamed).
+caf::error write_savepoint(const std::string& path, const savepoint_data& sp);
+
+/// Reads the savepoint at `path`; errors name the path.
+caf::expected<savepoint_data> read_savepoint(const std::string& path);
+
 /// Encodes a checkpoint's data (the file's contents) and decodes it; a
 /// malformed input decodes to an error naming `what`.
 std::string encode_checkpoint(const checkpoint_snapshot& cp);

@@ -138,6 +138,11 @@ caf::error unknown_job(job_id id) {
   return make_error(errc::unknown_job, fmt::format("no job {}", id.to_string()));
 }
 
+caf::error not_running(job_id id) {
+  return make_error(errc::invalid_job,
+                    fmt::format("job {} is not running", id.to_string()));
+}
+
 /// A JobMaster ended without a result. It lost its ResourceManager: it is
 /// started again with the new one. It crashed: it is started again on the
 /// stored JobGraph (one-for-one) within the restart intensity; past that,
@@ -329,6 +334,23 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         return job_state::cancelling;
       }
       return self->delegate(entry->jm, cancel_atom_v);
+    },
+    [=](checkpoint_atom, job_id id) -> caf::result<int64_t> {
+      auto* entry = find_job(self, id);
+      if (entry == nullptr)
+        return unknown_job(id);
+      if (!entry->jm)
+        return not_running(id);
+      return self->delegate(entry->jm, checkpoint_atom_v);
+    },
+    [=](savepoint_atom, job_id id, std::string& dir,
+        bool stop) -> caf::result<std::string> {
+      auto* entry = find_job(self, id);
+      if (entry == nullptr)
+        return unknown_job(id);
+      if (!entry->jm)
+        return not_running(id);
+      return self->delegate(entry->jm, savepoint_atom_v, std::move(dir), stop);
     },
     [=](result_atom, job_id id) -> caf::result<job_result> {
       auto* entry = find_job(self, id);

@@ -74,6 +74,18 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
         return path.error();
       return *path;
     },
+    [=](savepoint_atom, const std::string& path,
+        const savepoint_data& sp) -> caf::result<std::string> {
+      if (auto err = storage::write_savepoint(path, sp))
+        return err;
+      return path;
+    },
+    [=](savepoint_atom, const std::string& path) -> caf::result<savepoint_data> {
+      auto sp = storage::read_savepoint(path);
+      if (!sp)
+        return sp.error();
+      return std::move(*sp);
+    },
     [=](load_atom, const job_id& job) -> caf::result<loaded_checkpoint> {
       loaded_checkpoint result;
       auto& store = self->state.checkpoints;

@@ -21,10 +21,11 @@ checkpoint_coordinator::checkpoint_coordinator(checkpoint_options opts,
   : opts_(opts), subtasks_(subtasks) {
 }
 
-std::optional<int64_t> checkpoint_coordinator::trigger(clock::time_point now) {
-  if (static_cast<int32_t>(pending_.size()) >= opts_.max_concurrent)
+std::optional<int64_t> checkpoint_coordinator::trigger(clock::time_point now,
+                                                       bool forced) {
+  if (!forced && static_cast<int32_t>(pending_.size()) >= opts_.max_concurrent)
     return std::nullopt;
-  if (last_completed_ && now - *last_completed_ < opts_.min_pause)
+  if (!forced && last_completed_ && now - *last_completed_ < opts_.min_pause)
     return std::nullopt;
   auto id = next_id_++;
   auto& p = pending_[id];

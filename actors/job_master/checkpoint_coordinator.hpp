@@ -48,8 +48,9 @@ public:
   checkpoint_coordinator(checkpoint_options opts, int32_t subtasks);
 
   /// A new checkpoint id when one may start at `now` (fewer than
-  /// max_concurrent pending, min_pause since the last completion).
-  std::optional<int64_t> trigger(clock::time_point now);
+  /// max_concurrent pending, min_pause since the last completion), or
+  /// always when `forced` (a checkpoint or savepoint a client asked for).
+  std::optional<int64_t> trigger(clock::time_point now, bool forced = false);
 
   /// Subtask `flat` acknowledged checkpoint `id` with its state. Returns
   /// the checkpoint when that completed it; unknown or expired ids and

@@ -22,6 +22,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,7 @@
 #include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/execution_graph.hpp"
 #include "actors/job_master/restart_strategy.hpp"
+#include "actors/job_master/savepoint_mapping.hpp"
 #include "messages/errors.hpp"
 #include "messages/task_executor.hpp"
 
@@ -40,6 +42,15 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto deploy_timeout = 60s;
+
+/// A client's `weir checkpoint`, `weir savepoint` or `weir stop`.
+struct checkpoint_request {
+  caf::typed_response_promise<int64_t> checkpoint;
+  caf::typed_response_promise<std::string> savepoint;
+  bool is_savepoint = false;
+  std::string dir;
+  bool stop = false;
+};
 
 struct jm_state {
   job_master_options opts;
@@ -74,6 +85,13 @@ struct jm_state {
   /// above, but collect sinks do not count (their records lived in this
   /// JobMaster).
   bool resumable_from_storage = false;
+  /// Whether the next deployment restores the newest completed checkpoint
+  /// (or the savepoint the job starts from).
+  bool restore_state = false;
+  /// Clients waiting for a checkpoint or savepoint they asked for, by id.
+  std::map<int64_t, checkpoint_request> requests;
+  /// A stop with a savepoint: the subtasks are canceled, the job FINISHES.
+  bool stopping = false;
   std::unique_ptr<restart_strategy> restarts;
   std::chrono::milliseconds restart_delay{0};
   uint64_t epoch = 0; ///< scheduling round; replies of older rounds are stale
@@ -93,6 +111,20 @@ void set_state(self_ptr self, job_state to) {
   st.state = to;
 }
 
+/// Answers every waiting checkpoint or savepoint request with an error.
+void fail_requests(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  for (auto& [id, r] : st.requests) {
+    auto err = make_error(errc::invalid_job,
+                          fmt::format("checkpoint {} was abandoned: {}", id, why));
+    if (r.is_savepoint)
+      r.savepoint.deliver(err);
+    else
+      r.checkpoint.deliver(err);
+  }
+  st.requests.clear();
+}
+
 /// Ends the job: frees its slots everywhere and reports to the Dispatcher.
 void finalize(self_ptr self) {
   auto& st = self->state;
@@ -103,8 +135,9 @@ void finalize(self_ptr self) {
     set_state(self, job_state::failed);
   else if (st.state == job_state::cancelling)
     set_state(self, job_state::canceled);
-  else if (st.graph->all_finished())
+  else if (st.graph->all_finished() || st.stopping)
     set_state(self, job_state::finished);
+  fail_requests(self, "the job ended");
   job_result result;
   result.id = st.graph->graph().id;
   result.name = st.graph->graph().name;
@@ -189,6 +222,17 @@ void on_task_failure(self_ptr self, std::string cause) {
   cancel_all(self);
 }
 
+/// Tells every source subtask to take checkpoint `id` (they send the
+/// barriers downstream).
+void send_barrier_triggers(self_ptr self, int64_t id) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
+        && st.handles[i])
+      self->send(st.handles[i], checkpoint_atom_v, id);
+}
+
 /// Triggers a checkpoint at every source subtask (they send the barriers
 /// downstream) and plans the next one.
 void trigger_checkpoint(self_ptr self, uint64_t epoch) {
@@ -202,20 +246,28 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
     return;
   }
   auto now = self->clock().now();
-  for (auto id : st.checkpoints->expire(now))
+  for (auto id : st.checkpoints->expire(now)) {
     log_eventf("job {} ({}) checkpoint {} expired",
                g.graph().id.to_string(), g.graph().name, id);
-  if (auto id = st.checkpoints->trigger(now)) {
-    for (size_t i = 0; i < g.size(); ++i)
-      if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
-          && st.handles[i])
-        self->send(st.handles[i], checkpoint_atom_v, *id);
+    if (auto r = st.requests.find(id); r != st.requests.end()) {
+      auto err = make_error(errc::timeout,
+                            fmt::format("checkpoint {} expired", id));
+      if (r->second.is_savepoint)
+        r->second.savepoint.deliver(err);
+      else
+        r->second.checkpoint.deliver(err);
+      st.requests.erase(r);
+    }
   }
+  if (auto id = st.checkpoints->trigger(now))
+    send_barrier_triggers(self, *id);
   self->delayed_send(self, st.checkpoints->options().interval, trigger_atom_v,
                      epoch);
 }
 
 void store_checkpoint(self_ptr self, const completed_checkpoint& done);
+void write_savepoint(self_ptr self, const completed_checkpoint& done,
+                     checkpoint_request req);
 
 void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
                        operator_states& states) {
@@ -235,6 +287,14 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
       self->send(h, commit_atom_v, done->id);
   if (st.opts.store && st.resumable_from_storage)
     store_checkpoint(self, *done);
+  if (auto r = st.requests.find(done->id); r != st.requests.end()) {
+    auto req = std::move(r->second);
+    st.requests.erase(r);
+    if (req.is_savepoint)
+      write_savepoint(self, *done, std::move(req));
+    else
+      req.checkpoint.deliver(done->id);
+  }
   log_eventf("job {} ({}) completed checkpoint {} ({} bytes in {} ms)",
              st.graph->graph().id.to_string(), st.graph->graph().name,
              done->id, done->bytes, done->duration.count());
@@ -280,7 +340,7 @@ void deploy(self_ptr self, task_executor_actor te,
       g.transition(flat, execution_state::scheduled);
       g.transition(flat, execution_state::deploying);
       batch.push_back(g.deployment(flat, alloc));
-      if (auto* cp = st.resumable ? st.checkpoints->latest() : nullptr)
+      if (auto* cp = st.restore_state ? st.checkpoints->latest() : nullptr)
         if (auto i = cp->states.find(flat); i != cp->states.end())
           batch.back().restore = i->second;
       flats.push_back(flat);
@@ -359,7 +419,8 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
     return;
   if (s == execution_state::failed)
     on_task_failure(self, error);
-  else if (s == execution_state::canceled && st.state == job_state::running)
+  else if (s == execution_state::canceled && st.state == job_state::running
+           && !st.stopping)
     on_task_failure(self, "a subtask was canceled outside the JobMaster (its "
                           "TaskExecutor is shutting down)");
   maybe_finalize(self);
@@ -486,7 +547,9 @@ void restart(self_ptr self) {
   // are cut back to what it covered. Else start over from the sources.
   st.checkpoints->abort_pending();
   st.collected_at.clear();
+  fail_requests(self, "the job restarts");
   auto* latest = st.resumable ? st.checkpoints->latest() : nullptr;
+  st.restore_state = latest != nullptr;
   if (latest != nullptr) {
     for (auto& [flat, rows] : st.collected) {
       auto keep = st.committed_collected[flat];
@@ -546,13 +609,14 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done) {
           });
 }
 
+void load_savepoint_then_schedule(self_ptr self);
+
 /// Before the first scheduling: the newest checkpoint an earlier JobMaster
 /// of this job stored, if the job can resume from it.
 void load_checkpoint_then_schedule(self_ptr self) {
   auto& st = self->state;
-  if (!st.opts.store || !st.resumable_from_storage
-      || st.checkpoints->options().interval.count() == 0) {
-    request_slots(self);
+  if (!st.opts.store || !st.resumable_from_storage) {
+    load_savepoint_then_schedule(self);
     return;
   }
   auto job = st.graph->graph().id;
@@ -568,16 +632,102 @@ void load_checkpoint_then_schedule(self_ptr self) {
           cp.id = loaded.cp.id;
           cp.states = std::move(loaded.cp.states);
           self->state.checkpoints->restore(std::move(cp));
+          self->state.restore_state = true;
           log_eventf("job {} ({}) resumes from checkpoint {}", job.to_string(),
                      name, loaded.cp.id);
+          request_slots(self);
+          return;
         }
-        request_slots(self);
+        load_savepoint_then_schedule(self);
       },
       [=](caf::error& err) {
         log_eventf("job {} ({}) could not load its checkpoints ({}); it starts "
                    "from its sources",
                    job.to_string(), name, describe(err));
+        load_savepoint_then_schedule(self);
+      });
+}
+
+/// Writes checkpoint `done` as a savepoint through the job store (a
+/// detached actor); answers the client, then stops the job if asked.
+void write_savepoint(self_ptr self, const completed_checkpoint& done,
+                     checkpoint_request req) {
+  auto& st = self->state;
+  auto job = st.graph->graph().id;
+  auto path = fmt::format("{}/savepoint-{}-{}", req.dir,
+                          job.to_string().substr(0, 6), done.id);
+  self
+    ->request(st.opts.store, deploy_timeout, savepoint_atom_v, path,
+              to_savepoint(*st.graph, done))
+    .then(
+      [=](const std::string& written) mutable {
+        auto& st = self->state;
+        log_eventf("job {} ({}) wrote savepoint {}", job.to_string(),
+                   st.graph->graph().name, written);
+        req.savepoint.deliver(written);
+        if (req.stop && st.state == job_state::running) {
+          st.stopping = true;
+          cancel_all(self);
+        }
+      },
+      [=](caf::error& err) mutable {
+        req.savepoint.deliver(make_error(
+          errc::storage_failure, "could not write the savepoint: " + describe(err)));
+      });
+}
+
+/// A client asked for a checkpoint (or savepoint) now.
+template <class Promise>
+Promise request_checkpoint(self_ptr self, Promise rp, checkpoint_request req) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  auto refuse = [&](std::string why) {
+    rp.deliver(make_error(errc::invalid_job, std::move(why)));
+    return rp;
+  };
+  if (st.state != job_state::running || st.deployed != g.size() || st.stopping)
+    return refuse(fmt::format("job {} is not running",
+                              g.graph().id.to_string()));
+  if (g.count(execution_state::finished) > 0)
+    return refuse("some subtasks of the job have finished: no more "
+                  "checkpoints");
+  auto id = st.checkpoints->trigger(self->clock().now(), true);
+  send_barrier_triggers(self, *id);
+  st.requests.emplace(*id, std::move(req));
+  return rp;
+}
+
+/// A job started with execution.savepoint.path: its first deployment gets
+/// the savepoint's state (when no stored checkpoint of its own came first).
+void load_savepoint_then_schedule(self_ptr self) {
+  auto& st = self->state;
+  auto cfg = st.opts.config;
+  cfg.apply(st.graph->graph().config, "job config");
+  if (!st.opts.store || !cfg.is_set("execution.savepoint.path")) {
+    request_slots(self);
+    return;
+  }
+  auto path = cfg.text("execution.savepoint.path");
+  auto ignore = cfg.boolean("execution.savepoint.ignore-unclaimed-state");
+  self->request(st.opts.store, deploy_timeout, savepoint_atom_v, path)
+    .then(
+      [=](savepoint_data& sp) {
+        auto& st = self->state;
+        completed_checkpoint cp;
+        auto problem = from_savepoint(*st.graph, sp, ignore, path, cp);
+        if (!problem.empty()) {
+          fail_job(self, problem);
+          return;
+        }
+        st.checkpoints->restore(std::move(cp));
+        st.restore_state = true;
+        log_eventf("job {} ({}) starts from savepoint {}",
+                   st.graph->graph().id.to_string(), st.graph->graph().name,
+                   path);
         request_slots(self);
+      },
+      [=](caf::error& err) {
+        fail_job(self, "cannot restore from savepoint: " + describe(err));
       });
 }
 
@@ -677,6 +827,21 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       on_checkpoint_ack(self, attempt, id, states);
     },
     [=](trigger_atom, uint64_t epoch) { trigger_checkpoint(self, epoch); },
+    [=](checkpoint_atom) {
+      checkpoint_request req;
+      req.checkpoint = self->make_response_promise<int64_t>();
+      auto rp = req.checkpoint;
+      return request_checkpoint(self, rp, std::move(req));
+    },
+    [=](savepoint_atom, std::string& dir, bool stop) {
+      checkpoint_request req;
+      req.is_savepoint = true;
+      req.dir = std::move(dir);
+      req.stop = stop;
+      req.savepoint = self->make_response_promise<std::string>();
+      auto rp = req.savepoint;
+      return request_checkpoint(self, rp, std::move(req));
+    },
     [=](cancel_atom) {
       auto& st = self->state;
       if (st.state == job_state::running || st.state == job_state::created

@@ -29,6 +29,8 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](heartbeat_atom) { return job_id{}; },
     [=](checkpoint_atom, execution_attempt_id, int64_t, operator_states&) {},
     [=](trigger_atom, uint64_t) {},
+    [=](checkpoint_atom) { return int64_t{0}; },
+    [=](savepoint_atom, const std::string&, bool) { return std::string{}; },
     [=](beat_atom) {},
   };
 }
@@ -51,6 +53,10 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       return std::string{};
     },
     [=](load_atom, const job_id&) { return loaded_checkpoint{}; },
+    [=](savepoint_atom, const std::string& path, const savepoint_data&) {
+      return path;
+    },
+    [=](savepoint_atom, const std::string&) { return savepoint_data{}; },
   };
 }
 

@@ -142,8 +142,8 @@ TEST_CASE("unknown flags, actions and arguments are named") {
   auto action = run_weir({"runn"});
   CHECK(action.exit_code == 2);
   CHECK(action.err == "weir: unknown action 'runn' (known: run, info, list, "
-                      "status, wait, cancel, jobmanager, taskmanager; see "
-                      "weir --help)\n");
+                      "status, wait, cancel, checkpoint, savepoint, stop, "
+                      "jobmanager, taskmanager; see weir --help)\n");
   auto bad_value = run_weir({"run", "examples/wordcount.json", "-p", "two"});
   CHECK(bad_value.exit_code == 2);
   CHECK(bad_value.err.find("weir run: ") == 0);
@@ -198,7 +198,7 @@ TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
   CHECK(r.exit_code == 2);
   CHECK(r.err == spec + ": config: key 'slot.request.timeout' cannot be set per "
                         "job (only restart-strategy.*, "
-                        "execution.checkpointing.*, "
+                        "execution.checkpointing.*, execution.savepoint.*, "
                         "state.checkpoints.num-retained)\n");
   auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=2 s"});
   CHECK(hb.exit_code == 2);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster_fixture.hpp"
 #include "process.hpp"
 #include "reference.hpp"
 
@@ -301,31 +302,6 @@ TEST_CASE("a standby jobmanager takes over when the leader dies") {
   CHECK(standby.finish(30s).exit_code == 0);
 }
 
-namespace {
-
-/// A jobmanager (extra flags `flags`) on a fresh state directory with one
-/// registered taskmanager "worker" of 2 slots.
-struct one_worker_cluster {
-  temp_dir dir;
-  std::string weir = std::getenv("WEIR_BIN");
-  std::unique_ptr<running_process> master;
-  std::unique_ptr<running_process> worker;
-  std::string address;
-
-  explicit one_worker_cluster(std::vector<std::string> flags = {}) {
-    std::vector<std::string> argv{weir, "jobmanager", "--port", "0",
-                                  "--state-dir", dir.file("state")};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    master = std::make_unique<running_process>(argv);
-    address = listening_address(*master);
-    REQUIRE_FALSE(address.empty());
-    worker = std::make_unique<running_process>(std::vector<std::string>{
-      weir, "taskmanager", "-m", address, "--slots", "2", "--id", "worker"});
-    REQUIRE(master->wait_for_stderr("TaskExecutor worker registered", 30s));
-  }
-};
-
-} // namespace
 
 #ifdef WEIR_FAULT_INJECTION
 namespace {
@@ -489,29 +465,6 @@ TEST_CASE("a job whose sink cannot resume starts over, results exact") {
         == std::string::npos);
 }
 
-namespace {
-
-/// The lines of every file in an exactly-once sink's directory, sorted;
-/// every file must be committed (nothing pending or in progress).
-std::vector<std::string> committed_lines(const std::string& dir) {
-  std::string all;
-  for (auto& entry : std::filesystem::directory_iterator(dir)) {
-    CHECK(entry.path().filename().string().rfind("part-", 0) == 0);
-    all += read_file(entry.path().string());
-  }
-  return sorted_lines(all);
-}
-
-/// What a generator of `count` records over `keys` keys writes, sorted.
-std::vector<std::string> generated_lines(int count, int keys) {
-  std::vector<std::string> lines;
-  for (int i = 0; i < count; ++i)
-    lines.push_back(fmt::format("key-{}\t{}", i % keys, i));
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
-} // namespace
 
 TEST_CASE("an exactly-once file sink commits every record once across a "
           "failover") {

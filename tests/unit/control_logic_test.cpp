@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/restart_strategy.hpp"
+#include "actors/job_master/savepoint_mapping.hpp"
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
 #include "config/config.hpp"
@@ -219,4 +222,37 @@ TEST_CASE("a failover abandons pending checkpoints and keeps completed ones") {
   CHECK(c.pending_count() == 0);
   CHECK_FALSE(c.acknowledge(*b, 0, {}, t0 + 2s));
   CHECK(c.latest()->id == *a);
+}
+
+TEST_CASE("a savepoint maps onto a graph by vertex id and parallelism") {
+  job_graph g;
+  g.name = "g";
+  g.vertices = {{"numbers", "sequence", {{"from", "1"}, {"to", "9"}}, 2},
+                {"sums", "sum", {}, 2},
+                {"out", "collect", {}, 1}};
+  g.edges = {{"numbers", "sums", partitioning::hash},
+             {"sums", "out", partitioning::rebalance}};
+  execution_graph eg{g};
+  completed_checkpoint cp;
+  for (size_t flat = 0; flat < eg.size(); ++flat) {
+    auto& x = eg.executions()[flat];
+    auto& task = eg.tasks()[static_cast<size_t>(x.task)];
+    for (auto v : task.vertices)
+      if (g.vertices[static_cast<size_t>(v)].id != "out")
+        cp.states[static_cast<int32_t>(flat)][g.vertices[static_cast<size_t>(v)].id]
+          = fmt::format("{}-{}", g.vertices[static_cast<size_t>(v)].id,
+                        x.subtask);
+  }
+  auto sp = to_savepoint(eg, cp);
+  CHECK(sp.vertices.at("sums") == std::vector<std::string>{"sums-0", "sums-1"});
+  completed_checkpoint back;
+  CHECK(from_savepoint(eg, sp, false, "P", back) == "");
+  CHECK(back.states == cp.states);
+  auto wider = g;
+  wider.vertices[1].parallelism = 3;
+  execution_graph eg3{wider};
+  completed_checkpoint none;
+  CHECK(from_savepoint(eg3, sp, false, "P", none)
+        == "savepoint 'P' holds vertex 'sums' at parallelism 2, the job runs "
+           "it at 3");
 }

@@ -1,0 +1,176 @@
+// `weir checkpoint`, `weir savepoint` and `weir stop` against a session
+// cluster (Flink's CLI names and flags).
+#include <filesystem>
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <cxxopts.hpp>
+#include <fmt/format.h>
+
+#include "cli/actions.hpp"
+#include "cli/config_flags.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/remote.hpp"
+#include "messages/errors.hpp"
+#include "storage/checkpoint_store.hpp"
+
+namespace weir::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// Checkpoints and savepoints may take a while (large state, a slow disk).
+constexpr auto checkpoint_timeout = 10min;
+
+/// The savepoint directory: `given` or execution.checkpointing.savepoint-dir,
+/// made absolute (the jobmanager writes there). "" after a one-line error.
+std::string savepoint_dir(const std::string& action, const std::string& given,
+                          const cxxopts::ParseResult& res) {
+  auto dir = given;
+  if (dir.empty()) {
+    auto cfg = load_config(action, res);
+    if (cfg && cfg->is_set("execution.checkpointing.savepoint-dir"))
+      dir = cfg->text("execution.checkpointing.savepoint-dir");
+  }
+  if (dir.empty()) {
+    fmt::print(stderr, "{}: no savepoint directory: give one or set "
+                       "execution.checkpointing.savepoint-dir\n",
+               action);
+    return {};
+  }
+  return std::filesystem::absolute(dir).lexically_normal().string();
+}
+
+/// Asks for a savepoint (and a stop after it); prints its path.
+int take_savepoint(const std::string& action, remote_cluster& remote,
+                   const job_id& id, const std::string& dir, bool stop) {
+  int code = exit_ok;
+  caf::scoped_actor self{remote.system()};
+  self
+    ->request(remote.dispatcher(), checkpoint_timeout, savepoint_atom_v, id, dir,
+              stop)
+    .receive(
+      [&](const std::string& path) {
+        fmt::print("Savepoint completed. Path: {}\n", path);
+        if (stop)
+          fmt::print("Job {} is stopped.\n", id.to_string());
+      },
+      [&](caf::error& err) {
+        fmt::print(stderr, "{}: {}\n", action, describe(err));
+        code = exit_code_for_job_error(err);
+      });
+  return code;
+}
+
+/// `weir savepoint -d PATH`.
+int dispose_savepoint(const std::string& path) {
+  auto sp = storage::read_savepoint(path);
+  if (!sp) {
+    fmt::print(stderr, "weir savepoint: -d: {}\n", describe(sp.error()));
+    return exit_bad_input;
+  }
+  std::error_code ec;
+  if (!std::filesystem::remove(path, ec)) {
+    fmt::print(stderr, "weir savepoint: -d: cannot remove '{}': {}\n", path,
+               ec.message());
+    return exit_cluster_error;
+  }
+  fmt::print("Disposed savepoint {}.\n", path);
+  return exit_ok;
+}
+
+} // namespace
+
+int checkpoint_action(const std::vector<std::string>& args) {
+  remote_cluster remote;
+  int code = exit_ok;
+  cxxopts::ParseResult res;
+  auto id = connect_for_job("weir checkpoint",
+                            "Take a checkpoint of a running job now.", args,
+                            remote, code, res,
+                            job_flags{[](cxxopts::Options& o, auto&) {
+                                        o.add_options()(
+                                          "full", "a full checkpoint (all "
+                                                  "checkpoints are full)");
+                                      },
+                                      " [--full]"});
+  if (!id)
+    return code;
+  caf::scoped_actor self{remote.system()};
+  self->request(remote.dispatcher(), checkpoint_timeout, checkpoint_atom_v, *id)
+    .receive(
+      [&](int64_t n) {
+        fmt::print("Checkpoint {} of job {} completed.\n", n, id->to_string());
+      },
+      [&](caf::error& err) {
+        fmt::print(stderr, "weir checkpoint: {}\n", describe(err));
+        code = exit_code_for_job_error(err);
+      });
+  return code;
+}
+
+int savepoint_action(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-d" || args[i] == "--dispose") {
+      if (i + 1 >= args.size()) {
+        fmt::print(stderr, "weir savepoint: -d needs a PATH\n");
+        return exit_bad_input;
+      }
+      return dispose_savepoint(args[i + 1]);
+    }
+  }
+  remote_cluster remote;
+  int code = exit_ok;
+  cxxopts::ParseResult res;
+  auto id = connect_for_job(
+    "weir savepoint",
+    "Take a savepoint of a running job (or `weir savepoint -d PATH`: dispose "
+    "of one).",
+    args, remote, code, res,
+    job_flags{[](cxxopts::Options& o, std::vector<std::string>& positional) {
+                o.add_options()("directory", "where the savepoint goes",
+                                cxxopts::value<std::string>());
+                positional.push_back("directory");
+              },
+              " [DIR]"});
+  if (!id)
+    return code;
+  auto given = res.count("directory") > 0 ? res["directory"].as<std::string>()
+                                          : std::string{};
+  auto dir = savepoint_dir("weir savepoint", given, res);
+  if (dir.empty())
+    return exit_bad_input;
+  return take_savepoint("weir savepoint", remote, *id, dir, false);
+}
+
+int stop_action(const std::vector<std::string>& args) {
+  remote_cluster remote;
+  int code = exit_ok;
+  cxxopts::ParseResult res;
+  auto id = connect_for_job(
+    "weir stop", "Stop a running job with a savepoint.", args, remote, code,
+    res,
+    job_flags{[](cxxopts::Options& o, auto&) {
+                o.add_options()("p,savepointPath", "where the savepoint goes "
+                                                   "(default: execution."
+                                                   "checkpointing.savepoint-dir)",
+                                cxxopts::value<std::string>())(
+                  "drain", "accepted for Flink compatibility; weir has no "
+                           "event time to advance");
+              },
+              " [--savepointPath DIR] [--drain]"});
+  if (!id)
+    return code;
+  auto given = res.count("savepointPath") > 0
+                 ? res["savepointPath"].as<std::string>()
+                 : std::string{};
+  auto dir = savepoint_dir("weir stop", given, res);
+  if (dir.empty())
+    return exit_bad_input;
+  fmt::print("Suspending job {} with a savepoint.\n", id->to_string());
+  return take_savepoint("weir stop", remote, *id, dir, true);
+}
+
+} // namespace weir::cli

@@ -1,0 +1,64 @@
+#pragma once
+
+// Session-cluster fixtures shared by the integration tests.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "process.hpp"
+
+namespace weir::test {
+
+using namespace std::chrono_literals;
+
+/// A jobmanager (extra flags `flags`) on a fresh state directory with one
+/// registered taskmanager "worker" of 2 slots.
+struct one_worker_cluster {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  std::unique_ptr<running_process> master;
+  std::unique_ptr<running_process> worker;
+  std::string address;
+
+  explicit one_worker_cluster(std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv{weir, "jobmanager", "--port", "0",
+                                  "--state-dir", dir.file("state")};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    master = std::make_unique<running_process>(argv);
+    address = listening_address(*master);
+    REQUIRE_FALSE(address.empty());
+    worker = std::make_unique<running_process>(std::vector<std::string>{
+      weir, "taskmanager", "-m", address, "--slots", "2", "--id", "worker"});
+    REQUIRE(master->wait_for_stderr("TaskExecutor worker registered", 30s));
+  }
+};
+
+/// The lines of every file in an exactly-once sink's directory, sorted;
+/// every file must be committed (nothing pending or in progress).
+inline std::vector<std::string> committed_lines(const std::string& dir) {
+  std::string all;
+  for (auto& entry : std::filesystem::directory_iterator(dir)) {
+    CHECK(entry.path().filename().string().rfind("part-", 0) == 0);
+    all += read_file(entry.path().string());
+  }
+  return sorted_lines(all);
+}
+
+/// What a generator of `count` records over `keys` keys writes, sorted.
+inline std::vector<std::string> generated_lines(int count, int keys) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < count; ++i)
+    lines.push_back(fmt::format("key-{}\t{}", i % keys, i));
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+} // namespace weir::test

@@ -1,0 +1,151 @@
+// Savepoints and exactly-once state: an unbounded keyed count with an
+// exactly-once sink survives killed workers, stops with a savepoint and
+// goes on from it in a new job.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "cluster_fixture.hpp"
+#include "process.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// generator (`count`: -1 unbounded, `rate` per subtask, 5 keys) → count →
+/// `sink` directory (exactly-once), parallelism 2, checkpoints every 200 ms.
+std::string counts_spec(const temp_dir& dir, const std::string& name,
+                        int64_t count, int64_t rate, const std::string& sink,
+                        bool with_counts = true) {
+  auto counts = with_counts
+                  ? std::string{R"({"id": "counts", "operator": "count"},)"}
+                  : std::string{};
+  auto edges = with_counts
+                 ? std::string{R"({"from": "events", "to": "counts", "partitioning": "hash"},
+      {"from": "counts", "to": "out", "partitioning": "forward"})"}
+                 : std::string{R"({"from": "events", "to": "out", "partitioning": "forward"})"};
+  return dir.write(name + ".json", fmt::format(R"({{
+    "name": "{}", "parallelism": 2,
+    "config": {{"execution.checkpointing.interval": "200 ms",
+               "restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.attempts": 100,
+               "restart-strategy.fixed-delay.delay": "50 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": {}, "rate": {}, "keys": 5}}}},
+      {}
+      {{"id": "out", "operator": "text_file", "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
+    "edges": [{}]}})",
+                                               name, count, rate, counts, sink,
+                                               edges));
+}
+
+/// The last count of every key in committed keyed-count output.
+std::map<std::string, int64_t> last_counts(const std::vector<std::string>& lines) {
+  std::map<std::string, int64_t> result;
+  for (auto& l : lines) {
+    auto tab = l.find('\t');
+    int64_t n = std::stoll(l.substr(tab + 1));
+    auto& v = result[l.substr(0, tab)];
+    v = std::max(v, n);
+  }
+  return result;
+}
+
+/// The job id `weir run -d` printed.
+std::string detached(const std::vector<std::string>& args) {
+  auto r = run_weir(args);
+  REQUIRE(r.exit_code == 0);
+  return lines_of(r.out).back();
+}
+
+} // namespace
+
+TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact") {
+  one_worker_cluster c;
+  auto& weir = c.weir;
+  running_process second{{weir, "taskmanager", "-m", c.address, "--slots", "2",
+                          "--id", "second"}};
+  REQUIRE(c.master->wait_for_stderr("TaskExecutor second registered", 30s));
+  // An unbounded job; its workers are killed (and started again) twice.
+  auto first_out = c.dir.file("first");
+  auto id = detached({"run", "-m", c.address, "-d",
+                      counts_spec(c.dir, "endless", -1, 1000, first_out)});
+  auto victim = std::make_unique<running_process>(std::vector<std::string>{
+    weir, "taskmanager", "-m", c.address, "--slots", "2", "--id", "victim"});
+  REQUIRE(c.master->wait_for_stderr("TaskExecutor victim registered", 30s));
+  for (int round = 1; round <= 2; ++round) {
+    REQUIRE(c.master->wait_for_stderr(
+      fmt::format("(endless) completed checkpoint {} ", round * 4), 30s));
+    c.worker->signal(SIGKILL);
+    c.worker->finish(10s);
+    REQUIRE(c.master->wait_for_stderr("TaskExecutor worker lost", 30s));
+    c.worker = std::make_unique<running_process>(std::vector<std::string>{
+      weir, "taskmanager", "-m", c.address, "--slots", "2", "--id", "worker"});
+  }
+  REQUIRE(c.master->wait_for_stderr("(endless) resumes from checkpoint ", 30s));
+  REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 12 ", 30s));
+  auto stopped = run_weir({"stop", "-m", c.address, id, "--savepointPath",
+                           c.dir.file("savepoints")});
+  REQUIRE(stopped.exit_code == 0);
+  const std::string prefix = "Savepoint completed. Path: ";
+  auto at = stopped.out.find(prefix);
+  REQUIRE(at != std::string::npos);
+  auto savepoint = stopped.out.substr(at + prefix.size());
+  savepoint = savepoint.substr(0, savepoint.find('\n'));
+  CHECK(exists(savepoint));
+  // Whatever the first job committed is a prefix of the truth: no count
+  // beyond what the generator made, every key counted.
+  auto before = last_counts(committed_lines(first_out));
+  CHECK(before.size() == 5);
+  // The same graph, now bounded (20,000 records in all), from the
+  // savepoint: the final counts are exact, so no record was lost or
+  // counted twice across the kills, the stop and the restore.
+  auto second_out = c.dir.file("second");
+  auto r = run_weir({"run", "-m", c.address, "-s", savepoint,
+                     counts_spec(c.dir, "bounded", 20000, 0, second_out)});
+  REQUIRE(r.exit_code == 0);
+  auto after = last_counts(committed_lines(second_out));
+  std::map<std::string, int64_t> expected;
+  for (int k = 0; k < 5; ++k)
+    expected[fmt::format("key-{}", k)] = 4000;
+  CHECK(after == expected);
+  for (auto& [key, n] : before)
+    CHECK(n <= 4000);
+  REQUIRE(c.master->wait_for_stderr("(bounded) starts from savepoint ", 30s));
+}
+
+TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
+  one_worker_cluster c;
+  auto id = detached({"run", "-m", c.address, "-d",
+                      counts_spec(c.dir, "endless", -1, 1000, c.dir.file("a"))});
+  REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
+  auto stopped = run_weir({"savepoint", "-m", c.address, id,
+                           c.dir.file("savepoints")});
+  REQUIRE(stopped.exit_code == 0);
+  auto savepoint = stopped.out.substr(stopped.out.find("Path: ") + 6);
+  savepoint = savepoint.substr(0, savepoint.find('\n'));
+  run_weir({"cancel", "-m", c.address, id});
+  // No `counts` vertex in this job.
+  auto spec = counts_spec(c.dir, "plain", 100, 0, c.dir.file("b"), false);
+  auto refused = run_weir({"run", "-m", c.address, "-s", savepoint, spec});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err.find("ended FAILED: savepoint '" + savepoint
+                         + "' holds state of vertex 'counts', which this job "
+                           "does not have (-n/--allowNonRestoredState skips "
+                           "it)")
+        != std::string::npos);
+  auto allowed = run_weir({"run", "-m", c.address, "-s", savepoint, "-n", spec});
+  CHECK(allowed.exit_code == 0);
+  // Disposal, and a path that is not a savepoint.
+  auto disposed = run_weir({"savepoint", "-d", savepoint});
+  CHECK(disposed.exit_code == 0);
+  CHECK_FALSE(exists(savepoint));
+  auto missing = run_weir({"run", "-m", c.address, "-s", savepoint, spec});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("weir run: -s: cannot read '" + savepoint + "'")
+        == 0);
+}
