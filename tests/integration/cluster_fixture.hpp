@@ -20,7 +20,7 @@ namespace weir::test {
 using namespace std::chrono_literals;
 
 /// A jobmanager (extra flags `flags`) on a fresh state directory with one
-/// registered taskmanager "worker" of 2 slots.
+/// registered taskmanager "worker" of 2 slots (extra flags `worker_flags`).
 struct one_worker_cluster {
   temp_dir dir;
   std::string weir = std::getenv("WEIR_BIN");
@@ -28,15 +28,18 @@ struct one_worker_cluster {
   std::unique_ptr<running_process> worker;
   std::string address;
 
-  explicit one_worker_cluster(std::vector<std::string> flags = {}) {
+  explicit one_worker_cluster(std::vector<std::string> flags = {},
+                              std::vector<std::string> worker_flags = {}) {
     std::vector<std::string> argv{weir, "jobmanager", "--port", "0",
                                   "--state-dir", dir.file("state")};
     argv.insert(argv.end(), flags.begin(), flags.end());
     master = std::make_unique<running_process>(argv);
     address = listening_address(*master);
     REQUIRE_FALSE(address.empty());
-    worker = std::make_unique<running_process>(std::vector<std::string>{
-      weir, "taskmanager", "-m", address, "--slots", "2", "--id", "worker"});
+    std::vector<std::string> w{weir,    "taskmanager", "-m",    address,
+                               "--slots", "2",         "--id", "worker"};
+    w.insert(w.end(), worker_flags.begin(), worker_flags.end());
+    worker = std::make_unique<running_process>(w);
     REQUIRE(master->wait_for_stderr("TaskExecutor worker registered", 30s));
   }
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -493,12 +494,21 @@ TEST_CASE("an exactly-once file sink commits every record once across a "
         != std::string::npos);
 }
 
-TEST_CASE("a restarted jobmanager resumes a job from its stored checkpoint") {
+namespace {
+
+/// A job with an exactly-once sink and checkpoints every 100 ms (3
+/// retained); the jobmanager is killed after checkpoint 5 and a new one
+/// starts on the same state directory (after `damage` had its way with the
+/// stored checkpoints). Returns the new jobmanager's log once the job ended;
+/// the committed output must be exact either way.
+template <class Damage>
+std::string resume_after_master_kill(Damage damage) {
   temp_dir dir;
   std::string weir = std::getenv("WEIR_BIN");
   auto state = dir.file("state");
+  auto retained = "-Dstate.checkpoints.num-retained=3";
   auto first = std::make_unique<running_process>(std::vector<std::string>{
-    weir, "jobmanager", "--port", "0", "--state-dir", state});
+    weir, "jobmanager", "--port", "0", "--state-dir", state, retained});
   auto address = listening_address(*first);
   REQUIRE_FALSE(address.empty());
   auto port = address.substr(address.find(':') + 1);
@@ -520,12 +530,68 @@ TEST_CASE("a restarted jobmanager resumes a job from its stored checkpoint") {
   REQUIRE(first->wait_for_stderr("(stored) completed checkpoint 5 ", 30s));
   first->signal(SIGKILL);
   first->finish(10s);
+  damage(state + "/checkpoints/" + id);
   running_process second{{weir, "jobmanager", "--port", port, "--state-dir",
-                          state}};
-  REQUIRE(second.wait_for_stderr("(stored) resumes from checkpoint ", 30s));
+                          state, retained}};
+  REQUIRE(listening_address(second) == address);
   auto r = run_weir({"wait", "-m", address, id}, 60s);
   CHECK(r.exit_code == 0);
   CHECK(committed_lines(out) == generated_lines(8000, 7));
+  REQUIRE(second.wait_for_stderr("(stored) FINISHED", 30s));
+  return second.stderr_so_far();
+}
+
+/// The checkpoint files of a job's directory, newest first.
+std::vector<std::string> checkpoint_files(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> files;
+  for (auto& e : std::filesystem::directory_iterator(dir)) {
+    auto name = e.path().filename().string();
+    if (name.rfind("chk-", 0) == 0)
+      files.emplace_back(std::stoll(name.substr(4)), e.path().string());
+  }
+  std::sort(files.rbegin(), files.rend());
+  std::vector<std::string> result;
+  for (auto& f : files)
+    result.push_back(f.second);
+  return result;
+}
+
+} // namespace
+
+/// The checkpoint a log says the job resumed from (-1: none).
+int64_t resumed_from(const std::string& log) {
+  const std::string what = "(stored) resumes from checkpoint ";
+  auto at = log.find(what);
+  return at == std::string::npos ? -1 : std::stoll(log.substr(at + what.size()));
+}
+
+int64_t number_of(const std::string& file) {
+  return std::stoll(file.substr(file.rfind("chk-") + 4));
+}
+
+TEST_CASE("a restarted jobmanager resumes a job from its stored checkpoint") {
+  auto log = resume_after_master_kill([](const std::string&) {});
+  CHECK(resumed_from(log) >= 4); // at least the one before checkpoint 5
+}
+
+TEST_CASE("a corrupt stored checkpoint is reported and an older one used") {
+  // The two newest files (the newest may not be listed yet when the kill
+  // came between writing it and recording it) are damaged.
+  std::vector<std::string> files;
+  auto log = resume_after_master_kill([&](const std::string& dir) {
+    files = checkpoint_files(dir);
+    REQUIRE(files.size() >= 3);
+    for (int i = 0; i < 2; ++i)
+      std::ofstream{files[static_cast<size_t>(i)], std::ios::trunc} << "garbage";
+  });
+  CHECK(log.find("(stored) skipped a stored checkpoint: checkpoint "
+                 + std::to_string(number_of(files[1])) + " of job ")
+        != std::string::npos);
+  CHECK(log.find(files[1] + ": not a weir checkpoint or truncated")
+        != std::string::npos);
+  auto from = resumed_from(log);
+  CHECK(from >= 1);
+  CHECK(from < number_of(files[1]));
 }
 
 TEST_CASE("a job whose sources end at different times finishes with "

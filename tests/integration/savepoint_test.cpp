@@ -149,3 +149,27 @@ TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
   CHECK(missing.err.find("weir run: -s: cannot read '" + savepoint + "'")
         == 0);
 }
+
+TEST_CASE("a savepoint of one cluster starts a job on another") {
+  one_worker_cluster a;
+  auto id = detached({"run", "-m", a.address, "-d",
+                      counts_spec(a.dir, "endless", -1, 1000, a.dir.file("a"))});
+  REQUIRE(a.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
+  auto stopped = run_weir({"stop", "-m", a.address, id, "--savepointPath",
+                           a.dir.file("savepoints")});
+  REQUIRE(stopped.exit_code == 0);
+  auto savepoint = stopped.out.substr(stopped.out.find("Path: ") + 6);
+  savepoint = savepoint.substr(0, savepoint.find('\n'));
+  one_worker_cluster b{{"-Dhigh-availability.cluster-id=other"},
+                       {"-Dhigh-availability.cluster-id=other"}};
+  auto out = b.dir.file("b");
+  auto r = run_weir({"run", "-m", b.address, "-Dhigh-availability.cluster-id=other",
+                     "-s", savepoint,
+                     counts_spec(b.dir, "bounded", 20000, 0, out)});
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, int64_t> expected;
+  for (int k = 0; k < 5; ++k)
+    expected[fmt::format("key-{}", k)] = 4000;
+  CHECK(last_counts(committed_lines(out)) == expected);
+  CHECK(b.master->wait_for_stderr("(bounded) starts from savepoint ", 30s));
+}
