@@ -94,6 +94,9 @@ cxxopts::Options run_options() {
      "state, matched by vertex id)", cxxopts::value<std::string>())
     ("n,allowNonRestoredState", "with -s: skip savepoint state of vertices "
      "the job does not have instead of refusing to start")
+    ("r,resume", "start the job from the newest retained checkpoint under "
+     "this directory (execution.checkpointing.dir or a job's part of it)",
+     cxxopts::value<std::string>())
     ("h,help", "print this help");
   add_config_flags(opts);
   opts.allow_unrecognised_options();
@@ -268,6 +271,29 @@ int run_remote(const run_flags& flags, job_graph graph) {
 } // namespace
 
 
+namespace {
+
+/// The newest `chk-<n>` file under `dir` (highest n), or "".
+std::string newest_checkpoint(const std::string& dir) {
+  std::string best;
+  int64_t best_n = -1;
+  std::error_code ec;
+  for (auto i = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && i != std::filesystem::recursive_directory_iterator(); i.increment(ec)) {
+    auto name = i->path().filename().string();
+    if (name.rfind("chk-", 0) != 0 || !i->is_regular_file())
+      continue;
+    auto n = std::strtoll(name.c_str() + 4, nullptr, 10);
+    if (n > best_n) {
+      best_n = n;
+      best = i->path().string();
+    }
+  }
+  return best;
+}
+
+} // namespace
+
 int run_action(const std::vector<std::string>& args) {
   auto opts = run_options();
   int code = exit_ok;
@@ -275,7 +301,7 @@ int run_action(const std::vector<std::string>& args) {
                                {"-p", "--parallelism", "--taskmanagers",
                                 "--slots", "--state-dir", "-m", "--jobmanager",
                                 "--config", "--jobid", "-s",
-                                "--fromSavepoint"},
+                                "--fromSavepoint", "-r", "--resume"},
                                code);
   if (!cmd)
     return code;
@@ -331,10 +357,22 @@ int run_action(const std::vector<std::string>& args) {
     }
     graph.id = *id;
   }
-  if (res.count("fromSavepoint") > 0) {
+  std::optional<std::string> restore_from;
+  if (res.count("fromSavepoint") > 0)
+    restore_from = res["fromSavepoint"].as<std::string>();
+  if (res.count("resume") > 0) {
+    auto dir = res["resume"].as<std::string>();
+    restore_from = newest_checkpoint(dir);
+    if (restore_from->empty()) {
+      fmt::print(stderr, "weir run: -r: no retained checkpoint under '{}'\n",
+                 dir);
+      return exit_bad_input;
+    }
+    fmt::print(stderr, "Resuming from checkpoint {}\n", *restore_from);
+  }
+  if (restore_from) {
     // The jobmanager reads it: an absolute path, checked here first.
-    auto path = std::filesystem::absolute(res["fromSavepoint"].as<std::string>())
-                  .lexically_normal()
+    auto path = std::filesystem::absolute(*restore_from).lexically_normal()
                   .string();
     if (auto sp = storage::read_savepoint(path); !sp) {
       fmt::print(stderr, "weir run: -s: {}\n", describe(sp.error()));
@@ -344,7 +382,7 @@ int run_action(const std::vector<std::string>& args) {
     if (res.count("allowNonRestoredState") > 0)
       graph.config["execution.savepoint.ignore-unclaimed-state"] = "true";
   } else if (res.count("allowNonRestoredState") > 0) {
-    fmt::print(stderr, "weir run: -n needs -s PATH\n");
+    fmt::print(stderr, "weir run: -n needs -s PATH or -r DIR\n");
     return exit_bad_input;
   }
   if (!flags.jobmanager.empty()) {

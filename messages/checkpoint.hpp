@@ -11,18 +11,6 @@
 
 namespace weir {
 
-/// A completed checkpoint as stored: its id and every subtask's operator
-/// state, by flat execution index. An id of 0 means "none".
-struct checkpoint_snapshot {
-  int64_t id = 0;
-  std::map<int32_t, operator_states> states;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, checkpoint_snapshot& x) {
-  return f(caf::meta::type_name("checkpoint_snapshot"), x.id, x.states);
-}
-
 /// A savepoint: the state of a job by vertex id (stable across changed
 /// graphs), one entry per subtask index (its size is the parallelism).
 struct savepoint_data {
@@ -32,6 +20,19 @@ struct savepoint_data {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, savepoint_data& x) {
   return f(caf::meta::type_name("savepoint_data"), x.vertices);
+}
+
+/// A completed checkpoint as stored: its id and the job's state in the form
+/// of a savepoint (by vertex id and subtask index). An id of 0 means
+/// "none".
+struct checkpoint_snapshot {
+  int64_t id = 0;
+  savepoint_data state;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_snapshot& x) {
+  return f(caf::meta::type_name("checkpoint_snapshot"), x.id, x.state);
 }
 
 /// What a restarted JobMaster finds: the newest checkpoint that read back
@@ -48,7 +49,7 @@ typename Inspector::result_type inspect(Inspector& f, loaded_checkpoint& x) {
 
 inline bool operator==(const checkpoint_snapshot& a,
                        const checkpoint_snapshot& b) {
-  return a.id == b.id && a.states == b.states;
+  return a.id == b.id && a.state.vertices == b.state.vertices;
 }
 
 } // namespace weir

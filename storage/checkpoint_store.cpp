@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view magic = "WEIRCHK1";
+constexpr std::string_view magic = "WEIRCHK2";
 
 void put_int(std::string& out, int64_t x) {
   auto u = static_cast<uint64_t>(x);
@@ -133,8 +133,9 @@ caf::expected<std::string> read_whole(const std::string& path) {
 
 } // namespace
 
-caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
-  std::string out{savepoint_magic};
+namespace {
+
+void encode_vertices(std::string& out, const savepoint_data& sp) {
   put_int(out, static_cast<int64_t>(sp.vertices.size()));
   for (auto& [vertex, subtasks] : sp.vertices) {
     put_text(out, vertex);
@@ -142,6 +143,27 @@ caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
     for (auto& bytes : subtasks)
       put_text(out, bytes);
   }
+}
+
+bool decode_vertices(reader& r, savepoint_data& sp) {
+  auto n = r.integer();
+  for (int64_t i = 0; r.ok && i < n; ++i) {
+    auto vertex = r.text();
+    auto parallelism = r.integer();
+    if (parallelism < 0 || parallelism > 1'000'000)
+      return false;
+    auto& subtasks = sp.vertices[vertex];
+    for (int64_t k = 0; r.ok && k < parallelism; ++k)
+      subtasks.push_back(r.text());
+  }
+  return r.ok && r.pos == r.in.size();
+}
+
+} // namespace
+
+caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
+  std::string out{savepoint_magic};
+  encode_vertices(out, sp);
   std::error_code ec;
   fs::create_directories(fs::path{path}.parent_path(), ec);
   return write_durably(path, out);
@@ -151,67 +173,42 @@ caf::expected<savepoint_data> read_savepoint(const std::string& path) {
   auto bytes = read_whole(path);
   if (!bytes)
     return bytes.error();
-  auto bad = [&] {
+  // A retained checkpoint serves as well (`weir run -r`).
+  if (bytes->compare(0, magic.size(), magic) == 0) {
+    auto cp = decode_checkpoint(*bytes, path);
+    if (!cp)
+      return cp.error();
+    return std::move(cp->state);
+  }
+  if (bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0)
     return make_error(errc::storage_failure,
                       fmt::format("{}: not a weir savepoint or truncated", path));
-  };
-  if (bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0)
-    return bad();
   reader r{*bytes, savepoint_magic.size()};
   savepoint_data sp;
-  auto n = r.integer();
-  for (int64_t i = 0; r.ok && i < n; ++i) {
-    auto vertex = r.text();
-    auto parallelism = r.integer();
-    if (parallelism < 0 || parallelism > 1'000'000)
-      return bad();
-    auto& subtasks = sp.vertices[vertex];
-    for (int64_t k = 0; r.ok && k < parallelism; ++k)
-      subtasks.push_back(r.text());
-  }
-  if (!r.ok || r.pos != bytes->size())
-    return bad();
+  if (!decode_vertices(r, sp))
+    return make_error(errc::storage_failure,
+                      fmt::format("{}: not a weir savepoint or truncated", path));
   return sp;
 }
 
 std::string encode_checkpoint(const checkpoint_snapshot& cp) {
   std::string out{magic};
   put_int(out, cp.id);
-  put_int(out, static_cast<int64_t>(cp.states.size()));
-  for (auto& [flat, states] : cp.states) {
-    put_int(out, flat);
-    put_int(out, static_cast<int64_t>(states.size()));
-    for (auto& [vertex, bytes] : states) {
-      put_text(out, vertex);
-      put_text(out, bytes);
-    }
-  }
+  encode_vertices(out, cp.state);
   return out;
 }
 
 caf::expected<checkpoint_snapshot> decode_checkpoint(const std::string& bytes,
                                                      const std::string& what) {
-  auto bad = [&] {
+  if (bytes.compare(0, magic.size(), magic) != 0)
     return make_error(errc::storage_failure,
                       fmt::format("{}: not a weir checkpoint or truncated", what));
-  };
-  if (bytes.compare(0, magic.size(), magic) != 0)
-    return bad();
   reader r{bytes, magic.size()};
   checkpoint_snapshot cp;
   cp.id = r.integer();
-  auto subtasks = r.integer();
-  for (int64_t i = 0; r.ok && i < subtasks; ++i) {
-    auto flat = static_cast<int32_t>(r.integer());
-    auto n = r.integer();
-    auto& states = cp.states[flat];
-    for (int64_t k = 0; r.ok && k < n; ++k) {
-      auto vertex = r.text();
-      states[vertex] = r.text();
-    }
-  }
-  if (!r.ok || r.pos != bytes.size())
-    return bad();
+  if (!decode_vertices(r, cp.state))
+    return make_error(errc::storage_failure,
+                      fmt::format("{}: not a weir checkpoint or truncated", what));
   return cp;
 }
 

@@ -600,7 +600,7 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done) {
   auto id = done.id;
   self
     ->request(st.opts.store, deploy_timeout, checkpoint_atom_v, job,
-              checkpoint_snapshot{done.id, done.states},
+              checkpoint_snapshot{done.id, to_savepoint(*st.graph, done)},
               st.checkpoints->options().retained)
     .then([](const std::string&) {},
           [=](caf::error& err) {
@@ -627,10 +627,16 @@ void load_checkpoint_then_schedule(self_ptr self) {
         for (auto& p : loaded.problems)
           log_eventf("job {} ({}) skipped a stored checkpoint: {}",
                      job.to_string(), name, p);
-        if (loaded.cp.id > 0) {
-          completed_checkpoint cp;
-          cp.id = loaded.cp.id;
-          cp.states = std::move(loaded.cp.states);
+        completed_checkpoint cp;
+        cp.id = loaded.cp.id;
+        auto problem = loaded.cp.id > 0
+                         ? from_savepoint(*self->state.graph, loaded.cp.state,
+                                          false, "checkpoint", cp)
+                         : std::string{};
+        if (!problem.empty())
+          log_eventf("job {} ({}) cannot use its stored checkpoint {}: {}",
+                     job.to_string(), name, loaded.cp.id, problem);
+        if (loaded.cp.id > 0 && problem.empty()) {
           self->state.checkpoints->restore(std::move(cp));
           self->state.restore_state = true;
           log_eventf("job {} ({}) resumes from checkpoint {}", job.to_string(),

@@ -173,3 +173,28 @@ TEST_CASE("a savepoint of one cluster starts a job on another") {
   CHECK(last_counts(committed_lines(out)) == expected);
   CHECK(b.master->wait_for_stderr("(bounded) starts from savepoint ", 30s));
 }
+
+TEST_CASE("weir run -r resumes from the newest retained checkpoint") {
+  one_worker_cluster c;
+  auto id = detached({"run", "-m", c.address, "-d",
+                      counts_spec(c.dir, "endless", -1, 1000, c.dir.file("a"))});
+  REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 3 ", 30s));
+  CHECK(run_weir({"cancel", "-m", c.address, id}).exit_code == 0);
+  auto out = c.dir.file("b");
+  auto r = run_weir({"run", "-m", c.address, "-r",
+                     c.dir.file("state") + "/checkpoints",
+                     counts_spec(c.dir, "bounded", 20000, 0, out)});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("Resuming from checkpoint " + c.dir.file("state")
+                   + "/checkpoints/" + id + "/chk-")
+        == 0);
+  std::map<std::string, int64_t> expected;
+  for (int k = 0; k < 5; ++k)
+    expected[fmt::format("key-{}", k)] = 4000;
+  CHECK(last_counts(committed_lines(out)) == expected);
+  auto none = run_weir({"run", "-m", c.address, "-r", c.dir.file("a"),
+                        counts_spec(c.dir, "bounded", 20000, 0, out)});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err == "weir run: -r: no retained checkpoint under '"
+                      + c.dir.file("a") + "'\n");
+}

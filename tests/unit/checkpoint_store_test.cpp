@@ -18,8 +18,8 @@ namespace {
 checkpoint_snapshot checkpoint(int64_t id) {
   checkpoint_snapshot cp;
   cp.id = id;
-  cp.states[0] = {{"numbers", std::string("\x01\x00\x02", 3)}};
-  cp.states[3] = {{"sums", "abc"}, {"out", ""}};
+  cp.state.vertices["numbers"] = {std::string("\x01\x00\x02", 3), "x"};
+  cp.state.vertices["sums"] = {"abc", ""};
   return cp;
 }
 
@@ -39,6 +39,22 @@ TEST_CASE("checkpoint data round-trips and malformed data is refused") {
   auto cut = decode_checkpoint(bytes.substr(0, bytes.size() - 1), "f");
   REQUIRE_FALSE(cut);
   CHECK(describe(cut.error()) == "f: not a weir checkpoint or truncated");
+}
+
+TEST_CASE("a retained checkpoint reads as a savepoint (weir run -r)") {
+  temp_dir dir;
+  memory_store mem;
+  checkpoint_store store{mem, dir.path()};
+  auto job = job_id::random();
+  auto path = store.put(job, checkpoint(4), 1);
+  REQUIRE(path);
+  auto sp = read_savepoint(*path);
+  REQUIRE(sp);
+  CHECK(sp->vertices == checkpoint(4).state.vertices);
+  overwrite(*path, "WEIRCHK2garbage");
+  auto bad = read_savepoint(*path);
+  REQUIRE_FALSE(bad);
+  CHECK(describe(bad.error()) == *path + ": not a weir checkpoint or truncated");
 }
 
 TEST_CASE("the newest retained checkpoint is restored; a bad one falls back") {
