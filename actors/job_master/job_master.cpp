@@ -16,90 +16,19 @@
 // the handles of its consumers and starts.
 #include "actors/job_master/job_master.hpp"
 
-#include <map>
-#include <set>
-
-#include <caf/actor_system.hpp>
-#include <caf/stateful_actor.hpp>
-#include <caf/typed_event_based_actor.hpp>
-#include <caf/typed_response_promise.hpp>
-
 #include <fmt/format.h>
 
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
-#include "actors/job_master/checkpoint_coordinator.hpp"
-#include "actors/job_master/execution_graph.hpp"
-#include "actors/job_master/restart_strategy.hpp"
+#include "actors/job_master/job_master_state.hpp"
 #include "actors/job_master/savepoint_mapping.hpp"
 #include "messages/errors.hpp"
-#include "messages/task_executor.hpp"
 
 namespace weir {
 
-namespace {
+namespace job_master_detail {
 
 using namespace std::chrono_literals;
-
-constexpr auto deploy_timeout = 60s;
-
-/// A client's `weir checkpoint`, `weir savepoint` or `weir stop`.
-struct checkpoint_request {
-  caf::typed_response_promise<int64_t> checkpoint;
-  caf::typed_response_promise<std::string> savepoint;
-  bool is_savepoint = false;
-  std::string dir;
-  bool stop = false;
-};
-
-struct jm_state {
-  job_master_options opts;
-  std::unique_ptr<execution_graph> graph;
-  dispatcher_actor dispatcher;
-  resource_manager_actor rm;
-  job_master_id leader = job_master_id::random();
-  job_state state = job_state::created;
-  bool finalized = false;
-  std::string failure;
-  int64_t start_time_ms = 0;
-  std::map<allocation_id, int32_t> pending_slots; // allocation → shared slot
-  std::vector<task_executor_actor> executor_of_slot;
-  std::vector<std::string> executor_name_of_slot;
-  std::map<caf::actor_addr, task_executor_actor> executors; // watched
-  heartbeat_monitor hb; ///< heartbeats to the executors
-  std::vector<subtask_actor> handles; // by flat execution index
-  std::map<caf::actor_addr, int32_t> flat_by_addr;
-  size_t deployed = 0;
-  /// Records of collect sinks, by flat index of the sink subtask.
-  std::map<int32_t, std::vector<record>> collected;
-  std::unique_ptr<checkpoint_coordinator> checkpoints;
-  /// Collected records each sink subtask had handed over when it
-  /// acknowledged a pending checkpoint (checkpoint id → flat → count).
-  std::map<int64_t, std::map<int32_t, size_t>> collected_at;
-  /// The same for the checkpoint a restart resumes from.
-  std::map<int32_t, size_t> committed_collected;
-  /// Whether a failover may resume from a checkpoint: every sink is one
-  /// whose output the JobMaster can cut back to it (collect, discard).
-  bool resumable = false;
-  /// Whether a later JobMaster may resume from a stored checkpoint: as
-  /// above, but collect sinks do not count (their records lived in this
-  /// JobMaster).
-  bool resumable_from_storage = false;
-  /// Whether the next deployment restores the newest completed checkpoint
-  /// (or the savepoint the job starts from).
-  bool restore_state = false;
-  /// Clients waiting for a checkpoint or savepoint they asked for, by id.
-  std::map<int64_t, checkpoint_request> requests;
-  /// A stop with a savepoint: the subtasks are canceled, the job FINISHES.
-  bool stopping = false;
-  std::unique_ptr<restart_strategy> restarts;
-  std::chrono::milliseconds restart_delay{0};
-  uint64_t epoch = 0; ///< scheduling round; replies of older rounds are stale
-  int64_t crashes_to_inject = 0; ///< weir.fault.jobmaster-crashes
-  static inline const char* name = "job_master";
-};
-
-using self_ptr = job_master_actor::stateful_pointer<jm_state>;
 
 void set_state(self_ptr self, job_state to) {
   auto& st = self->state;
@@ -109,20 +38,6 @@ void set_state(self_ptr self, job_state to) {
              st.graph->graph().id.to_string(), st.graph->graph().name,
              to_string(st.state), to_string(to));
   st.state = to;
-}
-
-/// Answers every waiting checkpoint or savepoint request with an error.
-void fail_requests(self_ptr self, const std::string& why) {
-  auto& st = self->state;
-  for (auto& [id, r] : st.requests) {
-    auto err = make_error(errc::invalid_job,
-                          fmt::format("checkpoint {} was abandoned: {}", id, why));
-    if (r.is_savepoint)
-      r.savepoint.deliver(err);
-    else
-      r.checkpoint.deliver(err);
-  }
-  st.requests.clear();
 }
 
 /// Ends the job: frees its slots everywhere and reports to the Dispatcher.
@@ -220,84 +135,6 @@ void on_task_failure(self_ptr self, std::string cause) {
   st.restart_delay = *delay;
   set_state(self, job_state::restarting);
   cancel_all(self);
-}
-
-/// Tells every source subtask to take checkpoint `id` (they send the
-/// barriers downstream).
-void send_barrier_triggers(self_ptr self, int64_t id) {
-  auto& st = self->state;
-  auto& g = *st.graph;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
-        && st.handles[i])
-      self->send(st.handles[i], checkpoint_atom_v, id);
-}
-
-/// Triggers a checkpoint at every source subtask (they send the barriers
-/// downstream) and plans the next one.
-void trigger_checkpoint(self_ptr self, uint64_t epoch) {
-  auto& st = self->state;
-  auto& g = *st.graph;
-  if (epoch != st.epoch || st.state != job_state::running)
-    return;
-  if (g.count(execution_state::finished) > 0) {
-    // Subtasks that finished take no more checkpoints: none can complete.
-    st.checkpoints->abort_pending();
-    return;
-  }
-  auto now = self->clock().now();
-  for (auto id : st.checkpoints->expire(now)) {
-    log_eventf("job {} ({}) checkpoint {} expired",
-               g.graph().id.to_string(), g.graph().name, id);
-    if (auto r = st.requests.find(id); r != st.requests.end()) {
-      auto err = make_error(errc::timeout,
-                            fmt::format("checkpoint {} expired", id));
-      if (r->second.is_savepoint)
-        r->second.savepoint.deliver(err);
-      else
-        r->second.checkpoint.deliver(err);
-      st.requests.erase(r);
-    }
-  }
-  if (auto id = st.checkpoints->trigger(now))
-    send_barrier_triggers(self, *id);
-  self->delayed_send(self, st.checkpoints->options().interval, trigger_atom_v,
-                     epoch);
-}
-
-void store_checkpoint(self_ptr self, const completed_checkpoint& done);
-void write_savepoint(self_ptr self, const completed_checkpoint& done,
-                     checkpoint_request req);
-
-void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
-                       operator_states& states) {
-  auto& st = self->state;
-  auto flat = st.graph->find(attempt);
-  if (flat < 0)
-    return;
-  st.collected_at[id][flat] = st.collected[flat].size();
-  auto done = st.checkpoints->acknowledge(id, flat, std::move(states),
-                                          self->clock().now());
-  if (!done)
-    return;
-  st.committed_collected = std::move(st.collected_at[id]);
-  st.collected_at.erase(st.collected_at.begin(), st.collected_at.upper_bound(id));
-  for (auto& h : st.handles)
-    if (h)
-      self->send(h, commit_atom_v, done->id);
-  if (st.opts.store && st.resumable_from_storage)
-    store_checkpoint(self, *done);
-  if (auto r = st.requests.find(done->id); r != st.requests.end()) {
-    auto req = std::move(r->second);
-    st.requests.erase(r);
-    if (req.is_savepoint)
-      write_savepoint(self, *done, std::move(req));
-    else
-      req.checkpoint.deliver(done->id);
-  }
-  log_eventf("job {} ({}) completed checkpoint {} ({} bytes in {} ms)",
-             st.graph->graph().id.to_string(), st.graph->graph().name,
-             done->id, done->bytes, done->duration.count());
 }
 
 void start_all(self_ptr self) {
@@ -591,152 +428,6 @@ job_status make_status(self_ptr self, bool detailed) {
   return s;
 }
 
-/// Writes a completed checkpoint through the job store (a detached actor),
-/// so that a later JobMaster of the job resumes from it.
-void store_checkpoint(self_ptr self, const completed_checkpoint& done) {
-  auto& st = self->state;
-  auto job = st.graph->graph().id;
-  auto name = st.graph->graph().name;
-  auto id = done.id;
-  self
-    ->request(st.opts.store, deploy_timeout, checkpoint_atom_v, job,
-              checkpoint_snapshot{done.id, to_savepoint(*st.graph, done)},
-              st.checkpoints->options().retained)
-    .then([](const std::string&) {},
-          [=](caf::error& err) {
-            log_eventf("job {} ({}) could not store checkpoint {}: {}",
-                       job.to_string(), name, id, describe(err));
-          });
-}
-
-void load_savepoint_then_schedule(self_ptr self);
-
-/// Before the first scheduling: the newest checkpoint an earlier JobMaster
-/// of this job stored, if the job can resume from it.
-void load_checkpoint_then_schedule(self_ptr self) {
-  auto& st = self->state;
-  if (!st.opts.store || !st.resumable_from_storage) {
-    load_savepoint_then_schedule(self);
-    return;
-  }
-  auto job = st.graph->graph().id;
-  auto name = st.graph->graph().name;
-  self->request(st.opts.store, deploy_timeout, load_atom_v, job)
-    .then(
-      [=](loaded_checkpoint& loaded) {
-        for (auto& p : loaded.problems)
-          log_eventf("job {} ({}) skipped a stored checkpoint: {}",
-                     job.to_string(), name, p);
-        completed_checkpoint cp;
-        cp.id = loaded.cp.id;
-        auto problem = loaded.cp.id > 0
-                         ? from_savepoint(*self->state.graph, loaded.cp.state,
-                                          false, "checkpoint", cp)
-                         : std::string{};
-        if (!problem.empty())
-          log_eventf("job {} ({}) cannot use its stored checkpoint {}: {}",
-                     job.to_string(), name, loaded.cp.id, problem);
-        if (loaded.cp.id > 0 && problem.empty()) {
-          self->state.checkpoints->restore(std::move(cp));
-          self->state.restore_state = true;
-          log_eventf("job {} ({}) resumes from checkpoint {}", job.to_string(),
-                     name, loaded.cp.id);
-          request_slots(self);
-          return;
-        }
-        load_savepoint_then_schedule(self);
-      },
-      [=](caf::error& err) {
-        log_eventf("job {} ({}) could not load its checkpoints ({}); it starts "
-                   "from its sources",
-                   job.to_string(), name, describe(err));
-        load_savepoint_then_schedule(self);
-      });
-}
-
-/// Writes checkpoint `done` as a savepoint through the job store (a
-/// detached actor); answers the client, then stops the job if asked.
-void write_savepoint(self_ptr self, const completed_checkpoint& done,
-                     checkpoint_request req) {
-  auto& st = self->state;
-  auto job = st.graph->graph().id;
-  auto path = fmt::format("{}/savepoint-{}-{}", req.dir,
-                          job.to_string().substr(0, 6), done.id);
-  self
-    ->request(st.opts.store, deploy_timeout, savepoint_atom_v, path,
-              to_savepoint(*st.graph, done))
-    .then(
-      [=](const std::string& written) mutable {
-        auto& st = self->state;
-        log_eventf("job {} ({}) wrote savepoint {}", job.to_string(),
-                   st.graph->graph().name, written);
-        req.savepoint.deliver(written);
-        if (req.stop && st.state == job_state::running) {
-          st.stopping = true;
-          cancel_all(self);
-        }
-      },
-      [=](caf::error& err) mutable {
-        req.savepoint.deliver(make_error(
-          errc::storage_failure, "could not write the savepoint: " + describe(err)));
-      });
-}
-
-/// A client asked for a checkpoint (or savepoint) now.
-template <class Promise>
-Promise request_checkpoint(self_ptr self, Promise rp, checkpoint_request req) {
-  auto& st = self->state;
-  auto& g = *st.graph;
-  auto refuse = [&](std::string why) {
-    rp.deliver(make_error(errc::invalid_job, std::move(why)));
-    return rp;
-  };
-  if (st.state != job_state::running || st.deployed != g.size() || st.stopping)
-    return refuse(fmt::format("job {} is not running",
-                              g.graph().id.to_string()));
-  if (g.count(execution_state::finished) > 0)
-    return refuse("some subtasks of the job have finished: no more "
-                  "checkpoints");
-  auto id = st.checkpoints->trigger(self->clock().now(), true);
-  send_barrier_triggers(self, *id);
-  st.requests.emplace(*id, std::move(req));
-  return rp;
-}
-
-/// A job started with execution.savepoint.path: its first deployment gets
-/// the savepoint's state (when no stored checkpoint of its own came first).
-void load_savepoint_then_schedule(self_ptr self) {
-  auto& st = self->state;
-  auto cfg = st.opts.config;
-  cfg.apply(st.graph->graph().config, "job config");
-  if (!st.opts.store || !cfg.is_set("execution.savepoint.path")) {
-    request_slots(self);
-    return;
-  }
-  auto path = cfg.text("execution.savepoint.path");
-  auto ignore = cfg.boolean("execution.savepoint.ignore-unclaimed-state");
-  self->request(st.opts.store, deploy_timeout, savepoint_atom_v, path)
-    .then(
-      [=](savepoint_data& sp) {
-        auto& st = self->state;
-        completed_checkpoint cp;
-        auto problem = from_savepoint(*st.graph, sp, ignore, path, cp);
-        if (!problem.empty()) {
-          fail_job(self, problem);
-          return;
-        }
-        st.checkpoints->restore(std::move(cp));
-        st.restore_state = true;
-        log_eventf("job {} ({}) starts from savepoint {}",
-                   st.graph->graph().id.to_string(), st.graph->graph().name,
-                   path);
-        request_slots(self);
-      },
-      [=](caf::error& err) {
-        fail_job(self, "cannot restore from savepoint: " + describe(err));
-      });
-}
-
 job_master_actor::behavior_type
 job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                 dispatcher_actor dispatcher, resource_manager_actor rm) {
@@ -833,20 +524,9 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       on_checkpoint_ack(self, attempt, id, states);
     },
     [=](trigger_atom, uint64_t epoch) { trigger_checkpoint(self, epoch); },
-    [=](checkpoint_atom) {
-      checkpoint_request req;
-      req.checkpoint = self->make_response_promise<int64_t>();
-      auto rp = req.checkpoint;
-      return request_checkpoint(self, rp, std::move(req));
-    },
+    [=](checkpoint_atom) { return checkpoint_now(self); },
     [=](savepoint_atom, std::string& dir, bool stop) {
-      checkpoint_request req;
-      req.is_savepoint = true;
-      req.dir = std::move(dir);
-      req.stop = stop;
-      req.savepoint = self->make_response_promise<std::string>();
-      auto rp = req.savepoint;
-      return request_checkpoint(self, rp, std::move(req));
+      return savepoint_now(self, std::move(dir), stop);
     },
     [=](cancel_atom) {
       auto& st = self->state;
@@ -883,13 +563,13 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
   };
 }
 
-} // namespace
+} // namespace job_master_detail
 
 job_master_actor spawn_job_master(caf::actor_system& sys, job_graph graph,
                                   job_master_options opts,
                                   dispatcher_actor dispatcher,
                                   resource_manager_actor rm) {
-  return sys.spawn(job_master_impl, std::move(graph), opts,
+  return sys.spawn(job_master_detail::job_master_impl, std::move(graph), opts,
                    std::move(dispatcher), std::move(rm));
 }
 
