@@ -10,7 +10,8 @@ bool operator==(const job_result& a, const job_result& b) {
          && a.end_time_ms == b.end_time_ms
          && a.metrics.records_in == b.metrics.records_in
          && a.metrics.records_out == b.metrics.records_out
-         && a.collected == b.collected;
+         && a.collected == b.collected
+         && a.graph_fingerprint == b.graph_fingerprint;
 }
 
 int64_t now_ms() {

@@ -34,12 +34,17 @@ struct job_result {
   int64_t end_time_ms = 0;
   io_metrics metrics;
   std::vector<record> collected;
+  /// Identifies the job's graph once the graph itself is cleaned up, so
+  /// that resubmitting the job id with another graph is refused (0:
+  /// unknown, a result stored before weir recorded it).
+  uint64_t graph_fingerprint = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_result& x) {
   return f(caf::meta::type_name("job_result"), x.id, x.name, x.state, x.error,
-           x.start_time_ms, x.end_time_ms, x.metrics, x.collected);
+           x.start_time_ms, x.end_time_ms, x.metrics, x.collected,
+           x.graph_fingerprint);
 }
 
 bool operator==(const job_result& a, const job_result& b);

@@ -1,10 +1,18 @@
 #include "storage/job_graph_store.hpp"
 
+#include <xxhash.h>
+
 #include "messages/errors.hpp"
 #include "storage/detail/job_graph_codec.hpp"
 #include "storage/detail/typed_table.hpp"
 
 namespace weir::storage {
+
+uint64_t job_graph_fingerprint(const job_graph& g) {
+  auto bytes = detail::encode_job_graph(g);
+  return XXH3_64bits(bytes.data(), bytes.size());
+}
+
 
 caf::error job_graph_store::put(const job_graph& g) {
   return kv_.put(column::job_graphs, g.id.to_string(),

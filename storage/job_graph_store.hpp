@@ -27,6 +27,9 @@ struct stored_graphs {
 /// A record that cannot be read (bad JSON, unknown format_version, missing
 /// field, bad key, key not matching the id inside, malformed graph) is an
 /// error naming its key from `get` and a skipped problem in `load_all`.
+/// A hash of the graph's stored form: equal graphs, equal fingerprints.
+uint64_t job_graph_fingerprint(const job_graph& g);
+
 class job_graph_store {
 public:
   /// A table over `kv`, which must outlive it.

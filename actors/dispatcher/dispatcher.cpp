@@ -13,6 +13,7 @@
 #include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
+#include "storage/job_graph_store.hpp"
 
 namespace weir {
 
@@ -86,6 +87,8 @@ void complete(self_ptr self, job_result result) {
   auto i = st.jobs.find(result.id);
   if (i == st.jobs.end() || i->second.result || i->second.completing)
     return;
+  if (!i->second.graph.vertices.empty())
+    result.graph_fingerprint = storage::job_graph_fingerprint(i->second.graph);
   i->second.completing = true;
   auto id = result.id;
   auto finish = [=](job_result r) {
@@ -198,11 +201,17 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
     return make_error(errc::invalid_job, "config: " + problem);
   if (auto i = st.jobs.find(g.id); i != st.jobs.end()) {
     // Idempotent submission: the same job again answers with the existing
-    // one. A job known only by its stored result is compared by name.
+    // one. A job known only by its stored result (its graph is cleaned up)
+    // is compared by the graph's fingerprint, by name for older results.
     auto& known = i->second;
-    bool same = known.graph.vertices.empty()
-                  ? known.result && known.result->name == g.name
-                  : known.graph == g;
+    bool same = false;
+    if (!known.graph.vertices.empty())
+      same = known.graph == g;
+    else if (known.result && known.result->graph_fingerprint != 0)
+      same = known.result->graph_fingerprint
+             == storage::job_graph_fingerprint(g);
+    else
+      same = known.result && known.result->name == g.name;
     if (same)
       return g.id;
     return make_error(errc::duplicate_job,

@@ -55,6 +55,8 @@ std::string encode_job_result(const job_result& r, bool dirty) {
   auto& collected = doc["collected"] = nlohmann::json::array();
   for (auto& x : r.collected)
     collected.push_back(encode(x));
+  if (r.graph_fingerprint != 0)
+    doc["graph_fingerprint"] = fmt::format("{:016x}", r.graph_fingerprint);
   return dump_record(doc);
 }
 
@@ -79,6 +81,15 @@ caf::expected<job_result_entry> decode_job_result(std::string_view key,
   res.metrics.records_out = metrics.int64("records_out");
   for (auto& x : r.objects("collected"))
     res.collected.push_back(decode_record(x));
+  if (problem.empty() && rec->doc.contains("graph_fingerprint")) {
+    // (absent in results stored before weir recorded it)
+    auto text = r.text("graph_fingerprint");
+    char* end = nullptr;
+    res.graph_fingerprint = std::strtoull(text.c_str(), &end, 16);
+    if (problem.empty()
+        && (text.size() != 16 || end != text.c_str() + text.size()))
+      problem = "field 'graph_fingerprint' is not 16 hex digits";
+  }
   if (problem.empty() && res.id != rec->id)
     problem = fmt::format("key does not match the record's id {}",
                           res.id.to_string());

@@ -7,6 +7,7 @@
 #include "actors/task_executor/task_executor.hpp"
 #include "fakes.hpp"
 #include "messages/errors.hpp"
+#include "storage/job_graph_store.hpp"
 
 using namespace weir;
 using namespace weir::test;
@@ -174,6 +175,37 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   CHECK(again == old);
   REQUIRE(stored().dones.size() == 1);
   CHECK(stored().dones[0].id == unfinished.id);
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a finished job's id with another graph of the same name is "
+                  "refused") {
+  auto finished = evens(8);
+  job_result old;
+  old.id = finished.id;
+  old.name = finished.name;
+  old.state = job_state::finished;
+  old.graph_fingerprint = storage::job_graph_fingerprint(finished);
+  recovered_jobs stored_before;
+  stored_before.results = {old}; // the graph itself was cleaned up
+  start(stored_before);
+  CHECK(request<job_id>(dispatcher, submit_atom_v, finished) == finished.id);
+  auto other = evens(9); // same name, another graph
+  other.id = finished.id;
+  auto err = submit_error(other);
+  CHECK(err == make_error(errc::duplicate_job));
+  CHECK(stored().puts.empty()); // nothing ran again
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a stored result records its job's graph fingerprint") {
+  start();
+  auto g = evens(4);
+  CHECK(request<job_id>(dispatcher, submit_atom_v, g) == g.id);
+  CHECK(result_of(g.id).state == job_state::finished);
+  REQUIRE(stored().dones.size() == 1);
+  CHECK(stored().dones[0].graph_fingerprint
+        == storage::job_graph_fingerprint(g));
 }
 
 TEST_CASE_FIXTURE(dispatcher_fixture, "a canceled job ends CANCELED") {
