@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "messages/binary_codec.hpp"
 #include "messages/errors.hpp"
 #include "storage/detail/record_codec.hpp"
 
@@ -22,47 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view magic = "WEIRCHK2";
-
-void put_int(std::string& out, int64_t x) {
-  auto u = static_cast<uint64_t>(x);
-  for (int i = 0; i < 8; ++i)
-    out.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
-}
-
-void put_text(std::string& out, const std::string& s) {
-  put_int(out, static_cast<int64_t>(s.size()));
-  out += s;
-}
-
-struct reader {
-  const std::string& in;
-  size_t pos = 0;
-  bool ok = true;
-
-  int64_t integer() {
-    if (in.size() - pos < 8) {
-      ok = false;
-      return 0;
-    }
-    uint64_t u = 0;
-    for (int i = 0; i < 8; ++i)
-      u |= static_cast<uint64_t>(static_cast<unsigned char>(in[pos + i]))
-           << (8 * i);
-    pos += 8;
-    return static_cast<int64_t>(u);
-  }
-
-  std::string text() {
-    auto n = integer();
-    if (!ok || n < 0 || in.size() - pos < static_cast<size_t>(n)) {
-      ok = false;
-      return {};
-    }
-    auto s = in.substr(pos, static_cast<size_t>(n));
-    pos += static_cast<size_t>(n);
-    return s;
-  }
-};
 
 caf::error io_error(const std::string& what, const std::string& path) {
   return make_error(errc::storage_failure,
@@ -113,10 +73,6 @@ std::vector<int64_t> retained_ids(const std::string& record) {
   return ids;
 }
 
-} // namespace
-
-namespace {
-
 constexpr std::string_view savepoint_magic = "WEIRSVP1";
 
 /// The whole file, or an error naming it.
@@ -131,32 +87,28 @@ caf::expected<std::string> read_whole(const std::string& path) {
   return bytes.str();
 }
 
-} // namespace
-
-namespace {
-
 void encode_vertices(std::string& out, const savepoint_data& sp) {
-  put_int(out, static_cast<int64_t>(sp.vertices.size()));
+  append_int64(out, static_cast<int64_t>(sp.vertices.size()));
   for (auto& [vertex, subtasks] : sp.vertices) {
-    put_text(out, vertex);
-    put_int(out, static_cast<int64_t>(subtasks.size()));
+    append_text(out, vertex);
+    append_int64(out, static_cast<int64_t>(subtasks.size()));
     for (auto& bytes : subtasks)
-      put_text(out, bytes);
+      append_text(out, bytes);
   }
 }
 
-bool decode_vertices(reader& r, savepoint_data& sp) {
-  auto n = r.integer();
+bool decode_vertices(binary_reader& r, savepoint_data& sp) {
+  auto n = r.int64();
   for (int64_t i = 0; r.ok && i < n; ++i) {
     auto vertex = r.text();
-    auto parallelism = r.integer();
+    auto parallelism = r.int64();
     if (parallelism < 0 || parallelism > 1'000'000)
       return false;
     auto& subtasks = sp.vertices[vertex];
     for (int64_t k = 0; r.ok && k < parallelism; ++k)
       subtasks.push_back(r.text());
   }
-  return r.ok && r.pos == r.in.size();
+  return r.done();
 }
 
 } // namespace
@@ -183,7 +135,7 @@ caf::expected<savepoint_data> read_savepoint(const std::string& path) {
   if (bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0)
     return make_error(errc::storage_failure,
                       fmt::format("{}: not a weir savepoint or truncated", path));
-  reader r{*bytes, savepoint_magic.size()};
+  binary_reader r{*bytes, savepoint_magic.size()};
   savepoint_data sp;
   if (!decode_vertices(r, sp))
     return make_error(errc::storage_failure,
@@ -193,7 +145,7 @@ caf::expected<savepoint_data> read_savepoint(const std::string& path) {
 
 std::string encode_checkpoint(const checkpoint_snapshot& cp) {
   std::string out{magic};
-  put_int(out, cp.id);
+  append_int64(out, cp.id);
   encode_vertices(out, cp.state);
   return out;
 }
@@ -203,9 +155,9 @@ caf::expected<checkpoint_snapshot> decode_checkpoint(const std::string& bytes,
   if (bytes.compare(0, magic.size(), magic) != 0)
     return make_error(errc::storage_failure,
                       fmt::format("{}: not a weir checkpoint or truncated", what));
-  reader r{bytes, magic.size()};
+  binary_reader r{bytes, magic.size()};
   checkpoint_snapshot cp;
-  cp.id = r.integer();
+  cp.id = r.int64();
   if (!decode_vertices(r, cp.state))
     return make_error(errc::storage_failure,
                       fmt::format("{}: not a weir checkpoint or truncated", what));
