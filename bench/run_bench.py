@@ -242,6 +242,21 @@ PACED = {"name": "paced", "parallelism": 2,
                    {"from": "counts", "to": "out", "partitioning": "rebalance"}]}
 
 
+def run_and_hit(weir, session, spec, pause_s, sig):
+    """Starts `spec` attached in the background, waits until it runs, lets
+    it run `pause_s` (benchmark pacing, not a test wait) and sends `sig` to
+    the first taskmanager. Returns (the run process, start time, hit time)."""
+    start = time.perf_counter()
+    run = subprocess.Popen([weir, "run", "-m", session.address, spec],
+                           cwd=ROOT, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
+    time.sleep(pause_s)
+    hit = time.time()
+    session.workers[0].send_signal(sig)
+    return run, start, hit
+
+
 def failure_figures(weir, tmp, only):
     spec = os.path.join(tmp, "paced.json")
     with open(spec, "w") as f:
@@ -256,14 +271,7 @@ def failure_figures(weir, tmp, only):
         try:
             if baseline is None:
                 baseline = timed([weir, "run", "-m", session.address, spec])
-            start = time.perf_counter()
-            run = subprocess.Popen([weir, "run", "-m", session.address, spec],
-                                   cwd=ROOT, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-            session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
-            time.sleep(1.0)  # benchmark pacing, not a test wait
-            hit = time.time()
-            session.workers[0].send_signal(sig)
+            run, start, hit = run_and_hit(weir, session, spec, 1.0, sig)
             lost = Session.stamp(session.jm, r"TaskExecutor tm-0 lost")
             again = Session.stamp(session.jm, r"switched from RESTARTING to RUNNING")
             run.wait(timeout=60)
@@ -360,14 +368,8 @@ def checkpoint_figures(weir, tmp, only, runs):
         session = Session(weir, tmp, workers=2, slots=2, extra=restart)
         try:
             baseline = timed([weir, "run", "-m", session.address, spec])
-            start = time.perf_counter()
-            run = subprocess.Popen([weir, "run", "-m", session.address, spec],
-                                   cwd=ROOT, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-            session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
-            time.sleep(1.5)  # benchmark pacing, not a test wait
-            hit = time.time()
-            session.workers[0].send_signal(signal.SIGKILL)
+            run, start, hit = run_and_hit(weir, session, spec, 1.5,
+                                          signal.SIGKILL)
             resumed = Session.stamp(session.jm, r"resumes from checkpoint")
             again = Session.stamp(session.jm, r"switched from RESTARTING to RUNNING")
             run.wait(timeout=60)

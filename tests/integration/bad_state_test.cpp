@@ -307,33 +307,35 @@ TEST_CASE("a state directory on a read-only file system: one line, exit 3, "
   if (!can_mount())
     return;
   temp_dir dir;
+  // A fresh read-only tmpfs, or nothing (with a visible SKIPPED message)
+  // where this machine cannot mount one.
+  auto read_only_tmpfs = [](const std::string& at) {
+    std::string problem;
+    auto m = mount_point::tmpfs(at, "1m", true, problem);
+    if (!m)
+      MESSAGE("SKIPPED: " << problem);
+    return m;
+  };
   SUBCASE("missing, under a read-only mount") {
     auto ro = make_dir(dir.file("ro"));
-    std::string problem;
-    auto m = mount_point::tmpfs(ro, "1m", true, problem);
-    if (!m) {
-      MESSAGE("SKIPPED: " << problem);
+    auto m = read_only_tmpfs(ro);
+    if (!m)
       return;
-    }
     check_refused(ro + "/a/state", ro + "/a/state: cannot create directory: "
                                         "Read-only file system");
   }
   SUBCASE("an empty directory on a read-only mount") {
     auto ro = make_dir(dir.file("ro"));
-    std::string problem;
-    auto m = mount_point::tmpfs(ro, "1m", true, problem);
-    if (!m) {
-      MESSAGE("SKIPPED: " << problem);
+    auto m = read_only_tmpfs(ro);
+    if (!m)
       return;
-    }
     check_refused(ro, ro + ": cannot open store: IO error: While open a file "
                            "for appending: "
                         + ro + "/LOG: Read-only file system");
   }
   SUBCASE("a state directory with a finished job, mounted read-only") {
-    // Needs the rocksdb_store_locked fix (see /tmp/bad-state-findings.md):
-    // without it the jobmanager takes the unwritable LOCK file for another
-    // leader's and waits as a standby forever.
+    // rocksdb_store_locked() must not take the unwritable LOCK file for
+    // another leader's: the jobmanager would wait as a standby forever.
     auto state = dir.file("state");
     auto first = run_weir({"run", "examples/collect.json", "--to", "6",
                            "--state-dir", state});
@@ -384,8 +386,7 @@ TEST_CASE("a state directory on a read-only file system: one line, exit 3, "
   }
 }
 
-// Needs the wiring of storage::claim_state_dir into run_jobmanager and
-// `weir run` (see /tmp/bad-state-wiring.md).
+// storage::claim_state_dir, as called by run_jobmanager and `weir run`.
 TEST_CASE("a state directory of another cluster id is refused, and kept") {
   temp_dir dir;
   auto state = dir.file("state");
@@ -429,9 +430,9 @@ TEST_CASE("a state directory of another cluster id is refused, and kept") {
   CHECK(s.stop() == 0);
 }
 
-// Needs the info-log fix in storage/rocksdb_store.cpp (see
-// /tmp/bad-state-findings.md): without it RocksDB 7.8 aborts the jobmanager
-// on the second write to its info LOG after the disk filled up.
+// weir's own RocksDB info logger (storage/rocksdb_store.cpp): with RocksDB
+// 7.8's, the jobmanager aborts on the second write to its info LOG after
+// the disk filled up.
 TEST_CASE("a full disk: submissions fail with one line, the jobmanager serves "
           "on, nothing stored is lost") {
   if (!can_mount())

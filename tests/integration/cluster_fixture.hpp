@@ -3,6 +3,7 @@
 // Session-cluster fixtures shared by the integration tests.
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -41,6 +42,47 @@ struct one_worker_cluster {
     w.insert(w.end(), worker_flags.begin(), worker_flags.end());
     worker = std::make_unique<running_process>(w);
     REQUIRE(master->wait_for_stderr("TaskExecutor worker registered", 30s));
+  }
+};
+
+/// A jobmanager on state directory `state` (first on a free port) that a
+/// test kills with SIGKILL and starts again on the same port and state.
+struct restartable_jobmanager {
+  std::string weir = std::getenv("WEIR_BIN");
+  std::string state;
+  std::vector<std::string> flags;
+  std::string address;
+  std::string port = "0";
+  std::unique_ptr<running_process> proc;
+
+  restartable_jobmanager(std::string state_dir, std::vector<std::string> extra = {})
+    : state(std::move(state_dir)), flags(std::move(extra)) {
+    start();
+    address = listening_address(*proc);
+    REQUIRE_FALSE(address.empty());
+    port = address.substr(address.find(':') + 1);
+  }
+
+  running_process& operator*() { return *proc; }
+  running_process* operator->() { return proc.get(); }
+
+  void kill() {
+    proc->signal(SIGKILL);
+    proc->finish(30s);
+  }
+
+  /// A new jobmanager on the same port and state directory, listening.
+  void restart() {
+    start();
+    REQUIRE(listening_address(*proc) == address);
+  }
+
+private:
+  void start() {
+    std::vector<std::string> argv{weir, "jobmanager", "--port", port,
+                                  "--state-dir", state};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    proc = std::make_unique<running_process>(argv);
   }
 };
 

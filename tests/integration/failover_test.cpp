@@ -226,12 +226,8 @@ TEST_CASE("a stopped (hung) worker is declared lost by heartbeats") {
 TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") {
   temp_dir dir;
   std::string weir = std::getenv("WEIR_BIN");
-  auto state = dir.file("state");
-  auto master = std::make_unique<running_process>(std::vector<std::string>{
-    weir, "jobmanager", "--port", "0", "--state-dir", state});
-  auto address = listening_address(*master);
-  REQUIRE_FALSE(address.empty());
-  auto port = address.substr(address.find(':') + 1);
+  restartable_jobmanager master{dir.file("state")};
+  auto& address = master.address;
   running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2",
                           "--id", "tm-1"}};
   REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
@@ -242,8 +238,7 @@ TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") 
   running_process run{{weir, "run", "-m", address, spec}};
   REQUIRE(master->wait_for_stderr("(paced) switched from CREATED to RUNNING", 30s));
   auto id = submitted_job_id(run);
-  master->signal(SIGKILL);
-  master->finish(30s);
+  master.kill();
   auto attached = run.finish(60s);
   CHECK(attached.exit_code == 3);
   CHECK(attached.err.find("weir run: connection to the master lost (")
@@ -251,8 +246,7 @@ TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") 
   CHECK(attached.err.find("weir wait -m HOST:PORT " + id) != std::string::npos);
   // The worker cancels what it ran for the dead master and registers again.
   REQUIRE(worker.wait_for_stderr("lost the jobmanager; reconnecting", 30s));
-  master = std::make_unique<running_process>(std::vector<std::string>{
-    weir, "jobmanager", "--port", port, "--state-dir", state});
+  master.restart();
   REQUIRE(master->wait_for_stderr("job " + id + " (paced) recovered", 30s));
   auto waited = run_weir({"wait", "-m", address, id}, 60s);
   CHECK(waited.exit_code == 0);
@@ -506,15 +500,11 @@ std::string resume_after_master_kill(Damage damage) {
   temp_dir dir;
   std::string weir = std::getenv("WEIR_BIN");
   auto state = dir.file("state");
-  auto retained = "-Dstate.checkpoints.num-retained=3";
-  auto first = std::make_unique<running_process>(std::vector<std::string>{
-    weir, "jobmanager", "--port", "0", "--state-dir", state, retained});
-  auto address = listening_address(*first);
-  REQUIRE_FALSE(address.empty());
-  auto port = address.substr(address.find(':') + 1);
+  restartable_jobmanager master{state, {"-Dstate.checkpoints.num-retained=3"}};
+  auto& address = master.address;
   running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2",
                           "--id", "worker"}};
-  REQUIRE(first->wait_for_stderr("TaskExecutor worker registered", 30s));
+  REQUIRE(master->wait_for_stderr("TaskExecutor worker registered", 30s));
   auto out = dir.file("out");
   auto spec = dir.write("stored.json", fmt::format(R"({{
     "name": "stored", "parallelism": 2,
@@ -527,18 +517,15 @@ std::string resume_after_master_kill(Damage damage) {
   auto submitted = run_weir({"run", "-m", address, "-d", spec});
   REQUIRE(submitted.exit_code == 0);
   auto id = lines_of(submitted.out).back();
-  REQUIRE(first->wait_for_stderr("(stored) completed checkpoint 5 ", 30s));
-  first->signal(SIGKILL);
-  first->finish(10s);
+  REQUIRE(master->wait_for_stderr("(stored) completed checkpoint 5 ", 30s));
+  master.kill();
   damage(state + "/checkpoints/" + id);
-  running_process second{{weir, "jobmanager", "--port", port, "--state-dir",
-                          state, retained}};
-  REQUIRE(listening_address(second) == address);
+  master.restart();
   auto r = run_weir({"wait", "-m", address, id}, 60s);
   CHECK(r.exit_code == 0);
   CHECK(committed_lines(out) == generated_lines(8000, 7));
-  REQUIRE(second.wait_for_stderr("(stored) FINISHED", 30s));
-  return second.stderr_so_far();
+  REQUIRE(master->wait_for_stderr("(stored) FINISHED", 30s));
+  return master->stderr_so_far();
 }
 
 /// The checkpoint files of a job's directory, newest first.
