@@ -21,12 +21,8 @@ void load_savepoint_then_schedule(self_ptr self);
 void fail_requests(self_ptr self, const std::string& why) {
   auto& st = self->state;
   for (auto& [id, r] : st.requests) {
-    auto err = make_error(errc::invalid_job,
-                          fmt::format("checkpoint {} was abandoned: {}", id, why));
-    if (r.is_savepoint)
-      r.savepoint.deliver(err);
-    else
-      r.checkpoint.deliver(err);
+    r.refuse(make_error(errc::invalid_job,
+                        fmt::format("checkpoint {} was abandoned: {}", id, why)));
   }
   st.requests.clear();
 }
@@ -59,12 +55,8 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
     log_eventf("job {} ({}) checkpoint {} expired",
                g.graph().id.to_string(), g.graph().name, id);
     if (auto r = st.requests.find(id); r != st.requests.end()) {
-      auto err = make_error(errc::timeout,
-                            fmt::format("checkpoint {} expired", id));
-      if (r->second.is_savepoint)
-        r->second.savepoint.deliver(err);
-      else
-        r->second.checkpoint.deliver(err);
+      r->second.refuse(make_error(errc::timeout,
+                                  fmt::format("checkpoint {} expired", id)));
       st.requests.erase(r);
     }
   }

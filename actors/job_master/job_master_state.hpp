@@ -33,6 +33,14 @@ struct checkpoint_request {
   bool is_savepoint = false;
   std::string dir;
   bool stop = false;
+
+  /// Answers the client with `err`.
+  void refuse(const caf::error& err) {
+    if (is_savepoint)
+      savepoint.deliver(err);
+    else
+      checkpoint.deliver(err);
+  }
 };
 
 struct jm_state {
