@@ -318,33 +318,70 @@ def failure_figures(weir, tmp, only):
             session.close()
 
 
+def files_under(path):
+    """Every file under `path` with its size."""
+    sizes = {}
+    for root, _, names in os.walk(path):
+        for n in names:
+            full = os.path.join(root, n)
+            try:
+                sizes[full] = os.path.getsize(full)
+            except OSError:
+                pass  # deleted meanwhile (a dropped checkpoint)
+    return sizes
+
+
+def checkpoint_size_figure(weir, tmp, figure, extra, to):
+    """A keyed sum over 1 M keys with checkpoints every second: per
+    checkpoint, its duration (trigger to completion, including writing the
+    files), its size as the JobMaster counts it (state sent to it: all of the
+    heap state, only file names for RocksDB), and the bytes of files it added
+    under the checkpoint directory (RocksDB: with incremental checkpoints,
+    only the files the previous one did not have)."""
+    session = Session(weir, tmp, workers=1, slots=2, extra=extra)
+    try:
+        run = subprocess.Popen(
+            [weir, "run", "-m", session.address, "examples/keyed_sum.json",
+             "--to", str(to), "--modulus", "1000000"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        checkpoints = os.path.join(session.state, "checkpoints")
+        sizes, durations, written = [], [], []
+        seen = {}
+        for _ in range(5):
+            m = session.wait_for(
+                session.jm, r"completed checkpoint \d+ \((\d+) bytes in (\d+) ms\)",
+                timeout=120)
+            sizes.append(int(m.group(1)))
+            durations.append(int(m.group(2)))
+            now = files_under(checkpoints)
+            written.append(sum(v for k, v in now.items() if k not in seen))
+            seen = now
+        run.terminate()
+        run.wait(timeout=60)
+        # The first checkpoints may come before every key was seen.
+        print(json.dumps({"figure": figure, "keys": 1_000_000,
+                          "duration_ms": statistics.median(durations[2:]),
+                          "bytes_sent_to_jobmaster": sizes[-1],
+                          "bytes_written": statistics.median(written[2:]),
+                          "all_ms": durations, "all_written": written}),
+              flush=True)
+    finally:
+        session.close()
+
+
 def checkpoint_figures(weir, tmp, only, runs):
     every_second = "-Dexecution.checkpointing.interval=1 s"
     if "k" in only:
-        session = Session(weir, tmp, workers=1, slots=2, extra=[every_second])
-        try:
-            run = subprocess.Popen(
-                [weir, "run", "-m", session.address, "examples/keyed_sum.json",
-                 "--to", "400000000", "--modulus", "1000000"],
-                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            sizes, durations = [], []
-            for _ in range(4):
-                m = session.wait_for(
-                    session.jm, r"completed checkpoint \d+ \((\d+) bytes in (\d+) ms\)",
-                    timeout=60)
-                sizes.append(int(m.group(1)))
-                durations.append(int(m.group(2)))
-            run.wait(timeout=120)
-            # The last ones hold every key (the first may come before all
-            # keys were seen).
-            print(json.dumps({"figure": "k_checkpoint_1m_keys_heap",
-                              "keys": 1_000_000,
-                              "bytes": sizes[-1],
-                              "duration_ms": statistics.median(durations[1:]),
-                              "all_bytes": sizes, "all_ms": durations}),
-                  flush=True)
-        finally:
-            session.close()
+        checkpoint_size_figure(weir, tmp, "k_checkpoint_1m_keys_heap",
+                               [every_second], to=400_000_000)
+        checkpoint_size_figure(weir, tmp, "k_checkpoint_1m_keys_rocksdb_full",
+                               [every_second, "-Dstate.backend.type=rocksdb"],
+                               to=40_000_000)
+        checkpoint_size_figure(weir, tmp,
+                               "k_checkpoint_1m_keys_rocksdb_incremental",
+                               [every_second, "-Dstate.backend.type=rocksdb",
+                                "-Dexecution.checkpointing.incremental=true"],
+                               to=40_000_000)
     if "l" in only:
         cmd = [weir, "run", "examples/keyed_sum.json", "--to", "200000000",
                "--modulus", "1000"]

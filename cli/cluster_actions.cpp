@@ -128,6 +128,7 @@ int taskmanager_action(const std::vector<std::string>& args) {
   tm.initial_backoff = cfg->duration("cluster.registration.initial-timeout");
   tm.max_backoff = cfg->duration("cluster.registration.max-timeout");
   tm.heartbeat = heartbeat_options::from(*cfg);
+  tm.local_state_root = cfg->text("taskmanager.state.local.root-dirs");
   tm.slots = res.count("slots") > 0
                ? res["slots"].as<int32_t>()
                : static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));

@@ -401,6 +401,7 @@ int run_action(const std::vector<std::string>& args) {
     = flags.slots.value_or(slots_for(highest, mc.task_executors));
   mc.state_dir = flags.state_dir;
   mc.checkpoint_dir = checkpoint_dir_of(*cfg, mc.state_dir);
+  mc.local_state_root = cfg->text("taskmanager.state.local.root-dirs");
   mc.resource_manager.evenly_spread_out_slots
     = cfg->boolean("cluster.evenly-spread-out-slots");
   mc.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");

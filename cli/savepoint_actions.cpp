@@ -92,14 +92,17 @@ int checkpoint_action(const std::vector<std::string>& args) {
                             remote, code, res,
                             job_flags{[](cxxopts::Options& o, auto&) {
                                         o.add_options()(
-                                          "full", "a full checkpoint (all "
-                                                  "checkpoints are full)");
+                                          "full", "a full checkpoint, sharing no files with "
+                                                  "earlier ones (matters with "
+                                                  "incremental RocksDB "
+                                                  "checkpoints)");
                                       },
                                       " [--full]"});
   if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
-  self->request(remote.dispatcher(), checkpoint_timeout, checkpoint_atom_v, *id)
+  self->request(remote.dispatcher(), checkpoint_timeout, checkpoint_atom_v, *id,
+                res.count("full") > 0)
     .receive(
       [&](int64_t n) {
         fmt::print("Checkpoint {} of job {} completed.\n", n, id->to_string());

@@ -7,6 +7,7 @@
 #include "actors/supervisor/supervisor.hpp"
 #include "actors/dispatcher/job_store_actor.hpp"
 #include "actors/task_executor/task_executor.hpp"
+#include "cluster/local_state.hpp"
 #include "storage/memory_store.hpp"
 #include "storage/rocksdb_store.hpp"
 
@@ -26,11 +27,13 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
     kv = std::move(*db);
   }
   std::unique_ptr<mini_cluster> c{new mini_cluster};
+  c->local_state_dir_ = claim_local_state_dir(opts.local_state_root);
   c->store_ = spawn_job_store(sys, std::move(kv), opts.checkpoint_dir);
   supervisor_options sup;
   sup.intensity = opts.supervision;
   sup.resource_manager = opts.resource_manager;
   sup.job_master = opts.job_master;
+  sup.job_master.checkpoint_dir = opts.checkpoint_dir;
   c->supervisor_ = spawn_supervisor(sys, c->store_, sup);
   caf::scoped_actor self{sys};
   self->request(c->supervisor_, caf::infinite, lookup_atom_v)
@@ -45,6 +48,7 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
     te.id = resource_id{"taskexecutor-" + std::to_string(i)};
     te.slots = opts.slots_per_task_executor;
     te.exchange = opts.exchange;
+    te.local_state_dir = c->local_state_dir_;
     c->task_executors_.push_back(spawn_task_executor(sys, te, c->rm_));
   }
   return c;
@@ -52,6 +56,7 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
 
 mini_cluster::~mini_cluster() {
   stop();
+  release_local_state_dir(local_state_dir_);
 }
 
 void mini_cluster::stop() {

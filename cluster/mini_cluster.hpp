@@ -44,6 +44,8 @@ struct mini_cluster_options {
   resource_manager_options resource_manager;
   job_master_options job_master;
   exchange_options exchange;
+  /// taskmanager.state.local.root-dirs ("": the temporary directory).
+  std::string local_state_root;
   /// Restart intensity of the supervisor and of the Dispatcher.
   supervision_options supervision;
 };
@@ -72,6 +74,7 @@ private:
   mini_cluster() = default;
 
   job_store_actor store_;
+  std::string local_state_dir_;
   supervisor_actor supervisor_;
   resource_manager_actor rm_;
   dispatcher_actor dispatcher_;

@@ -1,4 +1,5 @@
 #include "cluster/processes.hpp"
+#include "cluster/local_state.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -154,6 +155,7 @@ int run_taskmanager(const taskmanager_options& opts) {
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
+  auto local_state = claim_local_state_dir(opts.local_state_root);
   auto backoff = caf::timespan{opts.initial_backoff};
   auto max_backoff = caf::timespan{opts.max_backoff};
   while (stop_requested == 0) {
@@ -175,6 +177,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.slots = opts.slots;
     te.slot_profile = opts.slot_profile;
     te.heartbeat = opts.heartbeat;
+    te.local_state_dir = local_state;
     auto worker = spawn_task_executor(sys, te, handles->second);
     self->monitor(worker);
     log_eventf("registering with the jobmanager ({} slots)", opts.slots);
@@ -189,6 +192,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     }
     log_eventf("lost the jobmanager; reconnecting");
   }
+  release_local_state_dir(local_state);
   log_eventf("shutting down");
   return 0;
 }

@@ -57,6 +57,8 @@ struct taskmanager_options {
   std::chrono::milliseconds max_backoff{10000};
   /// Heartbeats expected from the ResourceManager and JobMasters.
   heartbeat_options heartbeat;
+  /// taskmanager.state.local.root-dirs ("": the temporary directory).
+  std::string local_state_root;
 };
 
 /// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the

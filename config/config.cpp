@@ -188,6 +188,9 @@ const std::vector<config_key>& config_keys() {
      "Directory of completed checkpoints' data (Flink's "
      "state.checkpoints.dir); default <state directory>/checkpoints, none "
      "(memory only) for `weir run` without --state-dir."},
+    {"execution.checkpointing.incremental", t::boolean, "false",
+     "RocksDB state: checkpoints write only the files the previous one did "
+     "not (shared files under <dir>/<job id>/shared). Per job."},
     {"execution.checkpointing.interval", t::duration, "0",
      "How often the JobMaster triggers a checkpoint (0: never; Flink's "
      "default is off too). Per job or cluster-wide."},
@@ -261,6 +264,14 @@ const std::vector<config_key>& config_keys() {
      "How long a job waits for all of its slots before it fails."},
     {"state.checkpoints.num-retained", t::integer, "1",
      "Completed checkpoints kept; a failover restores the newest."},
+    {"state.backend.type", t::text, "hashmap",
+     "Where keyed state lives: hashmap (objects on the heap) or rocksdb (an "
+     "embedded RocksDB per operator instance, on local disk). Per job.",
+     {"hashmap", "rocksdb"}},
+    {"taskmanager.state.local.root-dirs", t::text, "",
+     "Directory under which a worker keeps its RocksDB state (one "
+     "subdirectory per worker, removed when it exits); default the "
+     "system's temporary directory ($TMPDIR or /tmp)."},
     {"taskmanager.cpu.cores", t::number, "0",
      "CPU cores of a worker, split evenly over its slots (0: unknown)."},
     {"taskmanager.memory.task.heap.size", t::memory, "0",
@@ -377,12 +388,13 @@ std::string check_job_config_keys(const std::map<std::string, std::string>& keys
         && (key.rfind("execution.checkpointing.", 0) != 0
             || key == "execution.checkpointing.dir")
         && key != "state.checkpoints.num-retained"
+        && key != "state.backend.type"
         && key != "execution.savepoint.path"
         && key != "execution.savepoint.ignore-unclaimed-state")
       return fmt::format("key '{}' cannot be set per job (only "
                          "restart-strategy.*, execution.checkpointing.*, "
                          "execution.savepoint.*, "
-                         "state.checkpoints.num-retained)",
+                         "state.checkpoints.num-retained, state.backend.type)",
                          key);
   return {};
 }

@@ -45,6 +45,24 @@ typename Inspector::result_type inspect(Inspector& f, output_desc& x) {
 /// The checkpointed state of one subtask's operators: vertex id → bytes.
 using operator_states = std::map<std::string, std::string>;
 
+/// The keyed state backend of a job, as its JobMaster resolved it.
+struct state_backend_desc {
+  /// state.backend.type: "hashmap" (heap) or "rocksdb".
+  std::string type = "hashmap";
+  /// execution.checkpointing.incremental (RocksDB only).
+  bool incremental = false;
+  /// `<execution.checkpointing.dir>/<job id>`, where RocksDB checkpoints
+  /// write their files; empty when checkpoints are not stored in files
+  /// (RocksDB then sends canonical bytes, as the heap backend does).
+  std::string checkpoint_dir;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, state_backend_desc& x) {
+  return f(caf::meta::type_name("state_backend_desc"), x.type, x.incremental,
+           x.checkpoint_dir);
+}
+
 /// Everything a TaskExecutor needs to run one subtask: the chain of
 /// operators it runs, its position and its inputs and outputs.
 struct task_deployment {
@@ -64,13 +82,14 @@ struct task_deployment {
   /// State to restore before the first record (from the checkpoint the job
   /// restarts from); empty for a fresh start.
   operator_states restore;
+  state_backend_desc backend;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
   return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
            x.task_index, x.subtask_index, x.parallelism, x.job_name, x.task_name, x.chain,
-           x.inputs, x.outputs, x.bounded, x.restore);
+           x.inputs, x.outputs, x.bounded, x.restore, x.backend);
 }
 
 } // namespace weir

@@ -37,8 +37,9 @@ using job_master_actor = caf::typed_actor<
   caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
   /// Dispatcher: the job's live status, with every subtask if `detailed`.
   caf::replies_to<status_atom, bool>::with<job_status>,
-  /// Dispatcher: take a checkpoint now; the reply is its id once completed.
-  caf::replies_to<checkpoint_atom>::with<int64_t>,
+  /// Dispatcher: take a checkpoint now (full when the flag is set); the
+  /// reply is its id once completed.
+  caf::replies_to<checkpoint_atom, bool>::with<int64_t>,
   /// Dispatcher: take a savepoint into `dir` (stopping the job after it when
   /// `stop`); the reply is its path.
   caf::replies_to<savepoint_atom, std::string, bool>::with<std::string>,

@@ -43,15 +43,20 @@ void append_text_line(std::string& out, const record& r);
 struct record_batch {
   std::vector<record> records;
   int64_t barrier = -1;
+  /// A barrier's state::snapshot_kind: checkpoint, full checkpoint or
+  /// savepoint.
+  int8_t barrier_kind = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, record_batch& x) {
-  return f(caf::meta::type_name("record_batch"), x.records, x.barrier);
+  return f(caf::meta::type_name("record_batch"), x.records, x.barrier,
+           x.barrier_kind);
 }
 
 inline bool operator==(const record_batch& a, const record_batch& b) {
-  return a.records == b.records && a.barrier == b.barrier;
+  return a.records == b.records && a.barrier == b.barrier
+         && a.barrier_kind == b.barrier_kind;
 }
 
 } // namespace weir

@@ -7,6 +7,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/deployment.hpp"
 #include "messages/record.hpp"
 
 namespace weir {
@@ -28,9 +29,14 @@ using subtask_actor = caf::typed_actor<
   /// Downstream subtask: `n` more batches may be sent to consumer `consumer`
   /// of output `port`.
   caf::reacts_to<credit_atom, int32_t, int32_t, int32_t>,
-  /// JobMaster (to source subtasks): take checkpoint `id` now and send its
-  /// barrier downstream.
-  caf::reacts_to<checkpoint_atom, int64_t>,
+  /// JobMaster (to source subtasks): take checkpoint `id` of kind `kind`
+  /// (a state::snapshot_kind) now and send its barrier downstream.
+  caf::reacts_to<checkpoint_atom, int64_t, int8_t>,
+  /// Self (the thread that wrote a snapshot's files): checkpoint `id`'s
+  /// state is complete; acknowledge it.
+  caf::reacts_to<checkpoint_atom, int64_t, operator_states>,
+  /// Self: writing checkpoint `id`'s state failed with the reason given.
+  caf::reacts_to<checkpoint_atom, int64_t, std::string>,
   /// JobMaster: checkpoint `id` completed; sinks publish what it covers.
   caf::reacts_to<commit_atom, int64_t>,
   /// JobMaster or TaskExecutor: stop and report CANCELED.

@@ -1,10 +1,30 @@
 #include "operators/aggregation.hpp"
 
 #include <algorithm>
+#include <optional>
+
+#include <absl/container/flat_hash_set.h>
 
 #include "operators/builtins.hpp"
-#include "operators/state_codec.hpp"
 #include "operators/params.hpp"
+#include "state/value_state.hpp"
+
+namespace weir::state {
+
+template <>
+struct codec<ops::aggregate> {
+  static std::string encode(const ops::aggregate& a) {
+    return codec<int64_t>::encode(a.value) + codec<int64_t>::encode(a.timestamp);
+  }
+  static ops::aggregate decode(std::string_view bytes) {
+    if (bytes.size() != 16)
+      throw std::runtime_error("an aggregate in keyed state is not 16 bytes");
+    return {codec<int64_t>::decode(bytes.substr(0, 8)),
+            codec<int64_t>::decode(bytes.substr(8))};
+  }
+};
+
+} // namespace weir::state
 
 namespace weir::ops {
 
@@ -17,51 +37,98 @@ int64_t wrapping_add(int64_t a, int64_t b) {
                               + static_cast<uint64_t>(b));
 }
 
-/// count, sum, min or max as a transform. Bounded jobs emit one record per
-/// key, sorted by key, in finish(); streaming jobs emit the new aggregate of
-/// every key a batch changed right after that batch, and nothing in finish().
+/// count, sum, min or max as a transform, its aggregates in keyed state
+/// (value state named after the aggregation). Bounded jobs emit one record
+/// per key, sorted by key, in finish(); streaming jobs emit the new
+/// aggregate of every key a batch changed right after that batch, and
+/// nothing in finish().
 class aggregation_transform : public transform {
 public:
-  explicit aggregation_transform(aggregation_kind kind)
-    : aggregation_(kind, false) {
+  explicit aggregation_transform(aggregation_kind kind) : kind_(kind) {
   }
+
+  bool uses_keyed_state() const override { return true; }
 
   void open(const operator_context& ctx) override {
     streaming_ = !ctx.bounded;
-    aggregation_ = keyed_aggregation{aggregation_.kind(), streaming_};
+    keyed_ = ctx.keyed_state;
+    if (keyed_ == nullptr) { // used outside a subtask (tests, tools)
+      own_ = std::make_unique<state::heap_backend>();
+      keyed_ = own_.get();
+    }
+    values_.emplace(*keyed_, to_string(kind_));
+    values_->reserve(initial_buckets);
   }
 
   void process(std::vector<record>& in, std::vector<record>& out,
                bool partial) override {
-    for (auto& r : in)
-      aggregation_.add(std::move(r), partial);
+    for (auto& r : in) {
+      keyed_->set_current_key(r.key);
+      values_->modify(
+        [&](aggregate& a, bool fresh) { fold(kind_, a, fresh, r, partial); });
+      if (streaming_ && touched_set_.insert(r.key).second)
+        touched_.push_back(std::move(r.key));
+    }
     in.clear();
-    if (streaming_)
-      aggregation_.emit_updates(out);
+    if (!streaming_)
+      return;
+    out.reserve(out.size() + touched_.size());
+    for (auto& key : touched_) {
+      keyed_->set_current_key(key);
+      auto a = values_->value().value_or(aggregate{});
+      out.push_back(record::integer(std::move(key), a.value, a.timestamp));
+    }
+    touched_.clear();
+    touched_set_.clear();
   }
 
   void finish(std::vector<record>& out) override {
-    if (!streaming_)
-      aggregation_.drain_sorted(out);
-  }
-
-  std::string snapshot_state() const override {
-    state_writer w;
-    aggregation_.snapshot(w);
-    return w.take();
-  }
-
-  void restore_state(const std::string& bytes) override {
-    state_reader r{bytes, to_string(aggregation_.kind())};
-    aggregation_.restore(r);
+    if (streaming_)
+      return;
+    auto first = static_cast<std::ptrdiff_t>(out.size());
+    values_->for_each([&](std::string_view key, const aggregate& a) {
+      out.push_back(record::integer(std::string{key}, a.value, a.timestamp));
+    });
+    values_->clear_all();
+    std::sort(out.begin() + first, out.end(),
+              [](const record& a, const record& b) { return a.key < b.key; });
   }
 
 private:
-  keyed_aggregation aggregation_;
+  aggregation_kind kind_;
   bool streaming_ = false;
+  state::keyed_backend* keyed_ = nullptr;
+  std::unique_ptr<state::keyed_backend> own_;
+  std::optional<state::value_state<aggregate>> values_;
+  /// Streaming: keys changed by the current batch, in order.
+  std::vector<std::string> touched_;
+  absl::flat_hash_set<std::string> touched_set_;
 };
 
 } // namespace
+
+void fold(aggregation_kind kind, aggregate& a, bool fresh, const record& r,
+          bool partial) {
+  auto value = kind == aggregation_kind::count && !partial ? 1 : r.num;
+  if (fresh) {
+    a.value = value;
+    a.timestamp = r.timestamp;
+    return;
+  }
+  switch (kind) {
+    case aggregation_kind::count:
+    case aggregation_kind::sum:
+      a.value = wrapping_add(a.value, value);
+      break;
+    case aggregation_kind::min:
+      a.value = std::min(a.value, value);
+      break;
+    case aggregation_kind::max:
+      a.value = std::max(a.value, value);
+      break;
+  }
+  a.timestamp = std::max(a.timestamp, r.timestamp);
+}
 
 std::string to_string(aggregation_kind kind) {
   switch (kind) {
@@ -86,37 +153,13 @@ parse_aggregation_kind(const std::string& name) {
   return std::nullopt;
 }
 
-keyed_aggregation::keyed_aggregation(aggregation_kind kind, bool track_updates)
-  : kind_(kind), track_updates_(track_updates) {
+keyed_aggregation::keyed_aggregation(aggregation_kind kind) : kind_(kind) {
   table_.reserve(initial_buckets);
 }
 
 void keyed_aggregation::add(record&& r, bool partial) {
-  auto value = kind_ == aggregation_kind::count && !partial ? 1 : r.num;
   auto [i, inserted] = table_.try_emplace(std::move(r.key));
-  auto& e = i->second;
-  if (inserted) {
-    e.value = value;
-    e.timestamp = r.timestamp;
-  } else {
-    switch (kind_) {
-      case aggregation_kind::count:
-      case aggregation_kind::sum:
-        e.value = wrapping_add(e.value, value);
-        break;
-      case aggregation_kind::min:
-        e.value = std::min(e.value, value);
-        break;
-      case aggregation_kind::max:
-        e.value = std::max(e.value, value);
-        break;
-    }
-    e.timestamp = std::max(e.timestamp, r.timestamp);
-  }
-  if (track_updates_ && e.epoch != epoch_) {
-    e.epoch = epoch_;
-    touched_.push_back(i->first);
-  }
+  fold(kind_, i->second, inserted, r, partial);
 }
 
 void keyed_aggregation::drain(std::vector<record>& out) {
@@ -124,7 +167,6 @@ void keyed_aggregation::drain(std::vector<record>& out) {
   for (const auto& [key, e] : table_)
     out.push_back(record::integer(key, e.value, e.timestamp));
   table_.clear();
-  touched_.clear();
 }
 
 void keyed_aggregation::drain_sorted(std::vector<record>& out) {
@@ -132,37 +174,6 @@ void keyed_aggregation::drain_sorted(std::vector<record>& out) {
   drain(out);
   std::sort(out.begin() + first, out.end(),
             [](const record& a, const record& b) { return a.key < b.key; });
-}
-
-void keyed_aggregation::snapshot(state_writer& w) const {
-  w.int64(static_cast<int64_t>(table_.size()));
-  for (auto& [key, e] : table_) {
-    w.text(key);
-    w.int64(e.value);
-    w.int64(e.timestamp);
-  }
-}
-
-void keyed_aggregation::restore(state_reader& r) {
-  table_.clear();
-  touched_.clear();
-  auto n = r.int64();
-  for (int64_t i = 0; i < n; ++i) {
-    auto key = r.text();
-    auto& e = table_[key];
-    e.value = r.int64();
-    e.timestamp = r.int64();
-  }
-}
-
-void keyed_aggregation::emit_updates(std::vector<record>& out) {
-  out.reserve(out.size() + touched_.size());
-  for (auto& key : touched_) {
-    const auto& e = table_.find(key)->second;
-    out.push_back(record::integer(std::move(key), e.value, e.timestamp));
-  }
-  touched_.clear();
-  ++epoch_;
 }
 
 operator_factory aggregation_factory(aggregation_kind kind) {

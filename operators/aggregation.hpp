@@ -11,9 +11,6 @@
 
 namespace weir::ops {
 
-class state_writer;
-class state_reader;
-
 /// Which keyed aggregation.
 enum class aggregation_kind {
   /// Number of records per key.
@@ -32,14 +29,26 @@ std::string to_string(aggregation_kind kind);
 /// The kind named by an operator name, or nullopt.
 std::optional<aggregation_kind> parse_aggregation_kind(const std::string& name);
 
-/// Per-key aggregates of records: the state of the count/sum/min/max
-/// operators, and the combiner the runtime runs before a hash exchange.
-/// Output records are integer records key=key, num=aggregate, timestamp =
-/// the largest timestamp seen for the key. Not thread-safe.
+/// A key's aggregate: its value and the largest timestamp folded into it.
+struct aggregate {
+  int64_t value = 0;
+  int64_t timestamp = 0;
+};
+
+/// Folds `r` into `a` (`fresh`: `a` holds nothing yet). Count adds 1, or
+/// `num` when `partial` (a combiner's partial count); sum adds `num`,
+/// wrapping on overflow; min and max keep the extreme.
+void fold(aggregation_kind kind, aggregate& a, bool fresh, const record& r,
+          bool partial);
+
+/// Per-key aggregates of records held in memory: the combiner the runtime
+/// runs before a hash exchange (the count/sum/min/max operators keep theirs
+/// in keyed state). Output records are integer records key=key,
+/// num=aggregate, timestamp = the largest timestamp seen for the key. Not
+/// thread-safe.
 class keyed_aggregation {
 public:
-  /// With `track_updates`, remembers which keys changed for emit_updates().
-  explicit keyed_aggregation(aggregation_kind kind, bool track_updates = false);
+  explicit keyed_aggregation(aggregation_kind kind);
 
   /// Folds `r` (its key is moved from) into its key's aggregate. When
   /// `partial`, `r` is a partial aggregate: count adds `num` instead of 1
@@ -55,34 +64,17 @@ public:
   /// Appends one record per key, sorted by key, and clears.
   void drain_sorted(std::vector<record>& out);
 
-  /// Appends the current aggregate of every key changed since the last call
-  /// (in the order they were first changed); needs `track_updates`.
-  void emit_updates(std::vector<record>& out);
-
-  /// Writes every key's aggregate (a checkpoint of this keyed state).
-  void snapshot(state_writer& w) const;
-
-  /// Replaces the table with what snapshot() wrote.
-  void restore(state_reader& r);
-
   /// What this table aggregates.
   aggregation_kind kind() const { return kind_; }
 
 private:
-  struct entry {
-    int64_t value = 0;
-    int64_t timestamp = 0;
-    uint64_t epoch = 0; ///< emit_updates() round of the last change
-  };
+
   // An open-addressing table: no node per key, which matters at tens of
   // millions of updates per second.
-  using table = absl::flat_hash_map<std::string, entry>;
+  using table = absl::flat_hash_map<std::string, aggregate>;
 
   aggregation_kind kind_;
-  bool track_updates_;
-  uint64_t epoch_ = 1;
   table table_;
-  std::vector<std::string> touched_; ///< keys changed this round, in order
 };
 
 } // namespace weir::ops

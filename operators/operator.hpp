@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "messages/record.hpp"
+#include "state/keyed_backend.hpp"
 
 namespace weir::ops {
 
@@ -25,6 +26,9 @@ struct operator_context {
   /// aggregations then emit updated values after every input batch instead
   /// of once at the end.
   bool bounded = true;
+  /// The operator's keyed state (state.backend.type), for operators whose
+  /// uses_keyed_state() is true; restored before open().
+  state::keyed_backend* keyed_state = nullptr;
 };
 
 /// Thrown by operators when they cannot go on; the subtask reports FAILED with
@@ -45,8 +49,8 @@ public:
   virtual std::chrono::microseconds pause() const { return {}; }
   /// Whether `next` does blocking I/O (the subtask then gets its own thread).
   virtual bool blocking_io() const { return false; }
-  /// Checkpoints (Flink's operator state): the position to continue from,
-  /// as bytes; restore_state() gets them back after open().
+  /// Checkpoints (Flink's operator state, not keyed): the position to
+  /// continue from, as bytes; restore_state() gets them back after open().
   virtual std::string snapshot_state() const { return {}; }
   virtual void restore_state(const std::string&) {}
 };
@@ -65,8 +69,11 @@ public:
   /// End of all input: append what is still held (keyed aggregations emit one
   /// final record per key here).
   virtual void finish(std::vector<record>&) {}
-  /// Checkpoints (keyed state of aggregations): what is held, as bytes;
-  /// restore_state() gets them back after open().
+  /// Whether the operator keeps keyed state (operator_context::keyed_state):
+  /// the runtime then gives it a backend, and checkpoints and restores it.
+  virtual bool uses_keyed_state() const { return false; }
+  /// Checkpoints of operator (non-keyed) state, as bytes; restore_state()
+  /// gets them back after open().
   virtual std::string snapshot_state() const { return {}; }
   virtual void restore_state(const std::string&) {}
 };

@@ -1,9 +1,11 @@
 #include "storage/checkpoint_store.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 
 #include "messages/binary_codec.hpp"
 #include "messages/errors.hpp"
+#include "state/snapshot_format.hpp"
 #include "storage/detail/record_codec.hpp"
 
 namespace weir::storage {
@@ -111,6 +114,16 @@ bool decode_vertices(binary_reader& r, savepoint_data& sp) {
   return r.done();
 }
 
+/// Every file the native (RocksDB) state of `cp` refers to.
+std::set<std::string> referenced_files(const checkpoint_snapshot& cp) {
+  std::set<std::string> files;
+  for (auto& [vertex, subtasks] : cp.state.vertices)
+    for (auto& bytes : subtasks)
+      for (auto& f : state::referenced_files(bytes))
+        files.insert(std::move(f));
+  return files;
+}
+
 } // namespace
 
 caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
@@ -203,9 +216,56 @@ checkpoint_store::put(const job_id& job, const checkpoint_snapshot& cp,
   if (auto err = kv_.put(column::checkpoints, key, detail::dump_record(doc),
                          durability::synced))
     return err;
-  for (auto id : dropped)
-    fs::remove(file_of(job, id), ec); // no longer referenced
+  drop(job, cp, ids, dropped);
   return path;
+}
+
+std::set<std::string> checkpoint_store::files_of(const job_id& job,
+                                                 int64_t id) const {
+  std::set<std::string> files;
+  auto bytes = read_whole(file_of(job, id));
+  if (!bytes)
+    return files;
+  auto cp = decode_checkpoint(*bytes, file_of(job, id));
+  if (cp)
+    files = referenced_files(*cp);
+  return files;
+}
+
+void checkpoint_store::drop(const job_id& job, const checkpoint_snapshot& newest,
+                            const std::vector<int64_t>& retained,
+                            const std::vector<int64_t>& dropped) {
+  std::error_code ec;
+  if (!dropped.empty()) {
+    // RocksDB state files are shared between incremental checkpoints: a
+    // dropped checkpoint's file goes only if no retained one refers to it.
+    auto keep = referenced_files(newest);
+    for (auto id : retained)
+      if (id != newest.id)
+        keep.merge(files_of(job, id));
+    for (auto id : dropped) {
+      for (auto& f : files_of(job, id))
+        if (keep.count(f) == 0)
+          fs::remove(f, ec);
+      fs::remove(file_of(job, id), ec);
+    }
+  }
+  // Directories of dropped checkpoints, and of older ones that never
+  // completed (the newest subsumes them).
+  auto job_dir = fs::path{file_of(job, newest.id)}.parent_path();
+  std::set<int64_t> kept{retained.begin(), retained.end()};
+  for (fs::directory_iterator i{job_dir, ec}, end; !ec && i != end;
+       i.increment(ec)) {
+    auto name = i->path().filename().string();
+    if (name.rfind("chk-", 0) != 0 || name.size() < 7
+        || name.compare(name.size() - 2, 2, ".d") != 0)
+      continue;
+    auto id = std::strtoll(name.c_str() + 4, nullptr, 10);
+    if (id > 0 && id < newest.id && kept.count(id) == 0) {
+      std::error_code ignored;
+      fs::remove_all(i->path(), ignored);
+    }
+  }
 }
 
 caf::expected<checkpoint_snapshot>
@@ -231,6 +291,20 @@ checkpoint_store::latest(const job_id& job, std::vector<std::string>& problems) 
       problems.push_back(fmt::format(
         "checkpoint {} of job {}: {}", *i, job.to_string(),
         cp ? "it holds another checkpoint" : describe(cp.error())));
+      continue;
+    }
+    std::string missing;
+    for (auto& f : referenced_files(*cp)) {
+      std::error_code ec;
+      if (!fs::is_regular_file(f, ec)) {
+        missing = f;
+        break;
+      }
+    }
+    if (!missing.empty()) {
+      problems.push_back(fmt::format("checkpoint {} of job {}: its state file "
+                                     "'{}' is missing",
+                                     *i, job.to_string(), missing));
       continue;
     }
     return cp;

@@ -344,13 +344,13 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       }
       return self->delegate(entry->jm, cancel_atom_v);
     },
-    [=](checkpoint_atom, job_id id) -> caf::result<int64_t> {
+    [=](checkpoint_atom, job_id id, bool full) -> caf::result<int64_t> {
       auto* entry = find_job(self, id);
       if (entry == nullptr)
         return unknown_job(id);
       if (!entry->jm)
         return not_running(id);
-      return self->delegate(entry->jm, checkpoint_atom_v);
+      return self->delegate(entry->jm, checkpoint_atom_v, full);
     },
     [=](savepoint_atom, job_id id, std::string& dir,
         bool stop) -> caf::result<std::string> {

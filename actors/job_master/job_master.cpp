@@ -177,6 +177,7 @@ void deploy(self_ptr self, task_executor_actor te,
       g.transition(flat, execution_state::scheduled);
       g.transition(flat, execution_state::deploying);
       batch.push_back(g.deployment(flat, alloc));
+      batch.back().backend = st.backend;
       if (auto* cp = st.restore_state ? st.checkpoints->latest() : nullptr)
         if (auto i = cp->states.find(flat); i != cp->states.end())
           batch.back().restore = i->second;
@@ -447,6 +448,10 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     restart_strategy_config::from(cfg));
   st.checkpoints = std::make_unique<checkpoint_coordinator>(
     checkpoint_options::from(cfg), static_cast<int32_t>(st.graph->size()));
+  st.backend.type = cfg.text("state.backend.type");
+  st.backend.incremental = cfg.boolean("execution.checkpointing.incremental");
+  if (!opts.checkpoint_dir.empty())
+    st.backend.checkpoint_dir = opts.checkpoint_dir + "/" + graph.id.to_string();
   st.resumable = true;
   for (auto& v : graph.vertices) {
     bool sink = std::none_of(graph.edges.begin(), graph.edges.end(),
@@ -524,7 +529,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       on_checkpoint_ack(self, attempt, id, states);
     },
     [=](trigger_atom, uint64_t epoch) { trigger_checkpoint(self, epoch); },
-    [=](checkpoint_atom) { return checkpoint_now(self); },
+    [=](checkpoint_atom, bool full) { return checkpoint_now(self, full); },
     [=](savepoint_atom, std::string& dir, bool stop) {
       return savepoint_now(self, std::move(dir), stop);
     },

@@ -32,6 +32,9 @@ struct job_master_options {
   /// Where completed checkpoints are stored and found again after a
   /// restart of the JobMaster (none: in memory only).
   job_store_actor store;
+  /// execution.checkpointing.dir as resolved for the cluster (empty: none);
+  /// RocksDB checkpoints write their files under `<dir>/<job id>`.
+  std::string checkpoint_dir;
 };
 
 /// Spawns the JobMaster of `graph`. It schedules the job at once and reports

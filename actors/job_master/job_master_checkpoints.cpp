@@ -8,10 +8,11 @@
 #include "actors/job_master/job_master_state.hpp"
 #include "actors/job_master/savepoint_mapping.hpp"
 #include "messages/errors.hpp"
+#include "state/keyed_backend.hpp"
 
 namespace weir::job_master_detail {
 
-void send_barrier_triggers(self_ptr self, int64_t id);
+void send_barrier_triggers(self_ptr self, int64_t id, state::snapshot_kind kind);
 void store_checkpoint(self_ptr self, const completed_checkpoint& done);
 void write_savepoint(self_ptr self, const completed_checkpoint& done,
                      checkpoint_request req);
@@ -29,13 +30,15 @@ void fail_requests(self_ptr self, const std::string& why) {
 
 /// Tells every source subtask to take checkpoint `id` (they send the
 /// barriers downstream).
-void send_barrier_triggers(self_ptr self, int64_t id) {
+void send_barrier_triggers(self_ptr self, int64_t id,
+                           state::snapshot_kind kind) {
   auto& st = self->state;
   auto& g = *st.graph;
   for (size_t i = 0; i < g.size(); ++i)
     if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
         && st.handles[i])
-      self->send(st.handles[i], checkpoint_atom_v, id);
+      self->send(st.handles[i], checkpoint_atom_v, id,
+                 static_cast<int8_t>(kind));
 }
 
 /// Triggers a checkpoint at every source subtask (they send the barriers
@@ -61,7 +64,7 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
     }
   }
   if (auto id = st.checkpoints->trigger(now))
-    send_barrier_triggers(self, *id);
+    send_barrier_triggers(self, *id, state::snapshot_kind::checkpoint);
   self->delayed_send(self, st.checkpoints->options().interval, trigger_atom_v,
                      epoch);
 }
@@ -204,7 +207,10 @@ Promise request_checkpoint(self_ptr self, Promise rp, checkpoint_request req) {
     return refuse("some subtasks of the job have finished: no more "
                   "checkpoints");
   auto id = st.checkpoints->trigger(self->clock().now(), true);
-  send_barrier_triggers(self, *id);
+  auto kind = req.is_savepoint ? state::snapshot_kind::savepoint
+              : req.full       ? state::snapshot_kind::full_checkpoint
+                               : state::snapshot_kind::checkpoint;
+  send_barrier_triggers(self, *id, kind);
   st.requests.emplace(*id, std::move(req));
   return rp;
 }
@@ -245,8 +251,9 @@ void load_savepoint_then_schedule(self_ptr self) {
       });
 }
 
-caf::typed_response_promise<int64_t> checkpoint_now(self_ptr self) {
+caf::typed_response_promise<int64_t> checkpoint_now(self_ptr self, bool full) {
   checkpoint_request req;
+  req.full = full;
   req.checkpoint = self->make_response_promise<int64_t>();
   auto rp = req.checkpoint;
   return request_checkpoint(self, rp, std::move(req));

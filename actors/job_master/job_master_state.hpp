@@ -31,6 +31,7 @@ struct checkpoint_request {
   caf::typed_response_promise<int64_t> checkpoint;
   caf::typed_response_promise<std::string> savepoint;
   bool is_savepoint = false;
+  bool full = false;
   std::string dir;
   bool stop = false;
 
@@ -71,6 +72,8 @@ struct jm_state {
   std::map<int32_t, size_t> committed_collected;
   /// Whether a failover may resume from a checkpoint: every sink is one
   /// whose output the JobMaster can cut back to it (collect, discard).
+  /// The state backend every subtask gets (state.backend.*).
+  state_backend_desc backend;
   bool resumable = false;
   /// Whether a later JobMaster may resume from a stored checkpoint: as
   /// above, but collect sinks do not count (their records lived in this
@@ -120,7 +123,7 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
 void load_checkpoint_then_schedule(self_ptr self);
 
 /// A client's `weir checkpoint`: the reply is the checkpoint's id.
-caf::typed_response_promise<int64_t> checkpoint_now(self_ptr self);
+caf::typed_response_promise<int64_t> checkpoint_now(self_ptr self, bool full);
 
 /// A client's `weir savepoint` or `weir stop`: the reply is the path.
 caf::typed_response_promise<std::string>

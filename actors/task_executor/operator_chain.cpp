@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include "operators/registry.hpp"
+#include "state/backend_factory.hpp"
+#include "state/snapshot_format.hpp"
 
 namespace weir {
 
 operator_chain::operator_chain(const task_deployment& d,
-                               const exchange_options& opts)
+                               const exchange_options& opts,
+                               const std::string& local_state_dir)
   : batch_records_(opts.batch_records) {
   auto& reg = ops::registry::builtin();
   bool has_inputs = !d.inputs.empty();
@@ -30,34 +33,102 @@ operator_chain::operator_chain(const task_deployment& d,
     else
       transforms_.push_back(f->make_transform(v.params));
   }
+  backends_.resize(contexts_.size());
+  for (size_t t = 0; t < transforms_.size(); ++t) {
+    if (!transforms_[t]->uses_keyed_state())
+      continue;
+    auto i = t + (source_ ? 1 : 0);
+    auto owner = fmt::format("{}-{}", contexts_[i].vertex_id, d.subtask_index);
+    auto dir = fmt::format("{}/{}-{}", local_state_dir, owner,
+                           d.attempt.to_string());
+    try {
+      backends_[i] = state::make_keyed_backend(d.backend, dir, owner);
+    } catch (const std::exception& e) {
+      throw ops::operator_error(
+        fmt::format("vertex '{}': {}", contexts_[i].vertex_id, e.what()));
+    }
+    contexts_[i].keyed_state = backends_[i].get();
+  }
   for (auto& in : d.inputs)
     preaggregated_.push_back(in.preaggregated);
   for (auto& out : d.outputs)
     gates_.emplace_back(out, d.subtask_index, opts);
 }
 
-void operator_chain::open() {
-  size_t next = 0;
-  auto open_one = [&](auto& op) {
-    auto& ctx = contexts_[next++];
+template <class F>
+void operator_chain::visit(size_t i, F&& f) {
+  if (source_ && i == 0) {
+    f(*source_);
+    return;
+  }
+  auto t = i - (source_ ? 1 : 0);
+  if (t < transforms_.size())
+    f(*transforms_[t]);
+  else
+    f(*sink_);
+}
+
+void operator_chain::open(const operator_states& restore) {
+  // Which context each restored vertex is, and its two parts.
+  std::vector<std::pair<size_t, state::vertex_snapshot>> restored;
+  for (auto& [vertex, bytes] : restore) {
+    size_t i = 0;
+    while (i < contexts_.size() && contexts_[i].vertex_id != vertex)
+      ++i;
+    if (i == contexts_.size())
+      throw ops::operator_error(fmt::format(
+        "checkpointed state of vertex '{}' has no operator here", vertex));
+    auto snap = state::decode_vertex_snapshot(bytes);
+    if (!snap)
+      throw ops::operator_error(fmt::format(
+        "vertex '{}': its checkpointed state is truncated or malformed",
+        vertex));
+    restored.emplace_back(i, std::move(*snap));
+  }
+  auto guarded = [&](size_t i, auto&& f) {
     try {
-      op.open(ctx);
+      f();
     } catch (const std::exception& e) {
       throw ops::operator_error(
-        fmt::format("vertex '{}': {}", ctx.vertex_id, e.what()));
+        fmt::format("vertex '{}': {}", contexts_[i].vertex_id, e.what()));
     }
   };
-  if (source_)
-    open_one(*source_);
-  for (auto& t : transforms_)
-    open_one(*t);
-  if (sink_)
-    open_one(*sink_);
+  // Keyed state first: the operators find it when they open.
+  for (auto& [i, snap] : restored) {
+    if (snap.keyed_state.empty())
+      continue;
+    guarded(i, [&, i = i] {
+      if (!backends_[i])
+        throw std::runtime_error("the checkpoint holds keyed state, but the "
+                                 "operator keeps none");
+      backends_[i]->restore(snap.keyed_state);
+    });
+  }
+  for (size_t i = 0; i < contexts_.size(); ++i)
+    guarded(i, [&] { visit(i, [&](auto& op) { op.open(contexts_[i]); }); });
+  for (size_t i = 0; i < contexts_.size(); ++i) {
+    if (!backends_[i])
+      continue;
+    auto left = backends_[i]->unclaimed();
+    if (!left.empty())
+      throw ops::operator_error(fmt::format(
+        "vertex '{}': the checkpoint holds keyed state '{}', which its "
+        "operator does not use",
+        contexts_[i].vertex_id, left.front()));
+  }
+  for (auto& [i, snap] : restored)
+    if (!snap.operator_state.empty())
+      guarded(i, [&, i = i, &snap = snap] {
+        visit(i, [&](auto& op) { op.restore_state(snap.operator_state); });
+      });
 }
 
 operator_chain::~operator_chain() = default;
 
 bool operator_chain::blocking_io() const {
+  for (auto& b : backends_)
+    if (b && b->name() == "rocksdb")
+      return true; // every state access may read or write the disk
   return (source_ && source_->blocking_io()) || (sink_ && sink_->blocking_io());
 }
 
@@ -140,47 +211,30 @@ void operator_chain::commit(int64_t checkpoint) {
     sink_->commit(checkpoint);
 }
 
-operator_states operator_chain::snapshot() const {
-  operator_states result;
-  auto keep = [&](size_t ctx, std::string bytes) {
-    if (!bytes.empty())
-      result.emplace(contexts_[ctx].vertex_id, std::move(bytes));
-  };
-  size_t next = 0;
-  if (source_)
-    keep(next++, source_->snapshot_state());
-  for (auto& t : transforms_)
-    keep(next++, t->snapshot_state());
-  if (sink_)
-    keep(next++, sink_->snapshot_state());
-  return result;
-}
-
-void operator_chain::restore(const operator_states& states) {
-  for (auto& [vertex, bytes] : states) {
-    size_t next = 0;
-    bool found = false;
-    auto apply = [&](auto& op) {
-      if (contexts_[next++].vertex_id != vertex)
-        return;
-      found = true;
-      try {
-        op.restore_state(bytes);
-      } catch (const std::exception& e) {
-        throw ops::operator_error(
-          fmt::format("vertex '{}': {}", vertex, e.what()));
-      }
-    };
-    if (source_)
-      apply(*source_);
-    for (auto& t : transforms_)
-      apply(*t);
-    if (sink_)
-      apply(*sink_);
-    if (!found)
-      throw ops::operator_error(fmt::format(
-        "checkpointed state of vertex '{}' has no operator here", vertex));
+chain_snapshot operator_chain::snapshot(int64_t id, state::snapshot_kind kind) {
+  chain_snapshot result;
+  for (size_t i = 0; i < contexts_.size(); ++i) {
+    std::string op_state;
+    visit(i, [&](auto& op) { op_state = op.snapshot_state(); });
+    auto& vertex = contexts_[i].vertex_id;
+    if (!backends_[i]) {
+      if (!op_state.empty())
+        result.ready.emplace(vertex,
+                             state::encode_vertex_snapshot({op_state, {}}));
+      continue;
+    }
+    auto keyed = backends_[i]->snapshot(id, kind);
+    if (!keyed.finish) {
+      result.ready.emplace(vertex, state::encode_vertex_snapshot(
+                                     {op_state, std::move(keyed.bytes)}));
+      continue;
+    }
+    result.deferred.emplace_back(
+      vertex, [op_state, finish = std::move(keyed.finish)] {
+        return state::encode_vertex_snapshot({op_state, finish()});
+      });
   }
+  return result;
 }
 
 } // namespace weir

@@ -1,14 +1,26 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "actors/task_executor/output_gate.hpp"
 #include "messages/deployment.hpp"
 #include "messages/job_result.hpp"
 #include "operators/operator.hpp"
+#include "state/keyed_backend.hpp"
 
 namespace weir {
+
+/// A subtask's part of a checkpoint: the vertices whose state is complete,
+/// and those whose state is still to be written (`deferred`: run each off
+/// the processing thread; it returns the vertex's bytes).
+struct chain_snapshot {
+  operator_states ready;
+  std::vector<std::pair<std::string, std::function<std::string()>>> deferred;
+};
 
 /// The operators of one subtask, chained: an optional source, transforms,
 /// and either a sink or output gates. Plain class: the subtask actor feeds
@@ -16,12 +28,16 @@ namespace weir {
 class operator_chain {
 public:
   /// Builds every operator (no I/O yet); throws ops::operator_error.
-  operator_chain(const task_deployment& d, const exchange_options& opts);
+  /// Keyed state on RocksDB goes under `local_state_dir`.
+  operator_chain(const task_deployment& d, const exchange_options& opts,
+                 const std::string& local_state_dir = {});
   ~operator_chain();
 
-  /// Opens every operator (files are opened here); throws
+  /// Restores keyed state from `restore` (a checkpoint's states of this
+  /// subtask; empty for a fresh start), opens every operator (files are
+  /// opened here), then restores their operator state. Throws
   /// ops::operator_error naming the vertex.
-  void open();
+  void open(const operator_states& restore = {});
 
   bool has_source() const { return source_ != nullptr; }
   bool blocking_io() const;
@@ -47,12 +63,9 @@ public:
   /// The checkpoint completed everywhere: the sink publishes its output.
   void commit(int64_t checkpoint);
 
-  /// The state of every stateful operator, by vertex id (a checkpoint).
-  operator_states snapshot() const;
-
-  /// Restores what snapshot() returned (after open()); state of a vertex
-  /// this chain does not have is an error naming it.
-  void restore(const operator_states& states);
+  /// The state of every stateful operator, by vertex id, for checkpoint
+  /// `id` (state::vertex_snapshot bytes).
+  chain_snapshot snapshot(int64_t id, state::snapshot_kind kind);
 
   std::vector<output_gate>& gates() { return gates_; }
   ops::source* source() { return source_.get(); }
@@ -66,7 +79,13 @@ private:
   void push(std::vector<record>& batch, size_t first_transform, bool partial);
   void deliver(std::vector<record>& batch);
 
+  /// The operator of context `i`, whichever kind it is.
+  template <class F>
+  void visit(size_t i, F&& f);
+
   std::vector<ops::operator_context> contexts_; // source, transforms, sink
+  /// Keyed state backends by context index (null: the operator keeps none).
+  std::vector<std::unique_ptr<state::keyed_backend>> backends_;
   std::unique_ptr<ops::source> source_;
   std::vector<std::unique_ptr<ops::transform>> transforms_;
   std::unique_ptr<ops::sink> sink_;

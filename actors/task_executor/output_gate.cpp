@@ -104,11 +104,12 @@ void output_gate::flush() {
     close(l);
 }
 
-void output_gate::emit_barrier(int64_t id) {
+void output_gate::emit_barrier(int64_t id, int8_t kind) {
   flush();
   for (auto t : targets_) {
     record_batch b;
     b.barrier = id;
+    b.barrier_kind = kind;
     lanes_[static_cast<size_t>(t)].closed.push_back(std::move(b));
   }
 }

@@ -50,9 +50,10 @@ public:
   /// Closes every open batch (and drains the combiner) so it can be sent.
   void flush();
 
-  /// Queues checkpoint `id`'s barrier to every consumer, after everything
-  /// emitted before it (open batches and the combiner are flushed first).
-  void emit_barrier(int64_t id);
+  /// Queues checkpoint `id`'s barrier (of state::snapshot_kind `kind`) to
+  /// every consumer, after everything emitted before it (open batches and
+  /// the combiner are flushed first).
+  void emit_barrier(int64_t id, int8_t kind = 0);
 
   /// The consumer granted `n` more batches.
   void add_credit(int32_t consumer, int32_t n);

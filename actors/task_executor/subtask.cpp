@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <caf/actor_system.hpp>
+#include <caf/blocking_actor.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -44,6 +45,8 @@ struct subtask_state {
   std::unique_ptr<barrier_aligner> aligner;
   /// Events that waited for a barrier alignment, processed before the queue.
   std::deque<input_event> replay;
+  /// The snapshot kind of the checkpoint being aligned.
+  int8_t pending_kind = 0;
   /// Peers (consumers, and producers once they sent something) watched so
   /// that losing one fails this subtask instead of stalling it.
   std::set<caf::actor_addr> watched;
@@ -229,23 +232,45 @@ void on_data(self_ptr self, input_event& in) {
   }
 }
 
+/// Writes the deferred parts of a snapshot on a thread of its own (blocking
+/// I/O) and hands the complete states back to the subtask.
+void write_snapshot_async(self_ptr self, int64_t id, chain_snapshot snap) {
+  auto subtask = caf::actor_cast<subtask_actor>(self);
+  auto shared = std::make_shared<chain_snapshot>(std::move(snap));
+  self->system().spawn([subtask, id, shared](caf::blocking_actor* writer) {
+    try {
+      auto states = std::move(shared->ready);
+      for (auto& [vertex, finish] : shared->deferred)
+        states[vertex] = finish();
+      writer->send(subtask, checkpoint_atom_v, id, std::move(states));
+    } catch (const std::exception& e) {
+      writer->send(subtask, checkpoint_atom_v, id, std::string{e.what()});
+    }
+  });
+}
+
 /// Takes checkpoint `id`: snapshots the operators, sends the barrier after
-/// everything emitted so far, and acknowledges to the JobMaster.
-void take_checkpoint(self_ptr self, int64_t id) {
+/// everything emitted so far, and acknowledges to the JobMaster (once the
+/// state is written, when that is left to another thread).
+void take_checkpoint(self_ptr self, int64_t id, int8_t kind) {
   auto& st = self->state;
   st.chain->prepare_commit(id);
-  auto states = st.chain->snapshot();
+  auto snap = st.chain->snapshot(id, static_cast<state::snapshot_kind>(kind));
   for (auto& g : st.chain->gates())
-    g.emit_barrier(id);
+    g.emit_barrier(id, kind);
   drain(self);
-  self->send(st.jm, checkpoint_atom_v, st.d.attempt, id, std::move(states));
+  if (snap.deferred.empty())
+    self->send(st.jm, checkpoint_atom_v, st.d.attempt, id,
+               std::move(snap.ready));
+  else
+    write_snapshot_async(self, id, std::move(snap));
 }
 
 /// The alignment of the pending checkpoint completed: snapshot, then
 /// process what waited for it.
 void on_aligned(self_ptr self, int64_t id) {
   auto& st = self->state;
-  take_checkpoint(self, id);
+  take_checkpoint(self, id, st.pending_kind);
   auto held = st.aligner->release();
   st.replay.insert(st.replay.end(), std::make_move_iterator(held.begin()),
                    std::make_move_iterator(held.end()));
@@ -256,6 +281,7 @@ void on_barrier(self_ptr self, input_event& in) {
   self->send(caf::actor_cast<subtask_actor>(in.producer), credit_atom_v,
              in.port, st.d.subtask_index, int32_t{1});
   auto id = in.batch.barrier;
+  st.pending_kind = in.batch.barrier_kind;
   if (st.aligner->on_barrier(in.channel, id))
     on_aligned(self, id);
 }
@@ -314,9 +340,7 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     if (!built->chain)
       throw ops::operator_error(built->error);
     st.chain = std::move(built->chain);
-    st.chain->open();
-    if (!st.d.restore.empty())
-      st.chain->restore(st.d.restore);
+    st.chain->open(st.d.restore);
     report(self, execution_state::initializing);
     // A peer that ended (finished, canceled, failed: it reports that
     // itself) is fine. A peer that became unreachable (its process killed,
@@ -378,14 +402,23 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
         schedule_tick(self);
       try_finish(self);
     },
-    [=](checkpoint_atom, int64_t id) {
+    [=](checkpoint_atom, int64_t id, int8_t kind) {
       auto& st = self->state;
       // Sources only; one that is done takes no more checkpoints (the
       // JobMaster abandons checkpoints once subtasks finish).
       if (!st.started || st.finished || st.source_done
           || !st.chain->has_source())
         return;
-      guarded(self, [&] { take_checkpoint(self, id); });
+      guarded(self, [&] { take_checkpoint(self, id, kind); });
+    },
+    [=](checkpoint_atom, int64_t id, operator_states& states) {
+      auto& st = self->state;
+      if (!st.finished)
+        self->send(st.jm, checkpoint_atom_v, st.d.attempt, id,
+                   std::move(states));
+    },
+    [=](checkpoint_atom, int64_t id, std::string& error) {
+      fail(self, fmt::format("could not write checkpoint {}: {}", id, error));
     },
     [=](commit_atom, int64_t id) {
       guarded(self, [&] { self->state.chain->commit(id); });
@@ -440,11 +473,12 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
 } // namespace
 
 subtask_actor spawn_subtask(caf::actor_system& sys, task_deployment d,
-                            job_master_actor jm, const exchange_options& opts) {
+                            job_master_actor jm, const exchange_options& opts,
+                            const std::string& local_state_dir) {
   // Build the operators first: whether they block decides the thread model.
   auto built = std::make_shared<built_chain>();
   try {
-    built->chain = std::make_unique<operator_chain>(d, opts);
+    built->chain = std::make_unique<operator_chain>(d, opts, local_state_dir);
   } catch (const std::exception& e) {
     built->error = e.what();
   }

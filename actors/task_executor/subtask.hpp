@@ -14,8 +14,10 @@ namespace weir {
 /// Spawns the actor running one subtask. It opens its operators at once
 /// (reporting INITIALIZING, or FAILED), runs when the JobMaster sends its
 /// wiring, and reports FINISHED, FAILED or CANCELED to `jm` before it quits.
-/// Subtasks doing blocking file I/O get a thread of their own (detached).
+/// Subtasks doing blocking file I/O (file sources and sinks, RocksDB state
+/// under `local_state_dir`) get a thread of their own (detached).
 subtask_actor spawn_subtask(caf::actor_system& sys, task_deployment d,
-                            job_master_actor jm, const exchange_options& opts);
+                            job_master_actor jm, const exchange_options& opts,
+                            const std::string& local_state_dir);
 
 } // namespace weir

@@ -216,7 +216,7 @@ task_executor_impl(self_ptr self, task_executor_options opts,
         for (auto& d : deployments) {
           auto job = d.job;
           auto h = spawn_subtask(self->system(), std::move(d), jm,
-                                 st.opts.exchange);
+                                 st.opts.exchange, st.opts.local_state_dir);
           self->monitor(h);
           st.running[job].insert(h.address());
           st.subtasks.emplace(h.address(), std::make_pair(job, h));

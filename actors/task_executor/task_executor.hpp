@@ -24,6 +24,9 @@ struct task_executor_options {
   resource_profile slot_profile;
   /// Data plane tuning for the subtasks it runs.
   exchange_options exchange;
+  /// This worker's directory for RocksDB state, under
+  /// taskmanager.state.local.root-dirs (see local_state_dir_for).
+  std::string local_state_dir;
   /// Heartbeats expected from the ResourceManager and the JobMasters.
   heartbeat_options heartbeat;
 };

@@ -29,7 +29,7 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](heartbeat_atom) { return job_id{}; },
     [=](checkpoint_atom, execution_attempt_id, int64_t, operator_states&) {},
     [=](trigger_atom, uint64_t) {},
-    [=](checkpoint_atom) { return int64_t{0}; },
+    [=](checkpoint_atom, bool) { return int64_t{0}; },
     [=](savepoint_atom, const std::string&, bool) { return std::string{}; },
     [=](beat_atom) {},
   };

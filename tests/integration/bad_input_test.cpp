@@ -199,7 +199,7 @@ TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
   CHECK(r.err == spec + ": config: key 'slot.request.timeout' cannot be set per "
                         "job (only restart-strategy.*, "
                         "execution.checkpointing.*, execution.savepoint.*, "
-                        "state.checkpoints.num-retained)\n");
+                        "state.checkpoints.num-retained, state.backend.type)\n");
   auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=2 s"});
   CHECK(hb.exit_code == 2);
   CHECK(hb.err == "weir run: heartbeat.interval (2000 ms) must be above 0 and "

@@ -16,11 +16,18 @@ using namespace std::chrono_literals;
 
 namespace {
 
+/// `config` keys choosing the state backend: heap, or RocksDB with
+/// incremental checkpoints.
+const std::string heap_state = R"("state.backend.type": "hashmap")";
+const std::string rocksdb_state
+  = R"("state.backend.type": "rocksdb", "execution.checkpointing.incremental": true)";
+
 /// generator (`count`: -1 unbounded, `rate` per subtask, 5 keys) → count →
 /// `sink` directory (exactly-once), parallelism 2, checkpoints every 200 ms.
 std::string counts_spec(const temp_dir& dir, const std::string& name,
                         int64_t count, int64_t rate, const std::string& sink,
-                        bool with_counts = true) {
+                        bool with_counts = true,
+                        const std::string& backend = heap_state) {
   auto counts = with_counts
                   ? std::string{R"({"id": "counts", "operator": "count"},)"}
                   : std::string{};
@@ -30,7 +37,7 @@ std::string counts_spec(const temp_dir& dir, const std::string& name,
                  : std::string{R"({"from": "events", "to": "out", "partitioning": "forward"})"};
   return dir.write(name + ".json", fmt::format(R"({{
     "name": "{}", "parallelism": 2,
-    "config": {{"execution.checkpointing.interval": "200 ms",
+    "config": {{"execution.checkpointing.interval": "200 ms", {},
                "restart-strategy.type": "fixed-delay",
                "restart-strategy.fixed-delay.attempts": 100,
                "restart-strategy.fixed-delay.delay": "50 ms"}},
@@ -39,8 +46,8 @@ std::string counts_spec(const temp_dir& dir, const std::string& name,
       {}
       {{"id": "out", "operator": "text_file", "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
     "edges": [{}]}})",
-                                               name, count, rate, counts, sink,
-                                               edges));
+                                               name, backend, count, rate,
+                                               counts, sink, edges));
 }
 
 /// The last count of every key in committed keyed-count output.
@@ -64,7 +71,12 @@ std::string detached(const std::vector<std::string>& args) {
 
 } // namespace
 
-TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact") {
+namespace {
+
+/// The exactly-once scenario with state on `backend`: an unbounded keyed
+/// count survives two killed workers, stops with a savepoint, and a bounded
+/// job resumes from it with exact counts.
+void stop_and_resume_exactly_once(const std::string& backend) {
   one_worker_cluster c;
   auto& weir = c.weir;
   running_process second{{weir, "taskmanager", "-m", c.address, "--slots", "2",
@@ -73,7 +85,8 @@ TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact") {
   // An unbounded job; its workers are killed (and started again) twice.
   auto first_out = c.dir.file("first");
   auto id = detached({"run", "-m", c.address, "-d",
-                      counts_spec(c.dir, "endless", -1, 1000, first_out)});
+                      counts_spec(c.dir, "endless", -1, 1000, first_out, true,
+                                  backend)});
   auto victim = std::make_unique<running_process>(std::vector<std::string>{
     weir, "taskmanager", "-m", c.address, "--slots", "2", "--id", "victim"});
   REQUIRE(c.master->wait_for_stderr("TaskExecutor victim registered", 30s));
@@ -106,7 +119,8 @@ TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact") {
   // counted twice across the kills, the stop and the restore.
   auto second_out = c.dir.file("second");
   auto r = run_weir({"run", "-m", c.address, "-s", savepoint,
-                     counts_spec(c.dir, "bounded", 20000, 0, second_out)});
+                     counts_spec(c.dir, "bounded", 20000, 0, second_out, true,
+                                 backend)});
   REQUIRE(r.exit_code == 0);
   auto after = last_counts(committed_lines(second_out));
   std::map<std::string, int64_t> expected;
@@ -116,6 +130,18 @@ TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact") {
   for (auto& [key, n] : before)
     CHECK(n <= 4000);
   REQUIRE(c.master->wait_for_stderr("(bounded) starts from savepoint ", 30s));
+}
+
+} // namespace
+
+TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact "
+          "(hashmap state)") {
+  stop_and_resume_exactly_once(heap_state);
+}
+
+TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact "
+          "(RocksDB state, incremental checkpoints)") {
+  stop_and_resume_exactly_once(rocksdb_state);
 }
 
 TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
@@ -150,10 +176,12 @@ TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
         == 0);
 }
 
-TEST_CASE("a savepoint of one cluster starts a job on another") {
+TEST_CASE("a savepoint of one cluster starts a job on another (RocksDB "
+          "state there, heap state here)") {
   one_worker_cluster a;
   auto id = detached({"run", "-m", a.address, "-d",
-                      counts_spec(a.dir, "endless", -1, 1000, a.dir.file("a"))});
+                      counts_spec(a.dir, "endless", -1, 1000, a.dir.file("a"),
+                                  true, rocksdb_state)});
   REQUIRE(a.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
   auto stopped = run_weir({"stop", "-m", a.address, id, "--savepointPath",
                            a.dir.file("savepoints")});

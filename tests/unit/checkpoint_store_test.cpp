@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "messages/errors.hpp"
+#include "state/snapshot_format.hpp"
 #include "storage/checkpoint_store.hpp"
 #include "storage/memory_store.hpp"
 #include "storage/rocksdb_store.hpp"
@@ -92,4 +93,51 @@ TEST_CASE("the newest retained checkpoint is restored; a bad one falls back") {
     CHECK(nothing->id == 0);
     CHECK(problems.size() == 2);
   }
+}
+
+namespace {
+
+/// A checkpoint whose keyed state is a RocksDB snapshot of `files`.
+checkpoint_snapshot native_checkpoint(int64_t id,
+                                      const std::vector<std::string>& files) {
+  state::native_handle h;
+  for (auto& f : files) {
+    h.files.emplace_back(std::filesystem::path{f}.filename().string(), f);
+    overwrite(f, "sst");
+  }
+  checkpoint_snapshot cp;
+  cp.id = id;
+  cp.state.vertices["counts"] = {
+    state::encode_vertex_snapshot({{}, state::encode_native(h)})};
+  return cp;
+}
+
+} // namespace
+
+TEST_CASE("shared state files go with the last checkpoint that refers to "
+          "them; a missing one falls back") {
+  temp_dir dir;
+  memory_store mem;
+  checkpoint_store store{mem, dir.path()};
+  auto job = job_id::random();
+  auto shared = dir.sub(job.to_string() + "/shared");
+  std::filesystem::create_directories(shared);
+  auto a = shared + "/a.sst", b = shared + "/b.sst", c = shared + "/c.sst",
+       d = shared + "/d.sst";
+  REQUIRE(store.put(job, native_checkpoint(1, {a, b}), 2));
+  REQUIRE(store.put(job, native_checkpoint(2, {b, c}), 2));
+  CHECK(std::filesystem::exists(a));
+  // Checkpoint 1 is dropped: a goes, b stays (checkpoint 2 has it).
+  REQUIRE(store.put(job, native_checkpoint(3, {c, d}), 2));
+  CHECK_FALSE(std::filesystem::exists(a));
+  CHECK(std::filesystem::exists(b));
+  CHECK(std::filesystem::exists(c));
+  std::filesystem::remove(d);
+  std::vector<std::string> problems;
+  auto cp = store.latest(job, problems);
+  REQUIRE(cp);
+  CHECK(cp->id == 2);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] == "checkpoint 3 of job " + job.to_string()
+                         + ": its state file '" + d + "' is missing");
 }

@@ -1008,37 +1008,6 @@ TEST_CASE("a restored generator continues where its snapshot was") {
   }
 }
 
-TEST_CASE("a keyed aggregation's state survives a snapshot and restore") {
-  auto make = [] {
-    auto t = reg().find("sum")->make_transform({});
-    t->open(context(0, 1));
-    return t;
-  };
-  auto a = make();
-  std::vector<record> in{record::integer("x", 1), record::integer("y", 2),
-                         record::integer("x", 3)};
-  std::vector<record> out;
-  a->process(in, out, false);
-  auto state = a->snapshot_state();
-  auto b = make();
-  b->restore_state(state);
-  std::vector<record> more{record::integer("y", 10)};
-  b->process(more, out, false);
-  b->finish(out);
-  REQUIRE(out.size() == 2);
-  CHECK(out[0] == record::integer("x", 4));
-  CHECK(out[1] == record::integer("y", 12));
-}
-
-TEST_CASE("truncated operator state is an error naming the operator") {
-  auto t = reg().find("count")->make_transform({});
-  t->open(context(0, 1));
-  CHECK_THROWS_WITH_AS(t->restore_state(std::string("\x05", 1)),
-                       "cannot restore the state of count: it is truncated or "
-                       "malformed",
-                       operator_error);
-}
-
 TEST_CASE("text_file's delivery parameter is checked") {
   CHECK(check_text_file_sink_params({{"path", "/tmp/x"}, {"delivery", "twice"}})
         == "parameter 'delivery': expected at-least-once or exactly-once, got "

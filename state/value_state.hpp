@@ -1,0 +1,113 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "state/heap_backend.hpp"
+
+namespace weir::state {
+
+/// One value of type T per key (Flink's ValueState), for the backend's
+/// current key. On the heap backend values stay objects in a hash table;
+/// on RocksDB they are encoded with codec<T>.
+template <class T>
+class value_state {
+public:
+  value_state(keyed_backend& b, const std::string& name) : backend_(&b) {
+    if (auto* h = b.heap())
+      table_ = &h->value_table<T>(name);
+    else
+      column_ = &b.column(name, state_type::value);
+  }
+
+  /// The current key's value, if it has one.
+  std::optional<T> value() const {
+    auto key = backend_->current_key();
+    if (table_) {
+      auto i = table_->map.find(lookup(key));
+      if (i == table_->map.end())
+        return std::nullopt;
+      return i->second;
+    }
+    std::string bytes;
+    if (!column_->get(key, bytes))
+      return std::nullopt;
+    return codec<T>::decode(bytes);
+  }
+
+  void update(const T& v) {
+    if (table_)
+      table_->map.insert_or_assign(std::string{backend_->current_key()}, v);
+    else
+      column_->put(backend_->current_key(), codec<T>::encode(v));
+  }
+
+  void clear() {
+    if (table_) {
+      if (auto i = table_->map.find(lookup(backend_->current_key()));
+          i != table_->map.end())
+        table_->map.erase(i);
+    } else {
+      column_->remove(backend_->current_key());
+    }
+  }
+
+  /// Read-modify-write of the current key's value: `f(T& v, bool fresh)`,
+  /// where `fresh` means the key had no value (v is then T{}). One hash
+  /// lookup on the heap.
+  template <class F>
+  void modify(F&& f) {
+    auto key = backend_->current_key();
+    if (table_) {
+      auto [i, fresh] = table_->map.try_emplace(lookup(key));
+      f(i->second, fresh);
+      return;
+    }
+    std::string bytes;
+    bool fresh = !column_->get(key, bytes);
+    T v = fresh ? T{} : codec<T>::decode(bytes);
+    f(v, fresh);
+    column_->put(key, codec<T>::encode(v));
+  }
+
+  /// Calls `f(key, value)` for every key that has a value (heap: in no
+  /// particular order; RocksDB: in byte order of the keys).
+  template <class F>
+  void for_each(F&& f) const {
+    if (table_) {
+      for (auto& [k, v] : table_->map)
+        f(std::string_view{k}, v);
+      return;
+    }
+    column_->scan({}, [&](std::string_view k, std::string_view v) {
+      f(k, codec<T>::decode(v));
+    });
+  }
+
+  /// Removes every key's value.
+  void clear_all() {
+    if (table_)
+      table_->map.clear();
+    else
+      column_->remove_prefix({});
+  }
+
+  /// Capacity hint (heap only).
+  void reserve(size_t n) {
+    if (table_)
+      table_->map.reserve(n);
+  }
+
+private:
+  /// Debian's absl has its own string_view, which its hash tables look up
+  /// by.
+  static absl::string_view lookup(std::string_view k) {
+    return absl::string_view{k.data(), k.size()};
+  }
+
+  keyed_backend* backend_;
+  heap_value_table<T>* table_ = nullptr;
+  kv_column* column_ = nullptr;
+};
+
+} // namespace weir::state

@@ -1,0 +1,242 @@
+// Keyed state: value and map state on both backends, canonical and native
+// (RocksDB) snapshots, incremental checkpoints, and the count/sum
+// operators' state across a snapshot and restore.
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "operators/registry.hpp"
+#include "state/heap_backend.hpp"
+#include "state/map_state.hpp"
+#include "state/rocksdb_backend.hpp"
+#include "state/snapshot_format.hpp"
+#include "state/value_state.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace weir;
+using namespace weir::state;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Makes backends of one type; RocksDB ones get their own directories and
+/// write native checkpoints under `checkpoints`.
+struct backend_maker {
+  std::string type;
+  test::temp_dir dir;
+  bool incremental = false;
+  int made = 0;
+
+  std::unique_ptr<keyed_backend> make() {
+    if (type == "hashmap")
+      return std::make_unique<heap_backend>();
+    rocksdb_backend_options o;
+    o.local_dir = dir.sub("local-" + std::to_string(made++));
+    o.checkpoint_dir = dir.sub("checkpoints");
+    o.incremental = incremental;
+    o.owner = "agg-0";
+    return std::make_unique<rocksdb_backend>(o);
+  }
+};
+
+std::string take(keyed_backend& b, int64_t id,
+                 snapshot_kind kind = snapshot_kind::checkpoint) {
+  auto s = b.snapshot(id, kind);
+  return s.finish ? s.finish() : s.bytes;
+}
+
+std::vector<record> run_sum(keyed_backend& b, std::vector<record> in,
+                            bool finish) {
+  ops::operator_context ctx;
+  ctx.keyed_state = &b;
+  auto t = ops::registry::builtin().find("sum")->make_transform({});
+  t->open(ctx);
+  std::vector<record> out;
+  t->process(in, out, false);
+  if (finish)
+    t->finish(out);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("value and map state are scoped to the current key") {
+  for (auto type : {"hashmap", "rocksdb"}) {
+    CAPTURE(type);
+    backend_maker m{type, {}};
+    auto b = m.make();
+    value_state<int64_t> count{*b, "count"};
+    map_state<std::string, int64_t> seen{*b, "seen"};
+    b->set_current_key("a");
+    CHECK(!count.value());
+    count.update(3);
+    seen.put("x", 1);
+    seen.put("y", 2);
+    b->set_current_key("b");
+    CHECK(!count.value());
+    CHECK(seen.empty());
+    count.modify([](int64_t& v, bool fresh) {
+      CHECK(fresh);
+      v = 7;
+    });
+    seen.put("x", 5);
+    b->set_current_key("a");
+    CHECK(count.value() == 3);
+    CHECK(seen.get("y") == 2);
+    CHECK(!seen.contains("z"));
+    std::vector<std::pair<std::string, int64_t>> entries;
+    seen.for_each([&](const std::string& k, int64_t v) {
+      entries.emplace_back(k, v);
+    });
+    CHECK(entries == std::vector<std::pair<std::string, int64_t>>{{"x", 1},
+                                                                  {"y", 2}});
+    seen.remove("x");
+    CHECK(!seen.contains("x"));
+    count.clear();
+    CHECK(!count.value());
+    b->set_current_key("b");
+    CHECK(count.value() == 7);
+    CHECK(seen.get("x") == 5);
+    seen.clear();
+    CHECK(seen.empty());
+  }
+}
+
+TEST_CASE("a snapshot restores on either backend, whichever took it") {
+  for (auto from : {"hashmap", "rocksdb"}) {
+    for (auto to : {"hashmap", "rocksdb"}) {
+      for (auto kind : {snapshot_kind::checkpoint, snapshot_kind::savepoint}) {
+        CAPTURE(from);
+        CAPTURE(to);
+        CAPTURE(static_cast<int>(kind));
+        backend_maker source{from, {}};
+        auto a = source.make();
+        run_sum(*a,
+                {record::integer("x", 1), record::integer("y", 2),
+                 record::integer("x", 3)},
+                false);
+        auto bytes = take(*a, 1, kind);
+        // Savepoints are canonical everywhere; RocksDB checkpoints native.
+        CHECK(is_native(bytes)
+              == (std::string{from} == "rocksdb"
+                  && kind == snapshot_kind::checkpoint));
+        backend_maker target{to, {}};
+        auto b = target.make();
+        b->restore(bytes);
+        auto out = run_sum(*b, {record::integer("y", 10)}, true);
+        REQUIRE(out.size() == 2);
+        CHECK(out[0] == record::integer("x", 4));
+        CHECK(out[1] == record::integer("y", 12));
+        CHECK(b->unclaimed().empty());
+      }
+    }
+  }
+}
+
+TEST_CASE("a RocksDB checkpoint outlives the database that took it") {
+  backend_maker m{"rocksdb", {}};
+  std::string bytes;
+  {
+    auto a = m.make();
+    run_sum(*a, {record::integer("k", 41)}, false);
+    bytes = take(*a, 1);
+  } // its local directory is gone now
+  CHECK(!fs::exists(m.dir.sub("local-0")));
+  auto b = m.make();
+  b->restore(bytes);
+  auto out = run_sum(*b, {record::integer("k", 1)}, true);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == record::integer("k", 42));
+}
+
+TEST_CASE("incremental RocksDB checkpoints share the files that did not "
+          "change") {
+  backend_maker m{"rocksdb", {}};
+  m.incremental = true;
+  auto b = m.make();
+  value_state<int64_t> v{*b, "v"};
+  auto put_keys = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      auto key = "key-" + std::to_string(i);
+      b->set_current_key(key);
+      v.update(i);
+    }
+  };
+  auto sst_paths = [](const std::string& bytes) {
+    std::set<std::string> paths;
+    for (auto& [name, path] : decode_native(bytes).files)
+      if (name.size() > 4 && name.substr(name.size() - 4) == ".sst")
+        paths.insert(path);
+    return paths;
+  };
+  put_keys(0, 1000);
+  auto first = sst_paths(take(*b, 1));
+  put_keys(1000, 2000);
+  auto second = sst_paths(take(*b, 2));
+  REQUIRE(first.size() == 1);
+  REQUIRE(second.size() == 2);
+  CHECK(second.count(*first.begin()) == 1); // uploaded once, shared
+  CHECK(first.begin()->find("/shared/") != std::string::npos);
+  // A full checkpoint shares nothing.
+  auto full = sst_paths(take(*b, 3, snapshot_kind::full_checkpoint));
+  CHECK(full.size() == 2);
+  for (auto& p : full)
+    CHECK(second.count(p) == 0);
+  // The newest checkpoint alone restores all keys.
+  backend_maker other{"hashmap", {}};
+  auto h = other.make();
+  h->restore(encode_native(decode_native(take(*b, 4))));
+  value_state<int64_t> restored{*h, "v"};
+  int64_t n = 0;
+  restored.for_each([&](std::string_view, int64_t) { ++n; });
+  CHECK(n == 2000);
+}
+
+TEST_CASE("keyed state the operator does not use is reported") {
+  backend_maker m{"hashmap", {}};
+  auto a = m.make();
+  value_state<int64_t> other{*a, "other"};
+  a->set_current_key("k");
+  other.update(1);
+  auto b = m.make();
+  b->restore(take(*a, 1));
+  run_sum(*b, {}, false);
+  CHECK(b->unclaimed() == std::vector<std::string>{"other"});
+}
+
+TEST_CASE("truncated keyed state is an error") {
+  for (auto type : {"hashmap", "rocksdb"}) {
+    CAPTURE(type);
+    backend_maker m{type, {}};
+    auto a = m.make();
+    run_sum(*a, {record::integer("x", 1)}, false);
+    auto bytes = take(*a, 1, snapshot_kind::savepoint);
+    bytes.resize(bytes.size() - 3);
+    auto b = m.make();
+    CHECK_THROWS_WITH_AS(b->restore(bytes),
+                         "keyed state is truncated or malformed",
+                         std::runtime_error);
+  }
+}
+
+TEST_CASE("a missing RocksDB checkpoint file is an error naming it") {
+  backend_maker m{"rocksdb", {}};
+  auto a = m.make();
+  run_sum(*a, {record::integer("x", 1)}, false);
+  auto bytes = take(*a, 1);
+  auto h = decode_native(bytes);
+  REQUIRE(!h.files.empty());
+  fs::remove(h.files.front().second);
+  auto b = m.make();
+  CHECK_THROWS_WITH_AS(b->restore(bytes),
+                       ("cannot read '" + h.files.front().second
+                        + "': No such file or directory")
+                         .c_str(),
+                       std::runtime_error);
+}
