@@ -13,8 +13,9 @@ namespace weir::state {
 
 template <>
 struct codec<ops::aggregate> {
-  static std::string encode(const ops::aggregate& a) {
-    return codec<int64_t>::encode(a.value) + codec<int64_t>::encode(a.timestamp);
+  static void append(std::string& out, const ops::aggregate& a) {
+    codec<int64_t>::append(out, a.value);
+    codec<int64_t>::append(out, a.timestamp);
   }
   static ops::aggregate decode(std::string_view bytes) {
     if (bytes.size() != 16)

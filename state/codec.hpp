@@ -9,19 +9,27 @@
 namespace weir::state {
 
 /// How values of type T are stored as bytes (in snapshots, and in the
-/// RocksDB backend). Specialize for other types.
+/// RocksDB backend): `append(out, v)` adds v's bytes to `out`, `decode`
+/// reads them back (throwing std::runtime_error on malformed bytes).
+/// Specialize for other types.
 template <class T>
 struct codec;
 
+/// The bytes of `v`.
+template <class T>
+std::string encode(const T& v) {
+  std::string out;
+  codec<T>::append(out, v);
+  return out;
+}
+
 template <>
 struct codec<int64_t> {
-  static std::string encode(int64_t x) {
-    std::string out(8, '\0');
+  static void append(std::string& out, int64_t x) {
     // Big endian, sign bit flipped: byte order is numeric order (map keys).
     auto u = static_cast<uint64_t>(x) ^ (uint64_t{1} << 63);
     for (int i = 0; i < 8; ++i)
-      out[static_cast<size_t>(i)] = static_cast<char>((u >> (56 - 8 * i)) & 0xff);
-    return out;
+      out.push_back(static_cast<char>((u >> (56 - 8 * i)) & 0xff));
   }
   static int64_t decode(std::string_view bytes) {
     if (bytes.size() != 8)
@@ -35,7 +43,7 @@ struct codec<int64_t> {
 
 template <>
 struct codec<std::string> {
-  static std::string encode(const std::string& x) { return x; }
+  static void append(std::string& out, const std::string& x) { out += x; }
   static std::string decode(std::string_view bytes) {
     return std::string{bytes};
   }

@@ -96,7 +96,7 @@ pending_snapshot heap_backend::snapshot(int64_t, snapshot_kind) {
                                           + stash_.size())};
   for (auto& [name, t] : tables_) {
     w.begin_state(name, state_type::value, t->size());
-    t->dump([&](std::string_view k, std::string v) { w.entry(k, v); });
+    t->dump(w);
   }
   for (auto& [name, c] : columns_) {
     w.begin_state(name, state_type::map,

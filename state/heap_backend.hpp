@@ -10,6 +10,7 @@
 
 #include "state/codec.hpp"
 #include "state/keyed_backend.hpp"
+#include "state/snapshot_format.hpp"
 
 namespace weir::state {
 
@@ -19,9 +20,8 @@ class heap_table_base {
 public:
   virtual ~heap_table_base() = default;
   virtual int64_t size() const = 0;
-  virtual void dump(const std::function<void(std::string_view, std::string)>& f)
-    const
-    = 0;
+  /// Writes every entry (canonical form).
+  virtual void dump(canonical_writer& w) const = 0;
   virtual void load(std::string&& key, std::string_view value) = 0;
 };
 
@@ -33,10 +33,13 @@ public:
   absl::flat_hash_map<std::string, T> map;
 
   int64_t size() const override { return static_cast<int64_t>(map.size()); }
-  void dump(const std::function<void(std::string_view, std::string)>& f)
-    const override {
-    for (auto& [k, v] : map)
-      f(k, codec<T>::encode(v));
+  void dump(canonical_writer& w) const override {
+    std::string bytes;
+    for (auto& [k, v] : map) {
+      bytes.clear();
+      codec<T>::append(bytes, v);
+      w.entry(k, bytes);
+    }
   }
   void load(std::string&& key, std::string_view value) override {
     map.insert_or_assign(std::move(key), codec<T>::decode(value));

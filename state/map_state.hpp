@@ -32,7 +32,7 @@ public:
   }
 
   void put(const UK& uk, const UV& v) {
-    column_->put(store_key(uk), codec<UV>::encode(v));
+    column_->put(store_key(uk), encode(v));
   }
 
   void remove(const UK& uk) { column_->remove(store_key(uk)); }
@@ -58,7 +58,9 @@ public:
 
 private:
   std::string store_key(const UK& uk) const {
-    return map_key_prefix(backend_->current_key()) + codec<UK>::encode(uk);
+    auto key = map_key_prefix(backend_->current_key());
+    codec<UK>::append(key, uk);
+    return key;
   }
 
   keyed_backend* backend_;

@@ -55,6 +55,8 @@ void canonical_writer::begin_state(std::string_view name, state_type type,
   append_text(out_, name);
   append_int64(out_, static_cast<int64_t>(type));
   append_int64(out_, entries);
+  // Two length prefixes and short keys and values per entry.
+  out_.reserve(out_.size() + static_cast<size_t>(entries) * 48);
 }
 
 void canonical_writer::entry(std::string_view key, std::string_view value) {

@@ -39,7 +39,7 @@ public:
     if (table_)
       table_->map.insert_or_assign(std::string{backend_->current_key()}, v);
     else
-      column_->put(backend_->current_key(), codec<T>::encode(v));
+      put_bytes(backend_->current_key(), v);
   }
 
   void clear() {
@@ -67,7 +67,7 @@ public:
     bool fresh = !column_->get(key, bytes);
     T v = fresh ? T{} : codec<T>::decode(bytes);
     f(v, fresh);
-    column_->put(key, codec<T>::encode(v));
+    put_bytes(key, v);
   }
 
   /// Calls `f(key, value)` for every key that has a value (heap: in no
@@ -99,6 +99,12 @@ public:
   }
 
 private:
+  void put_bytes(std::string_view key, const T& v) {
+    buffer_.clear();
+    codec<T>::append(buffer_, v);
+    column_->put(key, buffer_);
+  }
+
   /// Debian's absl has its own string_view, which its hash tables look up
   /// by.
   static absl::string_view lookup(std::string_view k) {
@@ -108,6 +114,7 @@ private:
   keyed_backend* backend_;
   heap_value_table<T>* table_ = nullptr;
   kv_column* column_ = nullptr;
+  std::string buffer_; ///< reused for encoding (RocksDB)
 };
 
 } // namespace weir::state
