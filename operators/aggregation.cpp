@@ -7,7 +7,7 @@
 
 #include "operators/builtins.hpp"
 #include "operators/params.hpp"
-#include "state/value_state.hpp"
+#include "storage/state/value_state.hpp"
 
 namespace weir::state {
 

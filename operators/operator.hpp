@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "messages/record.hpp"
-#include "state/keyed_backend.hpp"
+#include "storage/state/keyed_backend.hpp"
 
 namespace weir::ops {
 

@@ -16,7 +16,7 @@
 
 #include "messages/binary_codec.hpp"
 #include "messages/errors.hpp"
-#include "state/snapshot_format.hpp"
+#include "storage/state/snapshot_format.hpp"
 #include "storage/detail/record_codec.hpp"
 
 namespace weir::storage {

@@ -8,7 +8,7 @@
 #include "actors/job_master/job_master_state.hpp"
 #include "actors/job_master/savepoint_mapping.hpp"
 #include "messages/errors.hpp"
-#include "state/keyed_backend.hpp"
+#include "storage/state/keyed_backend.hpp"
 
 namespace weir::job_master_detail {
 

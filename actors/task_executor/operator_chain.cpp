@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "operators/registry.hpp"
-#include "state/backend_factory.hpp"
-#include "state/snapshot_format.hpp"
+#include "storage/state/backend_factory.hpp"
+#include "storage/state/snapshot_format.hpp"
 
 namespace weir {
 

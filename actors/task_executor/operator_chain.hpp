@@ -10,7 +10,7 @@
 #include "messages/deployment.hpp"
 #include "messages/job_result.hpp"
 #include "operators/operator.hpp"
-#include "state/keyed_backend.hpp"
+#include "storage/state/keyed_backend.hpp"
 
 namespace weir {
 

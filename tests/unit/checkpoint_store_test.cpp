@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "messages/errors.hpp"
-#include "state/snapshot_format.hpp"
+#include "storage/state/snapshot_format.hpp"
 #include "storage/checkpoint_store.hpp"
 #include "storage/memory_store.hpp"
 #include "storage/rocksdb_store.hpp"

@@ -11,11 +11,11 @@
 #include <doctest/doctest.h>
 
 #include "operators/registry.hpp"
-#include "state/heap_backend.hpp"
-#include "state/map_state.hpp"
-#include "state/rocksdb_backend.hpp"
-#include "state/snapshot_format.hpp"
-#include "state/value_state.hpp"
+#include "storage/state/heap_backend.hpp"
+#include "storage/state/map_state.hpp"
+#include "storage/state/rocksdb_backend.hpp"
+#include "storage/state/snapshot_format.hpp"
+#include "storage/state/value_state.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace weir;

@@ -3,8 +3,8 @@
 #include <optional>
 #include <string>
 
-#include "state/codec.hpp"
-#include "state/keyed_backend.hpp"
+#include "storage/state/codec.hpp"
+#include "storage/state/keyed_backend.hpp"
 
 namespace weir::state {
 

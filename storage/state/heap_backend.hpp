@@ -8,9 +8,9 @@
 
 #include <absl/container/flat_hash_map.h>
 
-#include "state/codec.hpp"
-#include "state/keyed_backend.hpp"
-#include "state/snapshot_format.hpp"
+#include "storage/state/codec.hpp"
+#include "storage/state/keyed_backend.hpp"
+#include "storage/state/snapshot_format.hpp"
 
 namespace weir::state {
 

@@ -1,4 +1,4 @@
-#include "state/snapshot_format.hpp"
+#include "storage/state/snapshot_format.hpp"
 
 #include <stdexcept>
 

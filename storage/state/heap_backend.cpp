@@ -1,7 +1,7 @@
-#include "state/heap_backend.hpp"
+#include "storage/state/heap_backend.hpp"
 
-#include "state/rocksdb_backend.hpp"
-#include "state/snapshot_format.hpp"
+#include "storage/state/rocksdb_backend.hpp"
+#include "storage/state/snapshot_format.hpp"
 
 namespace weir::state {
 

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "state/heap_backend.hpp"
+#include "storage/state/heap_backend.hpp"
 
 namespace weir::state {
 

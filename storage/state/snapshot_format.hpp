@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "state/keyed_backend.hpp"
+#include "storage/state/keyed_backend.hpp"
 
 namespace weir::state {
 

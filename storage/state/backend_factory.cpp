@@ -1,9 +1,9 @@
-#include "state/backend_factory.hpp"
+#include "storage/state/backend_factory.hpp"
 
 #include <stdexcept>
 
-#include "state/heap_backend.hpp"
-#include "state/rocksdb_backend.hpp"
+#include "storage/state/heap_backend.hpp"
+#include "storage/state/rocksdb_backend.hpp"
 
 namespace weir::state {
 

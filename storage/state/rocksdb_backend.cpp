@@ -1,4 +1,4 @@
-#include "state/rocksdb_backend.hpp"
+#include "storage/state/rocksdb_backend.hpp"
 
 #include <cerrno>
 #include <cstdarg>
@@ -18,7 +18,7 @@
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
-#include "state/snapshot_format.hpp"
+#include "storage/state/snapshot_format.hpp"
 
 namespace weir::state {
 

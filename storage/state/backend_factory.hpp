@@ -4,7 +4,7 @@
 #include <string>
 
 #include "messages/deployment.hpp"
-#include "state/keyed_backend.hpp"
+#include "storage/state/keyed_backend.hpp"
 
 namespace weir::state {
 

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "state/keyed_backend.hpp"
+#include "storage/state/keyed_backend.hpp"
 
 namespace weir::state {
 
