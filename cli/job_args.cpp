@@ -95,11 +95,13 @@ std::optional<std::string> split_job_args(const std::string& action,
 
 std::optional<std::string> load_job(const job_args& args,
                                     std::optional<int32_t> parallelism,
-                                    job_graph& out) {
+                                    job_graph& out,
+                                    const ops::registry* operators) {
   auto spec = parse_job_spec(args.spec_path);
   if (!spec)
     return describe(spec.error());
-  auto graph = resolve_job_graph(*spec, args.program_args, parallelism);
+  auto graph = resolve_job_graph(*spec, args.program_args, parallelism,
+                                 operators);
   if (!graph)
     return describe(graph.error());
   out = std::move(*graph);

@@ -7,6 +7,10 @@
 
 #include "messages/job_graph.hpp"
 
+namespace weir::ops {
+class registry;
+} // namespace weir::ops
+
 namespace weir::cli {
 
 /// A job action's command line taken apart: the spec, weir's own flags and
@@ -29,9 +33,11 @@ std::optional<std::string> split_job_args(const std::string& action,
                                           job_args& out);
 
 /// Loads the spec and builds the JobGraph with program arguments and the
-/// `-p` default. Fails with the loader's one-line message.
+/// `-p` default, checking operators against `operators` (default: the
+/// built-in ones). Fails with the loader's one-line message.
 std::optional<std::string> load_job(const job_args& args,
                                     std::optional<int32_t> parallelism,
-                                    job_graph& out);
+                                    job_graph& out,
+                                    const ops::registry* operators = nullptr);
 
 } // namespace weir::cli

@@ -21,6 +21,7 @@
 #include "cli/config_flags.hpp"
 #include "cli/job_command.hpp"
 #include "cli/remote.hpp"
+#include "cli/user_code.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
 #include "cluster/runtime_config.hpp"
@@ -98,6 +99,7 @@ cxxopts::Options run_options() {
      "this directory (execution.checkpointing.dir or a job's part of it)",
      cxxopts::value<std::string>())
     ("h,help", "print this help");
+  add_user_code_flags(opts);
   add_config_flags(opts);
   opts.allow_unrecognised_options();
   return opts;
@@ -242,13 +244,17 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
 
 namespace {
 
-/// Submits to a session cluster; waits unless detached.
-int run_remote(const run_flags& flags, job_graph graph) {
+/// Submits to a session cluster (its user code first); waits unless
+/// detached.
+int run_remote(const run_flags& flags, job_graph graph,
+               const prepared_code& user) {
   cancel_on_interrupt();
   remote_cluster remote;
   if (auto code = remote.connect("weir run", flags.jobmanager, flags.remote);
       code >= 0)
     return code;
+  if (!upload_blobs(remote.system(), remote.dispatcher(), user, "run"))
+    return exit_cluster_error;
   if (!flags.detached)
     return submit_and_wait(remote.system(), remote.dispatcher(),
                            std::move(graph));
@@ -297,12 +303,14 @@ std::string newest_checkpoint(const std::string& dir) {
 int run_action(const std::vector<std::string>& args) {
   auto opts = run_options();
   int code = exit_ok;
-  auto cmd = parse_job_command("run", opts, args,
-                               {"-p", "--parallelism", "--taskmanagers",
-                                "--slots", "--state-dir", "-m", "--jobmanager",
-                                "--config", "--jobid", "-s",
-                                "--fromSavepoint", "-r", "--resume"},
-                               code);
+  std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",
+                                       "--slots", "--state-dir", "-m",
+                                       "--jobmanager", "--config", "--jobid",
+                                       "-s", "--fromSavepoint", "-r",
+                                       "--resume"};
+  for (auto& f : user_code_value_flags())
+    value_flags.push_back(f);
+  auto cmd = parse_job_command("run", opts, args, value_flags, code);
   if (!cmd)
     return code;
   auto& res = cmd->flags;
@@ -342,11 +350,16 @@ int run_action(const std::vector<std::string>& args) {
       return exit_bad_input;
     }
   }
+  auto user = prepare_user_code("run", res);
+  if (!user)
+    return exit_bad_input;
   job_graph graph;
-  if (auto err = load_job(cmd->args, flags.parallelism, graph)) {
+  if (auto err = load_job(cmd->args, flags.parallelism, graph,
+                          user->operators)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }
+  graph.code = user->code;
   if (res.count("jobid") > 0) {
     auto text = res["jobid"].as<std::string>();
     auto id = job_id::parse(text);
@@ -390,7 +403,7 @@ int run_action(const std::vector<std::string>& args) {
     // spec's config wins).
     for (auto& [key, value] : cfg->set_with_prefix("restart-strategy."))
       graph.config.emplace(key, value);
-    return run_remote(flags, std::move(graph));
+    return run_remote(flags, std::move(graph), *user);
   }
   mini_cluster_options mc;
   int32_t highest = 1;
@@ -442,6 +455,10 @@ int run_action(const std::vector<std::string>& args) {
   if (!cluster) {
     fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",
                describe(cluster.error()));
+    return exit_cluster_error;
+  }
+  if (!upload_blobs(sys, (*cluster)->dispatcher(), *user, "run")) {
+    (*cluster)->stop();
     return exit_cluster_error;
   }
   auto result = submit_and_wait(sys, (*cluster)->dispatcher(), std::move(graph));

@@ -384,7 +384,8 @@ parse_program_args(const std::vector<std::string>& args) {
 caf::expected<job_graph>
 resolve_job_graph(const job_spec& spec,
                   const std::map<std::string, std::string>& program_args,
-                  std::optional<int32_t> default_parallelism) {
+                  std::optional<int32_t> default_parallelism,
+                  const ops::registry* operators) {
   auto& origin = spec.origin;
   if (default_parallelism
       && (*default_parallelism < 1 || *default_parallelism > max_parallelism))
@@ -437,7 +438,7 @@ resolve_job_graph(const job_spec& spec,
   }
   if (auto problem = check_job_graph_shape(g); !problem.empty())
     return spec_error(origin, problem);
-  auto& reg = ops::registry::builtin();
+  auto& reg = operators != nullptr ? *operators : ops::registry::builtin();
   for (size_t i = 0; i < g.vertices.size(); ++i) {
     auto& v = g.vertices[i];
     auto problem = reg.check(v.op, vertex_role(g, static_cast<int32_t>(i)),

@@ -12,6 +12,10 @@
 #include "client/chaining.hpp" // describe_plan, compute_chains, vertex_role
 #include "messages/job_graph.hpp"
 
+namespace weir::ops {
+class registry;
+} // namespace weir::ops
+
 namespace weir {
 
 /// One vertex as written in a job spec: parameters may still hold `${name}`
@@ -71,10 +75,11 @@ parse_program_args(const std::vector<std::string>& args);
 /// parameters, `${name}` in operator parameters is replaced, a vertex without
 /// parallelism gets `default_parallelism` (the CLI's `-p`) or else the spec's.
 /// Then checks the shape (`check_job_graph_shape`) and every operator
-/// (`ops::registry::builtin().check`). The job id is left nil.
+/// against `operators` (default: the built-in ones). The job id is left nil.
 caf::expected<job_graph>
 resolve_job_graph(const job_spec& spec,
                   const std::map<std::string, std::string>& program_args,
-                  std::optional<int32_t> default_parallelism = std::nullopt);
+                  std::optional<int32_t> default_parallelism = std::nullopt,
+                  const ops::registry* operators = nullptr);
 
 } // namespace weir

@@ -45,6 +45,18 @@ typename Inspector::result_type inspect(Inspector& f, output_desc& x) {
 /// The checkpointed state of one subtask's operators: vertex id → bytes.
 using operator_states = std::map<std::string, std::string>;
 
+/// A job's user code on one node: the libraries to load, in order, and
+/// the attached files by name, as local paths.
+struct local_code {
+  std::vector<std::string> libraries;
+  std::map<std::string, std::string> files;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, local_code& x) {
+  return f(caf::meta::type_name("local_code"), x.libraries, x.files);
+}
+
 /// The keyed state backend of a job, as its JobMaster resolved it.
 struct state_backend_desc {
   /// state.backend.type: "hashmap" (heap) or "rocksdb".
@@ -83,13 +95,16 @@ struct task_deployment {
   /// restarts from); empty for a fresh start.
   operator_states restore;
   state_backend_desc backend;
+  /// The job's libraries and files (the TaskExecutor resolves them to local
+  /// paths before it builds the operators).
+  user_code code;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
   return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
            x.task_index, x.subtask_index, x.parallelism, x.job_name, x.task_name, x.chain,
-           x.inputs, x.outputs, x.bounded, x.restore, x.backend);
+           x.inputs, x.outputs, x.bounded, x.restore, x.backend, x.code);
 }
 
 } // namespace weir

@@ -18,6 +18,9 @@ using dispatcher_actor = caf::typed_actor<
   /// Client: submit a job. The reply comes after the JobGraph is stored
   /// (synced); a duplicate id or an invalid graph is refused.
   caf::replies_to<submit_atom, job_graph>::with<job_id>,
+  /// Client: store a user library or file of a job about to be submitted,
+  /// by content hash (synced; the reply comes after).
+  caf::replies_to<blob_atom, put_atom, std::string, std::string>::with<bool>,
   /// Client: every known job, running or ended.
   caf::replies_to<list_atom>::with<std::vector<job_status>>,
   /// Client: one job's live status, with every subtask if `detailed` (and

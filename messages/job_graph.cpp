@@ -37,9 +37,31 @@ bool operator==(const edge_spec& a, const edge_spec& b) {
   return a.from == b.from && a.to == b.to && a.part == b.part;
 }
 
+bool operator==(const blob_ref& a, const blob_ref& b) {
+  return a.name == b.name && a.hash == b.hash && a.origin == b.origin;
+}
+
+bool operator==(const user_code& a, const user_code& b) {
+  return a.libraries == b.libraries && a.files == b.files
+         && a.classpath == b.classpath && a.always_ship == b.always_ship;
+}
+
+std::string to_string(job_priority p) {
+  switch (p) {
+    case job_priority::daemon:
+      return "daemon";
+    case job_priority::normal:
+      return "normal";
+    case job_priority::driver:
+      return "driver";
+  }
+  return "normal";
+}
+
 bool operator==(const job_graph& a, const job_graph& b) {
   return a.id == b.id && a.name == b.name && a.vertices == b.vertices
-         && a.edges == b.edges && a.config == b.config;
+         && a.edges == b.edges && a.config == b.config && a.code == b.code
+         && a.priority == b.priority;
 }
 
 int32_t vertex_index(const job_graph& g, std::string_view id) {

@@ -59,6 +59,51 @@ typename Inspector::result_type inspect(Inspector& f, edge_spec& x) {
 
 bool operator==(const edge_spec& a, const edge_spec& b);
 
+/// A file shipped with a job (a user library or an attached file): its
+/// name (the file name), its content hash (XXH3-128, hex; the blob store's
+/// key) and where the client read it. A node that sees the same content at
+/// `origin` uses it there unless the job ships always (-b).
+struct blob_ref {
+  std::string name;
+  std::string hash;
+  std::string origin;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, blob_ref& x) {
+  return f(caf::meta::type_name("blob_ref"), x.name, x.hash, x.origin);
+}
+
+bool operator==(const blob_ref& a, const blob_ref& b);
+
+/// A job's user code: libraries (--libjars), attached files (--file),
+/// paths every node loads libraries from without shipping them
+/// (-C/--classpath), and whether blobs are always shipped (-b).
+struct user_code {
+  std::vector<blob_ref> libraries;
+  std::vector<blob_ref> files;
+  std::vector<std::string> classpath;
+  bool always_ship = false;
+
+  bool empty() const {
+    return libraries.empty() && files.empty() && classpath.empty();
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, user_code& x) {
+  return f(caf::meta::type_name("user_code"), x.libraries, x.files,
+           x.classpath, x.always_ship);
+}
+
+bool operator==(const user_code& a, const user_code& b);
+
+/// Driver mode ranks jobs: the driver highest, the jobs it submits normal,
+/// daemon jobs lowest (they do not keep the application alive).
+enum class job_priority : int8_t { daemon = -1, normal = 0, driver = 1 };
+
+std::string to_string(job_priority p);
+
 /// What a client submits: a DAG of operators. Every vertex has its final
 /// parallelism; the graph has been validated by `validate_job_graph`.
 struct job_graph {
@@ -69,12 +114,15 @@ struct job_graph {
   /// The job's own configuration keys (e.g. restart-strategy.*), on top of
   /// the cluster's.
   std::map<std::string, std::string> config;
+  /// User libraries and files the job needs.
+  user_code code;
+  job_priority priority = job_priority::normal;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_graph& x) {
   return f(caf::meta::type_name("job_graph"), x.id, x.name, x.vertices,
-           x.edges, x.config);
+           x.edges, x.config, x.code, x.priority);
 }
 
 bool operator==(const job_graph& a, const job_graph& b);

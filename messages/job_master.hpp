@@ -26,6 +26,8 @@ using job_master_actor = caf::typed_actor<
   /// cause when FAILED).
   caf::reacts_to<update_atom, execution_attempt_id, execution_state, io_metrics,
                  std::string>,
+  /// TaskExecutor: a user library or file of the job, by content hash.
+  caf::replies_to<blob_atom, std::string>::with<std::string>,
   /// Subtask: progress counters, sent now and then while running.
   caf::reacts_to<metrics_atom, execution_attempt_id, io_metrics>,
   /// Subtask: it took checkpoint `id`; its operators' state.

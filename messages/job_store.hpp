@@ -48,6 +48,11 @@ using job_store_actor = caf::typed_actor<
   /// the path.
   caf::replies_to<savepoint_atom, std::string, savepoint_data>::with<std::string>,
   /// JobMaster: read the savepoint at `path`.
-  caf::replies_to<savepoint_atom, std::string>::with<savepoint_data>>;
+  caf::replies_to<savepoint_atom, std::string>::with<savepoint_data>,
+  /// Dispatcher: store a user library or file under its content hash
+  /// (synced).
+  caf::replies_to<blob_atom, put_atom, std::string, std::string>::with<bool>,
+  /// JobMaster (for a TaskExecutor): the blob with this content hash.
+  caf::replies_to<blob_atom, std::string>::with<std::string>>;
 
 } // namespace weir

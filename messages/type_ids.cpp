@@ -4,6 +4,7 @@
 #include <caf/type_id.hpp>
 
 #include "messages/cluster_gateway.hpp"
+#include "messages/code_resolver.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/errors.hpp"
 #include "messages/job_store.hpp"
@@ -38,6 +39,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (weir::job_status))
   CAF_ADD_TYPE_ID(weir, (weir::job_store_actor))
   CAF_ADD_TYPE_ID(weir, (weir::loaded_checkpoint))
+  CAF_ADD_TYPE_ID(weir, (weir::local_code))
   CAF_ADD_TYPE_ID(weir, (weir::record_batch))
   CAF_ADD_TYPE_ID(weir, (weir::recovered_jobs))
   CAF_ADD_TYPE_ID(weir, (weir::resource_id))
@@ -49,6 +51,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (weir::subtask_status))
   CAF_ADD_TYPE_ID(weir, (weir::subtask_wiring))
   CAF_ADD_TYPE_ID(weir, (weir::task_executor_actor))
+  CAF_ADD_TYPE_ID(weir, (weir::user_code))
 CAF_END_TYPE_ID_BLOCK(weir)
 
 namespace weir {

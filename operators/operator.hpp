@@ -29,6 +29,8 @@ struct operator_context {
   /// The operator's keyed state (state.backend.type), for operators whose
   /// uses_keyed_state() is true; restored before open().
   state::keyed_backend* keyed_state = nullptr;
+  /// Files attached to the job (`--file`), by file name → local path.
+  const std::map<std::string, std::string>* files = nullptr;
 };
 
 /// Thrown by operators when they cannot go on; the subtask reports FAILED with

@@ -70,6 +70,23 @@ const operator_factory* registry::find(const std::string& name) const {
   return i == factories_.end() ? nullptr : &i->second;
 }
 
+void registry::add_driver(const std::string& name, plugin::driver_function f) {
+  drivers_[name] = std::move(f);
+}
+
+const plugin::driver_function*
+registry::find_driver(const std::string& name) const {
+  auto i = drivers_.find(name);
+  return i == drivers_.end() ? nullptr : &i->second;
+}
+
+std::vector<std::string> registry::driver_names() const {
+  std::vector<std::string> out;
+  for (const auto& entry : drivers_)
+    out.push_back(entry.first);
+  return out;
+}
+
 std::vector<std::string> registry::names() const {
   std::vector<std::string> out;
   out.reserve(factories_.size());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "operators/driver.hpp"
 #include "operators/operator.hpp"
 
 namespace weir::ops {
@@ -40,7 +41,8 @@ struct operator_factory {
   std::function<bool(const params&)> bounded;
 };
 
-/// Operators by name. `builtin()` holds weir's own operators.
+/// Operators (and drivers) by name. `builtin()` holds weir's own
+/// operators; library_loader.hpp adds those of user libraries.
 class registry {
 public:
   /// The registry with all built-in operators.
@@ -50,6 +52,14 @@ public:
 
   /// nullptr when no operator has this name.
   const operator_factory* find(const std::string& name) const;
+
+  void add_driver(const std::string& name, plugin::driver_function f);
+
+  /// nullptr when no driver has this name.
+  const plugin::driver_function* find_driver(const std::string& name) const;
+
+  /// Names of all drivers, sorted.
+  std::vector<std::string> driver_names() const;
 
   /// Names of all operators, sorted.
   std::vector<std::string> names() const;
@@ -62,6 +72,7 @@ public:
 
 private:
   std::map<std::string, operator_factory> factories_;
+  std::map<std::string, plugin::driver_function> drivers_;
 };
 
 } // namespace weir::ops

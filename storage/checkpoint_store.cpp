@@ -18,6 +18,7 @@
 #include "messages/errors.hpp"
 #include "storage/state/snapshot_format.hpp"
 #include "storage/detail/record_codec.hpp"
+#include "storage/files.hpp"
 
 namespace weir::storage {
 
@@ -78,17 +79,6 @@ std::vector<int64_t> retained_ids(const std::string& record) {
 
 constexpr std::string_view savepoint_magic = "WEIRSVP1";
 
-/// The whole file, or an error naming it.
-caf::expected<std::string> read_whole(const std::string& path) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in)
-    return make_error(errc::storage_failure,
-                      fmt::format("cannot read '{}': {}", path,
-                                  std::strerror(errno)));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 void encode_vertices(std::string& out, const savepoint_data& sp) {
   append_int64(out, static_cast<int64_t>(sp.vertices.size()));
@@ -135,7 +125,7 @@ caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
 }
 
 caf::expected<savepoint_data> read_savepoint(const std::string& path) {
-  auto bytes = read_whole(path);
+  auto bytes = read_whole_file(path);
   if (!bytes)
     return bytes.error();
   // A retained checkpoint serves as well (`weir run -r`).
@@ -223,7 +213,7 @@ checkpoint_store::put(const job_id& job, const checkpoint_snapshot& cp,
 std::set<std::string> checkpoint_store::files_of(const job_id& job,
                                                  int64_t id) const {
   std::set<std::string> files;
-  auto bytes = read_whole(file_of(job, id));
+  auto bytes = read_whole_file(file_of(job, id));
   if (!bytes)
     return files;
   auto cp = decode_checkpoint(*bytes, file_of(job, id));

@@ -263,6 +263,10 @@ std::string check_operators(const job_graph& g) {
     }
     auto r = !has_in ? ops::role::source
                      : (!has_out ? ops::role::sink : ops::role::transform);
+    // User operators are checked where the job is submitted and where its
+    // libraries load (the workers).
+    if (!g.code.empty() && reg.find(v.op) == nullptr)
+      continue;
     // Files are checked where the job is submitted: this Dispatcher may
     // not see the TaskExecutors' file systems.
     if (auto problem = reg.check(v.op, r, v.params, ops::file_checks::off);
@@ -302,6 +306,10 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
            });
   return {
     [=](submit_atom, job_graph& g) { return submit(self, g); },
+    [=](blob_atom a, put_atom p, std::string& hash, std::string& bytes) {
+      return self->delegate(self->state.store, a, p, std::move(hash),
+                            std::move(bytes));
+    },
     [=](list_atom) {
       std::vector<job_status> result;
       for (auto& [id, e] : self->state.jobs) {

@@ -4,6 +4,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <fmt/format.h>
+
+#include "messages/errors.hpp"
+#include "storage/blob_store.hpp"
 #include "storage/checkpoint_store.hpp"
 #include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
@@ -60,9 +64,37 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
       return true;
     },
     [=](done_atom, const job_result& r) -> caf::result<bool> {
-      if (auto err = storage::finish_job(*self->state.kv, r))
+      auto& kv = *self->state.kv;
+      // The job's blobs go with it unless another stored job uses them.
+      std::vector<std::string> blobs;
+      if (auto g = storage::job_graph_store{kv}.get(r.id); g && *g) {
+        for (auto& b : (*g)->code.libraries)
+          blobs.push_back(b.hash);
+        for (auto& b : (*g)->code.files)
+          blobs.push_back(b.hash);
+      }
+      if (auto err = storage::finish_job(kv, r))
+        return err;
+      if (auto err = storage::blob_store{kv}.remove_unreferenced(blobs))
         return err;
       return true;
+    },
+    [=](blob_atom, put_atom, const std::string& hash,
+        const std::string& bytes) -> caf::result<bool> {
+      if (auto err = storage::blob_store{*self->state.kv}.put(hash, bytes))
+        return err;
+      return true;
+    },
+    [=](blob_atom, const std::string& hash) -> caf::result<std::string> {
+      auto blob = storage::blob_store{*self->state.kv}.get(hash);
+      if (!blob)
+        return blob.error();
+      if (!*blob)
+        return make_error(errc::invalid_job,
+                          fmt::format("the cluster has no blob {} (a user "
+                                      "library or file of the job)",
+                                      hash));
+      return std::move(**blob);
     },
     [=](checkpoint_atom, const job_id& job, const checkpoint_snapshot& cp,
         int32_t retained) -> caf::result<std::string> {

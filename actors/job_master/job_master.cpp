@@ -178,6 +178,7 @@ void deploy(self_ptr self, task_executor_actor te,
       g.transition(flat, execution_state::deploying);
       batch.push_back(g.deployment(flat, alloc));
       batch.back().backend = st.backend;
+      batch.back().code = g.graph().code;
       if (auto* cp = st.restore_state ? st.checkpoints->latest() : nullptr)
         if (auto i = cp->states.find(flat); i != cp->states.end())
           batch.back().restore = i->second;
@@ -524,6 +525,11 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                  std::make_move_iterator(b.records.end()));
     },
     [=](status_atom, bool detailed) { return make_status(self, detailed); },
+    [=](blob_atom a, std::string& hash) -> caf::result<std::string> {
+      if (!self->state.opts.store)
+        return make_error(errc::invalid_job, "this cluster has no blob store");
+      return self->delegate(self->state.opts.store, a, std::move(hash));
+    },
     [=](checkpoint_atom, execution_attempt_id attempt, int64_t id,
         operator_states& states) {
       on_checkpoint_ack(self, attempt, id, states);

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "operators/registry.hpp"
+#include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
 #include "storage/state/snapshot_format.hpp"
 
@@ -10,9 +10,10 @@ namespace weir {
 
 operator_chain::operator_chain(const task_deployment& d,
                                const exchange_options& opts,
-                               const std::string& local_state_dir)
-  : batch_records_(opts.batch_records) {
-  auto& reg = ops::registry::builtin();
+                               const std::string& local_state_dir,
+                               const local_code& code)
+  : files_(code.files), batch_records_(opts.batch_records) {
+  auto& reg = ops::registry_for(code.libraries);
   bool has_inputs = !d.inputs.empty();
   bool has_outputs = !d.outputs.empty();
   for (size_t i = 0; i < d.chain.size(); ++i) {
@@ -23,6 +24,7 @@ operator_chain::operator_chain(const task_deployment& d,
         fmt::format("vertex '{}': unknown operator '{}'", v.id, v.op));
     ops::operator_context ctx{d.job_name, v.id, d.subtask_index,
                               d.parallelism, d.bounded};
+    ctx.files = &files_;
     contexts_.push_back(ctx);
     bool first = i == 0;
     bool last = i + 1 == d.chain.size();

@@ -29,8 +29,10 @@ class operator_chain {
 public:
   /// Builds every operator (no I/O yet); throws ops::operator_error.
   /// Keyed state on RocksDB goes under `local_state_dir`.
+  /// User operators come from the libraries in `code`.
   operator_chain(const task_deployment& d, const exchange_options& opts,
-                 const std::string& local_state_dir = {});
+                 const std::string& local_state_dir = {},
+                 const local_code& code = {});
   ~operator_chain();
 
   /// Restores keyed state from `restore` (a checkpoint's states of this
@@ -84,6 +86,8 @@ private:
   void visit(size_t i, F&& f);
 
   std::vector<ops::operator_context> contexts_; // source, transforms, sink
+  /// Attached files by name (operator_context::files points here).
+  std::map<std::string, std::string> files_;
   /// Keyed state backends by context index (null: the operator keeps none).
   std::vector<std::unique_ptr<state::keyed_backend>> backends_;
   std::unique_ptr<ops::source> source_;

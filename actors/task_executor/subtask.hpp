@@ -18,6 +18,7 @@ namespace weir {
 /// under `local_state_dir`) get a thread of their own (detached).
 subtask_actor spawn_subtask(caf::actor_system& sys, task_deployment d,
                             job_master_actor jm, const exchange_options& opts,
-                            const std::string& local_state_dir);
+                            const std::string& local_state_dir,
+                            const local_code& code = {});
 
 } // namespace weir

@@ -1,5 +1,6 @@
 #include "actors/task_executor/task_executor.hpp"
 
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -11,6 +12,7 @@
 
 #include "actors/common/event_log.hpp"
 #include "actors/task_executor/slot_table.hpp"
+#include "actors/task_executor/code_resolver.hpp"
 #include "actors/task_executor/subtask.hpp"
 #include "messages/errors.hpp"
 
@@ -37,6 +39,8 @@ struct te_state {
   std::map<caf::actor_addr, std::pair<job_id, job_master_id>> job_masters;
   /// Heartbeat requests from the ResourceManager and the JobMasters.
   heartbeat_monitor hb;
+  /// Finds or fetches jobs' libraries and files (a detached helper).
+  code_resolver_actor resolver;
   static inline const char* name = "task_executor";
 };
 
@@ -48,6 +52,49 @@ void give_back(self_ptr self, std::vector<allocation_id> allocs) {
     st.slots->free(a);
   if (!allocs.empty())
     self->send(st.rm, free_atom_v, st.opts.id, std::move(allocs));
+}
+
+/// An error unless every deployment's slot is held by JobMaster `leader`.
+caf::error check_fencing(self_ptr self, job_master_id leader,
+                         const std::vector<task_deployment>& deployments) {
+  for (auto& d : deployments)
+    if (!self->state.slots->owned_by(d.alloc, d.job, leader))
+      return make_error(errc::fencing_token_mismatch,
+                        fmt::format("allocation {} is not held by this "
+                                    "JobMaster",
+                                    d.alloc.to_string()));
+  return caf::none;
+}
+
+/// Spawns the subtasks of `deployments` with the job's user code at
+/// `code`.
+caf::expected<std::vector<subtask_actor>>
+start_subtasks(self_ptr self, const job_master_actor& jm,
+               std::vector<task_deployment>& deployments,
+               const local_code& code) {
+  auto& st = self->state;
+  std::vector<subtask_actor> spawned;
+  spawned.reserve(deployments.size());
+  try {
+    for (auto& d : deployments) {
+      auto job = d.job;
+      auto h = spawn_subtask(self->system(), std::move(d), jm,
+                             st.opts.exchange, st.opts.local_state_dir, code);
+      self->monitor(h);
+      st.running[job].insert(h.address());
+      st.subtasks.emplace(h.address(), std::make_pair(job, h));
+      spawned.push_back(std::move(h));
+    }
+  } catch (const std::exception& e) {
+    // For instance no thread left for another detached subtask.
+    for (auto& h : spawned)
+      self->send(h, cancel_atom_v);
+    return make_error(errc::operator_failure,
+                      fmt::format("TaskExecutor {} could not start a "
+                                  "subtask: {}",
+                                  st.opts.id.value, e.what()));
+  }
+  return spawned;
 }
 
 void offer(self_ptr self, job_master_actor jm, std::vector<slot_offer> offers) {
@@ -134,6 +181,11 @@ task_executor_impl(self_ptr self, task_executor_options opts,
   st.opts = std::move(opts);
   st.rm = std::move(rm);
   st.slots = std::make_unique<slot_table>(st.opts.slots, st.opts.slot_profile);
+  auto cache = st.opts.local_state_dir.empty()
+                 ? std::filesystem::temp_directory_path().string() + "/weir-blobs"
+                 : st.opts.local_state_dir + "/blobs";
+  st.resolver = spawn_code_resolver(self->system(), cache, st.opts.id.value);
+  self->link_to(st.resolver); // it ends with this TaskExecutor
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source == st.rm.address()) {
@@ -203,35 +255,29 @@ task_executor_impl(self_ptr self, task_executor_options opts,
     [=](submit_atom, job_master_id leader, job_master_actor jm,
         std::vector<task_deployment>& deployments)
       -> caf::result<std::vector<subtask_actor>> {
-      auto& st = self->state;
-      for (auto& d : deployments)
-        if (!st.slots->owned_by(d.alloc, d.job, leader))
-          return make_error(errc::fencing_token_mismatch,
-                            fmt::format("allocation {} is not held by this "
-                                        "JobMaster",
-                                        d.alloc.to_string()));
-      std::vector<subtask_actor> spawned;
-      spawned.reserve(deployments.size());
-      try {
-        for (auto& d : deployments) {
-          auto job = d.job;
-          auto h = spawn_subtask(self->system(), std::move(d), jm,
-                                 st.opts.exchange, st.opts.local_state_dir);
-          self->monitor(h);
-          st.running[job].insert(h.address());
-          st.subtasks.emplace(h.address(), std::make_pair(job, h));
-          spawned.push_back(std::move(h));
-        }
-      } catch (const std::exception& e) {
-        // For instance no thread left for another detached subtask.
-        for (auto& h : spawned)
-          self->send(h, cancel_atom_v);
-        return make_error(errc::operator_failure,
-                          fmt::format("TaskExecutor {} could not start a "
-                                      "subtask: {}",
-                                      st.opts.id.value, e.what()));
-      }
-      return spawned;
+      if (auto err = check_fencing(self, leader, deployments))
+        return err;
+      // One job per submission: its user code is resolved once.
+      if (deployments.empty() || deployments.front().code.empty())
+        return start_subtasks(self, jm, deployments, local_code{});
+      auto rp = self->make_response_promise<std::vector<subtask_actor>>();
+      auto code = deployments.front().code;
+      self->request(self->state.resolver, caf::infinite, blob_atom_v, code, jm)
+        .then(
+          [=, ds = std::move(deployments)](local_code& local) mutable {
+            // The slots may have been freed while the code was fetched.
+            if (auto err = check_fencing(self, leader, ds)) {
+              rp.deliver(err);
+              return;
+            }
+            auto started = start_subtasks(self, jm, ds, local);
+            if (started)
+              rp.deliver(std::move(*started));
+            else
+              rp.deliver(started.error());
+          },
+          [=](caf::error& err) mutable { rp.deliver(err); });
+      return rp;
     },
     [=](heartbeat_atom) {
       auto& st = self->state;

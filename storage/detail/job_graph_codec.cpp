@@ -52,6 +52,30 @@ edge_spec decode_edge(object_reader& r) {
   return e;
 }
 
+nlohmann::json encode(const std::vector<blob_ref>& blobs) {
+  auto out = nlohmann::json::array();
+  for (auto& b : blobs)
+    out.push_back({{"name", b.name}, {"hash", b.hash}, {"origin", b.origin}});
+  return out;
+}
+
+std::vector<blob_ref> decode_blobs(object_reader& r, std::string_view name) {
+  std::vector<blob_ref> out;
+  for (auto& b : r.objects(name))
+    out.push_back(blob_ref{b.text("name"), b.text("hash"), b.text("origin")});
+  return out;
+}
+
+user_code decode_code(object_reader r) {
+  user_code c;
+  c.libraries = decode_blobs(r, "libraries");
+  c.files = decode_blobs(r, "files");
+  for (auto& [i, path] : r.text_map("classpath"))
+    c.classpath.push_back(path);
+  c.always_ship = r.boolean("always_ship");
+  return c;
+}
+
 } // namespace
 
 std::string encode_job_graph(const job_graph& g) {
@@ -66,6 +90,19 @@ std::string encode_job_graph(const job_graph& g) {
     edges.push_back(encode(e));
   if (!g.config.empty())
     doc["config"] = g.config;
+  if (!g.code.empty()) {
+    // Classpath entries as an object ("0", "1", ...) keep the reader's
+    // one text-map form.
+    auto classpath = nlohmann::json::object();
+    for (size_t i = 0; i < g.code.classpath.size(); ++i)
+      classpath[fmt::format("{:04}", i)] = g.code.classpath[i];
+    doc["code"] = {{"libraries", encode(g.code.libraries)},
+                   {"files", encode(g.code.files)},
+                   {"classpath", classpath},
+                   {"always_ship", g.code.always_ship}};
+  }
+  if (g.priority != job_priority::normal)
+    doc["priority"] = static_cast<int>(g.priority);
   return dump_record(doc);
 }
 
@@ -85,6 +122,15 @@ caf::expected<job_graph> decode_job_graph(std::string_view key,
     g.edges.push_back(decode_edge(e));
   if (rec->doc.contains("config"))
     g.config = r.text_map("config");
+  if (rec->doc.contains("code"))
+    g.code = decode_code(r.object("code"));
+  if (rec->doc.contains("priority")) {
+    auto p = r.int32("priority");
+    if (p < -1 || p > 1)
+      r.fail("priority", fmt::format("has unknown value {}", p));
+    else
+      g.priority = static_cast<job_priority>(p);
+  }
   if (problem.empty() && g.id != rec->id)
     problem = fmt::format("key does not match the record's id {}",
                           g.id.to_string());

@@ -32,6 +32,7 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](checkpoint_atom, bool) { return int64_t{0}; },
     [=](savepoint_atom, const std::string&, bool) { return std::string{}; },
     [=](beat_atom) {},
+    [=](blob_atom, const std::string&) { return std::string{}; },
   };
 }
 
@@ -57,6 +58,10 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       return path;
     },
     [=](savepoint_atom, const std::string&) { return savepoint_data{}; },
+    [=](blob_atom, put_atom, const std::string&, const std::string&) {
+      return true;
+    },
+    [=](blob_atom, const std::string&) { return std::string{}; },
   };
 }
 

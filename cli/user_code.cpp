@@ -1,0 +1,150 @@
+#include "cli/user_code.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "messages/errors.hpp"
+#include "operators/library_loader.hpp"
+#include "storage/blob_store.hpp"
+
+namespace weir::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// The comma-separated values of a repeatable flag.
+std::vector<std::string> list_flag(const cxxopts::ParseResult& flags,
+                                   const std::string& name) {
+  std::vector<std::string> out;
+  if (flags.count(name) == 0)
+    return out;
+  for (auto& value : flags[name].as<std::vector<std::string>>()) {
+    std::stringstream in{value};
+    std::string item;
+    while (std::getline(in, item, ','))
+      if (!item.empty())
+        out.push_back(item);
+  }
+  return out;
+}
+
+/// Reads `path` into a blob; prints an error naming `flag` when it cannot.
+std::optional<blob_ref> read_blob(const std::string& action,
+                                  const std::string& flag,
+                                  const std::string& path, prepared_code& out) {
+  auto absolute = std::filesystem::absolute(path).lexically_normal().string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(absolute, ec)) {
+    fmt::print(stderr, "weir {}: {}: '{}' is not a readable file\n", action,
+               flag, path);
+    return std::nullopt;
+  }
+  std::ifstream in{absolute, std::ios::binary};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) {
+    fmt::print(stderr, "weir {}: {}: cannot read '{}': {}\n", action, flag,
+               path, std::strerror(errno));
+    return std::nullopt;
+  }
+  blob_ref b;
+  b.name = std::filesystem::path{absolute}.filename().string();
+  b.hash = storage::content_hash(bytes.str());
+  b.origin = absolute;
+  out.blobs.emplace_back(b.hash, bytes.str());
+  return b;
+}
+
+} // namespace
+
+void add_user_code_flags(cxxopts::Options& opts) {
+  opts.add_options()
+    ("libjars", "user libraries (shared objects with weir operators or "
+     "drivers) shipped with the job, comma-separated",
+     cxxopts::value<std::vector<std::string>>())
+    ("file", "files attached to the job (operators and drivers find them by "
+     "file name), comma-separated", cxxopts::value<std::vector<std::string>>())
+    ("C,classpath", "a library, or a directory of .so libraries, that every "
+     "node loads from its own file system (not shipped); repeatable",
+     cxxopts::value<std::vector<std::string>>())
+    ("b,disableSubmitOptimization", "always ship libraries and files through "
+     "the blob store, even to nodes that see them at the same path");
+}
+
+std::vector<std::string> user_code_value_flags() {
+  return {"--libjars", "--file", "-C", "--classpath"};
+}
+
+std::optional<prepared_code>
+prepare_user_code(const std::string& action, const cxxopts::ParseResult& flags,
+                  const std::vector<std::string>& extra_libraries) {
+  prepared_code out;
+  auto libraries = extra_libraries;
+  for (auto& l : list_flag(flags, "libjars"))
+    libraries.push_back(l);
+  std::vector<std::string> paths;
+  for (auto& path : libraries) {
+    auto b = read_blob(action, "--libjars", path, out);
+    if (!b)
+      return std::nullopt;
+    paths.push_back(b->origin);
+    out.code.libraries.push_back(std::move(*b));
+  }
+  for (auto& path : list_flag(flags, "file")) {
+    auto b = read_blob(action, "--file", path, out);
+    if (!b)
+      return std::nullopt;
+    for (auto& other : out.code.files)
+      if (other.name == b->name) {
+        fmt::print(stderr, "weir {}: --file: two files are named '{}'\n",
+                   action, b->name);
+        return std::nullopt;
+      }
+    out.code.files.push_back(std::move(*b));
+  }
+  for (auto& entry : list_flag(flags, "classpath")) {
+    auto path = entry.rfind("file://", 0) == 0 ? entry.substr(7) : entry;
+    out.code.classpath.push_back(
+      std::filesystem::absolute(path).lexically_normal().string());
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(out.code.classpath.back(), ec))
+      paths.push_back(out.code.classpath.back());
+  }
+  out.code.always_ship = flags.count("disableSubmitOptimization") > 0;
+  try {
+    out.operators = &ops::registry_for(paths);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "weir {}: --libjars: {}\n", action, e.what());
+    return std::nullopt;
+  }
+  return out;
+}
+
+bool upload_blobs(caf::actor_system& sys, const dispatcher_actor& dispatcher,
+                  const prepared_code& code, const std::string& action) {
+  caf::scoped_actor self{sys};
+  bool ok = true;
+  for (auto& [hash, bytes] : code.blobs) {
+    self->request(dispatcher, 60s, blob_atom_v, put_atom_v, hash, bytes)
+      .receive([](bool) {},
+               [&](caf::error& err) {
+                 fmt::print(stderr, "weir {}: could not ship user code: {}\n",
+                            action, describe(err));
+                 ok = false;
+               });
+    if (!ok)
+      break;
+  }
+  return ok;
+}
+
+} // namespace weir::cli

@@ -1,0 +1,129 @@
+// An example user library: operators a job spec names like built-in ones,
+// once the library is shipped with `--libjars`.
+//
+//   weir run examples/user_code/upper.json
+//     --libjars build/examples/user_code/libweir_example_ops.so
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "operators/plugin.hpp"
+
+namespace {
+
+using weir::record;
+namespace ops = weir::ops;
+
+/// `inline_text` (source): the lines of parameter `text`, split over the
+/// subtasks round-robin; for small inputs that travel with the job.
+class inline_text : public ops::source {
+public:
+  explicit inline_text(std::string text) : text_(std::move(text)) {}
+
+  void open(const ops::operator_context& ctx) override {
+    std::istringstream in{text_};
+    std::string line;
+    for (int64_t i = 0; std::getline(in, line); ++i)
+      if (i % ctx.parallelism == ctx.subtask_index)
+        lines_.push_back(line);
+  }
+
+  bool next(std::vector<record>& out, size_t max_records) override {
+    while (next_ < lines_.size() && max_records-- > 0)
+      out.push_back(record::string({}, lines_[next_++]));
+    return next_ < lines_.size();
+  }
+
+private:
+  std::string text_;
+  std::vector<std::string> lines_;
+  size_t next_ = 0;
+};
+
+/// `top_n` (transform, parameter `n`, default 10): at the end of its input,
+/// the n records with the largest value (ties by key), largest first.
+class top_n : public ops::transform {
+public:
+  explicit top_n(size_t n) : n_(n) {}
+
+  void process(std::vector<record>& in, std::vector<record>&, bool) override {
+    for (auto& r : in)
+      kept_.push_back(std::move(r));
+    in.clear();
+    if (kept_.size() > 4 * n_ + 1024)
+      trim();
+  }
+
+  void finish(std::vector<record>& out) override {
+    trim();
+    for (auto& r : kept_)
+      out.push_back(std::move(r));
+  }
+
+private:
+  void trim() {
+    auto better = [](const record& a, const record& b) {
+      return a.num != b.num ? a.num > b.num : a.key < b.key;
+    };
+    std::sort(kept_.begin(), kept_.end(), better);
+    if (kept_.size() > n_)
+      kept_.resize(n_);
+  }
+
+  size_t n_;
+  std::vector<record> kept_;
+};
+
+std::string n_param(const ops::params& p) {
+  auto i = p.find("n");
+  if (i == p.end())
+    return {};
+  char* end = nullptr;
+  auto n = std::strtol(i->second.c_str(), &end, 10);
+  if (*end != '\0' || n < 1)
+    return "parameter 'n': '" + i->second + "' is not a positive integer";
+  return {};
+}
+
+void setup(weir::plugin::registrar& r) {
+  // `upper`: the text value in capitals.
+  r.add_operator(weir::plugin::map_operator("upper", [](record&& x) {
+    for (auto& c : x.text)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return std::move(x);
+  }));
+  // `parse_count`: a line "word<TAB>n" (a count's text output) back into a
+  // keyed integer record.
+  r.add_operator(weir::plugin::map_operator("parse_count", [](record&& x) {
+    auto tab = x.text.find('\t');
+    if (tab == std::string::npos)
+      throw ops::operator_error("parse_count: no tab in '" + x.text + "'");
+    return record::integer(x.text.substr(0, tab),
+                           std::atoll(x.text.c_str() + tab + 1));
+  }));
+  ops::operator_factory text;
+  text.name = "inline_text";
+  text.make_source = [](const ops::params& p) {
+    auto i = p.find("text");
+    return std::make_unique<inline_text>(i == p.end() ? "" : i->second);
+  };
+  text.bounded = [](const ops::params&) { return true; };
+  r.add_operator(std::move(text));
+  ops::operator_factory top;
+  top.name = "top_n";
+  top.make_transform = [](const ops::params& p) {
+    if (auto problem = n_param(p); !problem.empty())
+      throw ops::operator_error(problem);
+    auto i = p.find("n");
+    return std::make_unique<top_n>(i == p.end() ? 10 : std::stoul(i->second));
+  };
+  top.validate = [](const ops::params& p, ops::role) { return n_param(p); };
+  r.add_operator(std::move(top));
+}
+
+} // namespace
+
+WEIR_PLUGIN(setup)
