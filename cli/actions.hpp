@@ -8,6 +8,9 @@ namespace weir::cli {
 /// `weir run`: runs a job on the embedded local cluster.
 int run_action(const std::vector<std::string>& args);
 
+/// `weir run -D`: runs a driver program (driver mode).
+int driver_run_action(const std::vector<std::string>& args);
+
 /// `weir info`: prints a job's execution plan without running it.
 int info_action(const std::vector<std::string>& args);
 

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include <cxxopts.hpp>
 #include <fmt/format.h>
@@ -37,6 +38,13 @@ std::FILE* open_log(const cxxopts::ParseResult& res, const std::string& action) 
   return f;
 }
 
+/// The path of this program (workers of an application cluster run it).
+std::string own_executable() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string{"weir"} : path.string();
+}
+
 } // namespace
 
 int jobmanager_action(const std::vector<std::string>& args) {
@@ -53,6 +61,9 @@ int jobmanager_action(const std::vector<std::string>& args) {
      cxxopts::value<std::string>())
     ("log", "append the event log to this file instead of stderr",
      cxxopts::value<std::string>())
+    ("application", "driver mode (used by weir run -D without -m): start "
+     "workers on demand, end with the application, remove the state "
+     "directory")
     ("h,help", "print this help");
   cxxopts::ParseResult res;
   int code = exit_ok;
@@ -84,11 +95,41 @@ int jobmanager_action(const std::vector<std::string>& args) {
   jm.supervision = supervision_options::from(*cfg);
   jm.resource_manager.heartbeat = heartbeat_options::from(*cfg);
   jm.job_master.heartbeat = jm.resource_manager.heartbeat;
+  if (res.count("application") > 0) {
+    jm.application = true;
+    auto& rm = jm.resource_manager;
+    rm.active = true;
+    rm.pool.slots_per_worker
+      = static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));
+    rm.pool.idle_timeout = cfg->duration("resourcemanager.taskmanager-timeout");
+    rm.pool.max_failures_per_minute = static_cast<int32_t>(
+      cfg->number("resourcemanager.start-worker.max-failure-rate"));
+    rm.worker.program = own_executable();
+    // Workers get the master's configuration (cluster id, heartbeats...).
+    if (res.count("config") > 0)
+      rm.worker.extra_args = {"--config", res["config"].as<std::string>()};
+    if (res.count("D") > 0)
+      for (auto& d : res["D"].as<std::vector<std::string>>())
+        rm.worker.extra_args.push_back("-D" + d);
+    rm.worker.log_dir = res.count("log") > 0
+                          ? std::filesystem::path{res["log"].as<std::string>()}
+                              .parent_path()
+                              .string()
+                          : jm.state_dir + ".logs";
+    std::error_code ec;
+    std::filesystem::create_directories(rm.worker.log_dir, ec);
+  }
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
     return exit_bad_input;
   enable_event_log(log, "jobmanager");
-  return run_jobmanager(jm);
+  auto result = run_jobmanager(jm);
+  if (jm.application) {
+    // An application cluster keeps no state once its application ended.
+    std::error_code ec;
+    std::filesystem::remove_all(jm.state_dir, ec);
+  }
+  return result;
 }
 
 int taskmanager_action(const std::vector<std::string>& args) {
@@ -105,6 +146,10 @@ int taskmanager_action(const std::vector<std::string>& args) {
      cxxopts::value<double>())
     ("memory", "taskmanager.memory.task.heap.size in MB, split over the slots",
      cxxopts::value<int64_t>())
+    ("direct-memory", "taskmanager.memory.task.off-heap.size in MB, split "
+     "over the slots", cxxopts::value<int64_t>())
+    ("native-memory", "taskmanager.memory.managed.size in MB, split over the "
+     "slots", cxxopts::value<int64_t>())
     ("id", "taskmanager.resource-id (default: HOST-PID)",
      cxxopts::value<std::string>())
     ("log", "append the event log to this file instead of stderr",
@@ -142,8 +187,16 @@ int taskmanager_action(const std::vector<std::string>& args) {
   auto heap = res.count("memory") > 0
                 ? res["memory"].as<int64_t>()
                 : cfg->memory_mb("taskmanager.memory.task.heap.size");
+  auto direct = res.count("direct-memory") > 0
+                  ? res["direct-memory"].as<int64_t>()
+                  : cfg->memory_mb("taskmanager.memory.task.off-heap.size");
+  auto native = res.count("native-memory") > 0
+                  ? res["native-memory"].as<int64_t>()
+                  : cfg->memory_mb("taskmanager.memory.managed.size");
   tm.slot_profile.cpu_cores = cores / tm.slots;
   tm.slot_profile.heap_mb = heap / tm.slots;
+  tm.slot_profile.direct_mb = direct / tm.slots;
+  tm.slot_profile.native_mb = native / tm.slots;
   if (res.count("id") > 0) {
     tm.id = res["id"].as<std::string>();
   } else if (cfg->is_set("taskmanager.resource-id")) {

@@ -1,6 +1,8 @@
 #include "cli/job_args.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -107,5 +109,25 @@ std::optional<std::string> load_job(const job_args& args,
   out = std::move(*graph);
   return std::nullopt;
 }
+
+/// The newest `chk-<n>` file under `dir` (highest n), or "".
+std::string newest_checkpoint(const std::string& dir) {
+  std::string best;
+  int64_t best_n = -1;
+  std::error_code ec;
+  for (auto i = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && i != std::filesystem::recursive_directory_iterator(); i.increment(ec)) {
+    auto name = i->path().filename().string();
+    if (name.rfind("chk-", 0) != 0 || !i->is_regular_file())
+      continue;
+    auto n = std::strtoll(name.c_str() + 4, nullptr, 10);
+    if (n > best_n) {
+      best_n = n;
+      best = i->path().string();
+    }
+  }
+  return best;
+}
+
 
 } // namespace weir::cli

@@ -40,4 +40,7 @@ std::optional<std::string> load_job(const job_args& args,
                                     job_graph& out,
                                     const ops::registry* operators = nullptr);
 
+/// The newest `chk-<n>` file under `dir` (highest n), or "" (`-r DIR`).
+std::string newest_checkpoint(const std::string& dir);
+
 } // namespace weir::cli

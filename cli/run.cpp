@@ -22,6 +22,7 @@
 #include "cli/job_command.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
+#include "cli/driver_flags.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
 #include "cluster/runtime_config.hpp"
@@ -277,30 +278,10 @@ int run_remote(const run_flags& flags, job_graph graph,
 } // namespace
 
 
-namespace {
-
-/// The newest `chk-<n>` file under `dir` (highest n), or "".
-std::string newest_checkpoint(const std::string& dir) {
-  std::string best;
-  int64_t best_n = -1;
-  std::error_code ec;
-  for (auto i = std::filesystem::recursive_directory_iterator(dir, ec);
-       !ec && i != std::filesystem::recursive_directory_iterator(); i.increment(ec)) {
-    auto name = i->path().filename().string();
-    if (name.rfind("chk-", 0) != 0 || !i->is_regular_file())
-      continue;
-    auto n = std::strtoll(name.c_str() + 4, nullptr, 10);
-    if (n > best_n) {
-      best_n = n;
-      best = i->path().string();
-    }
-  }
-  return best;
-}
-
-} // namespace
 
 int run_action(const std::vector<std::string>& args) {
+  if (wants_driver_mode(args))
+    return driver_run_action(args);
   auto opts = run_options();
   int code = exit_ok;
   std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",

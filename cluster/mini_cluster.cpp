@@ -34,6 +34,7 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
   sup.resource_manager = opts.resource_manager;
   sup.job_master = opts.job_master;
   sup.job_master.checkpoint_dir = opts.checkpoint_dir;
+  sup.application_mode = opts.application_mode;
   c->supervisor_ = spawn_supervisor(sys, c->store_, sup);
   caf::scoped_actor self{sys};
   self->request(c->supervisor_, caf::infinite, lookup_atom_v)
@@ -49,6 +50,7 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
     te.slots = opts.slots_per_task_executor;
     te.exchange = opts.exchange;
     te.local_state_dir = c->local_state_dir_;
+    te.dispatcher = c->dispatcher_;
     c->task_executors_.push_back(spawn_task_executor(sys, te, c->rm_));
   }
   return c;

@@ -46,6 +46,8 @@ struct mini_cluster_options {
   exchange_options exchange;
   /// taskmanager.state.local.root-dirs ("": the temporary directory).
   std::string local_state_root;
+  /// Driver mode: the cluster ends with its one application.
+  bool application_mode = false;
   /// Restart intensity of the supervisor and of the Dispatcher.
   supervision_options supervision;
 };

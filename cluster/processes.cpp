@@ -106,6 +106,7 @@ int run_jobmanager(const jobmanager_options& opts) {
   mc.resource_manager = opts.resource_manager;
   mc.job_master = opts.job_master;
   mc.supervision = opts.supervision;
+  mc.application_mode = opts.application;
   auto cluster = mini_cluster::start(sys, mc);
   if (!cluster) {
     log_eventf("cannot open the state directory: {}", describe(cluster.error()));
@@ -123,6 +124,9 @@ int run_jobmanager(const jobmanager_options& opts) {
   }
   log_eventf("listening on {}:{}, state in {}", opts.address, *port,
              opts.state_dir);
+  if (opts.application)
+    caf::anon_send((*cluster)->resource_manager(), start_atom_v,
+                   fmt::format("{}:{}", opts.address, *port));
   // The supervisor restarts a crashed Dispatcher or ResourceManager; when
   // it gives up, the process exits non-zero so that whatever runs it (a
   // shell loop, systemd) starts it again; the state directory lets it
@@ -130,14 +134,27 @@ int run_jobmanager(const jobmanager_options& opts) {
   caf::scoped_actor self{sys};
   self->monitor((*cluster)->supervisor());
   int code = 0;
-  while (stop_requested == 0 && code == 0)
+  bool ended = false;
+  while (stop_requested == 0 && !ended)
     self->receive(
       [&](caf::down_msg& dm) {
-        log_eventf("exiting: {}", describe(dm.reason));
-        code = exit_supervision_gave_up;
+        ended = true;
+        auto is = [&](errc x) {
+          return dm.reason.category() == errc_category()
+                 && dm.reason.code() == static_cast<uint8_t>(x);
+        };
+        if (is(errc::application_finished)) {
+          log_eventf("the application finished; shutting down");
+        } else if (is(errc::application_failed)) {
+          log_eventf("the application failed; shutting down");
+          code = exit_application_failed;
+        } else {
+          log_eventf("exiting: {}", describe(dm.reason));
+          code = exit_supervision_gave_up;
+        }
       },
       caf::after(caf::timespan{100ms}) >> [] {});
-  if (code != 0) {
+  if (ended) {
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     (*cluster)->stop();
     return code;
@@ -178,6 +195,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.slot_profile = opts.slot_profile;
     te.heartbeat = opts.heartbeat;
     te.local_state_dir = local_state;
+    te.dispatcher = handles->first;
     auto worker = spawn_task_executor(sys, te, handles->second);
     self->monitor(worker);
     log_eventf("registering with the jobmanager ({} slots)", opts.slots);

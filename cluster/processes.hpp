@@ -26,7 +26,15 @@ struct jobmanager_options {
   /// jobmanager.supervision.*: restart intensity of the supervisor.
   supervision_options supervision;
   remoting remote;
+  /// Driver mode (an application cluster, `weir run -D` without -m): the
+  /// ResourceManager starts workers on demand, the cluster ends with its
+  /// application (exit code 0, or 1 when it failed) and removes its state
+  /// directory.
+  bool application = false;
 };
+
+/// Exit code of an application cluster whose application failed.
+constexpr int exit_application_failed = 1;
 
 /// Exit code of a jobmanager whose supervisor gave up (its Dispatcher or
 /// ResourceManager crashed more often than the restart intensity allows).

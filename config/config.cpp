@@ -188,6 +188,18 @@ const std::vector<config_key>& config_keys() {
      "Directory of completed checkpoints' data (Flink's "
      "state.checkpoints.dir); default <state directory>/checkpoints, none "
      "(memory only) for `weir run` without --state-dir."},
+    {"driver.cpu-cores", t::number, "0",
+     "Driver mode: CPU cores of the driver's slot (-Dc/--drivercpus). Per "
+     "job."},
+    {"driver.heap-memory", t::memory, "0",
+     "Driver mode: heap memory of the driver's slot (-Dhm/--driverheapmemory). "
+     "Per job."},
+    {"driver.direct-memory", t::memory, "0",
+     "Driver mode: direct memory of the driver's slot "
+     "(-Ddm/--driverdirectmemory). Per job."},
+    {"driver.native-memory", t::memory, "0",
+     "Driver mode: native memory of the driver's slot "
+     "(-Dnm/--drivernativememory). Per job."},
     {"execution.checkpointing.incremental", t::boolean, "false",
      "RocksDB state: checkpoints write only the files the previous one did "
      "not (shared files under <dir>/<job id>/shared). Per job."},
@@ -234,6 +246,12 @@ const std::vector<config_key>& config_keys() {
      "Port of the jobmanager (0: any free port, printed in its log)."},
     {"minicluster.number-of-taskmanagers", t::integer, "1",
      "TaskExecutors of the embedded cluster of `weir run`."},
+    {"resourcemanager.taskmanager-timeout", t::duration, "30 s",
+     "Driver mode (a CLI-created cluster): a worker the ResourceManager "
+     "started and that has held no slot this long is stopped."},
+    {"resourcemanager.start-worker.max-failure-rate", t::number, "10",
+     "Driver mode: worker starts that may fail per minute; beyond that no "
+     "worker is started until the minute has passed."},
     {"restart-strategy.type", t::text, "none",
      "How a job reacts to a failure: none, fixed-delay, exponential-delay or "
      "failure-rate (Flink's names).",
@@ -274,6 +292,12 @@ const std::vector<config_key>& config_keys() {
      "system's temporary directory ($TMPDIR or /tmp)."},
     {"taskmanager.cpu.cores", t::number, "0",
      "CPU cores of a worker, split evenly over its slots (0: unknown)."},
+    {"taskmanager.memory.task.off-heap.size", t::memory, "0",
+     "Direct (off-heap) memory of a worker's tasks, split evenly over its "
+     "slots (0: unknown)."},
+    {"taskmanager.memory.managed.size", t::memory, "0",
+     "Native (managed) memory of a worker, split evenly over its slots (0: "
+     "unknown)."},
     {"taskmanager.memory.task.heap.size", t::memory, "0",
      "Task heap memory of a worker, split evenly over its slots (0: unknown)."},
     {"taskmanager.numberOfTaskSlots", t::integer, "1",
@@ -389,6 +413,7 @@ std::string check_job_config_keys(const std::map<std::string, std::string>& keys
             || key == "execution.checkpointing.dir")
         && key != "state.checkpoints.num-retained"
         && key != "state.backend.type"
+        && key.rfind("driver.", 0) != 0
         && key != "execution.savepoint.path"
         && key != "execution.savepoint.ignore-unclaimed-state")
       return fmt::format("key '{}' cannot be set per job (only "

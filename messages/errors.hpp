@@ -41,6 +41,12 @@ enum class errc : uint8_t {
   leader_lost,
   /// An actor ended with an uncaught exception (the context says which).
   crashed,
+  /// Driver mode: the application ended and its driver and jobs finished
+  /// (the cluster ends with exit code 0).
+  application_finished,
+  /// Driver mode: the application ended and its driver or a job failed
+  /// (the context says why; the cluster ends with exit code 1).
+  application_failed,
 };
 
 std::string to_string(errc x);

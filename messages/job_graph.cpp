@@ -61,7 +61,7 @@ std::string to_string(job_priority p) {
 bool operator==(const job_graph& a, const job_graph& b) {
   return a.id == b.id && a.name == b.name && a.vertices == b.vertices
          && a.edges == b.edges && a.config == b.config && a.code == b.code
-         && a.priority == b.priority;
+         && a.priority == b.priority && a.application == b.application;
 }
 
 int32_t vertex_index(const job_graph& g, std::string_view id) {

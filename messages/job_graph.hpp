@@ -117,12 +117,14 @@ struct job_graph {
   /// User libraries and files the job needs.
   user_code code;
   job_priority priority = job_priority::normal;
+  /// The driver job whose application submitted this job (nil: none).
+  job_id application;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_graph& x) {
   return f(caf::meta::type_name("job_graph"), x.id, x.name, x.vertices,
-           x.edges, x.config, x.code, x.priority);
+           x.edges, x.config, x.code, x.priority, x.application);
 }
 
 bool operator==(const job_graph& a, const job_graph& b);

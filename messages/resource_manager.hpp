@@ -45,6 +45,13 @@ using resource_manager_actor = caf::typed_actor<
   /// Client or test: registered TaskExecutors and slots.
   caf::replies_to<overview_atom>::with<cluster_overview>,
   /// Self: time to send heartbeats to TaskExecutors and JobMasters.
-  caf::reacts_to<beat_atom>>;
+  caf::reacts_to<beat_atom>,
+  /// Jobmanager (driver mode): it listens at this address; an active
+  /// ResourceManager may start workers that connect there now.
+  caf::reacts_to<start_atom, std::string>,
+  /// Worker launcher: a worker process it started has ended.
+  caf::reacts_to<done_atom, resource_id>,
+  /// Self (active mode): time to stop idle workers and start missing ones.
+  caf::reacts_to<tick_atom>>;
 
 } // namespace weir

@@ -11,6 +11,7 @@
 #include "messages/resource_manager.hpp"
 #include "messages/subtask.hpp"
 #include "messages/task_executor.hpp"
+#include "messages/worker_launcher.hpp"
 
 // The one type-id block of the project, alphabetised.
 CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
@@ -45,6 +46,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (weir::resource_id))
   CAF_ADD_TYPE_ID(weir, (weir::resource_manager_actor))
   CAF_ADD_TYPE_ID(weir, (weir::resource_manager_id))
+  CAF_ADD_TYPE_ID(weir, (weir::resource_profile))
   CAF_ADD_TYPE_ID(weir, (weir::slot_report))
   CAF_ADD_TYPE_ID(weir, (weir::savepoint_data))
   CAF_ADD_TYPE_ID(weir, (weir::subtask_actor))

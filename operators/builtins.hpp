@@ -26,6 +26,9 @@ operator_factory filter_factory();
 /// `count`, `sum`, `min`, `max` (keyed aggregations, combinable).
 operator_factory aggregation_factory(aggregation_kind kind);
 
+/// `weir.driver` (source): runs a driver program (driver mode).
+operator_factory driver_factory();
+
 /// `stdout`, `discard`, `collect` (sinks).
 operator_factory stdout_factory();
 operator_factory discard_factory();

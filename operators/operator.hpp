@@ -13,6 +13,9 @@
 
 namespace weir::ops {
 
+class registry;
+class driver_services;
+
 /// An operator's parameters, as given in the job spec (already resolved).
 using params = std::map<std::string, std::string>;
 
@@ -31,6 +34,10 @@ struct operator_context {
   state::keyed_backend* keyed_state = nullptr;
   /// Files attached to the job (`--file`), by file name → local path.
   const std::map<std::string, std::string>* files = nullptr;
+  /// The operators and drivers of the job (built-in and its libraries').
+  const registry* operators = nullptr;
+  /// For the driver operator: its cluster (driver mode).
+  driver_services* driver = nullptr;
 };
 
 /// Thrown by operators when they cannot go on; the subtask reports FAILED with

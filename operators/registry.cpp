@@ -55,6 +55,7 @@ const registry& registry::builtin() {
     r.add(stdout_factory());
     r.add(discard_factory());
     r.add(collect_factory());
+    r.add(driver_factory());
     return r;
   }();
   return instance;

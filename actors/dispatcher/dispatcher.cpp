@@ -13,6 +13,7 @@
 #include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
+#include "actors/dispatcher/applications.hpp"
 #include "storage/job_graph_store.hpp"
 
 namespace weir {
@@ -52,6 +53,9 @@ struct dispatcher_state {
   std::unique_ptr<restart_intensity> intensity;
   std::map<job_id, job_entry> jobs;
   std::map<caf::actor_addr, job_id> job_by_jm;
+  /// Driver mode: applications, and whether this cluster ends with one.
+  application_tracker apps;
+  bool application_mode = false;
   static inline const char* name = "dispatcher";
 };
 
@@ -81,6 +85,34 @@ job_status status_from_result(const job_result& r) {
   return s;
 }
 
+/// Driver mode: cancels what the application rules say, and ends an
+/// application cluster with its application.
+void on_application_progress(self_ptr self,
+                             const application_tracker::decision& d) {
+  auto& st = self->state;
+  for (auto& id : d.cancel) {
+    auto i = st.jobs.find(id);
+    if (i == st.jobs.end() || i->second.result)
+      continue;
+    log_eventf("job {} ({}) is cancelled: its application is ending",
+               id.to_string(), i->second.graph.name);
+    if (i->second.jm)
+      self->request(i->second.jm, store_timeout, cancel_atom_v)
+        .then([](job_state) {}, [](caf::error&) {});
+    else
+      i->second.cancel_requested = true;
+  }
+  if (!d.ended)
+    return;
+  log_eventf("application {} ended {}{}{}", d.ended->to_string(),
+             d.status == 0 ? "FINISHED" : "FAILED",
+             d.error.empty() ? "" : ": ", d.error);
+  if (st.application_mode)
+    self->quit(make_error(d.status == 0 ? errc::application_finished
+                                        : errc::application_failed,
+                          d.error));
+}
+
 /// Stores the result, then answers everyone waiting for it.
 void complete(self_ptr self, job_result result) {
   auto& st = self->state;
@@ -101,6 +133,8 @@ void complete(self_ptr self, job_result result) {
     for (auto& [client, p] : entry.waiting)
       p.deliver(*entry.result);
     entry.waiting.clear();
+    on_application_progress(
+      self, self->state.apps.ended(id, entry.result->state, entry.result->error));
   };
   self->request(st.store, store_timeout, done_atom_v, result)
     .then([=](bool) { finish(result); },
@@ -128,6 +162,7 @@ void recover(self_ptr self, recovered_jobs& rec) {
     e.graph = g;
     e.submitted_ms = now_ms();
     log_eventf("job {} ({}) recovered", g.id.to_string(), g.name);
+    st.apps.submitted(g.id, g.priority, g.application);
     start_job_master(self, e);
   }
 }
@@ -229,6 +264,8 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
       [=](bool) mutable {
         auto& entry = self->state.jobs[id];
         log_eventf("job {} ({}) submitted", id.to_string(), entry.graph.name);
+        self->state.apps.submitted(id, entry.graph.priority,
+                                   entry.graph.application);
         rp.deliver(id);
         if (entry.cancel_requested) {
           job_result r;
@@ -280,9 +317,11 @@ namespace {
 
 dispatcher_actor::behavior_type
 dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
-                job_master_options jm_opts, supervision_options supervision) {
+                job_master_options jm_opts, supervision_options supervision,
+                bool application_mode) {
   report_crashes(self);
   auto& st = self->state;
+  st.application_mode = application_mode;
   st.intensity = std::make_unique<restart_intensity>(supervision.max_restarts,
                                                      supervision.within);
   st.store = std::move(store);
@@ -398,9 +437,10 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
                                   resource_manager_actor rm,
                                   job_master_options jm_opts,
-                                  supervision_options supervision) {
+                                  supervision_options supervision,
+                                  bool application_mode) {
   return sys.spawn(dispatcher_impl, std::move(store), std::move(rm), jm_opts,
-                   supervision);
+                   supervision, application_mode);
 }
 
 } // namespace weir

@@ -18,10 +18,16 @@ namespace weir {
 /// JobMasters: one that crashes is started again on the stored JobGraph
 /// until `supervision` is used up; then the Dispatcher itself ends with
 /// supervision_gave_up (and its own supervisor decides).
+///
+/// Jobs of a driver (driver mode) form an application (application_tracker).
+/// With `application_mode` the cluster serves one application: when it has
+/// ended, the Dispatcher ends with application_finished or
+/// application_failed.
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
                                   resource_manager_actor rm,
                                   job_master_options jm_opts,
-                                  supervision_options supervision = {});
+                                  supervision_options supervision = {},
+                                  bool application_mode = false);
 
 /// Checks operator names and parameters of every vertex against the
 /// built-in registry (the vertex's role follows from its edges). Returns ""

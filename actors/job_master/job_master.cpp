@@ -271,7 +271,7 @@ void request_slots(self_ptr self) {
   for (int32_t k = 0; k < st.graph->slots_needed(); ++k) {
     auto alloc = allocation_id::random();
     st.pending_slots.emplace(alloc, k);
-    requests.push_back(slot_request{alloc, {}});
+    requests.push_back(slot_request{alloc, st.slot_profile});
   }
   self
     ->request(st.rm, deploy_timeout, request_atom_v, st.leader,
@@ -351,7 +351,7 @@ void on_allocations_lost(self_ptr self, const std::vector<allocation_id>& lost) 
     st.pending_slots.erase(i);
     auto fresh = allocation_id::random();
     st.pending_slots.emplace(fresh, slot);
-    replacements.push_back(slot_request{fresh, {}});
+    replacements.push_back(slot_request{fresh, st.slot_profile});
   }
   if (replacements.empty() || st.state != job_state::running)
     return;
@@ -449,6 +449,13 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     restart_strategy_config::from(cfg));
   st.checkpoints = std::make_unique<checkpoint_coordinator>(
     checkpoint_options::from(cfg), static_cast<int32_t>(st.graph->size()));
+  if (graph.priority == job_priority::driver) {
+    // The driver's slot (-Dhm, -Ddm, -Dc, -Dnm of weir run -D).
+    st.slot_profile.cpu_cores = cfg.number("driver.cpu-cores");
+    st.slot_profile.heap_mb = cfg.memory_mb("driver.heap-memory");
+    st.slot_profile.direct_mb = cfg.memory_mb("driver.direct-memory");
+    st.slot_profile.native_mb = cfg.memory_mb("driver.native-memory");
+  }
   st.backend.type = cfg.text("state.backend.type");
   st.backend.incremental = cfg.boolean("execution.checkpointing.incremental");
   if (!opts.checkpoint_dir.empty())

@@ -72,6 +72,9 @@ struct jm_state {
   std::map<int32_t, size_t> committed_collected;
   /// Whether a failover may resume from a checkpoint: every sink is one
   /// whose output the JobMaster can cut back to it (collect, discard).
+  /// What every slot of the job must offer (the driver's profile; else
+  /// anything).
+  resource_profile slot_profile;
   /// The state backend every subtask gets (state.backend.*).
   state_backend_desc backend;
   bool resumable = false;

@@ -45,6 +45,10 @@ struct rm_state {
   std::map<caf::actor_addr, job_id> job_by_jm; // watched JobMasters
   heartbeat_monitor hb;
   std::map<job_id, std::vector<deferred_request>> deferred;
+  resource_manager_options opts;
+  /// Active mode: which workers to start and stop, and who starts them.
+  std::unique_ptr<worker_pool> pool;
+  worker_launcher_actor launcher;
   static inline const char* name = "resource_manager";
 };
 
@@ -90,6 +94,19 @@ void assign_slots(self_ptr self) {
   }
 }
 
+/// Active mode: starts the workers that pending requests need.
+void start_workers(self_ptr self) {
+  auto& st = self->state;
+  if (!st.pool || !st.launcher)
+    return;
+  for (auto& o : st.pool->plan(st.slots->pending_profiles(),
+                               self->clock().now())) {
+    log_eventf("starting worker {} with {} slot(s) of {}", o.id.value, o.slots,
+               to_string(o.slot_profile));
+    self->send(st.launcher, start_atom_v, o.id, o.slots, o.slot_profile);
+  }
+}
+
 /// Registers `jm` as the job's JobMaster and queues its slot requests;
 /// returns the number of pending requests.
 int32_t register_requests(self_ptr self, job_master_id leader, job_id job,
@@ -103,6 +120,7 @@ int32_t register_requests(self_ptr self, job_master_id leader, job_id job,
   st.jobs[job] = job_leader{std::move(jm), leader};
   st.slots->add_requests(job, requests);
   assign_slots(self);
+  start_workers(self);
   return st.slots->pending_count();
 }
 
@@ -207,6 +225,9 @@ resource_manager_actor::behavior_type
 resource_manager_impl(self_ptr self, resource_manager_options opts) {
   report_crashes(self);
   auto& st = self->state;
+  st.opts = opts;
+  if (opts.active)
+    st.pool = std::make_unique<worker_pool>(opts.pool);
   st.slots = std::make_unique<slot_manager>(opts.evenly_spread_out_slots);
   st.hb = heartbeat_monitor{opts.heartbeat};
   self->set_down_handler([=](caf::down_msg& dm) {
@@ -227,6 +248,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       st.hb.watch(te.address(), self->clock().now());
       st.worker_by_addr[te.address()] = id;
       st.workers[id] = std::move(te);
+      if (st.pool)
+        st.pool->registered(id, self->clock().now());
       // Answer first: the TaskExecutor must know the leader's token before
       // the first slot request that carries it arrives.
       auto rp = self->make_response_promise<resource_manager_id>();
@@ -272,6 +295,38 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       serve_deferred(self, job);
     },
     [=](beat_atom) { send_heartbeats(self); },
+    [=](start_atom, std::string& address) {
+      auto& st = self->state;
+      if (!st.pool || st.launcher)
+        return;
+      auto cmd = st.opts.worker;
+      cmd.jobmanager = std::move(address);
+      st.launcher = spawn_worker_launcher(self->system(),
+                                          resource_manager_actor{self}, cmd);
+      self->link_to(st.launcher); // it stops its workers when this ends
+      start_workers(self);
+      self->send(self, tick_atom_v);
+    },
+    [=](done_atom, const resource_id& id) {
+      auto& st = self->state;
+      if (st.pool)
+        st.pool->exited(id, self->clock().now());
+      start_workers(self); // replaces a worker that failed to start
+    },
+    [=](tick_atom) {
+      auto& st = self->state;
+      auto now = self->clock().now();
+      auto idle = st.pool->idle(
+        [&](const resource_id& id) { return st.slots->is_idle(id); }, now);
+      for (auto& id : idle) {
+        log_eventf("stopping worker {}: idle for {} ms "
+                   "(resourcemanager.taskmanager-timeout)",
+                   id.value, st.opts.pool.idle_timeout.count());
+        self->send(st.launcher, cancel_atom_v, id);
+      }
+      start_workers(self);
+      self->delayed_send(self, 200ms, tick_atom_v);
+    },
     [=](overview_atom) {
       auto& st = self->state;
       return cluster_overview{st.slots->task_executor_count(),

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "actors/common/heartbeat_monitor.hpp"
+#include "actors/resource_manager/worker_launcher.hpp"
+#include "actors/resource_manager/worker_pool.hpp"
 
 #include "messages/resource_manager.hpp"
 
@@ -17,6 +19,12 @@ struct resource_manager_options {
   bool evenly_spread_out_slots = false;
   /// Heartbeats sent to TaskExecutors and JobMasters.
   heartbeat_options heartbeat;
+  /// Driver mode: the ResourceManager is active, it starts workers on
+  /// demand (with `worker`, once the jobmanager's address is known) and
+  /// stops idle ones.
+  bool active = false;
+  worker_pool_options pool;
+  worker_command worker;
 };
 
 /// Spawns a ResourceManager with a fresh fencing token.

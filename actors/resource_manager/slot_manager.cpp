@@ -138,6 +138,20 @@ void slot_manager::free_slot(const resource_id& id, allocation_id alloc) {
   }
 }
 
+std::vector<resource_profile> slot_manager::pending_profiles() const {
+  std::vector<resource_profile> out;
+  for (auto& p : pending_)
+    out.push_back(p.request.profile);
+  return out;
+}
+
+bool slot_manager::is_idle(const resource_id& id) const {
+  for (auto& w : workers_)
+    if (w.id == id)
+      return w.free == static_cast<int32_t>(w.slots.size());
+  return false;
+}
+
 int32_t slot_manager::task_executor_count() const {
   return static_cast<int32_t>(workers_.size());
 }

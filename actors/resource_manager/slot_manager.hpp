@@ -55,6 +55,13 @@ public:
   /// Marks a slot free again.
   void free_slot(const resource_id& id, allocation_id alloc);
 
+  /// The profiles of the pending (unmatched) requests, in request order.
+  std::vector<resource_profile> pending_profiles() const;
+
+  /// Whether TaskExecutor `id` is registered and none of its slots is
+  /// allocated.
+  bool is_idle(const resource_id& id) const;
+
   int32_t task_executor_count() const;
   int32_t slot_count() const;
   int32_t free_slot_count() const;

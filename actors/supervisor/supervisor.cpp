@@ -45,7 +45,8 @@ void start_resource_manager(self_ptr self) {
 void start_dispatcher(self_ptr self) {
   auto& st = self->state;
   st.dispatcher = spawn_dispatcher(self->system(), st.store, st.rm,
-                                   st.opts.job_master, st.opts.intensity);
+                                   st.opts.job_master, st.opts.intensity,
+                                   st.opts.application_mode);
   self->monitor(st.dispatcher);
 }
 
@@ -56,6 +57,15 @@ void on_child_down(self_ptr self, const caf::down_msg& dm) {
   if (!is_rm && !is_dispatcher)
     return; // an older incarnation
   const char* name = is_rm ? "ResourceManager" : "Dispatcher";
+  if (is_dispatcher && dm.reason.category() == errc_category()
+      && (dm.reason.code() == static_cast<uint8_t>(errc::application_finished)
+          || dm.reason.code() == static_cast<uint8_t>(errc::application_failed))) {
+    // Driver mode: the application ended, and so does the cluster.
+    if (st.rm)
+      self->send_exit(st.rm, caf::exit_reason::user_shutdown);
+    self->quit(dm.reason);
+    return;
+  }
   auto reason = describe(dm.reason);
   if (!st.intensity.on_crash(self->clock().now())) {
     log_eventf("supervisor: the {} crashed ({}); giving up after {}", name,

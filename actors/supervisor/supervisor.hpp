@@ -19,6 +19,8 @@ struct supervisor_options {
   supervision_options intensity;
   resource_manager_options resource_manager;
   job_master_options job_master;
+  /// Driver mode: the cluster serves one application and ends with it.
+  bool application_mode = false;
 };
 
 /// Spawns the supervisor, which spawns a ResourceManager and a Dispatcher

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/task_executor/driver_client.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
 #include "storage/state/snapshot_format.hpp"
@@ -9,11 +10,19 @@
 namespace weir {
 
 operator_chain::operator_chain(const task_deployment& d,
-                               const exchange_options& opts,
-                               const std::string& local_state_dir,
-                               const local_code& code)
-  : files_(code.files), batch_records_(opts.batch_records) {
-  auto& reg = ops::registry_for(code.libraries);
+                               const exchange_options& opts)
+  : operator_chain(d, [&] {
+      subtask_env env;
+      env.exchange = opts;
+      return env;
+    }()) {
+}
+
+operator_chain::operator_chain(const task_deployment& d, const subtask_env& env)
+  : files_(env.code.files), batch_records_(env.exchange.batch_records) {
+  auto& opts = env.exchange;
+  auto& local_state_dir = env.local_state_dir;
+  auto& reg = ops::registry_for(env.code.libraries);
   bool has_inputs = !d.inputs.empty();
   bool has_outputs = !d.outputs.empty();
   for (size_t i = 0; i < d.chain.size(); ++i) {
@@ -25,6 +34,12 @@ operator_chain::operator_chain(const task_deployment& d,
     ops::operator_context ctx{d.job_name, v.id, d.subtask_index,
                               d.parallelism, d.bounded};
     ctx.files = &files_;
+    ctx.operators = &reg;
+    if (v.op == ops::driver_operator_name && env.system != nullptr) {
+      driver_ = make_driver_client(*env.system, env.dispatcher, d,
+                                   env.code);
+      ctx.driver = driver_.get();
+    }
     contexts_.push_back(ctx);
     bool first = i == 0;
     bool last = i + 1 == d.chain.size();

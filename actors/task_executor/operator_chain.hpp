@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "actors/task_executor/output_gate.hpp"
+#include "actors/task_executor/subtask.hpp"
 #include "messages/deployment.hpp"
 #include "messages/job_result.hpp"
+#include "operators/driver_services.hpp"
 #include "operators/operator.hpp"
 #include "storage/state/keyed_backend.hpp"
 
@@ -28,11 +30,10 @@ struct chain_snapshot {
 class operator_chain {
 public:
   /// Builds every operator (no I/O yet); throws ops::operator_error.
-  /// Keyed state on RocksDB goes under `local_state_dir`.
-  /// User operators come from the libraries in `code`.
-  operator_chain(const task_deployment& d, const exchange_options& opts,
-                 const std::string& local_state_dir = {},
-                 const local_code& code = {});
+  /// User operators come from the libraries in env.code.
+  operator_chain(const task_deployment& d, const subtask_env& env);
+  /// Only built-in operators, keyed state on the heap.
+  operator_chain(const task_deployment& d, const exchange_options& opts);
   ~operator_chain();
 
   /// Restores keyed state from `restore` (a checkpoint's states of this
@@ -88,6 +89,8 @@ private:
   std::vector<ops::operator_context> contexts_; // source, transforms, sink
   /// Attached files by name (operator_context::files points here).
   std::map<std::string, std::string> files_;
+  /// A driver's link to its cluster (driver jobs only).
+  std::unique_ptr<ops::driver_services> driver_;
   /// Keyed state backends by context index (null: the operator keeps none).
   std::vector<std::unique_ptr<state::keyed_backend>> backends_;
   std::unique_ptr<ops::source> source_;

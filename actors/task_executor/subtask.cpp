@@ -472,15 +472,13 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
 
 } // namespace
 
-subtask_actor spawn_subtask(caf::actor_system& sys, task_deployment d,
-                            job_master_actor jm, const exchange_options& opts,
-                            const std::string& local_state_dir,
-                            const local_code& code) {
+subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
+                            const subtask_env& env) {
+  auto& sys = *env.system;
   // Build the operators first: whether they block decides the thread model.
   auto built = std::make_shared<built_chain>();
   try {
-    built->chain = std::make_unique<operator_chain>(d, opts, local_state_dir,
-                                                   code);
+    built->chain = std::make_unique<operator_chain>(d, env);
   } catch (const std::exception& e) {
     built->error = e.what();
   }

@@ -2,6 +2,7 @@
 
 #include "actors/task_executor/output_gate.hpp"
 #include "messages/deployment.hpp"
+#include "messages/dispatcher.hpp"
 #include "messages/job_master.hpp"
 #include "messages/subtask.hpp"
 
@@ -11,14 +12,25 @@ class actor_system;
 
 namespace weir {
 
+/// What a TaskExecutor gives every subtask besides its deployment.
+struct subtask_env {
+  caf::actor_system* system = nullptr;
+  exchange_options exchange;
+  /// Where RocksDB state goes (taskmanager.state.local.root-dirs).
+  std::string local_state_dir;
+  /// The job's libraries and files on this node.
+  local_code code;
+  /// The cluster's Dispatcher: a driver submits its jobs there.
+  dispatcher_actor dispatcher;
+};
+
 /// Spawns the actor running one subtask. It opens its operators at once
 /// (reporting INITIALIZING, or FAILED), runs when the JobMaster sends its
 /// wiring, and reports FINISHED, FAILED or CANCELED to `jm` before it quits.
 /// Subtasks doing blocking file I/O (file sources and sinks, RocksDB state
-/// under `local_state_dir`) get a thread of their own (detached).
-subtask_actor spawn_subtask(caf::actor_system& sys, task_deployment d,
-                            job_master_actor jm, const exchange_options& opts,
-                            const std::string& local_state_dir,
-                            const local_code& code = {});
+/// under env.local_state_dir, drivers) get a thread of their own
+/// (detached).
+subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
+                            const subtask_env& env);
 
 } // namespace weir

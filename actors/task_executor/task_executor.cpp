@@ -78,8 +78,13 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
   try {
     for (auto& d : deployments) {
       auto job = d.job;
-      auto h = spawn_subtask(self->system(), std::move(d), jm,
-                             st.opts.exchange, st.opts.local_state_dir, code);
+      subtask_env env;
+      env.system = &self->system();
+      env.exchange = st.opts.exchange;
+      env.local_state_dir = st.opts.local_state_dir;
+      env.code = code;
+      env.dispatcher = st.opts.dispatcher;
+      auto h = spawn_subtask(std::move(d), jm, env);
       self->monitor(h);
       st.running[job].insert(h.address());
       st.subtasks.emplace(h.address(), std::make_pair(job, h));

@@ -5,6 +5,7 @@
 
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/task_executor/output_gate.hpp"
+#include "messages/dispatcher.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/task_executor.hpp"
 
@@ -27,6 +28,8 @@ struct task_executor_options {
   /// This worker's directory for RocksDB state, under
   /// taskmanager.state.local.root-dirs (see local_state_dir_for).
   std::string local_state_dir;
+  /// The cluster's Dispatcher, for driver subtasks (driver mode).
+  dispatcher_actor dispatcher;
   /// Heartbeats expected from the ResourceManager and the JobMasters.
   heartbeat_options heartbeat;
 };

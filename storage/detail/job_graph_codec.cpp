@@ -103,6 +103,8 @@ std::string encode_job_graph(const job_graph& g) {
   }
   if (g.priority != job_priority::normal)
     doc["priority"] = static_cast<int>(g.priority);
+  if (g.application.valid())
+    doc["application"] = g.application.to_string();
   return dump_record(doc);
 }
 
@@ -124,6 +126,8 @@ caf::expected<job_graph> decode_job_graph(std::string_view key,
     g.config = r.text_map("config");
   if (rec->doc.contains("code"))
     g.code = decode_code(r.object("code"));
+  if (rec->doc.contains("application"))
+    g.application = r.id("application");
   if (rec->doc.contains("priority")) {
     auto p = r.int32("priority");
     if (p < -1 || p > 1)

@@ -217,7 +217,8 @@ std::string capture_stdout(F f) {
 TEST_CASE("the builtin registry holds all operators") {
   std::vector<std::string> expected{
     "collect", "count",    "discard", "filter", "flat_map", "generator", "map",
-    "max",     "min",      "sequence", "stdout", "sum",     "text_file"};
+    "max",     "min",      "sequence", "stdout", "sum",     "text_file",
+    "weir.driver"};
   CHECK(reg().names() == expected);
   CHECK(reg().find("nope") == nullptr);
   for (const auto* name : {"count", "sum", "min", "max"})

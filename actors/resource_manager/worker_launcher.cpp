@@ -1,0 +1,162 @@
+#include "actors/resource_manager/worker_launcher.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "actors/common/event_log.hpp"
+
+extern char** environ;
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// How often ended worker processes are looked for.
+constexpr auto reap_interval = 100ms;
+/// How long a stopped worker may take before it is killed.
+constexpr auto stop_grace = 5s;
+
+struct launcher_state {
+  resource_manager_actor rm;
+  worker_command cmd;
+  /// Shared with the cleanup that stops them (which runs after the state
+  /// is gone).
+  std::shared_ptr<std::map<resource_id, pid_t>> children
+    = std::make_shared<std::map<resource_id, pid_t>>();
+  static inline const char* name = "worker_launcher";
+};
+
+using self_ptr = worker_launcher_actor::stateful_pointer<launcher_state>;
+
+/// SIGTERM, then SIGKILL after the grace period; reaps the process.
+void stop_process(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + stop_grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid)
+      return;
+    std::this_thread::sleep_for(10ms); // a detached thread, bounded wait
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+std::string mb(double per_slot, int32_t slots) {
+  return fmt::format("{}", static_cast<int64_t>(per_slot * slots));
+}
+
+} // namespace
+
+std::vector<std::string> worker_arguments(const worker_command& cmd,
+                                          const resource_id& id, int32_t slots,
+                                          const resource_profile& slot) {
+  std::vector<std::string> args{"taskmanager", "-m", cmd.jobmanager,
+                                "--id", id.value, "--slots",
+                                std::to_string(slots)};
+  if (slot.cpu_cores > 0)
+    args.insert(args.end(), {"--cpu-cores",
+                             fmt::format("{}", slot.cpu_cores * slots)});
+  if (slot.heap_mb > 0)
+    args.insert(args.end(), {"--memory", mb(static_cast<double>(slot.heap_mb), slots)});
+  if (slot.direct_mb > 0)
+    args.insert(args.end(), {"--direct-memory",
+                             mb(static_cast<double>(slot.direct_mb), slots)});
+  if (slot.native_mb > 0)
+    args.insert(args.end(), {"--native-memory",
+                             mb(static_cast<double>(slot.native_mb), slots)});
+  args.insert(args.end(), {"--log", fmt::format("{}/{}.log", cmd.log_dir,
+                                                id.value)});
+  args.insert(args.end(), cmd.extra_args.begin(), cmd.extra_args.end());
+  return args;
+}
+
+namespace {
+
+worker_launcher_actor::behavior_type
+launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
+  self->state.rm = std::move(rm);
+  self->state.cmd = std::move(cmd);
+  self->attach_functor([children = self->state.children] {
+    for (auto& [id, pid] : *children)
+      stop_process(pid);
+  });
+  self->send(self, tick_atom_v);
+  return {
+    [=](start_atom, const resource_id& id, int32_t slots,
+        const resource_profile& slot) {
+      auto& st = self->state;
+      auto args = worker_arguments(st.cmd, id, slots, slot);
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(st.cmd.program.c_str()));
+      for (auto& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      pid_t pid = 0;
+      if (int err = ::posix_spawn(&pid, st.cmd.program.c_str(), nullptr,
+                                  nullptr, argv.data(), environ);
+          err != 0) {
+        log_eventf("cannot start worker {}: {}", id.value, std::strerror(err));
+        self->send(st.rm, done_atom_v, id);
+        return;
+      }
+      log_eventf("started worker {} (pid {}): {} {}", id.value, pid,
+                 st.cmd.program, fmt::join(args, " "));
+      (*st.children)[id] = pid;
+    },
+    [=](cancel_atom, const resource_id& id) {
+      auto& st = self->state;
+      auto i = st.children->find(id);
+      if (i == st.children->end())
+        return;
+      stop_process(i->second);
+      st.children->erase(i);
+      self->send(st.rm, done_atom_v, id);
+    },
+    [=](tick_atom) {
+      auto& st = self->state;
+      for (auto i = st.children->begin(); i != st.children->end();) {
+        int status = 0;
+        if (::waitpid(i->second, &status, WNOHANG) == i->second) {
+          log_eventf("worker {} (pid {}) exited with {}", i->first.value,
+                     i->second,
+                     WIFEXITED(status) ? fmt::format("code {}", WEXITSTATUS(status))
+                                       : fmt::format("signal {}", WTERMSIG(status)));
+          self->send(st.rm, done_atom_v, i->first);
+          i = st.children->erase(i);
+        } else {
+          ++i;
+        }
+      }
+      self->delayed_send(self, reap_interval, tick_atom_v);
+    },
+  };
+}
+
+} // namespace
+
+worker_launcher_actor spawn_worker_launcher(caf::actor_system& sys,
+                                            resource_manager_actor rm,
+                                            worker_command cmd) {
+  return sys.spawn<caf::detached>(launcher_impl, std::move(rm),
+                                  std::move(cmd));
+}
+
+} // namespace weir

@@ -1,0 +1,119 @@
+#include "actors/task_executor/driver_client.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "client/job_spec.hpp"
+#include "messages/errors.hpp"
+#include "operators/library_loader.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+class driver_client : public ops::driver_services {
+public:
+  driver_client(caf::actor_system& sys, dispatcher_actor dispatcher,
+                const task_deployment& driver, const local_code& code)
+    : sys_(sys),
+      dispatcher_(std::move(dispatcher)),
+      application_(driver.job),
+      code_(driver.code),
+      libraries_(code.libraries),
+      defaults_(driver.chain.front().params) {
+  }
+
+  std::string submit(const std::string& spec_json,
+                     plugin::job_priority priority) override {
+    auto spec = parse_job_spec_text(spec_json, "job spec");
+    if (!spec)
+      throw std::runtime_error(describe(spec.error()));
+    std::optional<int32_t> parallelism;
+    if (auto p = param("parallelism"); !p.empty())
+      parallelism = std::atoi(p.c_str());
+    auto graph = resolve_job_graph(*spec, {}, parallelism,
+                                   &ops::registry_for(libraries_));
+    if (!graph)
+      throw std::runtime_error(describe(graph.error()));
+    graph->code = code_;
+    graph->application = application_;
+    graph->priority = priority == plugin::job_priority::daemon
+                        ? job_priority::daemon
+                        : job_priority::normal;
+    if (auto sp = param("savepoint"); !sp.empty()) {
+      graph->config.emplace("execution.savepoint.path", sp);
+      if (param("allow-non-restored") == "true")
+        graph->config.emplace("execution.savepoint.ignore-unclaimed-state",
+                              "true");
+    }
+    caf::scoped_actor self{sys_};
+    std::string id, problem;
+    self->request(dispatcher_, 60s, submit_atom_v, std::move(*graph))
+      .receive([&](job_id x) { id = x.to_string(); },
+               [&](caf::error& err) { problem = describe(err); });
+    if (id.empty())
+      throw std::runtime_error("job rejected: " + problem);
+    return id;
+  }
+
+  plugin::job_outcome wait(const std::string& id) override {
+    auto job = job_id::parse(id);
+    if (!job)
+      throw std::runtime_error("'" + id + "' is not a job id");
+    caf::scoped_actor self{sys_};
+    for (;;) {
+      std::optional<job_result> result;
+      std::string problem;
+      // Renewed every second: the Dispatcher answers once the job ended.
+      self->request(dispatcher_, 1s, result_atom_v, *job)
+        .receive([&](job_result& r) { result = std::move(r); },
+                 [&](caf::error& err) {
+                   if (err != caf::sec::request_timeout)
+                     problem = describe(err);
+                 });
+      if (!problem.empty())
+        throw std::runtime_error("cannot wait for job " + id + ": " + problem);
+      if (result) {
+        plugin::job_outcome out;
+        out.id = id;
+        out.state = to_string(result->state);
+        out.error = result->error;
+        out.records = std::move(result->collected);
+        return out;
+      }
+    }
+  }
+
+private:
+  std::string param(const std::string& name) const {
+    auto i = defaults_.find(name);
+    return i == defaults_.end() ? std::string{} : i->second;
+  }
+
+  caf::actor_system& sys_;
+  dispatcher_actor dispatcher_;
+  job_id application_;
+  user_code code_;
+  std::vector<std::string> libraries_;
+  std::map<std::string, std::string> defaults_;
+};
+
+} // namespace
+
+std::unique_ptr<ops::driver_services>
+make_driver_client(caf::actor_system& sys, dispatcher_actor dispatcher,
+                   const task_deployment& driver, const local_code& code) {
+  return std::make_unique<driver_client>(sys, std::move(dispatcher), driver,
+                                         code);
+}
+
+} // namespace weir

@@ -1,0 +1,265 @@
+// `weir run -D`: driver mode. The user's driver program runs as a job of its
+// own inside a cluster: a session (-m) or one created for the application.
+#include <filesystem>
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <cxxopts.hpp>
+#include <fmt/format.h>
+
+#include "cli/actions.hpp"
+#include "cli/app_cluster.hpp"
+#include "cli/config_flags.hpp"
+#include "cli/driver_flags.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/job_args.hpp"
+#include "cli/remote.hpp"
+#include "cli/user_code.hpp"
+#include "messages/errors.hpp"
+#include "operators/driver_services.hpp"
+#include "operators/registry.hpp"
+#include "storage/checkpoint_store.hpp"
+
+namespace weir::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+cxxopts::Options driver_options() {
+  cxxopts::Options opts("weir run -D",
+                        "Run a driver program (from a user library) as a job "
+                        "of its own in a cluster: a session (-m), or one "
+                        "created for the application that ends with it.");
+  opts.custom_help("-c NAME [OPTIONS] DRIVER_LIBRARY [ARGS...]");
+  opts.add_options()
+    ("driver", "driver mode (-D)")
+    ("c,class", "the driver's registered name", cxxopts::value<std::string>())
+    ("m,jobmanager", "HOST:PORT of a session cluster to run in (default: a "
+     "cluster created for the application)", cxxopts::value<std::string>())
+    ("d,detached", "print the application id and return once the cluster "
+     "accepted it")
+    ("driverheapmemory", "-Dhm: heap memory of the driver's slot, MB",
+     cxxopts::value<int64_t>())
+    ("driverdirectmemory", "-Ddm: direct memory of the driver's slot, MB",
+     cxxopts::value<int64_t>())
+    ("drivercpus", "-Dc: CPU cores of the driver's slot",
+     cxxopts::value<double>())
+    ("drivernativememory", "-Dnm: native memory of the driver's slot, MB",
+     cxxopts::value<int64_t>())
+    ("p,parallelism", "default parallelism of the jobs the driver submits",
+     cxxopts::value<int32_t>())
+    ("s,fromSavepoint", "the jobs the driver submits start from this "
+     "savepoint", cxxopts::value<std::string>())
+    ("n,allowNonRestoredState", "with -s or -r: skip state no vertex claims")
+    ("r,resume", "the jobs the driver submits start from the newest retained "
+     "checkpoint under this directory", cxxopts::value<std::string>())
+    ("h,help", "print this help");
+  add_user_code_flags(opts);
+  add_config_flags(opts);
+  return opts;
+}
+
+std::vector<std::string> driver_value_flags() {
+  std::vector<std::string> flags{"-c", "--class", "-m", "--jobmanager",
+                                 "--driverheapmemory", "--driverdirectmemory",
+                                 "--drivercpus", "--drivernativememory", "-p",
+                                 "--parallelism", "-s", "--fromSavepoint", "-r",
+                                 "--resume", "--config"};
+  for (auto& f : user_code_value_flags())
+    flags.push_back(f);
+  return flags;
+}
+
+/// Options of the seed's table that a C++ runtime does not offer.
+std::string out_of_scope(const std::string& flag) {
+  auto name = flag.substr(0, flag.find('='));
+  if (name == "--mod")
+    return "--mod runs a Python module as the driver; weir is a C++ runtime: "
+           "write the driver in C++ and register it with WEIR_PLUGIN (see "
+           "docs/operations.md § Driver mode)";
+  bool yarn = name.rfind("--yarn", 0) == 0
+              || (name.size() > 2 && name.rfind("-y", 0) == 0);
+  bool k8s = name.rfind("--kubernet", 0) == 0
+             || (name.size() > 2 && name.rfind("-k", 0) == 0);
+  if (yarn || k8s)
+    return fmt::format("{} is a {} option; weir runs application clusters as "
+                       "local processes (or use -m with a session cluster)",
+                       name, yarn ? "YARN" : "Kubernetes");
+  return {};
+}
+
+/// The driver job: the driver operator, and a collect sink for what it
+/// prints.
+job_graph driver_job(const std::string& name, const cxxopts::ParseResult& res,
+                     const std::vector<std::string>& program,
+                     const std::string& restore_from) {
+  job_graph g;
+  g.name = "driver " + name;
+  vertex_spec driver{"driver", ops::driver_operator_name, {}, 1};
+  driver.params["class"] = name;
+  driver.params["args"] = ops::encode_driver_args(program);
+  if (res.count("parallelism") > 0)
+    driver.params["parallelism"]
+      = std::to_string(res["parallelism"].as<int32_t>());
+  if (!restore_from.empty()) {
+    driver.params["savepoint"] = restore_from;
+    if (res.count("allowNonRestoredState") > 0)
+      driver.params["allow-non-restored"] = "true";
+  }
+  g.vertices.push_back(std::move(driver));
+  g.vertices.push_back(vertex_spec{"output", "collect", {}, 1});
+  g.edges.push_back(edge_spec{"driver", "output", partitioning::forward});
+  g.priority = job_priority::driver;
+  // The driver's slot profile (-Dhm, -Ddm, -Dnm in MB; -Dc cores).
+  for (auto [flag, key] :
+       {std::pair{"driverheapmemory", "driver.heap-memory"},
+        std::pair{"driverdirectmemory", "driver.direct-memory"},
+        std::pair{"drivernativememory", "driver.native-memory"}})
+    if (res.count(flag) > 0)
+      g.config[key] = fmt::format("{}m", res[flag].as<int64_t>());
+  if (res.count("drivercpus") > 0)
+    g.config["driver.cpu-cores"]
+      = fmt::format("{}", res["drivercpus"].as<double>());
+  return g;
+}
+
+/// Submits the driver job; attached, waits for it like `weir run`.
+int submit_driver(remote_cluster& remote, job_graph g,
+                  const prepared_code& code, bool detached) {
+  if (!upload_blobs(remote.system(), remote.dispatcher(), code, "run"))
+    return exit_cluster_error;
+  caf::scoped_actor self{remote.system()};
+  std::optional<job_id> id;
+  int result = exit_ok;
+  self->request(remote.dispatcher(), 60s, submit_atom_v, std::move(g))
+    .receive([&](job_id x) { id = x; },
+             [&](caf::error& err) {
+               fmt::print(stderr, "weir run: application rejected: {}\n",
+                          describe(err));
+               result = exit_cluster_error;
+             });
+  if (!id)
+    return result;
+  fmt::print(stderr, "Application submitted with id {} (its driver job)\n",
+             id->to_string());
+  if (detached) {
+    fmt::print("{}\n", id->to_string());
+    return exit_ok;
+  }
+  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir run");
+}
+
+} // namespace
+
+int driver_run_action(const std::vector<std::string>& args) {
+  auto split = split_driver_args(args, driver_value_flags());
+  for (auto& f : split.flags)
+    if (auto why = out_of_scope(f); !why.empty()) {
+      fmt::print(stderr, "weir run: {}\n", why);
+      return exit_bad_input;
+    }
+  if (!split.error.empty()) {
+    fmt::print(stderr, "weir run: {}\n", split.error);
+    return exit_bad_input;
+  }
+  auto opts = driver_options();
+  cxxopts::ParseResult res;
+  if (auto code = parse_flags(opts, "weir run", split.flags, res); code >= 0)
+    return code;
+  if (split.library.empty()) {
+    fmt::print(stderr, "weir run: driver mode needs the driver's library: weir "
+                       "run -D -c NAME LIBRARY [ARGS...]\n");
+    return exit_bad_input;
+  }
+  if (res.count("class") == 0) {
+    fmt::print(stderr, "weir run: driver mode needs -c/--class NAME (the name "
+                       "the library registers its driver under)\n");
+    return exit_bad_input;
+  }
+  auto cfg = load_config("weir run", res);
+  if (!cfg)
+    return exit_bad_input;
+  auto code = prepare_user_code("run", res, {split.library});
+  if (!code)
+    return exit_bad_input;
+  auto name = res["class"].as<std::string>();
+  if (code->operators->find_driver(name) == nullptr) {
+    auto known = code->operators->driver_names();
+    fmt::print(stderr, "weir run: -c/--class: no driver '{}' in '{}' or the "
+                       "--libjars libraries (known: {})\n",
+               name, split.library,
+               known.empty() ? std::string{"none"}
+                             : fmt::format("{}", fmt::join(known, ", ")));
+    return exit_bad_input;
+  }
+  std::string restore_from;
+  if (res.count("fromSavepoint") > 0)
+    restore_from = res["fromSavepoint"].as<std::string>();
+  if (res.count("resume") > 0) {
+    auto dir = res["resume"].as<std::string>();
+    restore_from = newest_checkpoint(dir);
+    if (restore_from.empty()) {
+      fmt::print(stderr, "weir run: -r: no retained checkpoint under '{}'\n",
+                 dir);
+      return exit_bad_input;
+    }
+  }
+  if (!restore_from.empty()) {
+    restore_from = std::filesystem::absolute(restore_from).lexically_normal()
+                     .string();
+    if (auto sp = storage::read_savepoint(restore_from); !sp) {
+      fmt::print(stderr, "weir run: -s: {}\n", describe(sp.error()));
+      return exit_bad_input;
+    }
+  }
+  auto graph = driver_job(name, res, split.program, restore_from);
+  graph.code = code->code;
+  bool detached = res.count("detached") > 0;
+  remote_cluster remote;
+  if (res.count("jobmanager") > 0) {
+    if (auto c = remote.connect("weir run",
+                                res["jobmanager"].as<std::string>(),
+                                remoting::from(*cfg));
+        c >= 0)
+      return c;
+    return submit_driver(remote, std::move(graph), *code, detached);
+  }
+  // A cluster for this application, with the client's configuration.
+  std::vector<std::string> config_args;
+  if (res.count("config") > 0)
+    config_args = {"--config", res["config"].as<std::string>()};
+  if (res.count("D") > 0)
+    for (auto& d : res["D"].as<std::vector<std::string>>())
+      config_args.push_back("-D" + d);
+  app_cluster cluster;
+  if (!cluster.start(config_args, detached))
+    return exit_cluster_error;
+  fmt::print(stderr, "Application cluster listening on {} (logs in {}/logs)\n",
+             cluster.address(), cluster.dir());
+  if (auto c = remote.connect("weir run", cluster.address(),
+                              remoting::from(*cfg));
+      c >= 0) {
+    cluster.kill();
+    return c;
+  }
+  auto result = submit_driver(remote, std::move(graph), *code, detached);
+  if (detached) {
+    if (result != exit_ok)
+      cluster.kill();
+    return result;
+  }
+  // The cluster ends with the application; every process it started is
+  // gone when this returns.
+  auto cluster_code = cluster.finish(30000);
+  if (cluster_code != 0 && result == exit_ok)
+    result = exit_cluster_error;
+  if (cluster_code != 0)
+    fmt::print(stderr, "weir run: the application cluster ended with code {} "
+                       "(logs in {}/logs)\n",
+               cluster_code, cluster.dir());
+  return result;
+}
+
+} // namespace weir::cli
