@@ -146,6 +146,8 @@ int status_action(const std::vector<std::string>& args) {
         fmt::print("Job {}\n", describe_job(s));
         fmt::print("Records: {} in, {} out\n", s.metrics.records_in,
                    s.metrics.records_out);
+        if (!(s.slot_profile == resource_profile{}))
+          fmt::print("Slot profile: {}\n", to_string(s.slot_profile));
         if (s.subtasks.empty())
           return;
         size_t width = 4;

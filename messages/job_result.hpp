@@ -8,6 +8,7 @@
 
 #include "messages/ids.hpp"
 #include "messages/record.hpp"
+#include "messages/slots.hpp"
 #include "messages/states.hpp"
 
 namespace weir {
@@ -77,13 +78,16 @@ struct job_status {
   io_metrics metrics;
   /// Every subtask, when asked for details and the job still runs.
   std::vector<subtask_status> subtasks;
+  /// What every slot of the job must offer (a driver's -Dhm/-Ddm/-Dc/-Dnm;
+  /// zeros: anything).
+  resource_profile slot_profile;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.name, x.state,
            x.start_time_ms, x.end_time_ms, x.subtasks_total, x.subtasks_running,
-           x.subtasks_finished, x.metrics, x.subtasks);
+           x.subtasks_finished, x.metrics, x.subtasks, x.slot_profile);
 }
 
 /// Milliseconds since the Unix epoch, wall clock.

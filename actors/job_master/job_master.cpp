@@ -427,6 +427,7 @@ job_status make_status(self_ptr self, bool detailed) {
         st.executor_name_of_slot[static_cast<size_t>(x.subtask)]});
     }
   }
+  s.slot_profile = st.slot_profile;
   return s;
 }
 

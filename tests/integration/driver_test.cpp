@@ -1,0 +1,244 @@
+// Driver mode: a user's driver program runs as a job inside a cluster that
+// the CLI creates for it (and that is gone when it ends) or in a session;
+// the application rules (driver failure, daemon jobs) and the seed's
+// option table.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cluster_fixture.hpp"
+#include "process.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string example_ops() {
+  return std::getenv("WEIR_EXAMPLE_OPS");
+}
+
+std::string example_driver() {
+  return std::getenv("WEIR_EXAMPLE_DRIVER");
+}
+
+std::string test_drivers() {
+  return fmt::format("{}/libweir_test_drivers.so",
+                     std::getenv("WEIR_TEST_PLUGIN_DIR"));
+}
+
+/// Points TMPDIR (where application clusters live) at a test directory for
+/// the lifetime of the object.
+struct scoped_tmpdir {
+  std::string old;
+  bool had = false;
+  explicit scoped_tmpdir(const std::string& dir) {
+    if (const char* t = std::getenv("TMPDIR")) {
+      old = t;
+      had = true;
+    }
+    setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~scoped_tmpdir() {
+    if (had)
+      setenv("TMPDIR", old.c_str(), 1);
+    else
+      unsetenv("TMPDIR");
+  }
+};
+
+/// Processes whose command line mentions `text` (none may be left).
+std::vector<std::string> processes_mentioning(const std::string& text) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator("/proc", ec)) {
+    auto cmdline = entry.path() / "cmdline";
+    std::error_code ignored;
+    if (!fs::is_regular_file(cmdline, ignored))
+      continue;
+    auto args = read_file(cmdline.string());
+    std::replace(args.begin(), args.end(), '\0', ' ');
+    if (args.find(text) != std::string::npos
+        && args.find("integration_driver") == std::string::npos)
+      found.push_back(entry.path().filename().string() + ": " + args);
+  }
+  return found;
+}
+
+/// The n most frequent words of examples/data/sample.txt as the built-in
+/// word count computes them, "word<TAB>count" lines, most frequent first.
+std::string top_words(int n) {
+  auto r = run_weir({"run", "examples/wordcount.json"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::pair<std::string, long>> counts;
+  for (auto& line : lines_of(r.out)) {
+    auto tab = line.find('\t');
+    counts.emplace_back(line.substr(0, tab), std::stol(line.substr(tab + 1)));
+  }
+  std::sort(counts.begin(), counts.end(), [](auto& a, auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::string out;
+  for (int i = 0; i < n && i < static_cast<int>(counts.size()); ++i)
+    out += fmt::format("{}\t{}\n", counts[i].first, counts[i].second);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a driver runs two dependent jobs in a cluster created for it") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  auto r = run_weir({"run", "-D", "-c", "top_words", "--libjars",
+                     example_ops(), example_driver(),
+                     "examples/data/sample.txt", "5"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == top_words(5));
+  CHECK(r.err.find("Application cluster listening on 127.0.0.1:")
+        != std::string::npos);
+  // Every process of the application is gone, and so is its directory.
+  CHECK(processes_mentioning(tmp.path()).empty());
+  CHECK(fs::is_empty(tmp.path()));
+}
+
+TEST_CASE("a failing driver takes its jobs down; the exit code is 1") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  auto r = run_weir({"run", "-D", "-c", "fails_after_submitting",
+                     test_drivers()});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("driver 'fails_after_submitting' failed: boom")
+        != std::string::npos);
+  CHECK(processes_mentioning(tmp.path()).empty());
+  // The logs stay for a failed application; they say the long job was
+  // cancelled because its application ended.
+  std::string log;
+  for (auto& e : fs::recursive_directory_iterator(tmp.path()))
+    if (e.path().filename() == "jobmanager.log")
+      log = read_file(e.path().string());
+  CHECK(std::regex_search(log, std::regex{R"(job \w+ \(long\) is cancelled: its application is ending)"}));
+  CHECK(std::regex_search(log, std::regex{R"(job \w+ \(long\) CANCELED)"}));
+  CHECK(log.find("the application failed; shutting down") != std::string::npos);
+}
+
+TEST_CASE("a daemon job does not keep an application alive (session)") {
+  one_worker_cluster c;
+  // Slots for the driver, the daemon job and the bounded job.
+  running_process more{{c.weir, "taskmanager", "-m", c.address, "--slots",
+                        "2", "--id", "more"}};
+  REQUIRE(c.master->wait_for_stderr("TaskExecutor more registered", 30s));
+  auto r = run_weir({"run", "-D", "-m", c.address, "-c", "daemon_and_work",
+                     test_drivers()});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "0\t500500\n");
+  REQUIRE(c.master->wait_for_stderr(" ended FINISHED", 30s));
+  auto list = run_weir({"list", "-m", c.address, "-a"});
+  CHECK(list.out.find(" : endless daemon (CANCELED, ") != std::string::npos);
+  CHECK(list.out.find(" : sum (FINISHED, ") != std::string::npos);
+  CHECK(list.out.find(" : driver daemon_and_work (FINISHED, ")
+        != std::string::npos);
+}
+
+TEST_CASE("a detached application: the driver's slot profile, workers on "
+          "demand, idle ones stopped, status while it lives") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  auto go = tmp.file("go");
+  auto r = run_weir({"run", "-D", "-d", "-Dhm", "64", "-Dc", "1", "-Ddm",
+                     "16", "-Dnm", "8",
+                     "-Dresourcemanager.taskmanager-timeout=200 ms", "-c",
+                     "wait_for_file", test_drivers(), go});
+  REQUIRE(r.exit_code == 0);
+  auto app = lines_of(r.out).back();
+  std::smatch m;
+  REQUIRE(std::regex_search(r.err, m, std::regex{R"(listening on (\S+) \(logs in (\S+)\))"}));
+  std::string address = m[1].str(), logs = m[2].str();
+  auto log = [&] { return read_file(logs + "/jobmanager.log"); };
+  auto wait_for_log = [&](const std::string& text) {
+    auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (log().find(text) != std::string::npos)
+        return true;
+      std::this_thread::sleep_for(20ms); // polling a log, with a deadline
+    }
+    return false;
+  };
+  // The driver's worker got the driver's profile; the sum job's worker came
+  // later, on demand, and went once idle.
+  CHECK(wait_for_log("started worker worker-1 (pid "));
+  CHECK(log().find("--id worker-1 --slots 1 --cpu-cores 1 --memory 64 "
+                   "--direct-memory 16 --native-memory 8")
+        != std::string::npos);
+  CHECK(wait_for_log("starting worker worker-2 with 1 slot(s)"));
+  CHECK(wait_for_log("stopping worker worker-2: idle for 200 ms"));
+  auto status = run_weir({"status", "-m", address, app});
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("Slot profile: cpu=1 heap=64MB direct=16MB native=8MB")
+        != std::string::npos);
+  CHECK(status.out.find("worker-1") != std::string::npos);
+  auto list = run_weir({"list", "-m", address});
+  CHECK(list.out.find(" : driver wait_for_file (RUNNING, ")
+        != std::string::npos);
+  // Let the driver end: the cluster goes with its application; a detached
+  // application leaves its logs.
+  std::ofstream{go}.put('\n');
+  CHECK(wait_for_log("the application finished; shutting down"));
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!processes_mentioning(tmp.path()).empty()
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms); // waiting for the cluster's end
+  CHECK(processes_mentioning(tmp.path()).empty());
+  CHECK(log().find("application " + app + " ended FINISHED")
+        != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path{logs}.parent_path() / "state"));
+}
+
+TEST_CASE("driver options are read as the seed's table writes them") {
+  auto lib = test_drivers();
+  auto ambiguous = run_weir({"run", "-D", "-Dhm=512", "-c", "x", lib});
+  CHECK(ambiguous.exit_code == 2);
+  CHECK(ambiguous.err
+        == "weir run: '-Dhm=512' is ambiguous: it reads as the configuration "
+           "property 'hm=512'; for the driver's resources write -Dhm 512 or "
+           "--driverheapmemory 512\n");
+  auto neither = run_weir({"run", "-D", "-Dxyz", "-c", "x", lib});
+  CHECK(neither.exit_code == 2);
+  CHECK(neither.err == "weir run: '-Dxyz' is neither -D (driver mode), "
+                       "-Dhm/-Ddm/-Dc/-Dnm VALUE (the driver's resources) nor "
+                       "-Dkey=value (a configuration property)\n");
+  auto no_value = run_weir({"run", "-D", "-Dc", "-c", "x", lib});
+  CHECK(no_value.exit_code == 2);
+  CHECK(no_value.err == "weir run: -Dc needs a value (-Dc VALUE, the same as "
+                        "--drivercpus VALUE)\n");
+  auto mod = run_weir({"run", "-D", "--mod", "job.py"});
+  CHECK(mod.exit_code == 2);
+  CHECK(mod.err.find("weir run: --mod runs a Python module as the driver; "
+                     "weir is a C++ runtime")
+        == 0);
+  auto yarn = run_weir({"run", "-D", "-yid", "application_1", "-c", "x", lib});
+  CHECK(yarn.exit_code == 2);
+  CHECK(yarn.err.find("weir run: -yid is a YARN option") == 0);
+  auto no_class = run_weir({"run", "-D", lib});
+  CHECK(no_class.exit_code == 2);
+  CHECK(no_class.err.find("weir run: driver mode needs -c/--class NAME") == 0);
+  auto unknown = run_weir({"run", "-D", "-c", "nope", lib});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err
+        == fmt::format("weir run: -c/--class: no driver 'nope' in '{}' or the "
+                       "--libjars libraries (known: daemon_and_work, "
+                       "fails_after_submitting, wait_for_file)\n",
+                       lib));
+  auto no_library = run_weir({"run", "-D", "-c", "x"});
+  CHECK(no_library.exit_code == 2);
+  CHECK(no_library.err.find("weir run: driver mode needs the driver's library")
+        == 0);
+}

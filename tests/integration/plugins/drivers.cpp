@@ -1,0 +1,65 @@
+// Drivers of the driver-mode tests.
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "operators/plugin.hpp"
+
+namespace {
+
+using weir::plugin::driver_context;
+using weir::plugin::job_priority;
+
+std::string paced_job(const std::string& name, long count) {
+  return R"({"name": ")" + name + R"(", "vertices": [
+    {"id": "events", "operator": "generator", "params": {"count": )"
+         + std::to_string(count) + R"(, "rate": 1000, "keys": 3}},
+    {"id": "out", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "out", "partitioning": "forward"}]})";
+}
+
+const char* sum_job = R"({"name": "sum", "vertices": [
+    {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 1000}},
+    {"id": "keyed", "operator": "map", "params": {"function": "key_mod", "modulus": 1}},
+    {"id": "total", "operator": "sum"},
+    {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "keyed", "partitioning": "forward"},
+              {"from": "keyed", "to": "total", "partitioning": "hash"},
+              {"from": "total", "to": "out", "partitioning": "forward"}]})";
+
+/// Prints the result of the sum job ("0<TAB>500500").
+void print_sum(driver_context& ctx) {
+  for (auto& r : ctx.run(sum_job).records)
+    ctx.print(r.key + "\t" + std::to_string(r.num));
+}
+
+void setup(weir::plugin::registrar& r) {
+  // Starts a long job, then fails: the job must be cancelled.
+  r.add_driver("fails_after_submitting", [](driver_context& ctx) -> int {
+    ctx.submit(paced_job("long", 1000000));
+    throw std::runtime_error("boom");
+  });
+  // An endless daemon job and a bounded one: the application ends when the
+  // bounded one (and the driver) did.
+  r.add_driver("daemon_and_work", [](driver_context& ctx) {
+    ctx.submit(paced_job("endless daemon", -1), job_priority::daemon);
+    print_sum(ctx);
+    return 0;
+  });
+  // Runs a job, then waits (polling) until the file args[0] exists.
+  r.add_driver("wait_for_file", [](driver_context& ctx) {
+    print_sum(ctx);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (!std::filesystem::exists(ctx.args().at(0))
+           && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ctx.print("done");
+    return 0;
+  });
+}
+
+} // namespace
+
+WEIR_PLUGIN(setup)
