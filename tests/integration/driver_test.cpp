@@ -15,6 +15,7 @@
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
+#include "user_code_paths.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
@@ -23,17 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string example_ops() {
-  return std::getenv("WEIR_EXAMPLE_OPS");
-}
-
-std::string example_driver() {
-  return std::getenv("WEIR_EXAMPLE_DRIVER");
-}
-
 std::string test_drivers() {
-  return fmt::format("{}/libweir_test_drivers.so",
-                     std::getenv("WEIR_TEST_PLUGIN_DIR"));
+  return test_plugin("drivers");
 }
 
 /// Points TMPDIR (where application clusters live) at a test directory for

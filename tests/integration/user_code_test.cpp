@@ -13,6 +13,7 @@
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
+#include "user_code_paths.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
@@ -20,15 +21,6 @@ using namespace std::chrono_literals;
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string example_ops() {
-  return std::getenv("WEIR_EXAMPLE_OPS");
-}
-
-std::string test_plugin(const std::string& name) {
-  return fmt::format("{}/libweir_test_{}.so", std::getenv("WEIR_TEST_PLUGIN_DIR"),
-                     name);
-}
 
 /// examples/data/sample.txt in capitals, line by line.
 std::string shouted_sample() {
