@@ -25,12 +25,19 @@ bool is_flag(const std::string& a) {
 
 } // namespace
 
-bool wants_driver_mode(const std::vector<std::string>& args) {
-  for (auto& a : args) {
+bool wants_driver_mode(const std::vector<std::string>& args,
+                       const std::vector<std::string>& value_flags) {
+  auto& shorts = short_driver_flags();
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto& a = args[i];
     if (!is_flag(a))
       return false;
     if (a == "-D" || a == "--driver")
       return true;
+    if (shorts.count(a) > 0 || a == "-c" || a == "--class"
+        || std::find(value_flags.begin(), value_flags.end(), a)
+             != value_flags.end())
+      ++i; // its value
   }
   return false;
 }

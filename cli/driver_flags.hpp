@@ -19,8 +19,10 @@ struct driver_args {
 };
 
 /// Whether `weir run` arguments ask for driver mode (-D or --driver before
-/// the first positional argument).
-bool wants_driver_mode(const std::vector<std::string>& args);
+/// the first positional argument; `value_flags` take the next argument as
+/// their value, and so do -Dhm, -Ddm, -Dc, -Dnm and -c).
+bool wants_driver_mode(const std::vector<std::string>& args,
+                       const std::vector<std::string>& value_flags);
 
 /// Reads the driver-mode forms of the seed's option table: `-D` alone is
 /// --driver; `-Dhm`, `-Ddm`, `-Dc`, `-Dnm` followed by a value are

@@ -280,10 +280,6 @@ int run_remote(const run_flags& flags, job_graph graph,
 
 
 int run_action(const std::vector<std::string>& args) {
-  if (wants_driver_mode(args))
-    return driver_run_action(args);
-  auto opts = run_options();
-  int code = exit_ok;
   std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",
                                        "--slots", "--state-dir", "-m",
                                        "--jobmanager", "--config", "--jobid",
@@ -291,6 +287,10 @@ int run_action(const std::vector<std::string>& args) {
                                        "--resume"};
   for (auto& f : user_code_value_flags())
     value_flags.push_back(f);
+  if (wants_driver_mode(args, value_flags))
+    return driver_run_action(args);
+  auto opts = run_options();
+  int code = exit_ok;
   auto cmd = parse_job_command("run", opts, args, value_flags, code);
   if (!cmd)
     return code;
