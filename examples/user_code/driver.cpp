@@ -45,12 +45,13 @@ std::string top_spec(const std::string& counts, int n) {
     {"vertices",
      {{{"id", "counts"}, {"operator", "inline_text"}, {"params", {{"text", counts}}}},
       {{"id", "parsed"}, {"operator", "parse_count"}},
-      {{"id", "top"}, {"operator", "top_n"},
+      // One top_n subtask sees every count (whatever -p says).
+      {{"id", "top"}, {"operator", "top_n"}, {"parallelism", 1},
        {"params", {{"n", std::to_string(n)}}}},
-      {{"id", "out"}, {"operator", "collect"}}}},
+      {{"id", "out"}, {"operator", "collect"}, {"parallelism", 1}}}},
     {"edges",
      {{{"from", "counts"}, {"to", "parsed"}, {"partitioning", "forward"}},
-      {{"from", "parsed"}, {"to", "top"}, {"partitioning", "forward"}},
+      {{"from", "parsed"}, {"to", "top"}, {"partitioning", "rebalance"}},
       {{"from", "top"}, {"to", "out"}, {"partitioning", "forward"}}}}};
   return spec.dump();
 }
