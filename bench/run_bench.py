@@ -20,6 +20,7 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
 Each figure is the median of --runs runs; the JSON also holds every run.
 """
 import argparse
+import datetime
 import json
 import os
 import random
@@ -132,7 +133,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcdefghijklm")
+    parser.add_argument("--only", default="abcdefghijklmn")
     args = parser.parse_args()
     weir = args.weir
     with tempfile.TemporaryDirectory() as tmp:
@@ -230,6 +231,8 @@ def main():
             failure_figures(weir, tmp, args.only)
         if set("klm") & set(args.only):
             checkpoint_figures(weir, tmp, args.only, args.runs)
+        if "n" in args.only:
+            driver_figures(weir, tmp, args.runs)
 
 
 PACED = {"name": "paced", "parallelism": 2,
@@ -378,6 +381,74 @@ def checkpoint_size_figure(weir, tmp, figure, extra, to):
               flush=True)
     finally:
         session.close()
+
+
+def log_time(line):
+    """The UTC timestamp that starts an event-log line, as epoch seconds."""
+    stamp = line.split(" ", 1)[0]
+    return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+def processes_mentioning(text):
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def driver_figures(weir, tmp, runs):
+    """(n) Driver mode in a CLI-created cluster: from `weir run -D` to the
+    driver's first job RUNNING (read from the application's event log), and
+    from the application's end to every one of its processes gone. Run
+    detached so that the logs stay to be read; plus the attached command's
+    whole time (it returns once every process is gone)."""
+    build = os.path.dirname(os.path.dirname(weir))
+    ops = os.path.join(build, "examples/user_code/libweir_example_ops.so")
+    driver = os.path.join(build, "examples/user_code/libweir_example_driver.so")
+    cmd = [weir, "run", "-D", "-c", "top_words", "--libjars", ops, driver,
+           "examples/data/sample.txt", "5"]
+    first, gone, attached = [], [], []
+    for i in range(runs):
+        apps = os.path.join(tmp, f"apps-{i}")
+        os.makedirs(apps)
+        env = dict(os.environ, TMPDIR=apps)
+        t0 = time.time()
+        subprocess.run(cmd[:3] + ["-d"] + cmd[3:], cwd=ROOT, env=env,
+                       check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        app = os.path.join(apps, os.listdir(apps)[0])
+        log = os.path.join(app, "logs", "jobmanager.log")
+        running = ended = None
+        deadline = time.time() + 60
+        while ended is None and time.time() < deadline:
+            with open(log) as f:
+                for line in f:
+                    if running is None and "(top words: count) switched from CREATED to RUNNING" in line:
+                        running = log_time(line)
+                    if "the application finished" in line:
+                        ended = log_time(line)
+            time.sleep(0.005)  # benchmark polling of a log
+        while processes_mentioning(app) and time.time() < deadline:
+            time.sleep(0.001)  # benchmark polling of the process table
+        gone.append((time.time() - ended) * 1000)
+        first.append((running - t0) * 1000)
+        t1 = time.time()
+        subprocess.run(cmd, cwd=ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        attached.append((time.time() - t1) * 1000)
+    print(json.dumps({"figure": "n_driver_mode_cli_cluster",
+                      "to_first_job_running_ms": round(statistics.median(first), 1),
+                      "end_to_all_processes_gone_ms": round(statistics.median(gone), 1),
+                      "attached_whole_command_ms": round(statistics.median(attached), 1),
+                      "all_first_ms": [round(x, 1) for x in first],
+                      "all_gone_ms": [round(x, 1) for x in gone]}),
+          flush=True)
 
 
 def checkpoint_figures(weir, tmp, only, runs):

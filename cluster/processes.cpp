@@ -24,6 +24,10 @@ namespace weir {
 
 namespace {
 
+/// How often the process loops look at the stop flag of SIGINT/SIGTERM
+/// (a worker told to stop by its application cluster ends this soon).
+constexpr caf::timespan signal_poll = std::chrono::milliseconds(10);
+
 using namespace std::chrono_literals;
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -153,7 +157,7 @@ int run_jobmanager(const jobmanager_options& opts) {
           code = exit_supervision_gave_up;
         }
       },
-      caf::after(caf::timespan{100ms}) >> [] {});
+      caf::after(signal_poll) >> [] {});
   if (ended) {
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     (*cluster)->stop();
@@ -202,7 +206,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     bool down = false;
     while (!down && stop_requested == 0)
       self->receive([&](caf::down_msg&) { down = true; },
-                    caf::after(caf::timespan{100ms}) >> [] {});
+                    caf::after(signal_poll) >> [] {});
     if (!down) {
       caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
       self->receive([](caf::down_msg&) {});

@@ -18,7 +18,10 @@ using worker_launcher_actor = caf::typed_actor<
   caf::reacts_to<start_atom, resource_id, int32_t, resource_profile>,
   /// ResourceManager: stop worker `id` (SIGTERM, then SIGKILL).
   caf::reacts_to<cancel_atom, resource_id>,
-  /// Self: look for worker processes that ended.
+  /// ResourceManager (on its own tick): look for worker processes that
+  /// ended. (The launcher schedules no timeouts itself: a detached actor
+  /// with a pending timeout would keep the actor system from shutting
+  /// down.)
   caf::reacts_to<tick_atom>>;
 
 } // namespace weir

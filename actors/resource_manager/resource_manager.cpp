@@ -325,7 +325,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         self->send(st.launcher, cancel_atom_v, id);
       }
       start_workers(self);
-      self->delayed_send(self, 200ms, tick_atom_v);
+      self->send(st.launcher, tick_atom_v); // reap ended workers
+      self->delayed_send(self, 100ms, tick_atom_v);
     },
     [=](overview_atom) {
       auto& st = self->state;

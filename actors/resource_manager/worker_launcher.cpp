@@ -1,5 +1,6 @@
 #include "actors/resource_manager/worker_launcher.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -29,8 +30,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// How often ended worker processes are looked for.
-constexpr auto reap_interval = 100ms;
 /// How long a stopped worker may take before it is killed.
 constexpr auto stop_grace = 5s;
 
@@ -46,17 +45,25 @@ struct launcher_state {
 
 using self_ptr = worker_launcher_actor::stateful_pointer<launcher_state>;
 
-/// SIGTERM, then SIGKILL after the grace period; reaps the process.
-void stop_process(pid_t pid) {
-  ::kill(pid, SIGTERM);
+/// SIGTERM to all, then SIGKILL to those still there after the grace
+/// period; reaps them.
+void stop_processes(std::vector<pid_t> pids) {
+  for (auto pid : pids)
+    ::kill(pid, SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + stop_grace;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (::waitpid(pid, nullptr, WNOHANG) == pid)
-      return;
-    std::this_thread::sleep_for(10ms); // a detached thread, bounded wait
+  while (!pids.empty() && std::chrono::steady_clock::now() < deadline) {
+    pids.erase(std::remove_if(pids.begin(), pids.end(),
+                              [](pid_t pid) {
+                                return ::waitpid(pid, nullptr, WNOHANG) == pid;
+                              }),
+               pids.end());
+    if (!pids.empty())
+      std::this_thread::sleep_for(2ms); // a detached thread, bounded wait
   }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
+  for (auto pid : pids) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
 }
 
 std::string mb(double per_slot, int32_t slots) {
@@ -95,10 +102,11 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
   self->state.rm = std::move(rm);
   self->state.cmd = std::move(cmd);
   self->attach_functor([children = self->state.children] {
+    std::vector<pid_t> pids;
     for (auto& [id, pid] : *children)
-      stop_process(pid);
+      pids.push_back(pid);
+    stop_processes(std::move(pids));
   });
-  self->send(self, tick_atom_v);
   return {
     [=](start_atom, const resource_id& id, int32_t slots,
         const resource_profile& slot) {
@@ -126,7 +134,7 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
       auto i = st.children->find(id);
       if (i == st.children->end())
         return;
-      stop_process(i->second);
+      stop_processes({i->second});
       st.children->erase(i);
       self->send(st.rm, done_atom_v, id);
     },
@@ -145,7 +153,6 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
           ++i;
         }
       }
-      self->delayed_send(self, reap_interval, tick_atom_v);
     },
   };
 }
