@@ -66,17 +66,19 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
+  // Attached, the cluster's processes share this terminal's stdout and
+  // stderr, so what a driver writes there streams (their event logs go to
+  // logs/). Detached, they run in a session of their own, output to files.
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
-  auto err_log = dir_ + "/logs/jobmanager.err";
-  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err_log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  auto err_log = dir_ + "/logs/stderr.txt";
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   if (detached) {
-    // Its own session, output to files: it outlives this client.
-    auto out_log = dir_ + "/logs/output.txt";
+    auto out_log = dir_ + "/logs/stdout.txt";
     posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out_log.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err_log.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   }

@@ -1,5 +1,6 @@
 #include "cli/user_code.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -111,14 +112,26 @@ prepare_user_code(const std::string& action, const cxxopts::ParseResult& flags,
       }
     out.code.files.push_back(std::move(*b));
   }
+  std::vector<std::string> classpath; // loaded first, as on the workers
   for (auto& entry : list_flag(flags, "classpath")) {
     auto path = entry.rfind("file://", 0) == 0 ? entry.substr(7) : entry;
     out.code.classpath.push_back(
       std::filesystem::absolute(path).lexically_normal().string());
+    // Checked here with what this host sees at that path.
     std::error_code ec;
-    if (std::filesystem::is_regular_file(out.code.classpath.back(), ec))
-      paths.push_back(out.code.classpath.back());
+    auto& at = out.code.classpath.back();
+    if (std::filesystem::is_regular_file(at, ec)) {
+      classpath.push_back(at);
+    } else if (std::filesystem::is_directory(at, ec)) {
+      std::vector<std::string> libs;
+      for (auto& f : std::filesystem::directory_iterator{at, ec})
+        if (f.path().extension() == ".so")
+          libs.push_back(f.path().string());
+      std::sort(libs.begin(), libs.end());
+      classpath.insert(classpath.end(), libs.begin(), libs.end());
+    }
   }
+  paths.insert(paths.begin(), classpath.begin(), classpath.end());
   out.code.always_ship = flags.count("disableSubmitOptimization") > 0;
   try {
     out.operators = &ops::registry_for(paths);

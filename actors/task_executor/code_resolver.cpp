@@ -143,8 +143,10 @@ code_resolver_actor::behavior_type resolver_impl(self_ptr self,
       req->rp = self->make_response_promise<local_code>();
       for (auto& entry : code.classpath) {
         auto libs = classpath_libraries(self, entry);
-        if (!libs)
-          return libs.error();
+        if (!libs) {
+          req->rp.deliver(libs.error()); // the promise owns the response
+          return req->rp;
+        }
         req->library_slots.insert(req->library_slots.end(), libs->begin(),
                                   libs->end());
       }

@@ -173,3 +173,16 @@ TEST_CASE("a job's libraries are recovered with it after a master crash") {
   CHECK(waited.out == top_result(4000));
   CHECK(find_files(dir.file("second"), "libweir_example_ops.so").size() == 1);
 }
+
+TEST_CASE("-C/--classpath loads libraries from each node's own path") {
+  auto dir = std::filesystem::path{example_ops()}.parent_path().string();
+  auto r = run_weir({"run", "examples/user_code/upper.json", "-C", dir});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == shouted_sample());
+  auto missing = run_weir({"run", "examples/user_code/upper.json", "--libjars",
+                           example_ops(), "-C", "/nonexistent/libs"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("-C/--classpath '/nonexistent/libs' does not exist "
+                         "on TaskExecutor taskexecutor-0")
+        != std::string::npos);
+}
