@@ -148,7 +148,8 @@ int submit_driver(remote_cluster& remote, job_graph g,
     fmt::print("{}\n", id->to_string());
     return exit_ok;
   }
-  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir run");
+  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir run",
+                      true);
 }
 
 } // namespace

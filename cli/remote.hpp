@@ -25,9 +25,11 @@ int parse_flags(cxxopts::Options& opts, const std::string& action,
 
 /// Waits for job `id`'s result and prints it like `weir run` (records on
 /// stdout, status on stderr, progress on a terminal; Ctrl-C cancels).
-/// Returns the exit code; 3 with a one-line error when the master is lost.
+/// With `stream`, collected records are printed while the job runs (a
+/// driver's output). Returns the exit code; 3 with a one-line error when
+/// the master is lost.
 int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
-                 const std::string& action);
+                 const std::string& action, bool stream = false);
 
 class remote_cluster;
 

@@ -136,8 +136,14 @@ void print_records(const std::vector<record>& rows) {
   std::fflush(stdout);
 }
 
-int report_result(const job_result& r) {
-  print_records(r.collected);
+/// Prints the result; `printed` records were printed while it ran.
+int report_result(const job_result& r, size_t printed = 0) {
+  if (printed == 0)
+    print_records(r.collected);
+  else if (printed < r.collected.size())
+    print_records(std::vector<record>(
+      r.collected.begin() + static_cast<std::ptrdiff_t>(printed),
+      r.collected.end()));
   if (r.state == job_state::finished)
     fmt::print(stderr, "Job with JobID {} has finished.\n", r.id.to_string());
   else
@@ -189,7 +195,8 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
 } // namespace
 
 int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
-                 const std::string& action) {
+                 const std::string& action, bool stream) {
+  size_t printed = 0;
   cancel_on_interrupt();
   caf::scoped_actor self{sys};
   // A lost master shows as the Dispatcher going down: requests to a dead
@@ -221,6 +228,20 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
           master_lost = true;
         },
                     caf::after(std::chrono::seconds(0)) >> [] {});
+    if (!result && !lost && stream)
+      self
+        ->request(dispatcher, 1s, collect_atom_v, id,
+                  static_cast<int64_t>(printed))
+        .receive(
+          [&](std::vector<record>& rows) {
+            if (rows.empty())
+              return;
+            if (tty)
+              fmt::print(stderr, "\r\x1b[K");
+            print_records(rows);
+            printed += rows.size();
+          },
+          [&](caf::error&) {});
     if (!result && !lost && tty)
       self->request(dispatcher, 1s, status_atom_v, id, false)
         .receive([&](job_status& s) { print_progress(s); },
@@ -240,7 +261,7 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
     return *lost == make_error(errc::unknown_job) ? exit_bad_input
                                                   : exit_cluster_error;
   }
-  return report_result(*result);
+  return report_result(*result, printed);
 }
 
 namespace {

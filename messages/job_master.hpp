@@ -37,6 +37,9 @@ using job_master_actor = caf::typed_actor<
   caf::reacts_to<trigger_atom, uint64_t>,
   /// Collect sink: records for the job result.
   caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
+  /// Dispatcher: the records collected so far (in sink-subtask order),
+  /// from the `offset`-th on; for streaming a driver's output.
+  caf::replies_to<collect_atom, int64_t>::with<std::vector<record>>,
   /// Dispatcher: the job's live status, with every subtask if `detailed`.
   caf::replies_to<status_atom, bool>::with<job_status>,
   /// Dispatcher: take a checkpoint now (full when the flag is set); the

@@ -15,8 +15,8 @@ class context_impl : public plugin::driver_context {
 public:
   context_impl(std::vector<std::string> args,
                const std::map<std::string, std::string>* files,
-               driver_services& services, std::vector<record>& out)
-    : args_(std::move(args)), files_(files), services_(services), out_(out) {
+               driver_services& services)
+    : args_(std::move(args)), files_(files), services_(services) {
   }
 
   const std::vector<std::string>& args() const override { return args_; }
@@ -38,15 +38,12 @@ public:
     return services_.wait(id);
   }
 
-  void print(const std::string& line) override {
-    out_.push_back(record::string({}, line));
-  }
+  void print(const std::string& line) override { services_.print(line); }
 
 private:
   std::vector<std::string> args_;
   const std::map<std::string, std::string>* files_;
   driver_services& services_;
-  std::vector<record>& out_;
 };
 
 class driver_source : public source {
@@ -71,11 +68,11 @@ public:
     files_ = ctx.files;
   }
 
-  bool next(std::vector<record>& out, size_t) override {
+  bool next(std::vector<record>&, size_t) override {
     context_impl ctx{decode_driver_args(params_.count("args") > 0
                                           ? params_.at("args")
                                           : "[]"),
-                     files_, *services_, out};
+                     files_, *services_};
     int status = 0;
     try {
       status = (*run_)(ctx);

@@ -21,6 +21,10 @@ public:
 
   /// Blocks until job `id` has ended.
   virtual plugin::job_outcome wait(const std::string& id) = 0;
+
+  /// A line of the application's output, handed to the driver job's
+  /// JobMaster at once (an attached client streams it).
+  virtual void print(const std::string& line) = 0;
 };
 
 /// The name of the built-in operator that runs a driver (the only vertex of

@@ -391,6 +391,22 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       }
       return self->delegate(entry->jm, cancel_atom_v);
     },
+    [=](collect_atom a, job_id id,
+        int64_t offset) -> caf::result<std::vector<record>> {
+      auto* entry = find_job(self, id);
+      if (entry == nullptr)
+        return unknown_job(id);
+      if (entry->result) {
+        auto& rows = entry->result->collected;
+        auto from = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(offset, 0)),
+                                     rows.size());
+        return std::vector<record>(rows.begin() + static_cast<std::ptrdiff_t>(from),
+                                   rows.end());
+      }
+      if (!entry->jm)
+        return std::vector<record>{};
+      return self->delegate(entry->jm, a, offset);
+    },
     [=](checkpoint_atom, job_id id, bool full) -> caf::result<int64_t> {
       auto* entry = find_job(self, id);
       if (entry == nullptr)

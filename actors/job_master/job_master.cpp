@@ -533,6 +533,15 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                  std::make_move_iterator(b.records.end()));
     },
     [=](status_atom, bool detailed) { return make_status(self, detailed); },
+    [=](collect_atom, int64_t offset) {
+      std::vector<record> out;
+      int64_t seen = 0;
+      for (auto& [flat, rows] : self->state.collected)
+        for (auto& r : rows)
+          if (seen++ >= offset)
+            out.push_back(r);
+      return out;
+    },
     [=](blob_atom a, std::string& hash) -> caf::result<std::string> {
       if (!self->state.opts.store)
         return make_error(errc::invalid_job, "this cluster has no blob store");

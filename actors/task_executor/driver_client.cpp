@@ -7,6 +7,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 
 #include <fmt/format.h>
 
@@ -23,9 +24,12 @@ using namespace std::chrono_literals;
 class driver_client : public ops::driver_services {
 public:
   driver_client(caf::actor_system& sys, dispatcher_actor dispatcher,
-                const task_deployment& driver, const local_code& code)
+                job_master_actor jm, const task_deployment& driver,
+                const local_code& code)
     : sys_(sys),
       dispatcher_(std::move(dispatcher)),
+      jm_(std::move(jm)),
+      attempt_(driver.attempt),
       application_(driver.job),
       code_(driver.code),
       libraries_(code.libraries),
@@ -93,6 +97,11 @@ public:
     }
   }
 
+  void print(const std::string& line) override {
+    caf::anon_send(jm_, collect_atom_v, attempt_,
+                   record_batch{{record::string({}, line)}});
+  }
+
 private:
   std::string param(const std::string& name) const {
     auto i = defaults_.find(name);
@@ -101,6 +110,8 @@ private:
 
   caf::actor_system& sys_;
   dispatcher_actor dispatcher_;
+  job_master_actor jm_;
+  execution_attempt_id attempt_;
   job_id application_;
   user_code code_;
   std::vector<std::string> libraries_;
@@ -111,9 +122,10 @@ private:
 
 std::unique_ptr<ops::driver_services>
 make_driver_client(caf::actor_system& sys, dispatcher_actor dispatcher,
-                   const task_deployment& driver, const local_code& code) {
-  return std::make_unique<driver_client>(sys, std::move(dispatcher), driver,
-                                         code);
+                   job_master_actor jm, const task_deployment& driver,
+                   const local_code& code) {
+  return std::make_unique<driver_client>(sys, std::move(dispatcher),
+                                         std::move(jm), driver, code);
 }
 
 } // namespace weir

@@ -36,8 +36,8 @@ operator_chain::operator_chain(const task_deployment& d, const subtask_env& env)
     ctx.files = &files_;
     ctx.operators = &reg;
     if (v.op == ops::driver_operator_name && env.system != nullptr) {
-      driver_ = make_driver_client(*env.system, env.dispatcher, d,
-                                   env.code);
+      driver_ = make_driver_client(*env.system, env.dispatcher,
+                                   env.job_master, d, env.code);
       ctx.driver = driver_.get();
     }
     contexts_.push_back(ctx);

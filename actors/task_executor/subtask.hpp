@@ -22,6 +22,8 @@ struct subtask_env {
   local_code code;
   /// The cluster's Dispatcher: a driver submits its jobs there.
   dispatcher_actor dispatcher;
+  /// The job's JobMaster (a driver's output goes there).
+  job_master_actor job_master;
 };
 
 /// Spawns the actor running one subtask. It opens its operators at once

@@ -84,6 +84,7 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
       env.local_state_dir = st.opts.local_state_dir;
       env.code = code;
       env.dispatcher = st.opts.dispatcher;
+      env.job_master = jm;
       auto h = spawn_subtask(std::move(d), jm, env);
       self->monitor(h);
       st.running[job].insert(h.address());

@@ -18,6 +18,7 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
         const std::string&) {},
     [=](metrics_atom, execution_attempt_id, const io_metrics&) {},
     [=](collect_atom, execution_attempt_id, const record_batch&) {},
+    [=](collect_atom, int64_t) { return std::vector<record>{}; },
     [=](status_atom, bool) { return job_status{}; },
     [=](cancel_atom) { return job_state::cancelling; },
     [=](tick_atom, uint64_t) {},

@@ -194,6 +194,20 @@ TEST_CASE("a detached application: the driver's slot profile, workers on "
   CHECK_FALSE(fs::exists(fs::path{logs}.parent_path() / "state"));
 }
 
+TEST_CASE("an attached client streams what a driver prints while it runs") {
+  one_worker_cluster c;
+  temp_dir tmp;
+  auto go = tmp.file("go");
+  running_process run{{c.weir, "run", "-D", "-m", c.address, "-c",
+                       "wait_for_file", test_drivers(), go}};
+  // Printed after its first job, while it still waits for `go`.
+  REQUIRE(run.wait_for_stdout("0\t500500\n", 30s));
+  std::ofstream{go}.put('\n');
+  auto r = run.finish(30s);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "0\t500500\ndone\n"); // each line once
+}
+
 TEST_CASE("driver options are read as the seed's table writes them") {
   auto lib = test_drivers();
   auto ambiguous = run_weir({"run", "-D", "-Dhm=512", "-c", "x", lib});

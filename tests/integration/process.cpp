@@ -94,12 +94,23 @@ bool running_process::pump(std::chrono::milliseconds timeout) {
 
 bool running_process::wait_for_stderr(const std::string& text,
                                       std::chrono::milliseconds deadline) {
+  return wait_for(result_.err, text, deadline);
+}
+
+bool running_process::wait_for_stdout(const std::string& text,
+                                      std::chrono::milliseconds deadline) {
+  return wait_for(result_.out, text, deadline);
+}
+
+bool running_process::wait_for(const std::string& output,
+                               const std::string& text,
+                               std::chrono::milliseconds deadline) {
   auto until = std::chrono::steady_clock::now() + deadline;
-  while (result_.err.find(text) == std::string::npos) {
+  while (output.find(text) == std::string::npos) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       until - std::chrono::steady_clock::now());
     if (left.count() <= 0 || !pump(left))
-      return result_.err.find(text) != std::string::npos;
+      return output.find(text) != std::string::npos;
   }
   return true;
 }

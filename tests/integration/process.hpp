@@ -29,6 +29,10 @@ public:
   bool wait_for_stderr(const std::string& text,
                        std::chrono::milliseconds deadline);
 
+  /// The same for stdout.
+  bool wait_for_stdout(const std::string& text,
+                       std::chrono::milliseconds deadline);
+
   /// Sends a signal.
   void signal(int sig);
 
@@ -40,6 +44,10 @@ public:
   process_result finish(std::chrono::milliseconds deadline);
 
 private:
+  /// Reads until `output` (stdout or stderr read so far) contains `text`.
+  bool wait_for(const std::string& output, const std::string& text,
+                std::chrono::milliseconds deadline);
+
   /// Reads whatever is ready within `timeout`; false when both pipes closed.
   bool pump(std::chrono::milliseconds timeout);
 
