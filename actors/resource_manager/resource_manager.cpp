@@ -315,6 +315,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     },
     [=](tick_atom) {
       auto& st = self->state;
+      if (!st.pool || !st.launcher)
+        return; // not an active ResourceManager
       auto now = self->clock().now();
       auto idle = st.pool->idle(
         [&](const resource_id& id) { return st.slots->is_idle(id); }, now);

@@ -122,6 +122,17 @@ TEST_CASE("a failing driver takes its jobs down; the exit code is 1") {
   CHECK(log.find("the application failed; shutting down") != std::string::npos);
 }
 
+TEST_CASE("an endless daemon job does not keep an application's cluster "
+          "alive") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  auto r = run_weir({"run", "-D", "-c", "daemon_and_work", test_drivers()});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "0\t500500\n");
+  CHECK(processes_mentioning(tmp.path()).empty());
+  CHECK(fs::is_empty(tmp.path()));
+}
+
 TEST_CASE("a daemon job does not keep an application alive (session)") {
   one_worker_cluster c;
   // Slots for the driver, the daemon job and the bounded job.
