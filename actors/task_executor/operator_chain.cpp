@@ -228,6 +228,12 @@ void operator_chain::commit(int64_t checkpoint) {
     sink_->commit(checkpoint);
 }
 
+void operator_chain::snapshot_written(int64_t id) {
+  for (auto& b : backends_)
+    if (b)
+      b->snapshot_written(id);
+}
+
 chain_snapshot operator_chain::snapshot(int64_t id, state::snapshot_kind kind) {
   chain_snapshot result;
   for (size_t i = 0; i < contexts_.size(); ++i) {

@@ -70,6 +70,10 @@ public:
   /// `id` (state::vertex_snapshot bytes).
   chain_snapshot snapshot(int64_t id, state::snapshot_kind kind);
 
+  /// The deferred parts of checkpoint `id` were written (keyed state
+  /// backends fold their copy-on-write layers).
+  void snapshot_written(int64_t id);
+
   std::vector<output_gate>& gates() { return gates_; }
   ops::source* source() { return source_.get(); }
   ops::sink* sink() { return sink_.get(); }

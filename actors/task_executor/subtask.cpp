@@ -242,6 +242,9 @@ void write_snapshot_async(self_ptr self, int64_t id, chain_snapshot snap) {
       auto states = std::move(shared->ready);
       for (auto& [vertex, finish] : shared->deferred)
         states[vertex] = finish();
+      // What the snapshot held (frozen tables) is released before the
+      // subtask hears that it was written.
+      shared->deferred.clear();
       writer->send(subtask, checkpoint_atom_v, id, std::move(states));
     } catch (const std::exception& e) {
       writer->send(subtask, checkpoint_atom_v, id, std::string{e.what()});
@@ -413,6 +416,7 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     },
     [=](checkpoint_atom, int64_t id, operator_states& states) {
       auto& st = self->state;
+      guarded(self, [&] { st.chain->snapshot_written(id); });
       if (!st.finished)
         self->send(st.jm, checkpoint_atom_v, st.d.attempt, id,
                    std::move(states));

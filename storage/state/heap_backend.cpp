@@ -91,26 +91,75 @@ void heap_backend::restore(const std::string& bytes) {
     });
 }
 
+namespace {
+
+/// Below this many entries a snapshot is written at once: a thread would
+/// cost more than it saves.
+constexpr int64_t async_threshold = 64 * 1024;
+
+} // namespace
+
 pending_snapshot heap_backend::snapshot(int64_t, snapshot_kind) {
-  canonical_writer w{static_cast<int64_t>(tables_.size() + columns_.size()
-                                          + stash_.size())};
+  int64_t entries = 0;
+  bool frozen = false;
   for (auto& [name, t] : tables_) {
-    w.begin_state(name, state_type::value, t->size());
-    t->dump(w);
+    entries += t->size();
+    frozen = frozen || t->freeze_pending();
   }
-  for (auto& [name, c] : columns_) {
-    w.begin_state(name, state_type::map,
-                  static_cast<int64_t>(c->entries.size()));
-    for (auto& [k, v] : c->entries)
-      w.entry(k, v);
+  auto states = static_cast<int64_t>(tables_.size() + columns_.size()
+                                     + stash_.size());
+  // Map states and unclaimed restored state are copied now (small).
+  auto write_rest = [columns = copy_columns(), stash = stash_](
+                      canonical_writer& w) {
+    for (auto& [name, entries] : columns) {
+      w.begin_state(name, state_type::map,
+                    static_cast<int64_t>(entries.size()));
+      for (auto& [k, v] : entries)
+        w.entry(k, v);
+    }
+    // Restored state nobody claimed (allowed with -n) is carried on.
+    for (auto& [name, s] : stash) {
+      w.begin_state(name, s.type, static_cast<int64_t>(s.entries.size()));
+      for (auto& [k, v] : s.entries)
+        w.entry(k, v);
+    }
+  };
+  if (entries < async_threshold || frozen) {
+    // Small, or an earlier snapshot is still being written: now.
+    canonical_writer w{states};
+    for (auto& [name, t] : tables_) {
+      w.begin_state(name, state_type::value, t->size());
+      t->dump(w);
+    }
+    write_rest(w);
+    return {w.take(), {}};
   }
-  // Restored state nobody claimed (allowed with -n) is carried on.
-  for (auto& [name, s] : stash_) {
-    w.begin_state(name, s.type, static_cast<int64_t>(s.entries.size()));
-    for (auto& [k, v] : s.entries)
-      w.entry(k, v);
-  }
-  return {w.take(), {}};
+  std::vector<std::pair<std::string, std::shared_ptr<const frozen_table>>> views;
+  for (auto& [name, t] : tables_)
+    views.emplace_back(name, t->freeze());
+  return {{}, [views, write_rest, states]() mutable {
+            canonical_writer w{states};
+            for (auto& [name, v] : views) {
+              w.begin_state(name, state_type::value, v->size());
+              v->dump(w);
+            }
+            write_rest(w);
+            views.clear(); // the tables may fold their layers now
+            return w.take();
+          }};
+}
+
+void heap_backend::snapshot_written(int64_t) {
+  for (auto& [name, t] : tables_)
+    t->thaw();
+}
+
+std::map<std::string, std::map<std::string, std::string, std::less<>>>
+heap_backend::copy_columns() const {
+  std::map<std::string, std::map<std::string, std::string, std::less<>>> out;
+  for (auto& [name, c] : columns_)
+    out[name] = c->entries;
+  return out;
 }
 
 std::vector<std::string> heap_backend::unclaimed() const {

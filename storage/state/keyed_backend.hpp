@@ -85,6 +85,10 @@ public:
   /// captured now; the rest may be left to `finish`.
   virtual pending_snapshot snapshot(int64_t id, snapshot_kind kind) = 0;
 
+  /// The `finish` of snapshot `id` has run (on the processing thread,
+  /// before the acknowledgement): copy-on-write layers can be folded.
+  virtual void snapshot_written(int64_t) {}
+
   /// Restored states the operator did not register.
   virtual std::vector<std::string> unclaimed() const = 0;
 

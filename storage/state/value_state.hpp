@@ -25,9 +25,11 @@ public:
     auto key = backend_->current_key();
     if (table_) {
       auto i = table_->map.find(lookup(key));
-      if (i == table_->map.end())
-        return std::nullopt;
-      return i->second;
+      if (i != table_->map.end())
+        return i->second;
+      if (auto* v = table_->from_frozen(key))
+        return *v; // a snapshot is being written
+      return std::nullopt;
     }
     std::string bytes;
     if (!column_->get(key, bytes))
@@ -44,9 +46,11 @@ public:
 
   void clear() {
     if (table_) {
-      if (auto i = table_->map.find(lookup(backend_->current_key()));
-          i != table_->map.end())
+      auto key = backend_->current_key();
+      if (auto i = table_->map.find(lookup(key)); i != table_->map.end())
         table_->map.erase(i);
+      if (table_->frozen)
+        table_->removed.emplace(key);
     } else {
       column_->remove(backend_->current_key());
     }
@@ -60,6 +64,11 @@ public:
     auto key = backend_->current_key();
     if (table_) {
       auto [i, fresh] = table_->map.try_emplace(lookup(key));
+      if (fresh && table_->frozen) // copy-on-write
+        if (auto* v = table_->from_frozen(key)) {
+          i->second = *v;
+          fresh = false;
+        }
       f(i->second, fresh);
       return;
     }
@@ -75,8 +84,7 @@ public:
   template <class F>
   void for_each(F&& f) const {
     if (table_) {
-      for (auto& [k, v] : table_->map)
-        f(std::string_view{k}, v);
+      table_->visit(f);
       return;
     }
     column_->scan({}, [&](std::string_view k, std::string_view v) {
@@ -86,9 +94,12 @@ public:
 
   /// Removes every key's value.
   void clear_all() {
-    if (table_)
+    if (table_) {
       table_->map.clear();
-    else
+      table_->removed.clear();
+      if (table_->frozen)
+        table_->frozen_cleared = true;
+    } else
       column_->remove_prefix({});
   }
 

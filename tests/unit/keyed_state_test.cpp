@@ -240,3 +240,67 @@ TEST_CASE("a missing RocksDB checkpoint file is an error naming it") {
                          .c_str(),
                        std::runtime_error);
 }
+
+TEST_CASE("a large heap snapshot is written while processing goes on "
+          "(copy-on-write)") {
+  backend_maker m{"hashmap", {}};
+  auto b = m.make();
+  value_state<int64_t> v{*b, "v"};
+  auto key = [](int i) { return "key-" + std::to_string(i); };
+  const int n = 70'000; // above the threshold for writing asynchronously
+  // The backend keeps a view of the current key: the keys must live on.
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; ++i)
+    keys.push_back(key(i));
+  for (int i = 0; i < n; ++i) {
+    b->set_current_key(keys[static_cast<size_t>(i)]);
+    v.update(i);
+  }
+  auto pending = b->snapshot(1, snapshot_kind::checkpoint);
+  REQUIRE(pending.finish); // written on another thread
+  // Meanwhile: a changed key, a new key, a removed key, a read-modify-write.
+  b->set_current_key(keys[0]);
+  v.update(-1);
+  b->set_current_key("new");
+  v.update(7);
+  b->set_current_key(keys[1]);
+  v.clear();
+  b->set_current_key(keys[2]);
+  v.modify([](int64_t& x, bool fresh) {
+    CHECK_FALSE(fresh); // seen through the frozen table
+    x += 100;
+  });
+  b->set_current_key(keys[1]);
+  CHECK_FALSE(v.value());
+  b->set_current_key(keys[3]);
+  CHECK(v.value() == 3);
+  auto bytes = pending.finish();
+  b->snapshot_written(1);
+  // The snapshot holds the state at the barrier...
+  backend_maker other{"hashmap", {}};
+  auto restored = other.make();
+  restored->restore(bytes);
+  value_state<int64_t> r{*restored, "v"};
+  int64_t count = 0;
+  bool exact = true;
+  r.for_each([&](std::string_view k, int64_t x) {
+    ++count;
+    exact = exact && k == key(static_cast<int>(x));
+  });
+  CHECK(count == n);
+  CHECK(exact);
+  // ...and the live state has every later change, folded in.
+  int64_t live = 0;
+  v.for_each([&](std::string_view, int64_t) { ++live; });
+  CHECK(live == n); // one removed, one added
+  std::vector<std::pair<std::string, int64_t>> want{
+    {key(0), -1}, {"new", 7}, {key(2), 102}, {key(4), 4}};
+  for (auto& [k, x] : want) {
+    b->set_current_key(k);
+    CHECK(v.value() == x);
+  }
+  b->set_current_key(keys[1]);
+  CHECK_FALSE(v.value());
+  // Thawed: the next snapshot freezes again.
+  CHECK(b->snapshot(2, snapshot_kind::checkpoint).finish);
+}
