@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
 #include "storage/blob_store.hpp"
 
@@ -62,15 +63,30 @@ bool holds(self_ptr self, const std::string& path, const std::string& hash) {
   return memo.hash == hash;
 }
 
-/// Where `b` is on this node without fetching it, or "".
-std::string find_local(self_ptr self, const blob_ref& b, bool always_ship) {
-  if (!always_ship && !b.origin.empty() && holds(self, b.origin, b.hash))
-    return b.origin; // the optimized path: the same content is here
-  auto cached = fmt::format("{}/{}/{}", self->state.cache_dir, b.hash, b.name);
+/// Where `b` is on this node without fetching it, or "". A library is
+/// always used from the cache, named by its content hash, so that a
+/// library rebuilt at the client's path is never mistaken for the one
+/// loaded before (dlopen knows files by path); the optimized path copies
+/// it there locally instead of fetching it.
+std::string find_local(self_ptr self, const blob_ref& b, bool always_ship,
+                       bool is_library) {
+  auto dir = fmt::format("{}/{}", self->state.cache_dir, b.hash);
+  auto cached = dir + "/" + b.name;
   std::error_code ec;
   if (fs::is_regular_file(cached, ec))
     return cached;
-  return {};
+  if (always_ship || b.origin.empty() || !holds(self, b.origin, b.hash))
+    return {};
+  log_eventf("using {} where the client had it (same content, {})",
+             b.origin, b.hash);
+  if (!is_library)
+    return b.origin;
+  fs::create_directories(dir, ec);
+  auto tmp = cached + ".tmp";
+  fs::copy_file(b.origin, tmp, fs::copy_options::overwrite_existing, ec);
+  if (!ec)
+    fs::rename(tmp, cached, ec);
+  return ec ? std::string{} : cached;
 }
 
 /// Writes a fetched blob into the cache (a temporary name, then renamed).
@@ -173,7 +189,8 @@ code_resolver_actor::behavior_type resolver_impl(self_ptr self,
           else
             req->result.files[name] = std::move(path);
         };
-        if (auto path = find_local(self, b, code.always_ship); !path.empty()) {
+        if (auto path = find_local(self, b, code.always_ship, is_library);
+            !path.empty()) {
           place(std::move(path));
           continue;
         }
@@ -182,6 +199,8 @@ code_resolver_actor::behavior_type resolver_impl(self_ptr self,
           .then(
             [=, b = b](const std::string& bytes) {
               --req->outstanding;
+              log_eventf("fetched {} ({}, {} bytes) from the JobMaster",
+                         b.name, b.hash, bytes.size());
               auto path = store(self, b, bytes);
               if (!path) {
                 if (!req->failed)

@@ -118,20 +118,28 @@ TEST_CASE("a session's workers use a library where it is, or fetch it with "
           "-b") {
   temp_dir roots;
   one_worker_cluster c{{}, {"-Dtaskmanager.state.local.root-dirs=" + roots.path()}};
-  // The worker sees the library at the client's path: nothing is fetched.
+  // The worker sees the library at the client's path: nothing is fetched
+  // (it copies it into its cache, where libraries are named by content).
   auto direct = run_weir({"run", "-m", c.address,
                           "examples/user_code/upper.json", "--libjars",
                           example_ops()});
   CHECK(direct.exit_code == 0);
   CHECK(direct.out == shouted_sample());
-  CHECK(find_files(roots.path(), "libweir_example_ops.so").empty());
-  // -b: shipped through the blob store and cached by the worker.
+  REQUIRE(c.worker->wait_for_stderr("using " + example_ops()
+                                      + " where the client had it", 30s));
+  CHECK(c.worker->stderr_so_far().find("fetched") == std::string::npos);
+  auto cached = find_files(roots.path(), "libweir_example_ops.so");
+  REQUIRE(cached.size() == 1);
+  CHECK(read_file(cached[0]) == read_file(example_ops()));
+  // -b: shipped through the blob store (the cache is cleared first).
+  fs::remove_all(fs::path{cached[0]}.parent_path());
   auto shipped = run_weir({"run", "-m", c.address, "-b",
                            "examples/user_code/upper.json", "--libjars",
                            example_ops()});
   CHECK(shipped.exit_code == 0);
   CHECK(shipped.out == shouted_sample());
-  auto cached = find_files(roots.path(), "libweir_example_ops.so");
+  REQUIRE(c.worker->wait_for_stderr("fetched libweir_example_ops.so (", 30s));
+  cached = find_files(roots.path(), "libweir_example_ops.so");
   REQUIRE(cached.size() == 1);
   CHECK(read_file(cached[0]) == read_file(example_ops()));
   // An attached file is found by name (a text_file source cannot use it,
