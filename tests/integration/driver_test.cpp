@@ -205,6 +205,48 @@ TEST_CASE("a detached application: the driver's slot profile, workers on "
   CHECK_FALSE(fs::exists(fs::path{logs}.parent_path() / "state"));
 }
 
+TEST_CASE("-s and -n apply to the jobs a driver submits") {
+  one_worker_cluster c;
+  running_process more{{c.weir, "taskmanager", "-m", c.address, "--slots",
+                        "2", "--id", "more"}};
+  REQUIRE(c.master->wait_for_stderr("TaskExecutor more registered", 30s));
+  auto spec = [&](const std::string& name, int count, int rate,
+                  const std::string& sink) {
+    return c.dir.write(name + ".json", fmt::format(R"({{
+      "name": "{}", "config": {{"execution.checkpointing.interval": "100 ms"}},
+      "vertices": [
+        {{"id": "events", "operator": "generator", "params": {{"count": {}, "rate": {}, "keys": 3}}}},
+        {{"id": "counts", "operator": "count"}},
+        {{"id": "{}", "operator": "{}"}}],
+      "edges": [{{"from": "events", "to": "counts", "partitioning": "hash"}},
+                {{"from": "counts", "to": "{}", "partitioning": "forward"}}]}})",
+                                                   name, count, rate, sink,
+                                                   sink, sink));
+  };
+  auto submitted = run_weir({"run", "-m", c.address, "-d",
+                             spec("endless", -1, 1000, "discard")});
+  REQUIRE(submitted.exit_code == 0);
+  auto id = lines_of(submitted.out).back();
+  REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
+  auto sp = run_weir({"stop", "-m", c.address, id, "--savepointPath",
+                      c.dir.file("savepoints")});
+  REQUIRE(sp.exit_code == 0);
+  auto path = sp.out.substr(sp.out.find("Path: ") + 6);
+  path = path.substr(0, path.find('\n'));
+  // The bounded job (3000 records) has a collect sink where the savepoint
+  // has a discard one: -n skips nothing here but is passed on; the counts
+  // go on from the savepoint and end exact.
+  auto r = run_weir({"run", "-D", "-m", c.address, "-s", path, "-n", "-c",
+                     "run_spec", test_drivers(),
+                     spec("bounded", 3000, 0, "collect")});
+  CHECK(r.exit_code == 0);
+  CHECK(sorted_lines(r.out)
+        == std::vector<std::string>{"key-0\t1000", "key-1\t1000",
+                                    "key-2\t1000"});
+  CHECK(c.master->wait_for_stderr("(bounded) starts from savepoint " + path,
+                                  30s));
+}
+
 TEST_CASE("an attached client streams what a driver prints while it runs") {
   one_worker_cluster c;
   temp_dir tmp;
@@ -252,7 +294,7 @@ TEST_CASE("driver options are read as the seed's table writes them") {
   CHECK(unknown.err
         == fmt::format("weir run: -c/--class: no driver 'nope' in '{}' or the "
                        "--libjars libraries (known: daemon_and_work, "
-                       "fails_after_submitting, wait_for_file)\n",
+                       "fails_after_submitting, run_spec, wait_for_file)\n",
                        lib));
   auto no_library = run_weir({"run", "-D", "-c", "x"});
   CHECK(no_library.exit_code == 2);

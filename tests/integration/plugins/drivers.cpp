@@ -1,6 +1,8 @@
 // Drivers of the driver-mode tests.
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -46,6 +48,15 @@ void setup(weir::plugin::registrar& r) {
   r.add_driver("daemon_and_work", [](driver_context& ctx) {
     ctx.submit(paced_job("endless daemon", -1), job_priority::daemon);
     print_sum(ctx);
+    return 0;
+  });
+  // Runs the job spec in file args[0] and prints its records.
+  r.add_driver("run_spec", [](driver_context& ctx) {
+    std::ifstream in{ctx.args().at(0)};
+    std::stringstream spec;
+    spec << in.rdbuf();
+    for (auto& rec : ctx.run(spec.str()).records)
+      ctx.print(rec.key + "\t" + std::to_string(rec.num));
     return 0;
   });
   // Runs a job, then waits (polling) until the file args[0] exists.
