@@ -62,8 +62,4 @@ void worker_pool::exited(const resource_id& id, clock::time_point now) {
   workers_.erase(i);
 }
 
-bool worker_pool::owns(const resource_id& id) const {
-  return workers_.count(id) > 0;
-}
-
 } // namespace weir

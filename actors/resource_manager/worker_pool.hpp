@@ -56,11 +56,8 @@ public:
   /// failed start.
   void exited(const resource_id& id, clock::time_point now);
 
-  /// Whether `id` is a worker this pool started (and has not ended).
-  bool owns(const resource_id& id) const;
-
-  /// Registered workers that have been idle (`is_idle`) longer than the
-  /// timeout: to stop. `busy` reports which owned workers hold slots now.
+  /// Registered workers that have been idle (`is_idle(id)`: no slot held)
+  /// longer than the timeout: to stop (each is returned once).
   template <class IsIdle>
   std::vector<resource_id> idle(IsIdle is_idle, clock::time_point now) {
     std::vector<resource_id> out;
@@ -81,8 +78,6 @@ public:
 
   /// Whether starts are paused by the failure rate.
   bool throttled(clock::time_point now);
-
-  size_t size() const { return workers_.size(); }
 
 private:
   struct worker {

@@ -320,11 +320,10 @@ rocksdb_backend::~rocksdb_backend() = default;
 kv_column& rocksdb_backend::column(const std::string& name, state_type type) {
   auto full = cf_name(name, type);
   auto& slot = impl_->columns[full];
-  if (!slot)
-    slot = std::make_unique<rocksdb_column>(impl_->db == nullptr
-                                              ? (impl_->ensure_open(), impl_->db)
-                                              : impl_->db,
-                                            impl_->family(full));
+  if (!slot) {
+    auto* family = impl_->family(full); // opens the database if need be
+    slot = std::make_unique<rocksdb_column>(impl_->db, family);
+  }
   impl_->restored.erase(full);
   return *slot;
 }
