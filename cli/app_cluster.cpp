@@ -28,12 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string own_program() {
-  std::error_code ec;
-  auto path = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string{"weir"} : path.string();
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in{path};
   std::ostringstream out;
@@ -42,6 +36,12 @@ std::string read_text(const std::string& path) {
 }
 
 } // namespace
+
+std::string own_executable() {
+  std::error_code ec;
+  auto path = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string{"weir"} : path.string();
+}
 
 bool app_cluster::start(const std::vector<std::string>& config_args,
                         bool detached) {
@@ -57,7 +57,7 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
     return false;
   }
   auto log = dir_ + "/logs/jobmanager.log";
-  std::vector<std::string> args{own_program(), "jobmanager", "--application",
+  std::vector<std::string> args{own_executable(), "jobmanager", "--application",
                                 "--host",      "127.0.0.1",  "--port",
                                 "0",           "--state-dir", dir_ + "/state",
                                 "--log",       log};

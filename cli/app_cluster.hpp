@@ -7,6 +7,10 @@
 
 namespace weir::cli {
 
+/// The path of this program (an application cluster and its workers run
+/// it).
+std::string own_executable();
+
 /// A cluster the CLI creates for one application (`weir run -D` without
 /// -m): a `weir jobmanager --application` process in its own directory
 /// (`$TMPDIR/weir-app-*`: state/ and logs/), which starts workers on demand

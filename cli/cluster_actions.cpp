@@ -9,6 +9,7 @@
 
 #include "actors/common/event_log.hpp"
 #include "cli/actions.hpp"
+#include "cli/app_cluster.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/remote.hpp"
@@ -36,13 +37,6 @@ std::FILE* open_log(const cxxopts::ParseResult& res, const std::string& action) 
   if (f == nullptr)
     fmt::print(stderr, "{}: cannot open log file '{}'\n", action, path);
   return f;
-}
-
-/// The path of this program (workers of an application cluster run it).
-std::string own_executable() {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string{"weir"} : path.string();
 }
 
 } // namespace

@@ -48,6 +48,18 @@ struct scoped_tmpdir {
   }
 };
 
+/// Whether `done()` holds within 30 s (polled: a log or the process table).
+template <class Predicate>
+bool eventually(Predicate done) {
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(20ms); // polling, with a deadline
+  }
+  return true;
+}
+
 /// Processes whose command line mentions `text` (none may be left).
 std::vector<std::string> processes_mentioning(const std::string& text) {
   std::vector<std::string> found;
@@ -167,13 +179,7 @@ TEST_CASE("a detached application: the driver's slot profile, workers on "
   std::string address = m[1].str(), logs = m[2].str();
   auto log = [&] { return read_file(logs + "/jobmanager.log"); };
   auto wait_for_log = [&](const std::string& text) {
-    auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (log().find(text) != std::string::npos)
-        return true;
-      std::this_thread::sleep_for(20ms); // polling a log, with a deadline
-    }
-    return false;
+    return eventually([&] { return log().find(text) != std::string::npos; });
   };
   // The driver's worker got the driver's profile; the sum job's worker came
   // later, on demand, and went once idle.
@@ -195,11 +201,7 @@ TEST_CASE("a detached application: the driver's slot profile, workers on "
   // application leaves its logs.
   std::ofstream{go}.put('\n');
   CHECK(wait_for_log("the application finished; shutting down"));
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!processes_mentioning(tmp.path()).empty()
-         && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(20ms); // waiting for the cluster's end
-  CHECK(processes_mentioning(tmp.path()).empty());
+  CHECK(eventually([&] { return processes_mentioning(tmp.path()).empty(); }));
   CHECK(log().find("application " + app + " ended FINISHED")
         != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path{logs}.parent_path() / "state"));
