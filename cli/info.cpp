@@ -5,7 +5,7 @@
 #include "cli/actions.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/job_command.hpp"
-#include "client/chaining.hpp"
+#include "plan/chaining.hpp"
 
 namespace weir::cli {
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "client/job_spec.hpp"
+#include "plan/job_spec.hpp"
 #include "messages/errors.hpp"
 
 namespace weir::cli {

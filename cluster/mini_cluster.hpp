@@ -10,7 +10,7 @@
 #include "actors/job_master/job_master.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
-#include "actors/task_executor/output_gate.hpp"
+#include "dataplane/exchange_options.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_store.hpp"
 #include "messages/supervisor.hpp"

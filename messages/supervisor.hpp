@@ -9,7 +9,7 @@
 
 namespace weir {
 
-/// The jobmanager's supervisor (DESIGN §2): it starts the ResourceManager
+/// The jobmanager's supervisor (docs/architecture.md § Supervision): it starts the ResourceManager
 /// and the Dispatcher, restarts whichever crashes (one-for-one, within its
 /// restart intensity), re-announces the new handle, and gives up (ends with
 /// supervision_gave_up) when they crash too often.

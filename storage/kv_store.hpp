@@ -13,7 +13,7 @@
 
 namespace weir::storage {
 
-/// The column families of a cluster's store (DESIGN.md §3).
+/// The column families of a cluster's store (docs/architecture.md § Storage).
 enum class column : uint8_t {
   /// Submitted JobGraphs, by job id; removed when the job ends.
   job_graphs,

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "client/chaining.hpp"
+#include "plan/chaining.hpp"
 #include "operators/registry.hpp"
 
 namespace weir {

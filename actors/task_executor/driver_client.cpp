@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "client/job_spec.hpp"
+#include "plan/job_spec.hpp"
 #include "messages/errors.hpp"
 #include "operators/library_loader.hpp"
 

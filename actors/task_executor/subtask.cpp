@@ -14,9 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "actors/task_executor/barrier_aligner.hpp"
-#include "actors/task_executor/input_queue.hpp"
-#include "actors/task_executor/operator_chain.hpp"
+#include "actors/task_executor/driver_client.hpp"
+#include "dataplane/barrier_aligner.hpp"
+#include "dataplane/input_queue.hpp"
+#include "dataplane/operator_chain.hpp"
 
 namespace weir {
 
@@ -41,6 +42,9 @@ struct subtask_state {
   job_master_actor jm;
   std::unique_ptr<operator_chain> chain;
   std::vector<std::vector<subtask_actor>> consumers;
+  /// The producer of each input channel, once it sent something (credits go
+  /// back there).
+  std::vector<caf::strong_actor_ptr> producers;
   std::unique_ptr<input_queue> inputs;
   std::unique_ptr<barrier_aligner> aligner;
   /// Events that waited for a barrier alignment, processed before the queue.
@@ -190,14 +194,22 @@ void end_of_input(self_ptr self) {
   try_finish(self);
 }
 
+/// Gives the producer of `c.channel` one more batch of credit.
+void return_credit(self_ptr self, const owed_credit& c) {
+  auto& st = self->state;
+  auto ch = static_cast<size_t>(c.channel);
+  if (ch < st.producers.size() && st.producers[ch])
+    self->send(caf::actor_cast<subtask_actor>(st.producers[ch]), credit_atom_v,
+               c.port, st.d.subtask_index, int32_t{1});
+}
+
 /// Credits withheld while the outputs were backlogged go out once they drain.
 void release_owed_credits(self_ptr self) {
   auto& st = self->state;
   if (st.chain->backlogged())
     return;
   for (auto& c : st.inputs->release())
-    self->send(caf::actor_cast<subtask_actor>(c.producer), credit_atom_v,
-               c.port, st.d.subtask_index, int32_t{1});
+    return_credit(self, c);
 }
 
 int32_t channel_gate(const task_deployment& d, int32_t channel) {
@@ -221,10 +233,9 @@ void on_data(self_ptr self, input_event& in) {
   // The credit goes back once the batch is processed, unless the outputs are
   // backlogged: then this subtask holds its producers back too.
   if (st.chain->backlogged())
-    st.inputs->withhold(owed_credit{std::move(in.producer), in.port});
+    st.inputs->withhold(owed_credit{in.channel, in.port});
   else
-    self->send(caf::actor_cast<subtask_actor>(in.producer), credit_atom_v,
-               in.port, st.d.subtask_index, int32_t{1});
+    return_credit(self, owed_credit{in.channel, in.port});
   auto* sink = st.chain->sink();
   if (sink != nullptr && sink->delay_per_batch().count() > 0) {
     st.sink_busy = true;
@@ -281,8 +292,7 @@ void on_aligned(self_ptr self, int64_t id) {
 
 void on_barrier(self_ptr self, input_event& in) {
   auto& st = self->state;
-  self->send(caf::actor_cast<subtask_actor>(in.producer), credit_atom_v,
-             in.port, st.d.subtask_index, int32_t{1});
+  return_credit(self, owed_credit{in.channel, in.port});
   auto id = in.batch.barrier;
   st.pending_kind = in.batch.barrier_kind;
   if (st.aligner->on_barrier(in.channel, id))
@@ -339,6 +349,7 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
     channels += static_cast<size_t>(in.channels);
   st.inputs = std::make_unique<input_queue>(channels);
   st.aligner = std::make_unique<barrier_aligner>(channels);
+  st.producers.resize(channels);
   try {
     if (!built->chain)
       throw ops::operator_error(built->error);
@@ -384,9 +395,10 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
       auto producer = self->current_sender();
       if (producer && st.watched.insert(caf::actor_cast<caf::actor_addr>(producer)).second)
         self->monitor(producer);
-      st.inputs->push_batch(
-        seq, input_event{channel, port, std::move(producer), std::move(b),
-                         false});
+      auto ch = static_cast<size_t>(channel);
+      if (ch < st.producers.size() && !st.producers[ch])
+        st.producers[ch] = std::move(producer);
+      st.inputs->push_batch(seq, input_event{channel, port, std::move(b), false});
       pump(self);
     },
     [=](end_atom, int32_t channel, int64_t batches) {
@@ -479,10 +491,17 @@ subtask_actor::behavior_type subtask_impl(self_ptr self, task_deployment d,
 subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
                             const subtask_env& env) {
   auto& sys = *env.system;
+  chain_env cenv;
+  cenv.exchange = env.exchange;
+  cenv.local_state_dir = env.local_state_dir;
+  cenv.code = env.code;
+  cenv.make_driver = [&sys, env, &d] {
+    return make_driver_client(sys, env.dispatcher, env.job_master, d, env.code);
+  };
   // Build the operators first: whether they block decides the thread model.
   auto built = std::make_shared<built_chain>();
   try {
-    built->chain = std::make_unique<operator_chain>(d, env);
+    built->chain = std::make_unique<operator_chain>(d, cenv);
   } catch (const std::exception& e) {
     built->error = e.what();
   }

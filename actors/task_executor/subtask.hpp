@@ -1,6 +1,6 @@
 #pragma once
 
-#include "actors/task_executor/output_gate.hpp"
+#include "dataplane/exchange_options.hpp"
 #include "messages/deployment.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_master.hpp"

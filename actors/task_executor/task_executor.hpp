@@ -4,7 +4,7 @@
 #include <string>
 
 #include "actors/common/heartbeat_monitor.hpp"
-#include "actors/task_executor/output_gate.hpp"
+#include "dataplane/exchange_options.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/task_executor.hpp"

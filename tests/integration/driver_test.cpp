@@ -105,6 +105,7 @@ TEST_CASE("a driver runs two dependent jobs in a cluster created for it") {
   auto r = run_weir({"run", "-D", "-c", "top_words", "--libjars",
                      example_ops(), example_driver(),
                      "examples/data/sample.txt", "5"});
+  INFO("stderr: " << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out == top_words(5));
   CHECK(r.err.find("Application cluster listening on 127.0.0.1:")

@@ -8,8 +8,8 @@
 
 #include <doctest/doctest.h>
 
-#include "client/chaining.hpp"
-#include "client/job_spec.hpp"
+#include "plan/chaining.hpp"
+#include "plan/job_spec.hpp"
 #include "messages/errors.hpp"
 
 namespace fs = std::filesystem;

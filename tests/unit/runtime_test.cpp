@@ -11,9 +11,9 @@
 
 #include "actors/job_master/execution_graph.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
-#include "actors/task_executor/barrier_aligner.hpp"
-#include "actors/task_executor/input_queue.hpp"
-#include "actors/task_executor/output_gate.hpp"
+#include "dataplane/barrier_aligner.hpp"
+#include "dataplane/input_queue.hpp"
+#include "dataplane/output_gate.hpp"
 #include "actors/task_executor/slot_table.hpp"
 #include "messages/deployment.hpp"
 #include "messages/job_graph.hpp"
@@ -1343,7 +1343,7 @@ TEST_CASE("events leave in channel order and the last open channel ends input") 
   weir::input_queue q{3};
   CHECK(q.open_channels() == 3);
   q.push_end(2, 0);
-  q.push_batch(0, weir::input_event{0, 1, {}, weir::record_batch{{weir::record::integer("", 5)}}, false});
+  q.push_batch(0, weir::input_event{0, 1, weir::record_batch{{weir::record::integer("", 5)}}, false});
   auto first = q.pop();
   CHECK(first.end);
   CHECK(first.channel == 2);
@@ -1365,7 +1365,7 @@ TEST_CASE("events leave in channel order and the last open channel ends input") 
 TEST_CASE("batches and ends that overtook earlier ones wait for them") {
   weir::input_queue q{2};
   auto batch = [](int32_t channel, int64_t value) {
-    return weir::input_event{channel, 0, {},
+    return weir::input_event{channel, 0,
                              weir::record_batch{{weir::record::integer("", value)}},
                              false};
   };

@@ -1,4 +1,6 @@
-#include "actors/task_executor/barrier_aligner.hpp"
+#include "dataplane/barrier_aligner.hpp"
+
+#include <utility>
 
 namespace weir {
 

@@ -9,7 +9,7 @@
 
 #include <caf/expected.hpp>
 
-#include "client/chaining.hpp" // describe_plan, compute_chains, vertex_role
+#include "plan/chaining.hpp" // describe_plan, compute_chains, vertex_role
 #include "messages/job_graph.hpp"
 
 namespace weir::ops {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "actors/task_executor/input_queue.hpp"
+#include "dataplane/input_queue.hpp"
 
 namespace weir {
 

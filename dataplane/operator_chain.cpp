@@ -1,8 +1,7 @@
-#include "actors/task_executor/operator_chain.hpp"
+#include "dataplane/operator_chain.hpp"
 
 #include <fmt/format.h>
 
-#include "actors/task_executor/driver_client.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
 #include "storage/state/snapshot_format.hpp"
@@ -12,13 +11,13 @@ namespace weir {
 operator_chain::operator_chain(const task_deployment& d,
                                const exchange_options& opts)
   : operator_chain(d, [&] {
-      subtask_env env;
+      chain_env env;
       env.exchange = opts;
       return env;
     }()) {
 }
 
-operator_chain::operator_chain(const task_deployment& d, const subtask_env& env)
+operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
   : files_(env.code.files), batch_records_(env.exchange.batch_records) {
   auto& opts = env.exchange;
   auto& local_state_dir = env.local_state_dir;
@@ -35,9 +34,8 @@ operator_chain::operator_chain(const task_deployment& d, const subtask_env& env)
                               d.parallelism, d.bounded};
     ctx.files = &files_;
     ctx.operators = &reg;
-    if (v.op == ops::driver_operator_name && env.system != nullptr) {
-      driver_ = make_driver_client(*env.system, env.dispatcher,
-                                   env.job_master, d, env.code);
+    if (v.op == ops::driver_operator_name && env.make_driver) {
+      driver_ = env.make_driver();
       ctx.driver = driver_.get();
     }
     contexts_.push_back(ctx);

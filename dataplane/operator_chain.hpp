@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "actors/task_executor/output_gate.hpp"
-#include "actors/task_executor/subtask.hpp"
+#include "dataplane/chain_env.hpp"
+#include "dataplane/output_gate.hpp"
 #include "messages/deployment.hpp"
 #include "messages/job_result.hpp"
 #include "operators/driver_services.hpp"
@@ -31,7 +31,7 @@ class operator_chain {
 public:
   /// Builds every operator (no I/O yet); throws ops::operator_error.
   /// User operators come from the libraries in env.code.
-  operator_chain(const task_deployment& d, const subtask_env& env);
+  operator_chain(const task_deployment& d, const chain_env& env);
   /// Only built-in operators, keyed state on the heap.
   operator_chain(const task_deployment& d, const exchange_options& opts);
   ~operator_chain();

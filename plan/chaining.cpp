@@ -1,4 +1,4 @@
-#include "client/chaining.hpp"
+#include "plan/chaining.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "actors/task_executor/input_queue.hpp"
+#include "dataplane/input_queue.hpp"
 
 namespace weir {
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "dataplane/exchange_options.hpp"
 #include "messages/deployment.hpp"
 #include "messages/record.hpp"
 
@@ -14,19 +15,6 @@ class keyed_aggregation;
 } // namespace weir::ops
 
 namespace weir {
-
-/// Tuning of the data plane (DESIGN §4).
-struct exchange_options {
-  /// Batches a consumer grants each input channel up front (Flink's
-  /// exclusive buffers per channel).
-  int32_t initial_credit = 4;
-  /// A batch is sent once it holds this many bytes (approximate)...
-  size_t batch_bytes = 128 * 1024;
-  /// ...or this many records.
-  size_t batch_records = 2048;
-  /// A combiner flushes once it holds this many distinct keys.
-  size_t combiner_keys = 16 * 1024;
-};
 
 /// One output of a subtask: partitions records over the consumers, cuts them
 /// into batches and keeps each batch until the consumer has granted credit

@@ -1,4 +1,4 @@
-#include "actors/task_executor/output_gate.hpp"
+#include "dataplane/output_gate.hpp"
 
 #include <xxhash.h>
 

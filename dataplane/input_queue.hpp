@@ -7,8 +7,6 @@
 #include <optional>
 #include <vector>
 
-#include <caf/actor_control_block.hpp>
-
 #include "messages/record.hpp"
 
 namespace weir {
@@ -16,15 +14,15 @@ namespace weir {
 /// One input event of a subtask: a batch, or the end of a channel.
 struct input_event {
   int32_t channel = 0;
-  int32_t port = 0;                ///< the producer's output that sent it
-  caf::strong_actor_ptr producer;  ///< where the batch's credit goes back
+  int32_t port = 0; ///< the producer's output that sent it
   record_batch batch;
   bool end = false;
 };
 
-/// A credit owed to a producer for a processed batch.
+/// A credit owed for a processed batch of `channel` (whose producer sent it
+/// from its output `port`).
 struct owed_credit {
-  caf::strong_actor_ptr producer;
+  int32_t channel = 0;
   int32_t port = 0;
 };
 

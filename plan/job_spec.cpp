@@ -1,4 +1,4 @@
-#include "client/job_spec.hpp"
+#include "plan/job_spec.hpp"
 
 #include <algorithm>
 #include <cctype>
