@@ -1,0 +1,498 @@
+// The data plane: output_gate, input_queue, barrier_aligner.
+#include <doctest/doctest.h>
+
+#include "tests/unit/runtime_fixtures.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+// -- output_gate --------------------------------------------------------------
+
+TEST_SUITE("output_gate") {
+
+TEST_CASE("a new gate is empty") {
+  output_gate gate{desc(partitioning::hash, 3, 5), 2, exchange_options{}};
+  CHECK(gate.empty());
+  CHECK_FALSE(gate.has_open_data());
+  CHECK_FALSE(gate.backlogged());
+  CHECK(gate.channel() == 7);
+  CHECK(gate.targets() == std::vector<int32_t>{0, 1, 2});
+  CHECK(drain(gate).empty());
+  gate.flush();
+  CHECK(drain(gate).empty());
+  CHECK(gate.empty());
+}
+
+TEST_CASE("forward sends everything to the consumer with the producer's "
+          "index") {
+  output_gate gate{desc(partitioning::forward, 3, 2), 1, opts(100)};
+  CHECK(gate.targets() == std::vector<int32_t>{1});
+  CHECK(gate.channel() == 2);
+  auto in = numbers(1, 5);
+  gate.emit(in);
+  CHECK(gate.has_open_data());
+  CHECK_FALSE(gate.backlogged());
+  CHECK(drain(gate).empty()); // the batch is still open
+  gate.flush();
+  CHECK_FALSE(gate.has_open_data());
+  CHECK(gate.backlogged());
+  auto out = drain(gate);
+  REQUIRE(out.size() == 1u);
+  CHECK(out[0].consumer == 1);
+  CHECK(out[0].channel == 2);
+  CHECK(out[0].records == numbers(1, 5));
+  CHECK(gate.empty());
+}
+
+TEST_CASE("hash sends each key to one consumer, the same from every "
+          "producer and every batch") {
+  constexpr int32_t consumers = 4;
+  output_gate p0{desc(partitioning::hash, consumers), 0, opts(3)};
+  output_gate p1{desc(partitioning::hash, consumers), 1, opts(3)};
+  CHECK(p0.channel() == 0);
+  CHECK(p1.channel() == 1);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40; ++i)
+    keys.push_back("key-" + std::to_string(i));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<record> a;
+    std::vector<record> b;
+    for (auto& k : keys) {
+      a.push_back(record::integer(k, round));
+      b.push_back(record::integer(k, round));
+    }
+    p0.emit(a);
+    p1.emit(b);
+  }
+  p0.flush();
+  p1.flush();
+  std::map<std::string, std::set<int32_t>> seen;
+  std::map<std::string, int> copies;
+  std::set<int32_t> used;
+  for (auto* gate : {&p0, &p1}) {
+    for (auto& batch : drain(*gate)) {
+      CHECK(batch.channel == gate->channel());
+      for (auto& r : batch.records) {
+        seen[r.key].insert(batch.consumer);
+        ++copies[r.key];
+        used.insert(batch.consumer);
+        CHECK(batch.consumer == hash_target(r.key, consumers));
+      }
+    }
+  }
+  CHECK(seen.size() == keys.size());
+  for (auto& [key, targets] : seen) {
+    CAPTURE(key);
+    CHECK(targets.size() == 1u);
+    CHECK(copies[key] == 6);
+  }
+  // Forty keys spread over all four consumers.
+  CHECK(used.size() == 4u);
+}
+
+TEST_CASE("broadcast sends every record to every consumer") {
+  output_gate gate{desc(partitioning::broadcast, 3), 1, opts(100)};
+  CHECK(gate.channel() == 1);
+  auto in = std::vector<record>{record::string("k", "x"),
+                                record::integer("", 2),
+                                record::string("", "y", 9)};
+  auto expected = in;
+  gate.emit(in);
+  gate.flush();
+  auto out = drain(gate);
+  REQUIRE(out.size() == 3u);
+  std::set<int32_t> consumers;
+  for (auto& b : out) {
+    consumers.insert(b.consumer);
+    CHECK(b.channel == 1);
+    CHECK(b.records == expected);
+  }
+  CHECK(consumers == std::set<int32_t>{0, 1, 2});
+}
+
+TEST_CASE("rebalance goes round-robin from the producer's index") {
+  output_gate gate{desc(partitioning::rebalance, 3), 1, opts(100)};
+  auto in = numbers(0, 6);
+  gate.emit(in);
+  auto more = numbers(7, 8);
+  gate.emit(more);
+  gate.flush();
+  auto got = nums_by_consumer(drain(gate));
+  CHECK(got[1] == std::vector<int64_t>{0, 3, 6});
+  CHECK(got[2] == std::vector<int64_t>{1, 4, 7});
+  CHECK(got[0] == std::vector<int64_t>{2, 5, 8});
+}
+
+TEST_CASE("rebalance from several producers spreads evenly") {
+  constexpr int32_t consumers = 4;
+  std::map<int32_t, size_t> load;
+  for (int32_t p = 0; p < 3; ++p) {
+    output_gate gate{desc(partitioning::rebalance, consumers), p, opts(1000)};
+    auto in = numbers(1, 2); // few records per producer
+    gate.emit(in);
+    gate.flush();
+    for (auto& b : drain(gate))
+      load[b.consumer] += b.records.size();
+  }
+  // Six records from three producers land on four consumers, at most two
+  // each (producers start at different consumers).
+  size_t total = 0;
+  for (auto& [consumer, n] : load) {
+    CAPTURE(consumer);
+    CHECK(n <= 2u);
+    total += n;
+  }
+  CHECK(total == 6u);
+  CHECK(load.size() == 4u);
+}
+
+TEST_CASE("a batch closes at batch_records") {
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(3)};
+  auto in = numbers(1, 7);
+  gate.emit(in);
+  CHECK(gate.backlogged());
+  CHECK(gate.has_open_data());
+  auto out = drain(gate);
+  CHECK(sizes(out) == std::vector<size_t>{3, 3});
+  CHECK(out[0].records == numbers(1, 3));
+  CHECK(out[1].records == numbers(4, 6));
+  CHECK_FALSE(gate.backlogged());
+  CHECK(gate.has_open_data());
+  CHECK_FALSE(gate.empty());
+  gate.flush();
+  out = drain(gate);
+  CHECK(sizes(out) == std::vector<size_t>{1});
+  CHECK(out[0].records == numbers(7, 7));
+  CHECK(gate.empty());
+  // An exact multiple leaves nothing open.
+  auto six = numbers(1, 6);
+  gate.emit(six);
+  CHECK_FALSE(gate.has_open_data());
+  CHECK(sizes(drain(gate)) == std::vector<size_t>{3, 3});
+  CHECK(gate.empty());
+}
+
+TEST_CASE("a batch closes at batch_bytes") {
+  // Each record is about 200 bytes: a 500-byte batch closes at the third.
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(1000, 1000, 500)};
+  std::vector<record> in;
+  for (int i = 0; i < 7; ++i)
+    in.push_back(record::string("", std::string(200, 'x')));
+  gate.emit(in);
+  CHECK(sizes(drain(gate)) == std::vector<size_t>{3, 3});
+  gate.flush();
+  CHECK(sizes(drain(gate)) == std::vector<size_t>{1});
+}
+
+TEST_CASE("credits limit what drain sends; add_credit releases the rest") {
+  output_gate gate{desc(partitioning::forward, 2), 1, opts(2, 2)};
+  auto in = numbers(1, 10);
+  gate.emit(in);
+  CHECK(gate.backlogged());
+  auto out = drain(gate);
+  REQUIRE(out.size() == 2u);
+  CHECK(out[0].records == numbers(1, 2));
+  CHECK(out[1].records == numbers(3, 4));
+  CHECK(gate.backlogged());
+  CHECK(drain(gate).empty()); // no credit left
+  gate.add_credit(0, 5);      // not a target of this producer
+  CHECK(drain(gate).empty());
+  gate.add_credit(7, 5);      // no such consumer: ignored
+  CHECK(drain(gate).empty());
+  gate.add_credit(1, 1);
+  out = drain(gate);
+  REQUIRE(out.size() == 1u);
+  CHECK(out[0].records == numbers(5, 6));
+  gate.add_credit(1, 5);
+  out = drain(gate);
+  REQUIRE(out.size() == 2u);
+  CHECK(out[0].records == numbers(7, 8));
+  CHECK(out[1].records == numbers(9, 10));
+  CHECK_FALSE(gate.backlogged());
+  CHECK(gate.empty());
+  // The three unused credits carry over.
+  auto again = numbers(11, 16);
+  gate.emit(again);
+  CHECK(sizes(drain(gate)) == std::vector<size_t>{2, 2, 2});
+  CHECK(gate.empty());
+}
+
+TEST_CASE("credit is per consumer: one blocked consumer does not stall "
+          "another") {
+  output_gate gate{desc(partitioning::rebalance, 2), 0, opts(1, 1)};
+  auto in = numbers(0, 5); // 0,2,4 to consumer 0; 1,3,5 to consumer 1
+  gate.emit(in);
+  auto first = nums_by_consumer(drain(gate));
+  CHECK(first[0] == std::vector<int64_t>{0});
+  CHECK(first[1] == std::vector<int64_t>{1});
+  gate.add_credit(1, 2);
+  auto second = nums_by_consumer(drain(gate));
+  CHECK(second.count(0) == 0u);
+  CHECK(second[1] == std::vector<int64_t>{3, 5});
+  CHECK(gate.backlogged());
+  gate.add_credit(0, 2);
+  auto third = nums_by_consumer(drain(gate));
+  CHECK(third[0] == std::vector<int64_t>{2, 4});
+  CHECK(gate.empty());
+}
+
+TEST_CASE("flush closes partial batches on every lane") {
+  output_gate gate{desc(partitioning::hash, 3), 0, opts(1000)};
+  std::vector<record> in;
+  for (int i = 0; i < 30; ++i)
+    in.push_back(record::integer("k" + std::to_string(i), i));
+  gate.emit(in);
+  CHECK(drain(gate).empty());
+  CHECK(gate.has_open_data());
+  gate.flush();
+  CHECK_FALSE(gate.has_open_data());
+  auto out = drain(gate);
+  size_t total = 0;
+  for (auto& b : out)
+    total += b.records.size();
+  CHECK(total == 30u);
+  CHECK(gate.empty());
+  gate.flush(); // nothing open: no empty batches
+  CHECK(drain(gate).empty());
+}
+
+TEST_CASE("a counting combiner sends one partial count per key") {
+  output_gate gate{desc(partitioning::hash, 2, 0, "count"), 0, opts(1000)};
+  std::vector<record> in{record::integer("a", 5, 10), record::integer("b", 7, 1),
+                         record::integer("a", 9, 30)};
+  gate.emit(in);
+  std::vector<record> more{record::integer("c", 1, 2), record::integer("a", 0, 20),
+                           record::integer("b", 3, 4)};
+  gate.emit(more);
+  CHECK(gate.has_open_data());
+  CHECK_FALSE(gate.empty());
+  CHECK_FALSE(gate.backlogged());
+  CHECK(drain(gate).empty()); // held in the combiner until flush
+  gate.flush();
+  std::map<std::string, record> got;
+  for (auto& b : drain(gate)) {
+    for (auto& r : b.records) {
+      CAPTURE(r.key);
+      CHECK(b.consumer == hash_target(r.key, 2));
+      CHECK(got.count(r.key) == 0u);
+      got[r.key] = r;
+    }
+  }
+  REQUIRE(got.size() == 3u);
+  CHECK(got["a"] == record::integer("a", 3, 30));
+  CHECK(got["b"] == record::integer("b", 2, 4));
+  CHECK(got["c"] == record::integer("c", 1, 2));
+  CHECK(gate.empty());
+}
+
+TEST_CASE("combiners: the consumer's aggregate equals that of the raw "
+          "records") {
+  for (std::string kind : {"count", "sum", "min", "max"}) {
+    CAPTURE(kind);
+    auto agg_kind = *ops::parse_aggregation_kind(kind);
+    // Raw records: key "k<i mod 7>", value (i * 37) mod 101 - 50.
+    std::vector<record> raw;
+    for (int64_t i = 0; i < 500; ++i)
+      raw.push_back(record::integer("k" + std::to_string(i % 7),
+                                    (i * 37) % 101 - 50, i));
+    ops::keyed_aggregation expected{agg_kind};
+    for (auto r : raw)
+      expected.add(std::move(r), false);
+    std::vector<record> want;
+    expected.drain_sorted(want);
+
+    // Two producers with small combiners, so partials are drained mid-way.
+    exchange_options o = opts(4);
+    o.combiner_keys = 3;
+    ops::keyed_aggregation consumer{agg_kind};
+    for (int32_t p = 0; p < 2; ++p) {
+      output_gate gate{desc(partitioning::hash, 2, 0, kind), p, o};
+      for (size_t at = static_cast<size_t>(p) * 10; at < raw.size(); at += 20) {
+        std::vector<record> chunk(
+          raw.begin() + static_cast<std::ptrdiff_t>(at),
+          raw.begin()
+            + static_cast<std::ptrdiff_t>(std::min(at + 10, raw.size())));
+        gate.emit(chunk);
+      }
+      gate.flush();
+      for (auto& b : drain(gate))
+        for (auto& r : b.records)
+          consumer.add(std::move(r), true);
+      CHECK(gate.empty());
+    }
+    std::vector<record> got;
+    consumer.drain_sorted(got);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("a combiner holding combiner_keys keys drains without a flush") {
+  exchange_options o = opts(1);
+  o.combiner_keys = 3;
+  output_gate gate{desc(partitioning::hash, 1, 0, "sum"), 0, o};
+  std::vector<record> two{record::integer("a", 1), record::integer("b", 2),
+                          record::integer("a", 3)};
+  gate.emit(two);
+  CHECK(drain(gate).empty()); // two keys: still combining
+  CHECK(gate.has_open_data());
+  std::vector<record> third{record::integer("c", 4)};
+  gate.emit(third);
+  auto out = drain(gate);
+  std::map<std::string, int64_t> sums;
+  for (auto& b : out)
+    for (auto& r : b.records)
+      sums[r.key] = r.num;
+  CHECK(sums == std::map<std::string, int64_t>{{"a", 4}, {"b", 2}, {"c", 4}});
+  CHECK(gate.empty());
+}
+
+TEST_CASE("a gate moves with its buffered records") {
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(100)};
+  auto in = numbers(1, 3);
+  gate.emit(in);
+  output_gate moved{std::move(gate)};
+  CHECK(moved.has_open_data());
+  moved.flush();
+  auto out = drain(moved);
+  REQUIRE(out.size() == 1u);
+  CHECK(out[0].records == numbers(1, 3));
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("input_queue") {
+
+TEST_CASE("events leave in channel order and the last open channel ends input") {
+  weir::input_queue q{3};
+  CHECK(q.open_channels() == 3);
+  q.push_end(2, 0);
+  q.push_batch(0, weir::input_event{0, 1, weir::record_batch{{weir::record::integer("", 5)}}, false});
+  auto first = q.pop();
+  CHECK(first.end);
+  CHECK(first.channel == 2);
+  auto second = q.pop();
+  CHECK_FALSE(second.end);
+  CHECK(second.port == 1);
+  CHECK(second.batch.records.size() == 1);
+  CHECK(q.empty());
+  CHECK_FALSE(q.end_channel(2));
+  CHECK_FALSE(q.end_channel(2)); // repeated: ignored
+  CHECK_FALSE(q.end_channel(7)); // unknown: ignored
+  CHECK_FALSE(q.end_channel(-1));
+  CHECK(q.open_channels() == 2);
+  CHECK_FALSE(q.end_channel(0));
+  CHECK(q.end_channel(1));
+  CHECK(q.open_channels() == 0);
+}
+
+TEST_CASE("batches and ends that overtook earlier ones wait for them") {
+  weir::input_queue q{2};
+  auto batch = [](int32_t channel, int64_t value) {
+    return weir::input_event{channel, 0,
+                             weir::record_batch{{weir::record::integer("", value)}},
+                             false};
+  };
+  q.push_end(0, 3);          // the end came first
+  q.push_batch(2, batch(0, 102));
+  q.push_batch(1, batch(1, 201)); // other channel: waits for its batch 0
+  CHECK(q.empty());
+  q.push_batch(0, batch(0, 100));
+  q.push_batch(0, batch(0, 100)); // a duplicate: dropped
+  auto a = q.pop();
+  CHECK(a.batch.records[0].num == 100);
+  CHECK(q.empty()); // batch 1 of channel 0 is still missing
+  q.push_batch(1, batch(0, 101));
+  CHECK(q.pop().batch.records[0].num == 101);
+  CHECK(q.pop().batch.records[0].num == 102);
+  auto end = q.pop();
+  CHECK(end.end);
+  CHECK(end.channel == 0);
+  CHECK(q.empty());
+  q.push_batch(0, batch(1, 200));
+  CHECK(q.pop().batch.records[0].num == 200);
+  CHECK(q.pop().batch.records[0].num == 201);
+  q.push_batch(0, batch(5, 1)); // an unknown channel: dropped
+  CHECK(q.empty());
+}
+
+TEST_CASE("withheld credits are released once, all together") {
+  weir::input_queue q{1};
+  q.withhold(weir::owed_credit{{}, 0});
+  q.withhold(weir::owed_credit{{}, 3});
+  auto released = q.release();
+  REQUIRE(released.size() == 2);
+  CHECK(released[1].port == 3);
+  CHECK(q.release().empty());
+}
+
+} // TEST_SUITE
+
+// -- checkpoint barriers ----------------------------------------------------------
+
+namespace {
+
+input_event data_on(int32_t channel, int64_t value) {
+  input_event ev;
+  ev.channel = channel;
+  ev.batch.records.push_back(record::integer({}, value));
+  return ev;
+}
+
+} // namespace
+
+TEST_CASE("barriers align: a channel past the barrier waits for the others") {
+  barrier_aligner a{3};
+  CHECK_FALSE(a.blocked(0));
+  CHECK_FALSE(a.on_barrier(0, 7));
+  CHECK(a.pending() == 7);
+  CHECK(a.blocked(0));
+  CHECK_FALSE(a.blocked(1));
+  a.hold(data_on(0, 1)); // after the barrier on channel 0
+  a.hold(data_on(0, 2));
+  CHECK_FALSE(a.on_barrier(2, 7));
+  CHECK(a.on_barrier(1, 7)); // the last open channel: aligned
+  auto held = a.release();
+  REQUIRE(held.size() == 2);
+  CHECK(held[0].batch.records[0].num == 1);
+  CHECK(held[1].batch.records[0].num == 2);
+  CHECK_FALSE(a.blocked(0));
+  CHECK_FALSE(a.pending());
+}
+
+TEST_CASE("an ended channel does not hold an alignment back") {
+  barrier_aligner a{2};
+  CHECK_FALSE(a.on_end(1)); // nothing pending
+  CHECK(a.on_barrier(0, 1)); // channel 1 has ended: aligned at once
+  a.release();
+  barrier_aligner b{2};
+  CHECK_FALSE(b.on_barrier(0, 4));
+  CHECK(b.on_end(1)); // the other channel ends while 0 waits
+}
+
+TEST_CASE("a newer barrier abandons an older alignment") {
+  barrier_aligner a{2};
+  CHECK_FALSE(a.on_barrier(0, 1));
+  CHECK_FALSE(a.on_barrier(1, 2)); // checkpoint 1 was abandoned
+  CHECK(a.pending() == 2);
+  CHECK_FALSE(a.on_barrier(1, 1)); // a late barrier of the old one: ignored
+  CHECK(a.on_barrier(0, 2));
+}
+
+TEST_CASE("a barrier leaves after the data emitted before it, on every lane") {
+  output_desc desc;
+  desc.part = partitioning::rebalance;
+  desc.consumers = 2;
+  output_gate gate{desc, 0, exchange_options{}};
+  std::vector<record> rs{record::integer({}, 1), record::integer({}, 2),
+                         record::integer({}, 3)};
+  gate.emit(rs);
+  gate.emit_barrier(5);
+  auto sent = drain(gate);
+  REQUIRE(sent.size() == 4); // one data batch and one barrier per lane
+  for (auto& s : sent) {
+    bool barrier = s.barrier == 5;
+    CHECK(barrier == s.records.empty());
+    CHECK(s.seq == (barrier ? 1 : 0));
+  }
+}
+
