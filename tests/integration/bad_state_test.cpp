@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "messages/errors.hpp"
+#include "job_specs.hpp"
 #include "process.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
@@ -196,19 +197,6 @@ struct session {
   }
 };
 
-job_graph evens(int64_t n) {
-  job_graph g;
-  g.id = job_id::random();
-  g.name = "evens";
-  g.vertices = {
-    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, 1},
-    {"even", "filter", {{"function", "even"}}, 1},
-    {"result", "collect", {}, 1}};
-  g.edges = {{"numbers", "even", partitioning::forward},
-             {"even", "result", partitioning::forward}};
-  return g;
-}
-
 /// Runs `weir jobmanager` on `state_dir` expecting it to refuse to start.
 process_result refused_jobmanager(const std::string& state_dir,
                                   std::vector<std::string> extra = {}) {
@@ -242,7 +230,7 @@ TEST_CASE("a corrupt job-graph record is reported by key and the rest "
           "recover") {
   temp_dir dir;
   auto state = dir.file("state");
-  auto unfinished = evens(100);
+  auto unfinished = evens_graph(100);
   auto corrupt_key = std::string(32, 'f');
   {
     auto kv = storage::open_rocksdb_store(state);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "job_specs.hpp"
 #include "cluster_fixture.hpp"
 #include "process.hpp"
 #include "reference.hpp"
@@ -368,18 +369,7 @@ TEST_CASE("a busy TaskExecutor is not declared lost") {
   auto& master = *c.master;
   auto& address = c.address;
   const int64_t n = 600000000;
-  auto spec = c.dir.write("busy.json", fmt::format(R"({{
-    "name": "busy", "parallelism": 2,
-    "vertices": [
-      {{"id": "numbers", "operator": "sequence", "params": {{"from": 1, "to": {}}}}},
-      {{"id": "keyed", "operator": "map", "params": {{"function": "key_mod", "modulus": 7}}}},
-      {{"id": "sums", "operator": "sum"}},
-      {{"id": "out", "operator": "collect", "parallelism": 1}}],
-    "edges": [
-      {{"from": "numbers", "to": "keyed", "partitioning": "forward"}},
-      {{"from": "keyed", "to": "sums", "partitioning": "hash"}},
-      {{"from": "sums", "to": "out", "partitioning": "rebalance"}}]}})",
-                                                 n));
+  auto spec = c.dir.write("busy.json", keyed_sum_spec("busy", 2, n, 7));
   auto r = run_weir({"run", "-m", address, spec}, 300s);
   CHECK(r.exit_code == 0);
   // Sum of i ≡ k (mod 7) over 1..n, in closed form.

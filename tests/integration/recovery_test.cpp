@@ -13,6 +13,7 @@
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/errors.hpp"
+#include "job_specs.hpp"
 #include "process.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
@@ -22,19 +23,6 @@ using namespace weir;
 using namespace weir::test;
 
 namespace {
-
-job_graph evens(int64_t n) {
-  job_graph g;
-  g.id = job_id::random();
-  g.name = "evens";
-  g.vertices = {
-    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, 2},
-    {"even", "filter", {{"function", "even"}}, 2},
-    {"result", "collect", {}, 1}};
-  g.edges = {{"numbers", "even", partitioning::forward},
-             {"even", "result", partitioning::rebalance}};
-  return g;
-}
 
 int64_t sum_of(const std::vector<record>& rows) {
   int64_t total = 0;
@@ -59,8 +47,8 @@ job_result wait_for_result(caf::actor_system& sys, dispatcher_actor d,
 TEST_CASE("a cluster on a state directory recovers its unfinished jobs") {
   temp_dir dir;
   auto state = dir.file("state");
-  auto unfinished = evens(1000);
-  auto finished = evens(10);
+  auto unfinished = evens_graph(1000, 2);
+  auto finished = evens_graph(10, 2);
   job_result old;
   old.id = finished.id;
   old.name = finished.name;

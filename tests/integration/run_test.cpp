@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "job_specs.hpp"
 #include "process.hpp"
 #include "reference.hpp"
 
@@ -62,17 +63,7 @@ TEST_CASE("a text_file sink with parallelism above 1 writes part files") {
   temp_dir dir;
   auto text = random_text(7, 5000);
   auto input = dir.write("in.txt", text);
-  auto spec = dir.write("wc3.json", R"({
-    "name": "wc3", "parallelism": 3, "params": {"input": "", "output": ""},
-    "vertices": [
-      {"id": "lines", "operator": "text_file", "params": {"path": "${input}"}},
-      {"id": "words", "operator": "flat_map", "params": {"function": "tokenize"}},
-      {"id": "counts", "operator": "count"},
-      {"id": "out", "operator": "text_file", "params": {"path": "${output}"}}],
-    "edges": [
-      {"from": "lines", "to": "words", "partitioning": "forward"},
-      {"from": "words", "to": "counts", "partitioning": "hash"},
-      {"from": "counts", "to": "out", "partitioning": "forward"}]})");
+  auto spec = dir.write("wc3.json", wordcount_spec("wc3", 3, "forward"));
   auto out = dir.file("out");
   auto r = run_weir({"run", spec, "--input", input, "--output", out});
   REQUIRE(r.exit_code == 0);
@@ -116,17 +107,8 @@ TEST_CASE("a collect sink hands its records back to the client") {
 
 TEST_CASE("a job of 256 subtasks spread over four TaskExecutors") {
   temp_dir dir;
-  auto spec = dir.write("wide.json", R"({
-    "name": "wide", "parallelism": 128,
-    "vertices": [
-      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 500000}},
-      {"id": "keyed", "operator": "map", "params": {"function": "key_mod", "modulus": 97}},
-      {"id": "sums", "operator": "sum"},
-      {"id": "out", "operator": "collect", "parallelism": 1}],
-    "edges": [
-      {"from": "numbers", "to": "keyed", "partitioning": "forward"},
-      {"from": "keyed", "to": "sums", "partitioning": "hash"},
-      {"from": "sums", "to": "out", "partitioning": "rebalance"}]})");
+  auto spec = dir.write("wide.json",
+                        keyed_sum_spec("wide", 128, 500000, 97));
   auto r = run_weir({"run", spec, "--taskmanagers", "4"});
   REQUIRE(r.exit_code == 0);
   std::map<std::string, int64_t> expected;

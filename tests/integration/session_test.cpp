@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "job_specs.hpp"
 #include "process.hpp"
 #include "reference.hpp"
 
@@ -122,17 +123,7 @@ TEST_CASE("word count at parallelism 4 over two taskmanager processes") {
 TEST_CASE("a job waits for a worker that joins after it was submitted") {
   session_cluster c;
   c.add_worker("tm-1", 1);
-  auto spec = c.dir.write("sum.json", R"({
-    "name": "sum3", "parallelism": 3,
-    "vertices": [
-      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 300000}},
-      {"id": "keyed", "operator": "map", "params": {"function": "key_mod", "modulus": 7}},
-      {"id": "sums", "operator": "sum"},
-      {"id": "out", "operator": "collect", "parallelism": 1}],
-    "edges": [
-      {"from": "numbers", "to": "keyed", "partitioning": "forward"},
-      {"from": "keyed", "to": "sums", "partitioning": "hash"},
-      {"from": "sums", "to": "out", "partitioning": "rebalance"}]})");
+  auto spec = c.dir.write("sum.json", keyed_sum_spec("sum3", 3, 300000, 7));
   running_process run{{weir_bin(), "run", "-m", c.address, spec}};
   REQUIRE(run.wait_for_stderr("Job has been submitted with JobID ", 30s));
   REQUIRE(c.jobmanager->wait_for_stderr("(sum3) submitted", 30s));
