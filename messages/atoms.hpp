@@ -42,6 +42,11 @@ WEIR_ATOM(tick, "tick")
 WEIR_ATOM(trigger, "trigger")
 WEIR_ATOM(update, "update")
 
+// -- JobMaster (issue 11) ----------------------------------------------------
+
+/// Client (through the Dispatcher): take a checkpoint of the job now.
+WEIR_ATOM(take_checkpoint, "take_ckpt")
+
 #undef WEIR_ATOM
 
 } // namespace weir

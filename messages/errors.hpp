@@ -47,6 +47,12 @@ enum class errc : uint8_t {
   /// Driver mode: the application ended and its driver or a job failed
   /// (the context says why; the cluster ends with exit code 1).
   application_failed,
+  /// A checkpoint or savepoint was asked of a job that is not running (or
+  /// some of whose subtasks have finished).
+  not_running,
+  /// A checkpoint was abandoned before it completed (the job restarted or
+  /// ended).
+  checkpoint_aborted,
 };
 
 std::string to_string(errc x);

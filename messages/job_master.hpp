@@ -16,7 +16,9 @@
 
 namespace weir {
 
-/// The JobMaster of one job (Flink's JobMasterGateway).
+/// The JobMaster of one job (Flink's JobMasterGateway): what other actors
+/// and clients send it. The timers it sends itself are private
+/// (actors/job_master/job_master_state.hpp).
 using job_master_actor = caf::typed_actor<
   /// TaskExecutor: offers allocated slots; the reply lists the accepted ones.
   /// The sender is the offering TaskExecutor.
@@ -33,8 +35,6 @@ using job_master_actor = caf::typed_actor<
   /// Subtask: it took checkpoint `id`; its operators' state.
   caf::reacts_to<checkpoint_atom, execution_attempt_id, int64_t,
                  operator_states>,
-  /// Self: time to trigger a checkpoint (scheduling round `epoch`).
-  caf::reacts_to<trigger_atom, uint64_t>,
   /// Collect sink: records for the job result.
   caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
   /// Dispatcher: the records collected so far (in sink-subtask order),
@@ -44,23 +44,17 @@ using job_master_actor = caf::typed_actor<
   caf::replies_to<status_atom, bool>::with<job_status>,
   /// Dispatcher: take a checkpoint now (full when the flag is set); the
   /// reply is its id once completed.
-  caf::replies_to<checkpoint_atom, bool>::with<int64_t>,
+  caf::replies_to<take_checkpoint_atom, bool>::with<int64_t>,
   /// Dispatcher: take a savepoint into `dir` (stopping the job after it when
   /// `stop`); the reply is its path.
   caf::replies_to<savepoint_atom, std::string, bool>::with<std::string>,
   /// Dispatcher: cancel the job; the reply is the state after the request.
   caf::replies_to<cancel_atom>::with<job_state>,
-  /// Self: the slot request of attempt round `epoch` may have timed out.
-  caf::reacts_to<tick_atom, uint64_t>,
   /// ResourceManager: these allocations died with their TaskExecutor (perhaps
   /// before it could offer them).
   caf::reacts_to<free_atom, std::vector<allocation_id>>,
-  /// Self: the restart delay of round `epoch` has passed.
-  caf::reacts_to<restart_atom, uint64_t>,
   /// ResourceManager (high priority): a heartbeat request; the reply is the
   /// job's id.
-  caf::replies_to<heartbeat_atom>::with<job_id>,
-  /// Self: time to send heartbeats to the TaskExecutors.
-  caf::reacts_to<beat_atom>>;
+  caf::replies_to<heartbeat_atom>::with<job_id>>;
 
 } // namespace weir

@@ -23,6 +23,12 @@ operator_factory text_file_factory() {
                              : check_text_file_sink(p);
   };
   f.bounded = [](const params&) { return true; };
+  f.guarantee = [](const params& p) {
+    auto d = p.find("delivery");
+    return d != p.end() && d->second == "exactly-once"
+             ? sink_guarantee::external_exactly_once
+             : sink_guarantee::external_at_least_once;
+  };
   return f;
 }
 
@@ -36,6 +42,20 @@ std::string to_string(role r) {
       return "transform";
     case role::sink:
       return "sink";
+  }
+  return "unknown";
+}
+
+std::string to_string(sink_guarantee g) {
+  switch (g) {
+    case sink_guarantee::external_at_least_once:
+      return "external_at_least_once";
+    case sink_guarantee::external_exactly_once:
+      return "external_exactly_once";
+    case sink_guarantee::collected_by_job_master:
+      return "collected_by_job_master";
+    case sink_guarantee::discarded:
+      return "discarded";
   }
   return "unknown";
 }
@@ -69,6 +89,14 @@ void registry::add(operator_factory f) {
 const operator_factory* registry::find(const std::string& name) const {
   auto i = factories_.find(name);
   return i == factories_.end() ? nullptr : &i->second;
+}
+
+sink_guarantee registry::guarantee_of(const std::string& name,
+                                     const params& p) const {
+  const auto* f = find(name);
+  if (f == nullptr || !f->guarantee)
+    return sink_guarantee::external_at_least_once;
+  return f->guarantee(p);
 }
 
 void registry::add_driver(const std::string& name, plugin::driver_function f) {

@@ -22,6 +22,24 @@ enum class role { source, transform, sink };
 
 std::string to_string(role r);
 
+/// What a sink's output guarantees when its job fails over and runs again
+/// from a checkpoint: whether the JobMaster may resume the job from one.
+enum class sink_guarantee {
+  /// Written to the outside world; a restart writes it again (stdout,
+  /// text_file; user sinks unless they say otherwise).
+  external_at_least_once,
+  /// Written to the outside world and published only when a checkpoint
+  /// completes (text_file with delivery exactly-once).
+  external_exactly_once,
+  /// Handed to the JobMaster for the job's result (collect): it cuts the
+  /// records back to a checkpoint itself.
+  collected_by_job_master,
+  /// Dropped (discard).
+  discarded,
+};
+
+std::string to_string(sink_guarantee g);
+
 /// How to build and check one named operator.
 struct operator_factory {
   std::string name;
@@ -39,6 +57,9 @@ struct operator_factory {
   bool combinable = false;
   /// Sources: whether, with these parameters, it ends by itself.
   std::function<bool(const params&)> bounded;
+  /// Sinks: what their output guarantees, with these parameters (unset:
+  /// external_at_least_once).
+  std::function<sink_guarantee(const params&)> guarantee;
 };
 
 /// Operators (and drivers) by name. `builtin()` holds weir's own
@@ -57,6 +78,11 @@ public:
 
   /// nullptr when no driver has this name.
   const plugin::driver_function* find_driver(const std::string& name) const;
+
+  /// What sink `name` with parameters `p` guarantees: its factory's
+  /// answer, external_at_least_once for sinks that give none or are unknown
+  /// here (a user library's).
+  sink_guarantee guarantee_of(const std::string& name, const params& p) const;
 
   /// Names of all drivers, sorted.
   std::vector<std::string> driver_names() const;

@@ -101,13 +101,18 @@ operator_factory discard_factory() {
   f.validate = [](const params& p, role) {
     return check_params("discard", p, discard_params());
   };
+  f.guarantee = [](const params&) { return sink_guarantee::discarded; };
   return f;
 }
 
 operator_factory collect_factory() {
-  return plain_sink("collect", []() -> std::unique_ptr<sink> {
+  auto f = plain_sink("collect", []() -> std::unique_ptr<sink> {
     return std::make_unique<collect_sink>();
   });
+  f.guarantee = [](const params&) {
+    return sink_guarantee::collected_by_job_master;
+  };
+  return f;
 }
 
 } // namespace weir::ops

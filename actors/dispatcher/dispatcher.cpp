@@ -413,7 +413,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         return unknown_job(id);
       if (!entry->jm)
         return not_running(id);
-      return self->delegate(entry->jm, checkpoint_atom_v, full);
+      return self->delegate(entry->jm, take_checkpoint_atom_v, full);
     },
     [=](savepoint_atom, job_id id, std::string& dir,
         bool stop) -> caf::result<std::string> {

@@ -1,8 +1,10 @@
 #pragma once
 
-// The JobMaster's state and the functions its two source files share
-// (job_master.cpp: scheduling and failover; job_master_checkpoints.cpp:
-// checkpoints and savepoints). Internal to the JobMaster.
+// The JobMaster actor's private interface, its state and the functions its
+// source files share (job_master.cpp: the handlers; job_master_scheduling.cpp:
+// scheduling and failover; job_master_checkpoints.cpp: checkpoints and
+// savepoints). Internal to the JobMaster: the logic lives in the plain
+// classes its state holds.
 
 #include <chrono>
 #include <map>
@@ -10,109 +12,129 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor_addr.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
-#include <caf/typed_response_promise.hpp>
 
+#include "actors/common/event_log.hpp"
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/job_master/checkpoint_coordinator.hpp"
+#include "actors/job_master/checkpoint_requests.hpp"
+#include "actors/job_master/collected_results.hpp"
 #include "actors/job_master/execution_graph.hpp"
+#include "actors/job_master/job_lifecycle.hpp"
 #include "actors/job_master/job_master.hpp"
-#include "actors/job_master/restart_strategy.hpp"
+#include "actors/job_master/job_settings.hpp"
+#include "actors/job_master/slot_assignment.hpp"
 #include "messages/task_executor.hpp"
 
 namespace weir::job_master_detail {
 
+/// The JobMaster's public interface plus the timers it sends itself.
+using job_master_self_actor = job_master_actor::extend<
+  /// Self: schedule the job (first round), or fail it when its settings
+  /// are bad.
+  caf::reacts_to<start_atom>,
+  /// Self: time to trigger a checkpoint (scheduling round `epoch`).
+  caf::reacts_to<trigger_atom, uint64_t>,
+  /// Self: the slot request of round `epoch` may have timed out.
+  caf::reacts_to<tick_atom, uint64_t>,
+  /// Self: the restart delay of round `epoch` has passed.
+  caf::reacts_to<restart_atom, uint64_t>,
+  /// Self: time to send heartbeats to the TaskExecutors.
+  caf::reacts_to<beat_atom>>;
+
 /// Requests the JobMaster makes answer within this time.
 constexpr auto deploy_timeout = std::chrono::seconds(60);
 
-/// A client's `weir checkpoint`, `weir savepoint` or `weir stop`.
-struct checkpoint_request {
-  caf::typed_response_promise<int64_t> checkpoint;
-  caf::typed_response_promise<std::string> savepoint;
-  bool is_savepoint = false;
-  bool full = false;
-  std::string dir;
-  bool stop = false;
-
-  /// Answers the client with `err`.
-  void refuse(const caf::error& err) {
-    if (is_savepoint)
-      savepoint.deliver(err);
-    else
-      checkpoint.deliver(err);
-  }
-};
-
 struct jm_state {
   job_master_options opts;
+  job_settings settings;
+  /// Why the job's settings could not be resolved (empty: they were).
+  std::string settings_problem;
   std::unique_ptr<execution_graph> graph;
   dispatcher_actor dispatcher;
   resource_manager_actor rm;
   job_master_id leader = job_master_id::random();
-  job_state state = job_state::created;
-  bool finalized = false;
-  std::string failure;
   int64_t start_time_ms = 0;
-  std::map<allocation_id, int32_t> pending_slots; // allocation → shared slot
-  std::vector<task_executor_actor> executor_of_slot;
-  std::vector<std::string> executor_name_of_slot;
-  std::map<caf::actor_addr, task_executor_actor> executors; // watched
+  std::unique_ptr<job_lifecycle> job;
+  std::unique_ptr<slot_assignment<caf::actor_addr>> slots;
+  /// TaskExecutors that offered slots, watched (monitor, heartbeats).
+  std::map<caf::actor_addr, task_executor_actor> executors;
   heartbeat_monitor hb; ///< heartbeats to the executors
   std::vector<subtask_actor> handles; // by flat execution index
   std::map<caf::actor_addr, int32_t> flat_by_addr;
   size_t deployed = 0;
-  /// Records of collect sinks, by flat index of the sink subtask.
-  std::map<int32_t, std::vector<record>> collected;
+  collected_results collected;
   std::unique_ptr<checkpoint_coordinator> checkpoints;
-  /// Collected records each sink subtask had handed over when it
-  /// acknowledged a pending checkpoint (checkpoint id → flat → count).
-  std::map<int64_t, std::map<int32_t, size_t>> collected_at;
-  /// The same for the checkpoint a restart resumes from.
-  std::map<int32_t, size_t> committed_collected;
-  /// Whether a failover may resume from a checkpoint: every sink is one
-  /// whose output the JobMaster can cut back to it (collect, discard).
-  /// What every slot of the job must offer (the driver's profile; else
-  /// anything).
-  resource_profile slot_profile;
-  /// The state backend every subtask gets (state.backend.*).
-  state_backend_desc backend;
-  bool resumable = false;
-  /// Whether a later JobMaster may resume from a stored checkpoint: as
-  /// above, but collect sinks do not count (their records lived in this
-  /// JobMaster).
-  bool resumable_from_storage = false;
+  /// Clients waiting for a checkpoint or savepoint they asked for, by id.
+  checkpoint_requests requests;
   /// Whether the next deployment restores the newest completed checkpoint
   /// (or the savepoint the job starts from).
   bool restore_state = false;
-  /// Clients waiting for a checkpoint or savepoint they asked for, by id.
-  std::map<int64_t, checkpoint_request> requests;
-  /// A stop with a savepoint: the subtasks are canceled, the job FINISHES.
-  bool stopping = false;
-  std::unique_ptr<restart_strategy> restarts;
-  std::chrono::milliseconds restart_delay{0};
-  uint64_t epoch = 0; ///< scheduling round; replies of older rounds are stale
-  int64_t crashes_to_inject = 0; ///< weir.fault.jobmaster-crashes
   static inline const char* name = "job_master";
 };
 
-using self_ptr = job_master_actor::stateful_pointer<jm_state>;
+using self_ptr = job_master_self_actor::stateful_pointer<jm_state>;
 
-// -- job_master.cpp ---------------------------------------------------------
+/// Logs an event of this job: "job <id> (<name>) <what>".
+template <class... Ts>
+void log_job(self_ptr self, fmt::format_string<Ts...> what, Ts&&... xs) {
+  auto& g = self->state.graph->graph();
+  log_eventf("job {} ({}) {}", g.id.to_string(), g.name,
+             fmt::format(what, std::forward<Ts>(xs)...));
+}
+
+// -- job_master_scheduling.cpp -----------------------------------------------
+
+/// Logs the job's move from `from` to its current state, if it moved.
+void log_transition(self_ptr self, job_state from);
+
+/// Moves the job to `to` (if allowed) and logs the transition.
+void set_state(self_ptr self, job_state to);
 
 /// Fails the job for good.
 void fail_job(self_ptr self, std::string cause);
 
+/// A subtask or TaskExecutor failed: restart the job if the restart
+/// strategy allows it, else fail it.
+void on_task_failure(self_ptr self, std::string cause);
+
 /// Stops every subtask that still runs.
 void cancel_all(self_ptr self);
+
+/// Ends the job once every subtask stopped (or restarts it after the delay).
+void maybe_finalize(self_ptr self);
 
 /// Asks the ResourceManager for the job's slots.
 void request_slots(self_ptr self);
 
-// -- job_master_checkpoints.cpp ----------------------------------------------
+/// TaskExecutor `te` (the sender) offers slots; the reply lists the
+/// accepted ones, whose subtasks are deployed at once.
+std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
+                                    const std::vector<slot_offer>& offers);
 
-/// Answers every waiting checkpoint or savepoint request with an error.
-void fail_requests(self_ptr self, const std::string& why);
+/// A subtask's attempt moved to state `s`.
+void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
+               const io_metrics& m, const std::string& error);
+
+/// A TaskExecutor died, became unreachable or stopped answering heartbeats.
+void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
+                      const std::string& reason);
+
+/// Allocations died before their TaskExecutor offered them.
+void on_allocations_lost(self_ptr self, const std::vector<allocation_id>& lost);
+
+/// Heartbeat requests to every watched TaskExecutor; then the next round.
+void send_heartbeats(self_ptr self);
+
+/// Every subtask stopped and the restart delay passed: the next round.
+void restart(self_ptr self);
+
+/// The job's live status.
+job_status make_status(self_ptr self, bool detailed);
+
+// -- job_master_checkpoints.cpp ----------------------------------------------
 
 /// Periodic trigger of scheduling round `epoch`.
 void trigger_checkpoint(self_ptr self, uint64_t epoch);
@@ -125,11 +147,8 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
 /// job starts from, then the slot request.
 void load_checkpoint_then_schedule(self_ptr self);
 
-/// A client's `weir checkpoint`: the reply is the checkpoint's id.
-caf::typed_response_promise<int64_t> checkpoint_now(self_ptr self, bool full);
-
-/// A client's `weir savepoint` or `weir stop`: the reply is the path.
-caf::typed_response_promise<std::string>
-savepoint_now(self_ptr self, std::string dir, bool stop);
+/// A client's `weir checkpoint` or `weir savepoint`/`weir stop`: triggers
+/// the checkpoint, or refuses `req` at once.
+void request_checkpoint(self_ptr self, checkpoint_request req);
 
 } // namespace weir::job_master_detail

@@ -21,18 +21,14 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](collect_atom, int64_t) { return std::vector<record>{}; },
     [=](status_atom, bool) { return job_status{}; },
     [=](cancel_atom) { return job_state::cancelling; },
-    [=](tick_atom, uint64_t) {},
-    [=](restart_atom, uint64_t) {},
     [=](free_atom, const std::vector<allocation_id>& allocs) {
       auto& lost = self->state.lost;
       lost.insert(lost.end(), allocs.begin(), allocs.end());
     },
     [=](heartbeat_atom) { return job_id{}; },
     [=](checkpoint_atom, execution_attempt_id, int64_t, operator_states&) {},
-    [=](trigger_atom, uint64_t) {},
-    [=](checkpoint_atom, bool) { return int64_t{0}; },
+    [=](take_checkpoint_atom, bool) { return int64_t{0}; },
     [=](savepoint_atom, const std::string&, bool) { return std::string{}; },
-    [=](beat_atom) {},
     [=](blob_atom, const std::string&) { return std::string{}; },
   };
 }

@@ -1020,3 +1020,19 @@ TEST_CASE("text_file's delivery parameter is checked") {
                                      {"delivery", "exactly-once"}})
         == "");
 }
+
+TEST_CASE("sinks declare what their output guarantees") {
+  auto& reg = registry::builtin();
+  CHECK(reg.guarantee_of("collect", {}) == sink_guarantee::collected_by_job_master);
+  CHECK(reg.guarantee_of("discard", {{"delay_ms", "5"}})
+        == sink_guarantee::discarded);
+  CHECK(reg.guarantee_of("stdout", {}) == sink_guarantee::external_at_least_once);
+  CHECK(reg.guarantee_of("text_file", {{"path", "out"}})
+        == sink_guarantee::external_at_least_once);
+  CHECK(reg.guarantee_of("text_file",
+                         {{"path", "out"}, {"delivery", "exactly-once"}})
+        == sink_guarantee::external_exactly_once);
+  // A user library's sink (not in the built-in registry) gets the default.
+  CHECK(reg.guarantee_of("my_sink", {}) == sink_guarantee::external_at_least_once);
+  CHECK(to_string(sink_guarantee::discarded) == "discarded");
+}

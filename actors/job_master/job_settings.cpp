@@ -1,0 +1,68 @@
+#include "actors/job_master/job_settings.hpp"
+
+#include "config/config.hpp"
+#include "operators/registry.hpp"
+#include "plan/chaining.hpp"
+
+namespace weir {
+
+namespace {
+
+/// Sets the two resumable flags from what the job's sinks guarantee.
+void set_resumable(const job_graph& graph, job_settings& s) {
+  s.resumable = true;
+  s.resumable_from_storage = true;
+  auto& reg = ops::registry::builtin();
+  for (size_t i = 0; i < graph.vertices.size(); ++i) {
+    if (vertex_role(graph, static_cast<int32_t>(i)) != ops::role::sink)
+      continue;
+    auto& v = graph.vertices[i];
+    switch (reg.guarantee_of(v.op, v.params)) {
+      case ops::sink_guarantee::external_at_least_once:
+        s.resumable = false;
+        s.resumable_from_storage = false;
+        break;
+      case ops::sink_guarantee::collected_by_job_master:
+        s.resumable_from_storage = false;
+        break;
+      case ops::sink_guarantee::external_exactly_once:
+      case ops::sink_guarantee::discarded:
+        break;
+    }
+  }
+}
+
+} // namespace
+
+caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
+                                                 const job_graph& graph,
+                                                 const std::string& checkpoint_dir) {
+  auto cfg = cluster;
+  if (auto err = cfg.apply(graph.config, "job config"))
+    return err;
+  job_settings s;
+  s.restarts = restart_strategy_config::from(cfg);
+  s.checkpoints = checkpoint_options::from(cfg);
+  if (graph.priority == job_priority::driver) {
+    // The driver's slot (-Dhm, -Ddm, -Dc, -Dnm of weir run -D).
+    s.slot_profile.cpu_cores = cfg.number("driver.cpu-cores");
+    s.slot_profile.heap_mb = cfg.memory_mb("driver.heap-memory");
+    s.slot_profile.direct_mb = cfg.memory_mb("driver.direct-memory");
+    s.slot_profile.native_mb = cfg.memory_mb("driver.native-memory");
+  }
+  s.backend.type = cfg.text("state.backend.type");
+  s.backend.incremental = cfg.boolean("execution.checkpointing.incremental");
+  if (!checkpoint_dir.empty())
+    s.backend.checkpoint_dir = checkpoint_dir + "/" + graph.id.to_string();
+  if (cfg.is_set("execution.savepoint.path"))
+    s.savepoint_path = cfg.text("execution.savepoint.path");
+  s.ignore_unclaimed_state
+    = cfg.boolean("execution.savepoint.ignore-unclaimed-state");
+#ifdef WEIR_FAULT_INJECTION
+  s.crashes_to_inject = cfg.integer("weir.fault.jobmaster-crashes");
+#endif
+  set_resumable(graph, s);
+  return s;
+}
+
+} // namespace weir

@@ -1,0 +1,274 @@
+// The JobMaster's plain classes: slot assignment, job lifecycle, collected
+// results, checkpoint requests and the job's settings.
+#include <doctest/doctest.h>
+
+#include "actors/job_master/checkpoint_requests.hpp"
+#include "actors/job_master/collected_results.hpp"
+#include "actors/job_master/job_lifecycle.hpp"
+#include "actors/job_master/job_settings.hpp"
+#include "actors/job_master/slot_assignment.hpp"
+#include "config/config.hpp"
+#include "messages/errors.hpp"
+
+using namespace weir;
+using namespace std::chrono_literals;
+
+namespace {
+
+slot_offer offer(allocation_id alloc) {
+  return slot_offer{alloc, 0, {}};
+}
+
+std::vector<slot_offer> offers_of(const std::vector<slot_request>& reqs) {
+  std::vector<slot_offer> out;
+  for (auto& r : reqs)
+    out.push_back(offer(r.alloc));
+  return out;
+}
+
+const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+
+restart_strategy_config fixed_delay(int64_t attempts) {
+  restart_strategy_config c;
+  c.type = restart_strategy_config::kind::fixed_delay;
+  c.attempts = attempts;
+  c.delay = 250ms;
+  return c;
+}
+
+std::vector<record> numbers(int64_t from, int64_t to) {
+  std::vector<record> out;
+  for (auto i = from; i <= to; ++i)
+    out.push_back(record::integer("k", i));
+  return out;
+}
+
+std::vector<int64_t> values(const std::vector<record>& rs) {
+  std::vector<int64_t> out;
+  for (auto& r : rs)
+    out.push_back(r.num);
+  return out;
+}
+
+job_graph two_vertices(const std::string& sink_op,
+                       std::map<std::string, std::string> params = {}) {
+  job_graph g;
+  g.id = job_id::random();
+  g.vertices.push_back(vertex_spec{"src", "sequence", {{"from", "1"}, {"to", "3"}}, 1});
+  g.vertices.push_back(vertex_spec{"out", sink_op, std::move(params), 1});
+  g.edges.push_back(edge_spec{"src", "out", partitioning::forward});
+  return g;
+}
+
+} // namespace
+
+// -- slot_assignment ----------------------------------------------------------
+
+TEST_CASE("slot assignment: offers of requested allocations are accepted") {
+  slot_assignment<int> slots{2};
+  auto reqs = slots.request_all({});
+  REQUIRE(reqs.size() == 2);
+  CHECK(slots.pending() == 2);
+  auto offers = offers_of(reqs);
+  offers.push_back(offer(allocation_id::random())); // not ours
+  auto got = slots.accept(7, "te-7", offers);
+  CHECK(got.allocations == std::vector<allocation_id>{reqs[0].alloc, reqs[1].alloc});
+  REQUIRE(got.slots.size() == 2);
+  CHECK(got.slots[0].first == 0);
+  CHECK(got.slots[1].first == 1);
+  CHECK(slots.pending() == 0);
+  CHECK(slots.executor_name(1) == "te-7");
+  CHECK(slots.executors() == std::vector<int>{7});
+  // A second offer of the same allocation is not accepted again.
+  CHECK(slots.accept(8, "te-8", offers).allocations.empty());
+}
+
+TEST_CASE("slot assignment: a lost executor gives back the slots it held") {
+  slot_assignment<int> slots{3};
+  auto reqs = slots.request_all({});
+  slots.accept(1, "te-1", {offer(reqs[0].alloc), offer(reqs[2].alloc)});
+  slots.accept(2, "te-2", {offer(reqs[1].alloc)});
+  CHECK(slots.executors() == std::vector<int>{1, 2});
+  auto lost = slots.lose_executor(1);
+  CHECK(lost.name == "te-1");
+  CHECK(lost.slots == std::vector<int32_t>{0, 2});
+  CHECK(slots.executors() == std::vector<int>{2});
+  CHECK(slots.lose_executor(1).slots.empty()); // nothing held any more
+  CHECK(slots.executor_name(0) == "te-1");    // still shown in the status
+}
+
+TEST_CASE("slot assignment: lost allocations still pending get replacements") {
+  slot_assignment<int> slots{2};
+  auto reqs = slots.request_all({});
+  slots.accept(1, "te-1", {offer(reqs[0].alloc)});
+  resource_profile profile;
+  profile.cpu_cores = 2;
+  auto fresh = slots.replace({reqs[0].alloc, reqs[1].alloc}, profile);
+  REQUIRE(fresh.size() == 1); // the offered one is the executor's business
+  CHECK(fresh[0].alloc != reqs[1].alloc);
+  CHECK(fresh[0].profile.cpu_cores == 2);
+  CHECK(slots.pending() == 1);
+  CHECK(slots.accept(2, "te-2", {offer(reqs[1].alloc)}).slots.empty());
+  auto got = slots.accept(2, "te-2", {offer(fresh[0].alloc)});
+  REQUIRE(got.slots.size() == 1);
+  CHECK(got.slots[0].first == 1);
+}
+
+TEST_CASE("slot assignment: a restart forgets every slot") {
+  slot_assignment<int> slots{1};
+  auto reqs = slots.request_all({});
+  slots.accept(1, "te-1", offers_of(reqs));
+  slots.reset();
+  CHECK(slots.executors().empty());
+  CHECK(slots.executor_name(0).empty());
+  CHECK(slots.pending() == 0);
+  CHECK(slots.accept(1, "te-1", offers_of(reqs)).slots.empty());
+}
+
+// -- job_lifecycle --------------------------------------------------------------
+
+TEST_CASE("lifecycle: failures restart while the strategy allows, then fail") {
+  job_lifecycle job{fixed_delay(1)};
+  CHECK(job.set_state(job_state::running));
+  auto d = job.on_failure(t0, "boom");
+  CHECK(d.what == failure_decision::action::restart);
+  CHECK(d.delay == 250ms);
+  CHECK(job.restart_delay() == 250ms);
+  CHECK(job.state() == job_state::running); // deciding changes nothing
+  CHECK(job.set_state(job_state::restarting));
+  CHECK(job.on_failure(t0, "again").what == failure_decision::action::ignore);
+  job.restart();
+  CHECK(job.epoch() == 1);
+  CHECK(job.state() == job_state::running);
+  d = job.on_failure(t0 + 1s, "boom 2");
+  CHECK(d.what == failure_decision::action::fail);
+  CHECK(d.cause.rfind("boom 2 (", 0) == 0); // with the strategy's reason
+  CHECK(job.fail(d.cause));
+  CHECK(job.state() == job_state::failing);
+  CHECK(job.failure() == d.cause);
+  CHECK(job.end_state(false) == job_state::failed);
+}
+
+TEST_CASE("lifecycle: restart strategy none fails with the bare cause") {
+  job_lifecycle job{restart_strategy_config{}};
+  job.set_state(job_state::running);
+  auto d = job.on_failure(t0, "subtask failed");
+  CHECK(d.what == failure_decision::action::fail);
+  CHECK(d.cause == "subtask failed");
+}
+
+TEST_CASE("lifecycle: cancel, stop and the end state") {
+  job_lifecycle job{restart_strategy_config{}};
+  job.set_state(job_state::running);
+  CHECK(job.end_state(false) == std::nullopt);
+  CHECK(job.end_state(true) == job_state::finished);
+  CHECK(job.stop());
+  CHECK(job.stopping());
+  CHECK(job.end_state(false) == job_state::finished);
+  CHECK(job.cancel());
+  CHECK(job.state() == job_state::cancelling);
+  CHECK(job.failure() == "job was canceled");
+  CHECK_FALSE(job.cancel());
+  CHECK_FALSE(job.fail("late"));
+  CHECK(job.end_state(false) == job_state::canceled);
+  CHECK(job.finalize());
+  CHECK_FALSE(job.finalize());
+}
+
+// -- collected_results ------------------------------------------------------------
+
+TEST_CASE("collected results: read from an offset, hand all over") {
+  collected_results c;
+  c.add(3, numbers(4, 5));
+  c.add(1, numbers(1, 3));
+  CHECK(values(c.from(0)) == std::vector<int64_t>{1, 2, 3, 4, 5});
+  CHECK(values(c.from(3)) == std::vector<int64_t>{4, 5});
+  CHECK(c.from(9).empty());
+  CHECK(values(c.take_all()) == std::vector<int64_t>{1, 2, 3, 4, 5});
+  CHECK(c.from(0).empty());
+}
+
+TEST_CASE("collected results: a restart cuts back to the last completed checkpoint") {
+  collected_results c;
+  c.add(1, numbers(1, 2));
+  c.acknowledged(1, 0); // a subtask that is no sink
+  c.acknowledged(1, 1);
+  c.add(1, numbers(3, 4));
+  c.acknowledged(2, 1); // checkpoint 2 never completes
+  c.add(1, numbers(5, 5));
+  c.commit(1);
+  c.cut_back();
+  CHECK(values(c.from(0)) == std::vector<int64_t>{1, 2});
+  c.add(1, numbers(3, 3));
+  c.acknowledged(3, 1);
+  c.abort_pending(); // say, a restart
+  c.commit(3);       // nothing pending: covers nothing
+  c.cut_back();
+  CHECK(c.from(0).empty());
+  c.add(1, numbers(1, 1));
+  c.clear();
+  CHECK(c.take_all().empty());
+}
+
+// -- checkpoint_requests ------------------------------------------------------------
+
+TEST_CASE("checkpoint requests: kinds, take and abort") {
+  checkpoint_requests reqs;
+  reqs.add(1, checkpoint_request::checkpoint({}, false));
+  reqs.add(2, checkpoint_request::checkpoint({}, true));
+  reqs.add(3, checkpoint_request::savepoint({}, "/sp", true));
+  auto r2 = reqs.take(2);
+  REQUIRE(r2);
+  CHECK(r2->kind() == state::snapshot_kind::full_checkpoint);
+  CHECK_FALSE(reqs.take(2));
+  auto r3 = reqs.take(3);
+  REQUIRE(r3);
+  CHECK(r3->is_savepoint());
+  CHECK(r3->dir() == "/sp");
+  CHECK(r3->stop());
+  CHECK(reqs.size() == 1);
+  reqs.abort_all("the job restarts"); // promises of no request: no-op
+  CHECK(reqs.size() == 0);
+}
+
+// -- job_settings ----------------------------------------------------------------------
+
+TEST_CASE("job settings: the job's config applies on top of the cluster's") {
+  auto cluster = configuration::load(std::nullopt, {"restart-strategy.type=none"});
+  REQUIRE(cluster);
+  auto g = two_vertices("collect");
+  g.config["restart-strategy.type"] = "fixed-delay";
+  g.config["execution.savepoint.path"] = "/sp/savepoint-1";
+  g.config["state.backend.type"] = "rocksdb";
+  auto s = resolve_job_settings(*cluster, g, "/ckpt");
+  REQUIRE(s);
+  CHECK(s->restarts.type == restart_strategy_config::kind::fixed_delay);
+  CHECK(s->savepoint_path == std::optional<std::string>{"/sp/savepoint-1"});
+  CHECK(s->backend.type == "rocksdb");
+  CHECK(s->backend.checkpoint_dir == "/ckpt/" + g.id.to_string());
+  CHECK(s->slot_profile.cpu_cores == 0); // not a driver job
+}
+
+TEST_CASE("job settings: a bad job config is an error naming the key") {
+  auto g = two_vertices("discard");
+  g.config["restart-strategy.type"] = "sometimes";
+  auto s = resolve_job_settings(configuration{}, g, "");
+  REQUIRE_FALSE(s);
+  CHECK(describe(s.error()).find("restart-strategy.type") != std::string::npos);
+}
+
+TEST_CASE("job settings: resumable follows what the sinks guarantee") {
+  auto check = [](job_graph g, bool resumable, bool from_storage) {
+    auto s = resolve_job_settings(configuration{}, g, "");
+    REQUIRE(s);
+    CHECK(s->resumable == resumable);
+    CHECK(s->resumable_from_storage == from_storage);
+  };
+  check(two_vertices("discard"), true, true);
+  check(two_vertices("collect"), true, false);
+  check(two_vertices("stdout"), false, false);
+  check(two_vertices("text_file", {{"path", "/out"}}), false, false);
+  check(two_vertices("text_file", {{"path", "/out"}, {"delivery", "exactly-once"}}),
+        true, true);
+  check(two_vertices("my_library_sink"), false, false);
+}
