@@ -44,7 +44,8 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done) {
 }
 
 /// Writes checkpoint `done` as a savepoint through the job store (a
-/// detached actor); answers the client, then stops the job if asked.
+/// detached actor); answers the client, or for a stop, stops the job and
+/// answers once it has FINISHED.
 void write_savepoint(self_ptr self, const completed_checkpoint& done,
                      checkpoint_request req) {
   auto& st = self->state;
@@ -57,9 +58,12 @@ void write_savepoint(self_ptr self, const completed_checkpoint& done,
     .then(
       [=](const std::string& written) mutable {
         log_job(self, "wrote savepoint {}", written);
-        req.complete(written);
-        if (req.stop() && self->state.job->stop())
+        if (req.stop() && self->state.job->stop()) {
+          self->state.stop_reply.emplace(std::move(req), written);
           cancel_all(self);
+        } else {
+          req.complete(written);
+        }
       },
       [=](caf::error& err) mutable {
         req.refuse(make_error(errc::storage_failure,

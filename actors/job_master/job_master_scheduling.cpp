@@ -29,6 +29,16 @@ void finalize(self_ptr self) {
   if (auto to = st.job->end_state(st.graph->all_finished()))
     set_state(self, *to);
   st.requests.abort_all("the job ended");
+  if (st.stop_reply) {
+    auto& [req, path] = *st.stop_reply;
+    if (st.job->state() == job_state::finished)
+      req.complete(path);
+    else
+      req.refuse(make_error(errc::not_running,
+                            fmt::format("the job ended {} while stopping "
+                                        "(savepoint {} was written)",
+                                        to_string(st.job->state()), path)));
+  }
   job_result result;
   result.id = st.graph->graph().id;
   result.name = st.graph->graph().name;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,10 @@ struct jm_state {
   std::unique_ptr<checkpoint_coordinator> checkpoints;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
   checkpoint_requests requests;
+  /// A `weir stop` whose savepoint is written: answered with the path once
+  /// every subtask has stopped and the job FINISHED (as Flink's
+  /// stop-with-savepoint), so its client sees the job's final output.
+  std::optional<std::pair<checkpoint_request, std::string>> stop_reply;
   /// Whether the next deployment restores the newest completed checkpoint
   /// (or the savepoint the job starts from).
   bool restore_state = false;
