@@ -12,7 +12,7 @@
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
-#include "operators/registry.hpp"
+#include "plan/validation.hpp"
 #include "actors/dispatcher/applications.hpp"
 #include "storage/job_graph_store.hpp"
 
@@ -226,14 +226,9 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   auto& st = self->state;
   if (!g.id.valid())
     g.id = job_id::random();
-  if (auto problem = check_job_graph_shape(g); !problem.empty())
+  if (auto problem = validate_job_graph(g, dispatcher_validation());
+      !problem.empty())
     return make_error(errc::invalid_job, problem);
-  if (auto problem = check_operators(g); !problem.empty())
-    return make_error(errc::invalid_job, problem);
-  if (auto err = configuration{}.apply(g.config, "config"))
-    return err;
-  if (auto problem = check_job_config_keys(g.config); !problem.empty())
-    return make_error(errc::invalid_job, "config: " + problem);
   if (auto i = st.jobs.find(g.id); i != st.jobs.end()) {
     // Idempotent submission: the same job again answers with the existing
     // one. A job known only by its stored result (its graph is cleaned up)
@@ -286,34 +281,6 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
       });
   return rp;
 }
-
-} // namespace
-
-std::string check_operators(const job_graph& g) {
-  auto& reg = ops::registry::builtin();
-  for (auto& v : g.vertices) {
-    bool has_in = false;
-    bool has_out = false;
-    for (auto& e : g.edges) {
-      has_in = has_in || e.to == v.id;
-      has_out = has_out || e.from == v.id;
-    }
-    auto r = !has_in ? ops::role::source
-                     : (!has_out ? ops::role::sink : ops::role::transform);
-    // User operators are checked where the job is submitted and where its
-    // libraries load (the workers).
-    if (!g.code.empty() && reg.find(v.op) == nullptr)
-      continue;
-    // Files are checked where the job is submitted: this Dispatcher may
-    // not see the TaskExecutors' file systems.
-    if (auto problem = reg.check(v.op, r, v.params, ops::file_checks::off);
-        !problem.empty())
-      return fmt::format("vertex '{}': {}", v.id, problem);
-  }
-  return {};
-}
-
-namespace {
 
 dispatcher_actor::behavior_type
 dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
