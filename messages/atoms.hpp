@@ -42,6 +42,13 @@ WEIR_ATOM(tick, "tick")
 WEIR_ATOM(trigger, "trigger")
 WEIR_ATOM(update, "update")
 
+// One meaning each (issue 11): atoms that replace overloaded uses of `done`
+// and `update` in the Dispatcher's, ResourceManager's and job store's
+// interfaces.
+WEIR_ATOM(exited, "exited")         // a worker process ended
+WEIR_ATOM(finish, "finish")         // record a job's terminal result
+WEIR_ATOM(rm_changed, "rm_changed") // a restarted ResourceManager
+
 #undef WEIR_ATOM
 
 } // namespace weir

@@ -47,6 +47,12 @@ enum class errc : uint8_t {
   /// Driver mode: the application ended and its driver or a job failed
   /// (the context says why; the cluster ends with exit code 1).
   application_failed,
+  /// The request needs a running job (a checkpoint, a savepoint), and the
+  /// job is not running (not yet started, or ended).
+  job_not_running,
+  /// The cluster's blob store holds no blob with this content hash (a user
+  /// library or file of a job).
+  blob_not_found,
 };
 
 std::string to_string(errc x);

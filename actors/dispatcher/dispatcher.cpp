@@ -136,7 +136,7 @@ void complete(self_ptr self, job_result result) {
     on_application_progress(
       self, self->state.apps.ended(id, entry.result->state, entry.result->error));
   };
-  self->request(st.store, store_timeout, done_atom_v, result)
+  self->request(st.store, store_timeout, finish_atom_v, result)
     .then([=](bool) { finish(result); },
           [=](caf::error& err) {
             auto r = result;
@@ -150,7 +150,7 @@ void complete(self_ptr self, job_result result) {
 void recover(self_ptr self, recovered_jobs& rec) {
   auto& st = self->state;
   for (auto& problem : rec.problems)
-    fmt::print(stderr, "weir: recovery skipped a record: {}\n", problem);
+    log_problemf("weir: recovery skipped a record: {}", problem);
   for (auto& r : rec.results) {
     auto& e = st.jobs[r.id];
     e.result = r;
@@ -177,7 +177,7 @@ caf::error unknown_job(job_id id) {
 }
 
 caf::error not_running(job_id id) {
-  return make_error(errc::invalid_job,
+  return make_error(errc::job_not_running,
                     fmt::format("job {} is not running", id.to_string()));
 }
 
@@ -307,7 +307,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
   self->request(st.store, store_timeout, load_atom_v)
     .await([=](recovered_jobs& rec) { recover(self, rec); },
            [=](caf::error& err) {
-             fmt::print(stderr, "weir: recovery failed: {}\n", describe(err));
+             log_problemf("weir: recovery failed: {}", describe(err));
              self->quit(err);
            });
   return {
@@ -403,7 +403,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       return rp;
     },
     [=](done_atom, job_result& r) { complete(self, std::move(r)); },
-    [=](update_atom, resource_manager_actor& rm) {
+    [=](rm_changed_atom, resource_manager_actor& rm) {
       auto& st = self->state;
       st.rm = std::move(rm);
       // JobMasters end with their ResourceManager (leader_lost); those

@@ -47,7 +47,7 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       self->state.puts.push_back(g);
       return true;
     },
-    [=](done_atom, const job_result& r) {
+    [=](finish_atom, const job_result& r) {
       self->state.dones.push_back(r);
       return true;
     },

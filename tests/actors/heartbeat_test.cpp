@@ -40,7 +40,6 @@ stuck_task_executor(task_executor_actor::stateful_pointer<stuck_state> self,
       self->state.unanswered.push_back(rp);
       return rp;
     },
-    [](beat_atom) {},
   };
 }
 

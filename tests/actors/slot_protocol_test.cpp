@@ -173,7 +173,6 @@ refusing_task_executor(task_executor_actor::pointer self,
        std::vector<task_deployment>&) { return std::vector<subtask_actor>{}; },
     [](free_atom, job_id) {},
     [](heartbeat_atom) { return resource_id{"refusing"}; },
-    [](beat_atom) {},
   };
 }
 
