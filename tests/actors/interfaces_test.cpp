@@ -17,18 +17,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// sequence 1..n → collect.
-job_graph numbers(int64_t n) {
-  job_graph g;
-  g.id = job_id::random();
-  g.name = "numbers";
-  g.vertices = {
-    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, 1},
-    {"result", "collect", {}, 1}};
-  g.edges = {{"numbers", "result", partitioning::forward}};
-  return g;
-}
-
 struct interfaces_fixture : actor_fixture {
   std::vector<caf::actor> started;
 
@@ -44,35 +32,7 @@ struct interfaces_fixture : actor_fixture {
     run();
   }
 
-  /// The error a request fails with (its reply would be a `T`).
-  template <class T, class Handle, class... Ts>
-  caf::error error_of(Handle h, Ts... xs) {
-    caf::error result;
-    auto reply = self->request(h, caf::infinite, std::move(xs)...);
-    run();
-    reply.receive([](T&) {}, [&](caf::error& e) { result = e; });
-    return result;
-  }
 };
-
-/// A TaskExecutor stand-in that registers one slot and answers heartbeats.
-task_executor_actor::behavior_type
-answering_task_executor(task_executor_actor::pointer self,
-                        resource_manager_actor rm) {
-  slot_report report;
-  report.slots.resize(1);
-  self->request(rm, caf::infinite, register_atom_v, resource_id{"te"},
-                task_executor_actor{self}, report)
-    .then([](const resource_manager_id&) {});
-  return {
-    [](request_atom, resource_manager_id, job_id, job_master_id,
-       job_master_actor, std::vector<slot_grant>&) { return int32_t{0}; },
-    [](submit_atom, job_master_id, job_master_actor,
-       std::vector<task_deployment>&) { return std::vector<subtask_actor>{}; },
-    [](free_atom, job_id) {},
-    [](heartbeat_atom) { return resource_id{"te"}; },
-  };
-}
 
 } // namespace
 
@@ -116,16 +76,16 @@ TEST_CASE_FIXTURE(interfaces_fixture,
   run();
   auto dispatcher = keep(spawn_dispatcher(sys, store, rm, {}));
   run();
-  auto g = numbers(4);
+  auto g = numbers_graph(4);
   CHECK(request<job_id>(dispatcher, submit_atom_v, g) == g.id);
   auto& stored = deref<fake_job_store_impl>(store).state;
   REQUIRE(stored.dones.size() == 1);
   CHECK(stored.dones[0].id == g.id);
   CHECK(stored.dones[0].state == job_state::finished);
-  auto err = error_of<int64_t>(dispatcher, checkpoint_atom_v, g.id, false);
+  auto err = error_of<int64_t>(*this, dispatcher, checkpoint_atom_v, g.id, false);
   CHECK(err == make_error(errc::job_not_running));
   CHECK(describe(err) == "job " + g.id.to_string() + " is not running");
-  err = error_of<std::string>(dispatcher, savepoint_atom_v, g.id,
+  err = error_of<std::string>(*this, dispatcher, savepoint_atom_v, g.id,
                               std::string{"/tmp"}, false);
   CHECK(err == make_error(errc::job_not_running));
 }
@@ -136,7 +96,8 @@ TEST_CASE_FIXTURE(interfaces_fixture,
   opts.heartbeat = heartbeat_options{200ms, 1000ms, 2};
   auto rm = keep(spawn_resource_manager(sys, opts));
   sched.run(); // its first round: nobody to ask yet
-  auto te = keep(sys.spawn(answering_task_executor, rm));
+  auto te = keep(sys.spawn(fake_task_executor, rm,
+                           fake_task_executor_options{resource_id{"te"}}));
   sched.run(); // the registration
   advance_time(200ms);
   expect((beat_atom), from(rm).to(rm));
