@@ -47,6 +47,13 @@ WEIR_ATOM(update, "update")
 /// Client (through the Dispatcher): take a checkpoint of the job now.
 WEIR_ATOM(take_checkpoint, "take_ckpt")
 
+// One meaning each (issue 11): atoms that replace overloaded uses of `done`
+// and `update` in the Dispatcher's, ResourceManager's and job store's
+// interfaces.
+WEIR_ATOM(exited, "exited")         // a worker process ended
+WEIR_ATOM(finish, "finish")         // record a job's terminal result
+WEIR_ATOM(rm_changed, "rm_changed") // a restarted ResourceManager
+
 #undef WEIR_ATOM
 
 } // namespace weir

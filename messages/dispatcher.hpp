@@ -45,6 +45,6 @@ using dispatcher_actor = caf::typed_actor<
   /// Supervisor: the ResourceManager was restarted; this is the new one.
   /// Every JobMaster is replaced by one that talks to it (their jobs lost
   /// their TaskExecutors with the old one anyway).
-  caf::reacts_to<update_atom, resource_manager_actor>>;
+  caf::reacts_to<rm_changed_atom, resource_manager_actor>>;
 
 } // namespace weir

@@ -1,6 +1,6 @@
 #include "messages/errors.hpp"
 
-#include <array>
+#include <iterator>
 
 #include <caf/atom.hpp>
 #include <caf/sec.hpp>
@@ -8,15 +8,18 @@
 namespace weir {
 
 std::string to_string(errc x) {
-  static constexpr std::array<const char*, 18> names{
+  static constexpr const char* names[] = {
     "none",           "invalid_job",       "duplicate_job",
     "unknown_job",    "fencing_token_mismatch", "slot_unavailable",
     "storage_failure", "operator_failure", "canceled", "timeout",
     "storage_locked", "supervision_gave_up",
     "leader_lost", "crashed", "application_finished", "application_failed",
-    "not_running", "checkpoint_aborted"};
+    "not_running", "checkpoint_aborted", "blob_not_found"};
+  static_assert(std::size(names)
+                  == static_cast<size_t>(errc::blob_not_found) + 1,
+                "one name per errc");
   auto i = static_cast<size_t>(x);
-  return i < names.size() ? names[i] : "unknown";
+  return i < std::size(names) ? names[i] : "unknown";
 }
 
 caf::atom_value errc_category() {

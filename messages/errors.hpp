@@ -47,12 +47,16 @@ enum class errc : uint8_t {
   /// Driver mode: the application ended and its driver or a job failed
   /// (the context says why; the cluster ends with exit code 1).
   application_failed,
-  /// A checkpoint or savepoint was asked of a job that is not running (or
-  /// some of whose subtasks have finished).
+  /// The request needs a running job (a checkpoint, a savepoint), and the
+  /// job is not running (not yet started, ended, or some of its subtasks
+  /// have finished).
   not_running,
   /// A checkpoint was abandoned before it completed (the job restarted or
   /// ended).
   checkpoint_aborted,
+  /// The cluster's blob store holds no blob with this content hash (a user
+  /// library or file of a job).
+  blob_not_found,
 };
 
 std::string to_string(errc x);

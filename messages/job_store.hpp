@@ -36,7 +36,7 @@ using job_store_actor = caf::typed_actor<
   caf::replies_to<put_atom, job_graph>::with<bool>,
   /// Dispatcher: record a terminal result (dirty), drop the graph, then mark
   /// the result clean; all synced.
-  caf::replies_to<done_atom, job_result>::with<bool>,
+  caf::replies_to<finish_atom, job_result>::with<bool>,
   /// JobMaster: store a completed checkpoint of a job, keeping the newest
   /// `retained`; the reply is the file written ("" when this cluster keeps
   /// checkpoints in memory only).

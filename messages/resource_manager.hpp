@@ -28,7 +28,9 @@ typename Inspector::result_type inspect(Inspector& f, cluster_overview& x) {
            x.slots_total, x.slots_free, x.pending_requests);
 }
 
-/// The ResourceManager (Flink's ResourceManagerGateway).
+/// The ResourceManager (Flink's ResourceManagerGateway): what others send it.
+/// Its own timers are in its private interface
+/// (actors/resource_manager/resource_manager.hpp).
 using resource_manager_actor = caf::typed_actor<
   /// TaskExecutor: register with its slots; the reply is the current leader's
   /// fencing token, which the TaskExecutor checks on later slot requests.
@@ -44,14 +46,10 @@ using resource_manager_actor = caf::typed_actor<
   caf::reacts_to<disconnect_atom, job_id, job_master_id>,
   /// Client or test: registered TaskExecutors and slots.
   caf::replies_to<overview_atom>::with<cluster_overview>,
-  /// Self: time to send heartbeats to TaskExecutors and JobMasters.
-  caf::reacts_to<beat_atom>,
   /// Jobmanager (driver mode): it listens at this address; an active
   /// ResourceManager may start workers that connect there now.
   caf::reacts_to<start_atom, std::string>,
   /// Worker launcher: a worker process it started has ended.
-  caf::reacts_to<done_atom, resource_id>,
-  /// Self (active mode): time to stop idle workers and start missing ones.
-  caf::reacts_to<tick_atom>>;
+  caf::reacts_to<exited_atom, resource_id>>;
 
 } // namespace weir

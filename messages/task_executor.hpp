@@ -14,7 +14,9 @@
 
 namespace weir {
 
-/// A TaskExecutor (Flink's TaskExecutorGateway).
+/// A TaskExecutor (Flink's TaskExecutorGateway): what others send it. Its
+/// own timers are in its private interface
+/// (actors/task_executor/task_executor.hpp).
 using task_executor_actor = caf::typed_actor<
   /// ResourceManager: allocate these slots for the job and offer them to its
   /// JobMaster. Refused with fencing_token_mismatch from a replaced leader;
@@ -29,8 +31,6 @@ using task_executor_actor = caf::typed_actor<
   caf::reacts_to<free_atom, job_id>,
   /// ResourceManager or JobMaster (high priority): a heartbeat request; the
   /// reply is this TaskExecutor's id.
-  caf::replies_to<heartbeat_atom>::with<resource_id>,
-  /// Self: time to check who has not sent heartbeats.
-  caf::reacts_to<beat_atom>>;
+  caf::replies_to<heartbeat_atom>::with<resource_id>>;
 
 } // namespace weir

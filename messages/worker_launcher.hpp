@@ -11,7 +11,7 @@ namespace weir {
 
 /// An active ResourceManager's worker backend (local processes; a detached
 /// actor, as starting and reaping processes are system calls). It reports
-/// every worker process that ends to the ResourceManager (done_atom) and
+/// every worker process that ends to the ResourceManager (exited_atom) and
 /// stops all of them when it ends itself.
 using worker_launcher_actor = caf::typed_actor<
   /// ResourceManager: start worker `id` with `slots` slots of this profile.

@@ -12,9 +12,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "config/config.hpp"
 #include "messages/errors.hpp"
-#include "operators/registry.hpp"
+#include "plan/validation.hpp"
 
 namespace weir {
 
@@ -406,10 +405,6 @@ resolve_job_graph(const job_spec& spec,
   job_graph g;
   g.name = spec.name;
   g.config = spec.config;
-  if (auto err = configuration{}.apply(g.config, "config"))
-    return spec_error(origin, describe(err));
-  if (auto problem = check_job_config_keys(g.config); !problem.empty())
-    return spec_error(origin, "config: " + problem);
   auto job_parallelism = default_parallelism.value_or(spec.parallelism);
   try {
     for (size_t i = 0; i < spec.vertices.size(); ++i) {
@@ -436,17 +431,9 @@ resolve_job_graph(const job_spec& spec,
     }
     g.edges.push_back(edge_spec{e.from, e.to, part});
   }
-  if (auto problem = check_job_graph_shape(g); !problem.empty())
+  auto problem = validate_job_graph(g, client_validation(operators));
+  if (!problem.empty())
     return spec_error(origin, problem);
-  auto& reg = operators != nullptr ? *operators : ops::registry::builtin();
-  for (size_t i = 0; i < g.vertices.size(); ++i) {
-    auto& v = g.vertices[i];
-    auto problem = reg.check(v.op, vertex_role(g, static_cast<int32_t>(i)),
-                             v.params);
-    if (!problem.empty())
-      return spec_error(origin, fmt::format("{}: {}", vertex_label(i, v.id),
-                                            problem));
-  }
   return g;
 }
 

@@ -74,8 +74,9 @@ parse_program_args(const std::vector<std::string>& args);
 /// Builds the JobGraph: program arguments (names without `--`) override job
 /// parameters, `${name}` in operator parameters is replaced, a vertex without
 /// parallelism gets `default_parallelism` (the CLI's `-p`) or else the spec's.
-/// Then checks the shape (`check_job_graph_shape`) and every operator
-/// against `operators` (default: the built-in ones). The job id is left nil.
+/// Then validates it (`validate_job_graph` with `client_validation`:
+/// configuration, shape, every operator against `operators`, default: the
+/// built-in ones). The job id is left nil.
 caf::expected<job_graph>
 resolve_job_graph(const job_spec& spec,
                   const std::map<std::string, std::string>& program_args,

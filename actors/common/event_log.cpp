@@ -38,4 +38,13 @@ void log_event(std::string_view line) {
   std::fflush(log_out);
 }
 
+void log_problem(std::string_view line) {
+  if (log_out != nullptr) {
+    log_event(line);
+    return;
+  }
+  auto text = fmt::format("{}\n", line);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
 } // namespace weir

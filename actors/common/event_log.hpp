@@ -23,4 +23,15 @@ void log_eventf(fmt::format_string<Ts...> format, Ts&&... xs) {
   log_event(fmt::format(format, std::forward<Ts>(xs)...));
 }
 
+/// Writes one line about a problem (a failed recovery or registration): to
+/// the event log if it is on, else to stderr as it is, so that an embedded
+/// cluster does not lose it. Thread-safe.
+void log_problem(std::string_view line);
+
+/// Formats and writes one problem line (log_problem).
+template <class... Ts>
+void log_problemf(fmt::format_string<Ts...> format, Ts&&... xs) {
+  log_problem(fmt::format(format, std::forward<Ts>(xs)...));
+}
+
 } // namespace weir

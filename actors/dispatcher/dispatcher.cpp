@@ -1,7 +1,5 @@
 #include "actors/dispatcher/dispatcher.hpp"
 
-#include <map>
-
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -11,9 +9,10 @@
 
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
-#include "messages/errors.hpp"
-#include "operators/registry.hpp"
 #include "actors/dispatcher/applications.hpp"
+#include "actors/dispatcher/job_table.hpp"
+#include "messages/errors.hpp"
+#include "plan/validation.hpp"
 #include "storage/job_graph_store.hpp"
 
 namespace weir {
@@ -25,34 +24,12 @@ using namespace std::chrono_literals;
 /// Storage answers within this time or the request fails.
 constexpr auto store_timeout = 60s;
 
-struct job_entry {
-  job_graph graph;
-  job_master_actor jm;
-  std::optional<job_result> result;
-  /// The result is being stored; it is answered once that is done.
-  bool completing = false;
-  /// A cancel arrived before the job was stored and its JobMaster started.
-  bool cancel_requested = false;
-  int64_t submitted_ms = 0;
-  /// JobMasters started for this job so far, minus one.
-  int32_t incarnation = -1;
-  /// The ResourceManager the current JobMaster talks to.
-  caf::actor_addr rm_of_jm;
-  /// The JobMaster ended with its ResourceManager; a new one starts with
-  /// the next ResourceManager.
-  bool awaiting_rm = false;
-  /// Clients waiting for the result: the newest request of each client (a
-  /// client that re-asks after a timeout replaces its older request).
-  std::map<caf::actor_addr, caf::typed_response_promise<job_result>> waiting;
-};
-
 struct dispatcher_state {
   job_store_actor store;
   resource_manager_actor rm;
   job_master_options jm_opts;
   std::unique_ptr<restart_intensity> intensity;
-  std::map<job_id, job_entry> jobs;
-  std::map<caf::actor_addr, job_id> job_by_jm;
+  job_table jobs;
   /// Driver mode: applications, and whether this cluster ends with one.
   application_tracker apps;
   bool application_mode = false;
@@ -66,23 +43,10 @@ void start_job_master(self_ptr self, job_entry& entry) {
   auto opts = st.jm_opts;
   opts.incarnation = ++entry.incarnation;
   opts.store = st.store;
-  entry.awaiting_rm = false;
-  entry.rm_of_jm = st.rm.address();
-  entry.jm = spawn_job_master(self->system(), entry.graph, opts,
-                              dispatcher_actor{self}, st.rm);
-  self->monitor(entry.jm);
-  st.job_by_jm[entry.jm.address()] = entry.graph.id;
-}
-
-job_status status_from_result(const job_result& r) {
-  job_status s;
-  s.id = r.id;
-  s.name = r.name;
-  s.state = r.state;
-  s.start_time_ms = r.start_time_ms;
-  s.end_time_ms = r.end_time_ms;
-  s.metrics = r.metrics;
-  return s;
+  auto jm = spawn_job_master(self->system(), entry.graph, opts,
+                             dispatcher_actor{self}, st.rm);
+  self->monitor(jm);
+  st.jobs.started(entry, std::move(jm), st.rm.address());
 }
 
 /// Driver mode: cancels what the application rules say, and ends an
@@ -91,16 +55,16 @@ void on_application_progress(self_ptr self,
                              const application_tracker::decision& d) {
   auto& st = self->state;
   for (auto& id : d.cancel) {
-    auto i = st.jobs.find(id);
-    if (i == st.jobs.end() || i->second.result)
+    auto* entry = st.jobs.find(id);
+    if (entry == nullptr || entry->result)
       continue;
     log_eventf("job {} ({}) is cancelled: its application is ending",
-               id.to_string(), i->second.graph.name);
-    if (i->second.jm)
-      self->request(i->second.jm, store_timeout, cancel_atom_v)
+               id.to_string(), entry->graph.name);
+    if (entry->jm)
+      self->request(entry->jm, store_timeout, cancel_atom_v)
         .then([](job_state) {}, [](caf::error&) {});
     else
-      i->second.cancel_requested = true;
+      entry->cancel_requested = true;
   }
   if (!d.ended)
     return;
@@ -116,27 +80,20 @@ void on_application_progress(self_ptr self,
 /// Stores the result, then answers everyone waiting for it.
 void complete(self_ptr self, job_result result) {
   auto& st = self->state;
-  auto i = st.jobs.find(result.id);
-  if (i == st.jobs.end() || i->second.result || i->second.completing)
+  auto* entry = st.jobs.begin_completion(result.id);
+  if (entry == nullptr)
     return;
-  if (!i->second.graph.vertices.empty())
-    result.graph_fingerprint = storage::job_graph_fingerprint(i->second.graph);
-  i->second.completing = true;
-  auto id = result.id;
+  if (!entry->graph.vertices.empty())
+    result.graph_fingerprint = storage::job_graph_fingerprint(entry->graph);
   auto finish = [=](job_result r) {
     log_eventf("job {} ({}) {}{}{}", r.id.to_string(), r.name,
                to_string(r.state), r.error.empty() ? "" : ": ", r.error);
-    auto& entry = self->state.jobs[id];
-    entry.completing = false;
-    entry.result = std::move(r);
-    entry.jm = nullptr;
-    for (auto& [client, p] : entry.waiting)
-      p.deliver(*entry.result);
-    entry.waiting.clear();
+    auto id = r.id;
+    auto& ended = self->state.jobs.completed(id, std::move(r));
     on_application_progress(
-      self, self->state.apps.ended(id, entry.result->state, entry.result->error));
+      self, self->state.apps.ended(id, ended.result->state, ended.result->error));
   };
-  self->request(st.store, store_timeout, done_atom_v, result)
+  self->request(st.store, store_timeout, finish_atom_v, result)
     .then([=](bool) { finish(result); },
           [=](caf::error& err) {
             auto r = result;
@@ -150,26 +107,13 @@ void complete(self_ptr self, job_result result) {
 void recover(self_ptr self, recovered_jobs& rec) {
   auto& st = self->state;
   for (auto& problem : rec.problems)
-    fmt::print(stderr, "weir: recovery skipped a record: {}\n", problem);
-  for (auto& r : rec.results) {
-    auto& e = st.jobs[r.id];
-    e.result = r;
-  }
-  for (auto& g : rec.graphs) {
-    if (st.jobs.count(g.id) > 0)
-      continue; // finished before: never run twice
-    auto& e = st.jobs[g.id];
-    e.graph = g;
-    e.submitted_ms = now_ms();
-    log_eventf("job {} ({}) recovered", g.id.to_string(), g.name);
-    st.apps.submitted(g.id, g.priority, g.application);
+    log_problemf("weir: recovery skipped a record: {}", problem);
+  for (auto& id : st.jobs.recover(rec, now_ms())) {
+    auto& e = *st.jobs.find(id);
+    log_eventf("job {} ({}) recovered", id.to_string(), e.graph.name);
+    st.apps.submitted(id, e.graph.priority, e.graph.application);
     start_job_master(self, e);
   }
-}
-
-job_entry* find_job(self_ptr self, job_id id) {
-  auto i = self->state.jobs.find(id);
-  return i == self->state.jobs.end() ? nullptr : &i->second;
 }
 
 caf::error unknown_job(job_id id) {
@@ -177,8 +121,14 @@ caf::error unknown_job(job_id id) {
 }
 
 caf::error not_running(job_id id) {
-  return make_error(errc::invalid_job,
+  return make_error(errc::not_running,
                     fmt::format("job {} is not running", id.to_string()));
+}
+
+/// Ends every JobMaster (they are monitored, not linked).
+void stop_job_masters(self_ptr self, const caf::error& reason) {
+  for (auto& jm : self->state.jobs.job_masters())
+    self->send_exit(jm, reason);
 }
 
 /// A JobMaster ended without a result. It lost its ResourceManager: it is
@@ -186,68 +136,58 @@ caf::error not_running(job_id id) {
 /// stored JobGraph (one-for-one) within the restart intensity; past that,
 /// the Dispatcher gives up and ends, leaving the decision to its supervisor.
 void on_job_master_down(self_ptr self, const caf::down_msg& dm) {
+  using end = job_table::job_master_end;
   auto& st = self->state;
-  auto i = st.job_by_jm.find(dm.source);
-  if (i == st.job_by_jm.end())
+  auto d = st.jobs.job_master_ended(dm.source,
+                                    dm.reason == make_error(errc::leader_lost),
+                                    st.rm.address());
+  if (d.what == end::ignore || d.what == end::await_resource_manager)
     return;
-  auto id = i->second;
-  st.job_by_jm.erase(i);
-  auto& entry = st.jobs[id];
-  if (entry.result || entry.completing)
-    return;
-  entry.jm = nullptr;
-  auto& name = entry.graph.name;
-  if (dm.reason == make_error(errc::leader_lost)) {
-    if (entry.rm_of_jm != st.rm.address())
-      start_job_master(self, entry);
-    else
-      entry.awaiting_rm = true;
+  auto& entry = *st.jobs.find(d.job);
+  if (d.what == end::restart) {
+    start_job_master(self, entry);
     return;
   }
+  auto id = d.job.to_string();
+  auto& name = entry.graph.name;
   auto reason = describe(dm.reason);
   if (!st.intensity->on_crash(self->clock().now())) {
-    log_eventf("job {} ({}): JobMaster crashed ({}); giving up after {}",
-               id.to_string(), name, reason, st.intensity->describe());
-    for (auto& [other, e] : st.jobs)
-      if (e.jm)
-        self->send_exit(e.jm, caf::exit_reason::user_shutdown);
+    log_eventf("job {} ({}): JobMaster crashed ({}); giving up after {}", id,
+               name, reason, st.intensity->describe());
+    stop_job_masters(self, caf::exit_reason::user_shutdown);
     self->quit(make_error(errc::supervision_gave_up,
                           fmt::format("JobMasters crashed more than {}",
                                       st.intensity->describe())));
     return;
   }
   log_eventf("job {} ({}): JobMaster crashed ({}); restarting it ({} of {})",
-             id.to_string(), name, reason, st.intensity->recent(),
+             id, name, reason, st.intensity->recent(),
              st.intensity->describe());
   start_job_master(self, entry);
+}
+
+/// The job is stored: it runs now, unless it was cancelled meanwhile.
+void on_stored(self_ptr self, job_id id) {
+  auto& entry = *self->state.jobs.find(id);
+  log_eventf("job {} ({}) submitted", id.to_string(), entry.graph.name);
+  self->state.apps.submitted(id, entry.graph.priority, entry.graph.application);
+  if (entry.cancel_requested)
+    complete(self, job_table::canceled_before_start(id, entry.graph.name,
+                                                    now_ms()));
+  else
+    start_job_master(self, entry);
 }
 
 caf::result<job_id> submit(self_ptr self, job_graph& g) {
   auto& st = self->state;
   if (!g.id.valid())
     g.id = job_id::random();
-  if (auto problem = check_job_graph_shape(g); !problem.empty())
+  if (auto problem = validate_job_graph(g, dispatcher_validation());
+      !problem.empty())
     return make_error(errc::invalid_job, problem);
-  if (auto problem = check_operators(g); !problem.empty())
-    return make_error(errc::invalid_job, problem);
-  if (auto err = configuration{}.apply(g.config, "config"))
-    return err;
-  if (auto problem = check_job_config_keys(g.config); !problem.empty())
-    return make_error(errc::invalid_job, "config: " + problem);
-  if (auto i = st.jobs.find(g.id); i != st.jobs.end()) {
-    // Idempotent submission: the same job again answers with the existing
-    // one. A job known only by its stored result (its graph is cleaned up)
-    // is compared by the graph's fingerprint, by name for older results.
-    auto& known = i->second;
-    bool same = false;
-    if (!known.graph.vertices.empty())
-      same = known.graph == g;
-    else if (known.result && known.result->graph_fingerprint != 0)
-      same = known.result->graph_fingerprint
-             == storage::job_graph_fingerprint(g);
-    else
-      same = known.result && known.result->name == g.name;
-    if (same)
+  if (auto same = st.jobs.same_as_known(g)) {
+    // Idempotent submission: the same job again answers with its id.
+    if (*same)
       return g.id;
     return make_error(errc::duplicate_job,
                       fmt::format("job {} already exists with a different "
@@ -255,29 +195,13 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
                                   g.id.to_string()));
   }
   auto id = g.id;
-  auto& entry = st.jobs[id];
-  entry.graph = g;
-  entry.submitted_ms = now_ms();
+  st.jobs.add(g, now_ms());
   auto rp = self->make_response_promise<job_id>();
   self->request(st.store, store_timeout, put_atom_v, std::move(g))
     .then(
       [=](bool) mutable {
-        auto& entry = self->state.jobs[id];
-        log_eventf("job {} ({}) submitted", id.to_string(), entry.graph.name);
-        self->state.apps.submitted(id, entry.graph.priority,
-                                   entry.graph.application);
         rp.deliver(id);
-        if (entry.cancel_requested) {
-          job_result r;
-          r.id = id;
-          r.name = entry.graph.name;
-          r.state = job_state::canceled;
-          r.error = "job was canceled";
-          r.start_time_ms = r.end_time_ms = now_ms();
-          complete(self, std::move(r));
-          return;
-        }
-        start_job_master(self, entry);
+        on_stored(self, id);
       },
       [=](caf::error& err) mutable {
         self->state.jobs.erase(id);
@@ -287,33 +211,20 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   return rp;
 }
 
-} // namespace
-
-std::string check_operators(const job_graph& g) {
-  auto& reg = ops::registry::builtin();
-  for (auto& v : g.vertices) {
-    bool has_in = false;
-    bool has_out = false;
-    for (auto& e : g.edges) {
-      has_in = has_in || e.to == v.id;
-      has_out = has_out || e.from == v.id;
-    }
-    auto r = !has_in ? ops::role::source
-                     : (!has_out ? ops::role::sink : ops::role::transform);
-    // User operators are checked where the job is submitted and where its
-    // libraries load (the workers).
-    if (!g.code.empty() && reg.find(v.op) == nullptr)
-      continue;
-    // Files are checked where the job is submitted: this Dispatcher may
-    // not see the TaskExecutors' file systems.
-    if (auto problem = reg.check(v.op, r, v.params, ops::file_checks::off);
-        !problem.empty())
-      return fmt::format("vertex '{}': {}", v.id, problem);
-  }
-  return {};
+/// Answers from the job's JobMaster while it runs (`running`), from `ended`
+/// with its result once it ended, `waiting` before its JobMaster started.
+template <class T, class Running, class Ended, class Waiting>
+caf::result<T> by_job(self_ptr self, job_id id, Running running, Ended ended,
+                      Waiting waiting) {
+  auto* entry = self->state.jobs.find(id);
+  if (entry == nullptr)
+    return unknown_job(id);
+  if (entry->result)
+    return ended(*entry->result);
+  if (!entry->jm)
+    return waiting(*entry);
+  return running(entry->jm);
 }
-
-namespace {
 
 dispatcher_actor::behavior_type
 dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
@@ -329,103 +240,79 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
   st.jm_opts = jm_opts;
   self->set_down_handler(
     [=](caf::down_msg& dm) { on_job_master_down(self, dm); });
-  // Going down takes the JobMasters along (they are monitored, not linked).
+  // Going down takes the JobMasters along.
   self->set_exit_handler([=](caf::exit_msg& msg) {
-    for (auto& [id, entry] : self->state.jobs)
-      if (entry.jm)
-        self->send_exit(entry.jm, msg.reason);
+    stop_job_masters(self, msg.reason);
     self->quit(msg.reason);
   });
   // Recovery comes first: nothing else is served until it is done.
   self->request(st.store, store_timeout, load_atom_v)
     .await([=](recovered_jobs& rec) { recover(self, rec); },
            [=](caf::error& err) {
-             fmt::print(stderr, "weir: recovery failed: {}\n", describe(err));
+             log_problemf("weir: recovery failed: {}", describe(err));
              self->quit(err);
            });
+  auto refuse = [=](job_id id) {
+    return [=](auto&&...) -> caf::error { return not_running(id); };
+  };
   return {
     [=](submit_atom, job_graph& g) { return submit(self, g); },
     [=](blob_atom a, put_atom p, std::string& hash, std::string& bytes) {
       return self->delegate(self->state.store, a, p, std::move(hash),
                             std::move(bytes));
     },
-    [=](list_atom) {
-      std::vector<job_status> result;
-      for (auto& [id, e] : self->state.jobs) {
-        if (e.result) {
-          result.push_back(status_from_result(*e.result));
-        } else {
+    [=](list_atom) { return self->state.jobs.list(); },
+    [=](status_atom, job_id id, bool detailed) {
+      return by_job<job_status>(
+        self, id,
+        [=](job_master_actor& jm) {
+          return self->delegate(jm, status_atom_v, detailed);
+        },
+        job_table::status_of,
+        [=](const job_entry& e) {
           job_status s;
           s.id = id;
           s.name = e.graph.name;
-          s.state = e.jm ? job_state::running : job_state::created;
-          s.start_time_ms = e.submitted_ms;
-          result.push_back(std::move(s));
-        }
-      }
-      return result;
+          return s;
+        });
     },
-    [=](status_atom, job_id id, bool detailed) -> caf::result<job_status> {
-      auto* entry = find_job(self, id);
-      if (entry == nullptr)
-        return unknown_job(id);
-      if (entry->result)
-        return status_from_result(*entry->result);
-      if (!entry->jm) {
-        job_status s;
-        s.id = id;
-        s.name = entry->graph.name;
-        return s;
-      }
-      return self->delegate(entry->jm, status_atom_v, detailed);
+    [=](cancel_atom, job_id id) {
+      return by_job<job_state>(
+        self, id,
+        [=](job_master_actor& jm) { return self->delegate(jm, cancel_atom_v); },
+        [](const job_result& r) { return r.state; },
+        [](job_entry& e) {
+          e.cancel_requested = true;
+          return job_state::cancelling;
+        });
     },
-    [=](cancel_atom, job_id id) -> caf::result<job_state> {
-      auto* entry = find_job(self, id);
-      if (entry == nullptr)
-        return unknown_job(id);
-      if (entry->result)
-        return entry->result->state;
-      if (!entry->jm) {
-        entry->cancel_requested = true;
-        return job_state::cancelling;
-      }
-      return self->delegate(entry->jm, cancel_atom_v);
+    [=](collect_atom a, job_id id, int64_t offset) {
+      return by_job<std::vector<record>>(
+        self, id,
+        [=](job_master_actor& jm) { return self->delegate(jm, a, offset); },
+        [=](const job_result& r) {
+          return job_table::collected_from(r, offset);
+        },
+        [](const job_entry&) { return std::vector<record>{}; });
     },
-    [=](collect_atom a, job_id id,
-        int64_t offset) -> caf::result<std::vector<record>> {
-      auto* entry = find_job(self, id);
-      if (entry == nullptr)
-        return unknown_job(id);
-      if (entry->result) {
-        auto& rows = entry->result->collected;
-        auto from = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(offset, 0)),
-                                     rows.size());
-        return std::vector<record>(rows.begin() + static_cast<std::ptrdiff_t>(from),
-                                   rows.end());
-      }
-      if (!entry->jm)
-        return std::vector<record>{};
-      return self->delegate(entry->jm, a, offset);
+    [=](checkpoint_atom, job_id id, bool full) {
+      return by_job<int64_t>(
+        self, id,
+        [=](job_master_actor& jm) {
+          return self->delegate(jm, take_checkpoint_atom_v, full);
+        },
+        refuse(id), refuse(id));
     },
-    [=](checkpoint_atom, job_id id, bool full) -> caf::result<int64_t> {
-      auto* entry = find_job(self, id);
-      if (entry == nullptr)
-        return unknown_job(id);
-      if (!entry->jm)
-        return not_running(id);
-      return self->delegate(entry->jm, take_checkpoint_atom_v, full);
-    },
-    [=](savepoint_atom, job_id id, std::string& dir,
-        bool stop) -> caf::result<std::string> {
-      auto* entry = find_job(self, id);
-      if (entry == nullptr)
-        return unknown_job(id);
-      if (!entry->jm)
-        return not_running(id);
-      return self->delegate(entry->jm, savepoint_atom_v, std::move(dir), stop);
+    [=](savepoint_atom, job_id id, std::string& dir, bool stop) {
+      return by_job<std::string>(
+        self, id,
+        [=](job_master_actor& jm) {
+          return self->delegate(jm, savepoint_atom_v, dir, stop);
+        },
+        refuse(id), refuse(id));
     },
     [=](result_atom, job_id id) -> caf::result<job_result> {
-      auto* entry = find_job(self, id);
+      auto* entry = self->state.jobs.find(id);
       if (entry == nullptr)
         return unknown_job(id);
       if (entry->result)
@@ -436,14 +323,13 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       return rp;
     },
     [=](done_atom, job_result& r) { complete(self, std::move(r)); },
-    [=](update_atom, resource_manager_actor& rm) {
+    [=](rm_changed_atom, resource_manager_actor& rm) {
       auto& st = self->state;
       st.rm = std::move(rm);
       // JobMasters end with their ResourceManager (leader_lost); those
       // that already did start again now.
-      for (auto& [id, entry] : st.jobs)
-        if (entry.awaiting_rm && !entry.result && !entry.completing)
-          start_job_master(self, entry);
+      for (auto& id : st.jobs.awaiting_resource_manager())
+        start_job_master(self, *st.jobs.find(id));
     },
   };
 }

@@ -29,9 +29,4 @@ dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
                                   supervision_options supervision = {},
                                   bool application_mode = false);
 
-/// Checks operator names and parameters of every vertex against the
-/// built-in registry (the vertex's role follows from its edges). Returns ""
-/// or one line naming the vertex.
-std::string check_operators(const job_graph& g);
-
 } // namespace weir

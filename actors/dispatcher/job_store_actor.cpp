@@ -63,7 +63,7 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
         return err;
       return true;
     },
-    [=](done_atom, const job_result& r) -> caf::result<bool> {
+    [=](finish_atom, const job_result& r) -> caf::result<bool> {
       auto& kv = *self->state.kv;
       // The job's blobs go with it unless another stored job uses them.
       std::vector<std::string> blobs;
@@ -90,7 +90,7 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
       if (!blob)
         return blob.error();
       if (!*blob)
-        return make_error(errc::invalid_job,
+        return make_error(errc::blob_not_found,
                           fmt::format("the cluster has no blob {} (a user "
                                       "library or file of the job)",
                                       hash));

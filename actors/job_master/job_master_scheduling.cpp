@@ -3,6 +3,7 @@
 // restarts and the job's end. The state diagram is atop job_master.cpp.
 #include <fmt/format.h>
 
+#include "actors/common/heartbeat_sender.hpp"
 #include "actors/job_master/job_master_state.hpp"
 #include "messages/errors.hpp"
 
@@ -298,26 +299,12 @@ void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
 /// lost.
 void send_heartbeats(self_ptr self) {
   auto& st = self->state;
-  auto& opts = st.hb.options();
-  for (auto& [addr, te] : st.executors) {
-    auto peer = addr;
-    self->request<caf::message_priority::high>(te, opts.timeout,
-                                               heartbeat_atom_v)
-      .then(
-        [=](const resource_id&) {
-          self->state.hb.heard_from(peer, self->clock().now());
-        },
-        [=](caf::error& err) {
-          if (err != caf::sec::request_timeout
-              && self->state.hb.request_failed(peer))
-            on_executor_lost(self, peer,
-                             "heartbeat requests failed: " + describe(err));
-        });
-  }
-  for (auto& peer : st.hb.expired(self->clock().now()))
-    on_executor_lost(self, peer,
-                     fmt::format("no heartbeat for {} ms", opts.timeout.count()));
-  self->delayed_send(self, opts.interval, beat_atom_v);
+  auto lost = [=](const caf::actor_addr& peer, const std::string& why) {
+    on_executor_lost(self, peer, why);
+  };
+  for (auto& [addr, te] : st.executors)
+    request_heartbeat(self, st.hb, te, lost);
+  end_heartbeat_round(self, st.hb, lost);
 }
 
 /// Allocations died with their TaskExecutor before it offered them: ask for

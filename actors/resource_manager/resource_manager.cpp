@@ -11,6 +11,7 @@
 
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
+#include "actors/common/heartbeat_sender.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
 #include "messages/errors.hpp"
 
@@ -52,7 +53,7 @@ struct rm_state {
   static inline const char* name = "resource_manager";
 };
 
-using self_ptr = resource_manager_actor::stateful_pointer<rm_state>;
+using self_ptr = resource_manager_private_actor::stateful_pointer<rm_state>;
 
 /// Matches pending requests and tells each TaskExecutor which of its slots
 /// to offer to which JobMaster.
@@ -188,40 +189,35 @@ void on_peer_gone(self_ptr self, const caf::actor_addr& peer,
   st.worker_by_addr.erase(i);
 }
 
-/// Sends every TaskExecutor and JobMaster a heartbeat request (ahead of
-/// their other messages) and declares lost whoever stayed silent too long or
-/// is known to be unreachable.
-void send_heartbeats(self_ptr self) {
+/// Forgets an idle worker that is about to be stopped, before its process
+/// ends: a slot request arriving meanwhile must not be granted a slot of a
+/// worker on its way out (its subtasks would die with it).
+void retire_worker(self_ptr self, const resource_id& id) {
   auto& st = self->state;
-  auto now = self->clock().now();
-  auto& opts = st.hb.options();
-  auto on_error = [=](caf::actor_addr peer) {
-    return [=](caf::error& err) {
-      if (err != caf::sec::request_timeout && self->state.hb.request_failed(peer))
-        on_peer_gone(self, peer, "heartbeat requests failed: " + describe(err));
-    };
-  };
-  auto heard = [=](caf::actor_addr peer) {
-    self->state.hb.heard_from(peer, self->clock().now());
-  };
-  for (auto& [id, te] : st.workers) {
-    auto peer = te.address();
-    self->request<caf::message_priority::high>(te, opts.timeout, heartbeat_atom_v)
-      .then([=](const resource_id&) { heard(peer); }, on_error(peer));
-  }
-  for (auto& [job, l] : st.jobs) {
-    auto peer = l.jm.address();
-    self->request<caf::message_priority::high>(l.jm, opts.timeout,
-                                               heartbeat_atom_v)
-      .then([=](const job_id&) { heard(peer); }, on_error(peer));
-  }
-  for (auto& peer : st.hb.expired(now))
-    on_peer_gone(self, peer,
-                 fmt::format("no heartbeat for {} ms", opts.timeout.count()));
-  self->delayed_send(self, opts.interval, beat_atom_v);
+  auto w = st.workers.find(id);
+  if (w == st.workers.end())
+    return;
+  st.slots->unregister_task_executor(id); // idle: it holds no allocation
+  st.hb.unwatch(w->second.address());
+  st.worker_by_addr.erase(w->second.address());
+  st.workers.erase(w);
 }
 
-resource_manager_actor::behavior_type
+/// Sends every TaskExecutor and JobMaster a heartbeat request and declares
+/// lost whoever stayed silent too long or is known to be unreachable.
+void send_heartbeats(self_ptr self) {
+  auto& st = self->state;
+  auto lost = [=](const caf::actor_addr& peer, const std::string& why) {
+    on_peer_gone(self, peer, why);
+  };
+  for (auto& [id, te] : st.workers)
+    request_heartbeat(self, st.hb, te, lost);
+  for (auto& [job, l] : st.jobs)
+    request_heartbeat(self, st.hb, l.jm, lost);
+  end_heartbeat_round(self, st.hb, lost);
+}
+
+resource_manager_private_actor::behavior_type
 resource_manager_impl(self_ptr self, resource_manager_options opts) {
   report_crashes(self);
   auto& st = self->state;
@@ -307,7 +303,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       start_workers(self);
       self->send(self, tick_atom_v);
     },
-    [=](done_atom, const resource_id& id) {
+    [=](exited_atom, const resource_id& id) {
       auto& st = self->state;
       if (st.pool)
         st.pool->exited(id, self->clock().now());
@@ -324,6 +320,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         log_eventf("stopping worker {}: idle for {} ms "
                    "(resourcemanager.taskmanager-timeout)",
                    id.value, st.opts.pool.idle_timeout.count());
+        retire_worker(self, id);
         self->send(st.launcher, cancel_atom_v, id);
       }
       start_workers(self);

@@ -27,6 +27,14 @@ struct resource_manager_options {
   worker_command worker;
 };
 
+/// The ResourceManager's whole interface: the public one and its own
+/// timers, which only it sends itself.
+using resource_manager_private_actor = resource_manager_actor::extend<
+  /// Self: time to send heartbeats to TaskExecutors and JobMasters.
+  caf::reacts_to<beat_atom>,
+  /// Self (active mode): time to stop idle workers and start missing ones.
+  caf::reacts_to<tick_atom>>;
+
 /// Spawns a ResourceManager with a fresh fencing token.
 resource_manager_actor spawn_resource_manager(caf::actor_system& sys,
                                               resource_manager_options opts);

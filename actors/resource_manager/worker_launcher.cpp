@@ -122,7 +122,7 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
                                   nullptr, argv.data(), environ);
           err != 0) {
         log_eventf("cannot start worker {}: {}", id.value, std::strerror(err));
-        self->send(st.rm, done_atom_v, id);
+        self->send(st.rm, exited_atom_v, id);
         return;
       }
       log_eventf("started worker {} (pid {}): {} {}", id.value, pid,
@@ -136,7 +136,7 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
         return;
       stop_processes({i->second});
       st.children->erase(i);
-      self->send(st.rm, done_atom_v, id);
+      self->send(st.rm, exited_atom_v, id);
     },
     [=](tick_atom) {
       auto& st = self->state;
@@ -147,7 +147,7 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
                      i->second,
                      WIFEXITED(status) ? fmt::format("code {}", WEXITSTATUS(status))
                                        : fmt::format("signal {}", WTERMSIG(status)));
-          self->send(st.rm, done_atom_v, i->first);
+          self->send(st.rm, exited_atom_v, i->first);
           i = st.children->erase(i);
         } else {
           ++i;

@@ -83,7 +83,7 @@ void on_child_down(self_ptr self, const caf::down_msg& dm) {
              reason, st.intensity.recent(), st.intensity.describe());
   if (is_rm) {
     start_resource_manager(self);
-    self->send(st.dispatcher, update_atom_v, st.rm);
+    self->send(st.dispatcher, rm_changed_atom_v, st.rm);
   } else {
     start_dispatcher(self);
   }

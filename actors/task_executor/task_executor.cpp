@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
+#include "actors/common/heartbeat_sender.hpp"
 #include "actors/task_executor/slot_table.hpp"
 #include "actors/task_executor/code_resolver.hpp"
 #include "actors/task_executor/subtask.hpp"
@@ -44,7 +46,24 @@ struct te_state {
   static inline const char* name = "task_executor";
 };
 
-using self_ptr = task_executor_actor::stateful_pointer<te_state>;
+using self_ptr = task_executor_private_actor::stateful_pointer<te_state>;
+
+/// Cancels every subtask of `job` running here.
+void cancel_subtasks(self_ptr self, job_id job) {
+  auto& st = self->state;
+  auto i = st.running.find(job);
+  if (i == st.running.end())
+    return;
+  for (auto& addr : i->second)
+    if (auto j = st.subtasks.find(addr); j != st.subtasks.end())
+      self->send(j->second.second, cancel_atom_v);
+}
+
+/// Cancels every subtask running here.
+void cancel_all_subtasks(self_ptr self) {
+  for (auto& [addr, entry] : self->state.subtasks)
+    self->send(entry.second, cancel_atom_v);
+}
 
 void give_back(self_ptr self, std::vector<allocation_id> allocs) {
   auto& st = self->state;
@@ -134,35 +153,33 @@ void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
   bool newer = false;
   for (auto& [addr, held] : st.job_masters)
     newer = newer || (held.first == job && held.second != leader);
-  if (!newer) {
-    if (auto i = st.running.find(job); i != st.running.end())
-      for (auto& addr : i->second)
-        if (auto j = st.subtasks.find(addr); j != st.subtasks.end())
-          self->send(j->second.second, cancel_atom_v);
-  }
+  if (!newer)
+    cancel_subtasks(self, job);
   give_back(self, std::move(freed));
 }
 
 /// The ResourceManager is gone (or silent): stop everything; whoever runs
 /// this TaskExecutor registers a new one when a master is back.
 void on_resource_manager_lost(self_ptr self, caf::error reason) {
-  for (auto& [addr, entry] : self->state.subtasks)
-    self->send(entry.second, cancel_atom_v);
+  cancel_all_subtasks(self);
   self->quit(std::move(reason));
 }
 
 /// Drops whoever stopped sending heartbeats: the ResourceManager ends this
 /// TaskExecutor, a JobMaster loses its slots here.
 void check_heartbeats(self_ptr self) {
-  auto& st = self->state;
-  auto& opts = st.hb.options();
-  for (auto& peer : st.hb.expired(self->clock().now())) {
-    auto silent = fmt::format("no heartbeat for {} ms", opts.timeout.count());
+  bool ended = false;
+  end_heartbeat_round(self, self->state.hb, [&](const caf::actor_addr& peer,
+                                                const std::string& silent) {
+    auto& st = self->state;
+    if (ended)
+      return;
     if (peer == st.rm.address()) {
       log_eventf("the ResourceManager is lost ({})", silent);
       on_resource_manager_lost(self,
                                make_error(errc::leader_lost,
                                           "ResourceManager lost: " + silent));
+      ended = true;
       return;
     }
     if (auto jm = st.job_masters.find(peer); jm != st.job_masters.end()) {
@@ -172,17 +189,13 @@ void check_heartbeats(self_ptr self) {
       st.job_masters.erase(jm);
       on_job_master_lost(self, job, leader);
     }
-  }
-  self->delayed_send(self, opts.interval, beat_atom_v);
+  });
 }
 
-} // namespace
-
-namespace {
-
-task_executor_actor::behavior_type
+task_executor_private_actor::behavior_type
 task_executor_impl(self_ptr self, task_executor_options opts,
                    resource_manager_actor rm) {
+  report_crashes(self);
   auto& st = self->state;
   st.opts = std::move(opts);
   st.rm = std::move(rm);
@@ -212,8 +225,7 @@ task_executor_impl(self_ptr self, task_executor_options opts,
   });
   // Going down cancels every subtask it runs.
   self->set_exit_handler([=](caf::exit_msg& msg) {
-    for (auto& [addr, entry] : self->state.subtasks)
-      self->send(entry.second, cancel_atom_v);
+    cancel_all_subtasks(self);
     self->quit(msg.reason);
   });
   self->monitor(st.rm);
@@ -226,8 +238,8 @@ task_executor_impl(self_ptr self, task_executor_options opts,
                 task_executor_actor{self}, st.slots->report())
     .then([=](resource_manager_id leader) { self->state.rm_leader = leader; },
           [=](caf::error& err) {
-            fmt::print(stderr, "weir: TaskExecutor {} could not register: {}\n",
-                       self->state.opts.id.value, describe(err));
+            log_problemf("weir: TaskExecutor {} could not register: {}",
+                         self->state.opts.id.value, describe(err));
             self->quit(err);
           });
   return {
@@ -293,16 +305,8 @@ task_executor_impl(self_ptr self, task_executor_options opts,
     },
     [=](beat_atom) { check_heartbeats(self); },
     [=](free_atom, job_id job) {
-      auto& st = self->state;
-      auto i = st.running.find(job);
-      if (i != st.running.end()) {
-        for (auto& addr : i->second) {
-          auto j = st.subtasks.find(addr);
-          if (j != st.subtasks.end())
-            self->send(j->second.second, cancel_atom_v);
-        }
-      }
-      give_back(self, st.slots->free_job(job));
+      cancel_subtasks(self, job);
+      give_back(self, self->state.slots->free_job(job));
     },
   };
 }

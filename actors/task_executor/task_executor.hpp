@@ -34,6 +34,12 @@ struct task_executor_options {
   heartbeat_options heartbeat;
 };
 
+/// The TaskExecutor's whole interface: the public one and its own timer,
+/// which only it sends itself.
+using task_executor_private_actor = task_executor_actor::extend<
+  /// Self: time to check who has not sent heartbeats.
+  caf::reacts_to<beat_atom>>;
+
 /// Spawns a TaskExecutor that registers with `rm` at once.
 task_executor_actor spawn_task_executor(caf::actor_system& sys,
                                         task_executor_options opts,

@@ -1,5 +1,7 @@
 #include "fakes.hpp"
 
+#include "messages/errors.hpp"
+
 namespace weir::test {
 
 job_master_actor::behavior_type
@@ -43,7 +45,7 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       self->state.puts.push_back(g);
       return true;
     },
-    [=](done_atom, const job_result& r) {
+    [=](finish_atom, const job_result& r) {
       self->state.dones.push_back(r);
       return true;
     },
@@ -60,6 +62,45 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
     },
     [=](blob_atom, const std::string&) { return std::string{}; },
   };
+}
+
+task_executor_actor::behavior_type fake_task_executor(
+  task_executor_actor::stateful_pointer<fake_task_executor_state> self,
+  resource_manager_actor rm, fake_task_executor_options opts) {
+  slot_report report;
+  report.slots.resize(1);
+  self->request(rm, caf::infinite, register_atom_v, opts.id,
+                task_executor_actor{self}, report)
+    .then([](const resource_manager_id&) {});
+  return {
+    [=](request_atom, resource_manager_id, job_id, job_master_id,
+        job_master_actor, std::vector<slot_grant>&) -> caf::result<int32_t> {
+      if (opts.refuse_grants)
+        return make_error(errc::slot_unavailable, "refused");
+      return int32_t{0};
+    },
+    [](submit_atom, job_master_id, job_master_actor,
+       std::vector<task_deployment>&) { return std::vector<subtask_actor>{}; },
+    [](free_atom, job_id) {},
+    [=](heartbeat_atom) -> caf::result<resource_id> {
+      if (opts.answer_heartbeats)
+        return opts.id;
+      auto rp = self->make_response_promise<resource_id>();
+      self->state.unanswered.push_back(rp);
+      return rp;
+    },
+  };
+}
+
+job_graph numbers_graph(int64_t n) {
+  job_graph g;
+  g.id = job_id::random();
+  g.name = "numbers";
+  g.vertices = {
+    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, 2},
+    {"result", "collect", {}, 1}};
+  g.edges = {{"numbers", "result", partitioning::rebalance}};
+  return g;
 }
 
 } // namespace weir::test

@@ -4,9 +4,12 @@
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include "messages/job_master.hpp"
 #include "messages/job_store.hpp"
+#include "messages/resource_manager.hpp"
+#include "messages/task_executor.hpp"
 
 namespace weir::test {
 
@@ -38,5 +41,36 @@ using fake_job_store_impl
 job_store_actor::behavior_type
 fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
                recovered_jobs stored);
+
+/// A TaskExecutor stand-in that registers `id` with one slot. It refuses
+/// every slot grant when `refuse_grants`, and leaves heartbeat requests
+/// unanswered (as if its actor were stuck) unless `answer_heartbeats`.
+struct fake_task_executor_options {
+  resource_id id;
+  bool refuse_grants = false;
+  bool answer_heartbeats = true;
+};
+
+struct fake_task_executor_state {
+  std::vector<caf::typed_response_promise<resource_id>> unanswered;
+};
+
+task_executor_actor::behavior_type fake_task_executor(
+  task_executor_actor::stateful_pointer<fake_task_executor_state> self,
+  resource_manager_actor rm, fake_task_executor_options opts);
+
+/// sequence 1..n (parallelism 2) → collect.
+job_graph numbers_graph(int64_t n);
+
+/// Sends `f`'s test actor's request `xs...` to `h`, runs everything, and
+/// returns the error it fails with (its reply would be a `T`).
+template <class T, class Fixture, class Handle, class... Ts>
+caf::error error_of(Fixture& f, const Handle& h, Ts... xs) {
+  caf::error result;
+  auto reply = f.self->request(h, caf::infinite, std::move(xs)...);
+  f.run();
+  reply.receive([](T&) {}, [&](caf::error& e) { result = e; });
+  return result;
+}
 
 } // namespace weir::test

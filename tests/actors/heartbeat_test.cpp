@@ -5,6 +5,7 @@
 
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/task_executor/task_executor.hpp"
+#include "fakes.hpp"
 #include "messages/errors.hpp"
 
 using namespace weir;
@@ -14,35 +15,6 @@ using namespace std::chrono_literals;
 namespace {
 
 const heartbeat_options beats{200ms, 1000ms, 2};
-
-/// A TaskExecutor that registers one slot and then never answers a
-/// heartbeat (its actor is stuck).
-struct stuck_state {
-  std::vector<caf::typed_response_promise<resource_id>> unanswered;
-};
-
-task_executor_actor::behavior_type
-stuck_task_executor(task_executor_actor::stateful_pointer<stuck_state> self,
-                    resource_manager_actor rm) {
-  slot_report report;
-  report.slots.resize(1);
-  self->request(rm, caf::infinite, register_atom_v, resource_id{"stuck"},
-                task_executor_actor{self}, report)
-    .then([](const resource_manager_id&) {});
-  return {
-    [](request_atom, resource_manager_id, job_id, job_master_id,
-       job_master_actor, std::vector<slot_grant>&) { return int32_t{0}; },
-    [](submit_atom, job_master_id, job_master_actor,
-       std::vector<task_deployment>&) { return std::vector<subtask_actor>{}; },
-    [](free_atom, job_id) {},
-    [=](heartbeat_atom) {
-      auto rp = self->make_response_promise<resource_id>();
-      self->state.unanswered.push_back(rp);
-      return rp;
-    },
-    [](beat_atom) {},
-  };
-}
 
 struct heartbeat_fixture : actor_fixture {
   resource_manager_actor rm;
@@ -85,7 +57,9 @@ TEST_CASE_FIXTURE(heartbeat_fixture,
   rm = spawn_resource_manager(sys, opts);
   sched.run();
   others.push_back(caf::actor_cast<caf::actor>(
-    sys.spawn(stuck_task_executor, rm)));
+    sys.spawn(fake_task_executor, rm,
+              fake_task_executor_options{resource_id{"stuck"}, false,
+                                         false})));
   task_executor_options healthy;
   healthy.id = resource_id{"healthy"};
   healthy.heartbeat = beats;

@@ -15,10 +15,8 @@ fake_resource_manager(resource_manager_actor::stateful_pointer<fake_rm_state> se
     [=](free_atom, const resource_id&, const std::vector<allocation_id>&) {},
     [=](disconnect_atom, job_id, job_master_id) { ++self->state.disconnects; },
     [=](overview_atom) { return cluster_overview{}; },
-    [=](beat_atom) {},
     [=](start_atom, const std::string&) {},
-    [=](done_atom, const resource_id&) {},
-    [=](tick_atom) {},
+    [=](exited_atom, const resource_id&) {},
   };
 }
 
@@ -75,7 +73,6 @@ fake_task_executor(task_executor_actor::stateful_pointer<fake_te_state> self,
     },
     [=](free_atom, job_id job) { self->state.freed.push_back(job); },
     [=](heartbeat_atom) { return self->state.id; },
-    [=](beat_atom) {},
   };
 }
 
@@ -96,7 +93,7 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
     [=](collect_atom, job_id, int64_t) { return std::vector<record>{}; },
     [=](result_atom, job_id) { return job_result{}; },
     [=](done_atom, const job_result& r) { self->state.results.push_back(r); },
-    [=](update_atom, const resource_manager_actor&) {},
+    [=](rm_changed_atom, const resource_manager_actor&) {},
   };
 }
 

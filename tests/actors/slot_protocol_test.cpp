@@ -60,17 +60,6 @@ struct slot_fixture : actor_fixture {
   fake_job_master_state& jm_state() {
     return deref<fake_job_master_impl>(jm).state;
   }
-
-  /// Sends a request whose reply would be a `T` and returns the error it
-  /// fails with instead.
-  template <class T, class Handle, class... Ts>
-  caf::error error_of(Handle h, Ts... xs) {
-    caf::error result;
-    auto reply = self->request(h, caf::infinite, std::move(xs)...);
-    run();
-    reply.receive([](T&) {}, [&](caf::error& e) { result = e; });
-    return result;
-  }
 };
 
 } // namespace
@@ -122,7 +111,7 @@ TEST_CASE_FIXTURE(slot_fixture, "freed slots go back to the ResourceManager") {
 TEST_CASE_FIXTURE(slot_fixture, "a second JobMaster for the same job is fenced off") {
   add_task_executor("te-1", 2);
   request<int32_t>(rm, request_atom_v, leader, job, jm, requests(1));
-  auto err = error_of<int32_t>(rm, request_atom_v, job_master_id::random(), job, jm,
+  auto err = error_of<int32_t>(*this, rm, request_atom_v, job_master_id::random(), job, jm,
                       requests(1));
   CHECK(err == make_error(errc::fencing_token_mismatch));
   CHECK(describe(err) == "job " + job.to_string()
@@ -153,35 +142,10 @@ TEST_CASE_FIXTURE(slot_fixture,
   (void) te;
 }
 
-namespace {
-
-/// A TaskExecutor that registers one slot and refuses every grant.
-task_executor_actor::behavior_type
-refusing_task_executor(task_executor_actor::pointer self,
-                       resource_manager_actor rm) {
-  slot_report report;
-  report.slots.resize(1);
-  self->request(rm, caf::infinite, register_atom_v, resource_id{"refusing"},
-                task_executor_actor{self}, report)
-    .then([](const resource_manager_id&) {});
-  return {
-    [](request_atom, resource_manager_id, job_id, job_master_id,
-       job_master_actor, std::vector<slot_grant>&) -> caf::result<int32_t> {
-      return make_error(errc::slot_unavailable, "refused");
-    },
-    [](submit_atom, job_master_id, job_master_actor,
-       std::vector<task_deployment>&) { return std::vector<subtask_actor>{}; },
-    [](free_atom, job_id) {},
-    [](heartbeat_atom) { return resource_id{"refusing"}; },
-    [](beat_atom) {},
-  };
-}
-
-} // namespace
-
 TEST_CASE_FIXTURE(slot_fixture,
                   "a refused grant is reported to the JobMaster") {
-  auto te = sys.spawn(refusing_task_executor, rm);
+  auto te = sys.spawn(fake_task_executor, rm,
+                      fake_task_executor_options{resource_id{"refusing"}, true});
   run();
   auto reqs = requests(1);
   request<int32_t>(rm, request_atom_v, leader, job, jm, reqs);
@@ -194,7 +158,7 @@ TEST_CASE_FIXTURE(slot_fixture,
 
 TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor refuses a replaced ResourceManager") {
   auto te = add_task_executor("te-1", 1);
-  auto err = error_of<int32_t>(te, request_atom_v, resource_manager_id::random(), job,
+  auto err = error_of<int32_t>(*this, te, request_atom_v, resource_manager_id::random(), job,
                       leader, jm, std::vector<slot_grant>{{allocation_id::random(), 0}});
   CHECK(err == make_error(errc::fencing_token_mismatch));
   CHECK(describe(err) == "slot request from a replaced ResourceManager");
@@ -208,7 +172,7 @@ TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor deploys only for the slot's JobM
   task_deployment d;
   d.job = job;
   d.alloc = reqs[0].alloc;
-  auto err = error_of<std::vector<subtask_actor>>(te, submit_atom_v, job_master_id::random(), jm,
+  auto err = error_of<std::vector<subtask_actor>>(*this, te, submit_atom_v, job_master_id::random(), jm,
                       std::vector<task_deployment>{d});
   CHECK(err == make_error(errc::fencing_token_mismatch));
   CHECK(describe(err) == "allocation " + reqs[0].alloc.to_string()

@@ -13,18 +13,6 @@ using namespace weir::test;
 
 namespace {
 
-/// sequence 1..n → collect.
-job_graph numbers(int64_t n) {
-  job_graph g;
-  g.id = job_id::random();
-  g.name = "numbers";
-  g.vertices = {
-    {"numbers", "sequence", {{"from", "1"}, {"to", std::to_string(n)}}, 2},
-    {"result", "collect", {}, 1}};
-  g.edges = {{"numbers", "result", partitioning::rebalance}};
-  return g;
-}
-
 int64_t sum_of(const job_result& r) {
   int64_t s = 0;
   for (auto& rec : r.collected)
@@ -107,13 +95,13 @@ TEST_CASE_FIXTURE(supervision_fixture,
                   "a crashed Dispatcher is replaced and jobs go on") {
   start();
   auto first = dispatcher();
-  CHECK(run_job(numbers(10)).state == job_state::finished);
+  CHECK(run_job(numbers_graph(10)).state == job_state::finished);
   crash(first);
   run();
   auto second = dispatcher();
   CHECK(second);
   CHECK(second.address() != first.address());
-  auto r = run_job(numbers(100));
+  auto r = run_job(numbers_graph(100));
   CHECK(r.state == job_state::finished);
   CHECK(sum_of(r) == 5050);
 }
@@ -130,7 +118,7 @@ TEST_CASE_FIXTURE(supervision_fixture,
   // taskmanager process registers again) serves the Dispatcher's jobs,
   // which now ask the new ResourceManager.
   add_task_executor();
-  auto r = run_job(numbers(100));
+  auto r = run_job(numbers_graph(100));
   CHECK(r.state == job_state::finished);
   CHECK(sum_of(r) == 5050);
 }
@@ -155,7 +143,7 @@ TEST_CASE_FIXTURE(supervision_fixture,
 TEST_CASE_FIXTURE(supervision_fixture,
                   "a crashed JobMaster is restarted on the stored JobGraph") {
   start();
-  auto g = numbers(100);
+  auto g = numbers_graph(100);
   g.config["weir.fault.jobmaster-crashes"] = "2";
   auto r = run_job(g);
   CHECK(r.state == job_state::finished);
@@ -168,7 +156,7 @@ TEST_CASE_FIXTURE(supervision_fixture,
   start(2);
   auto first = dispatcher();
   self->monitor(first);
-  auto g = numbers(10);
+  auto g = numbers_graph(10);
   g.config["weir.fault.jobmaster-crashes"] = "3";
   CHECK(request<job_id>(first, submit_atom_v, g) == g.id);
   run();

@@ -10,6 +10,7 @@
 
 #include "plan/chaining.hpp"
 #include "plan/job_spec.hpp"
+#include "plan/validation.hpp"
 #include "messages/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -386,4 +387,64 @@ TEST_CASE("describe_plan") {
            "  task 1  parallelism 1  only\n"
            "Edges:\n"
            "  (none)\n");
+}
+
+namespace {
+
+/// A source reading `path`, a count, and a sink, as a JobGraph.
+job_graph file_count_graph(const std::string& path) {
+  job_graph g;
+  g.name = "g";
+  g.vertices = {vertex_spec{"lines", "text_file", {{"path", path}}, 1},
+                vertex_spec{"c", "count", {}, 1},
+                vertex_spec{"out", "discard", {}, 1}};
+  g.edges = {edge_spec{"lines", "c", partitioning::hash},
+             edge_spec{"c", "out", partitioning::forward}};
+  return g;
+}
+
+} // namespace
+
+TEST_CASE("one validation: the client names vertices by position, the "
+          "Dispatcher by id") {
+  auto g = file_count_graph("in.txt");
+  g.vertices[0] = vertex_spec{"lines", "sequence", {{"from", "1"}, {"to", "9"}}, 1};
+  g.vertices[1].op = "frobnicate";
+  CHECK(validate_job_graph(g, client_validation(nullptr))
+        == "vertices[1] ('c'): unknown operator 'frobnicate'");
+  CHECK(validate_job_graph(g, dispatcher_validation())
+        == "vertex 'c': unknown operator 'frobnicate'");
+}
+
+TEST_CASE("one validation: files are checked on the client only") {
+  auto g = file_count_graph("/nonexistent/weir/in.txt");
+  CHECK(validate_job_graph(g, dispatcher_validation()).empty());
+  CHECK(validate_job_graph(g, client_validation(nullptr))
+          .find("vertices[0] ('lines'): parameter 'path': ")
+        == 0);
+}
+
+TEST_CASE("one validation: configuration first, then shape, then operators") {
+  auto g = file_count_graph("in.txt");
+  g.vertices[1].op = "frobnicate";
+  g.edges.push_back(edge_spec{"c", "nowhere", partitioning::hash});
+  CHECK(validate_job_graph(g, dispatcher_validation())
+        == "edge 'c' -> 'nowhere': no vertex 'nowhere'");
+  g.config["slot.request.timeout"] = "1 s";
+  CHECK(validate_job_graph(g, dispatcher_validation())
+          .find("config: key 'slot.request.timeout' cannot be set per job")
+        == 0);
+}
+
+TEST_CASE("one validation: a job with user code may use operators the "
+          "registry lacks") {
+  auto g = file_count_graph("in.txt");
+  g.vertices[1].op = "my_count";
+  CHECK(!validate_job_graph(g, dispatcher_validation()).empty());
+  g.code.libraries.push_back(blob_ref{"libmy.so", "abc", "libmy.so"});
+  CHECK(validate_job_graph(g, dispatcher_validation()).empty());
+  // A known operator is still checked for its role.
+  g.vertices[0].op = "count";
+  CHECK(validate_job_graph(g, dispatcher_validation())
+        == "vertex 'lines': operator 'count' cannot be a source");
 }

@@ -1,0 +1,166 @@
+#include "actors/dispatcher/job_table.hpp"
+
+#include <algorithm>
+
+#include "storage/job_graph_store.hpp"
+
+namespace weir {
+
+job_entry* job_table::find(const job_id& id) {
+  auto i = jobs_.find(id);
+  return i == jobs_.end() ? nullptr : &i->second;
+}
+
+std::optional<bool> job_table::same_as_known(const job_graph& g) const {
+  auto i = jobs_.find(g.id);
+  if (i == jobs_.end())
+    return std::nullopt;
+  // A job known only by its stored result (its graph is cleaned up) is
+  // compared by the graph's fingerprint, by name for older results.
+  auto& known = i->second;
+  if (!known.graph.vertices.empty())
+    return known.graph == g;
+  if (known.result && known.result->graph_fingerprint != 0)
+    return known.result->graph_fingerprint
+           == storage::job_graph_fingerprint(g);
+  return known.result && known.result->name == g.name;
+}
+
+job_entry& job_table::add(job_graph g, int64_t now_ms) {
+  auto& e = jobs_[g.id];
+  e.graph = std::move(g);
+  e.submitted_ms = now_ms;
+  return e;
+}
+
+void job_table::erase(const job_id& id) {
+  jobs_.erase(id);
+}
+
+std::vector<job_id> job_table::recover(const recovered_jobs& rec,
+                                       int64_t now_ms) {
+  for (auto& r : rec.results)
+    jobs_[r.id].result = r;
+  std::vector<job_id> to_run;
+  for (auto& g : rec.graphs) {
+    if (jobs_.count(g.id) > 0)
+      continue; // finished before: never run twice
+    add(g, now_ms);
+    to_run.push_back(g.id);
+  }
+  return to_run;
+}
+
+void job_table::started(job_entry& e, job_master_actor jm,
+                        caf::actor_addr rm) {
+  e.awaiting_rm = false;
+  e.rm_of_jm = std::move(rm);
+  job_by_jm_[jm.address()] = e.graph.id;
+  e.jm = std::move(jm);
+}
+
+job_table::end_decision
+job_table::job_master_ended(const caf::actor_addr& jm, bool leader_lost,
+                            const caf::actor_addr& rm) {
+  auto i = job_by_jm_.find(jm);
+  if (i == job_by_jm_.end())
+    return {};
+  auto id = i->second;
+  job_by_jm_.erase(i);
+  auto& e = jobs_[id];
+  if (e.ending())
+    return {};
+  e.jm = nullptr;
+  if (!leader_lost)
+    return {job_master_end::crashed, id};
+  if (e.rm_of_jm != rm)
+    return {job_master_end::restart, id};
+  e.awaiting_rm = true;
+  return {job_master_end::await_resource_manager, id};
+}
+
+std::vector<job_id> job_table::awaiting_resource_manager() const {
+  std::vector<job_id> result;
+  for (auto& [id, e] : jobs_)
+    if (e.awaiting_rm && !e.ending())
+      result.push_back(id);
+  return result;
+}
+
+job_entry* job_table::begin_completion(const job_id& id) {
+  auto* e = find(id);
+  if (e == nullptr || e->ending())
+    return nullptr;
+  e->completing = true;
+  return e;
+}
+
+job_entry& job_table::completed(const job_id& id, job_result r) {
+  auto& e = jobs_[id];
+  e.completing = false;
+  e.result = std::move(r);
+  e.jm = nullptr;
+  for (auto& [client, p] : e.waiting)
+    p.deliver(*e.result);
+  e.waiting.clear();
+  return e;
+}
+
+std::vector<job_status> job_table::list() const {
+  std::vector<job_status> result;
+  for (auto& [id, e] : jobs_) {
+    if (e.result) {
+      result.push_back(status_of(*e.result));
+      continue;
+    }
+    job_status s;
+    s.id = id;
+    s.name = e.graph.name;
+    s.state = e.jm ? job_state::running : job_state::created;
+    s.start_time_ms = e.submitted_ms;
+    result.push_back(std::move(s));
+  }
+  return result;
+}
+
+std::vector<job_master_actor> job_table::job_masters() const {
+  std::vector<job_master_actor> result;
+  for (auto& [id, e] : jobs_)
+    if (e.jm)
+      result.push_back(e.jm);
+  return result;
+}
+
+job_status job_table::status_of(const job_result& r) {
+  job_status s;
+  s.id = r.id;
+  s.name = r.name;
+  s.state = r.state;
+  s.start_time_ms = r.start_time_ms;
+  s.end_time_ms = r.end_time_ms;
+  s.metrics = r.metrics;
+  return s;
+}
+
+std::vector<record> job_table::collected_from(const job_result& r,
+                                              int64_t offset) {
+  auto& rows = r.collected;
+  auto from = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(offset, 0)),
+                               rows.size());
+  return std::vector<record>(rows.begin() + static_cast<std::ptrdiff_t>(from),
+                             rows.end());
+}
+
+job_result job_table::canceled_before_start(const job_id& id,
+                                            const std::string& name,
+                                            int64_t now_ms) {
+  job_result r;
+  r.id = id;
+  r.name = name;
+  r.state = job_state::canceled;
+  r.error = "job was canceled";
+  r.start_time_ms = r.end_time_ms = now_ms;
+  return r;
+}
+
+} // namespace weir

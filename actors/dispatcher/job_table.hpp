@@ -1,0 +1,131 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <caf/actor_addr.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "messages/job_graph.hpp"
+#include "messages/job_master.hpp"
+#include "messages/job_result.hpp"
+#include "messages/job_store.hpp"
+
+namespace weir {
+
+/// One job the Dispatcher knows: its graph, its current JobMaster, its
+/// result, and the clients waiting for the result.
+struct job_entry {
+  job_graph graph;
+  job_master_actor jm;
+  std::optional<job_result> result;
+  /// The result is being stored; it is answered once that is done.
+  bool completing = false;
+  /// A cancel arrived before the job was stored and its JobMaster started.
+  bool cancel_requested = false;
+  int64_t submitted_ms = 0;
+  /// JobMasters started for this job so far, minus one.
+  int32_t incarnation = -1;
+  /// The ResourceManager the current JobMaster talks to.
+  caf::actor_addr rm_of_jm;
+  /// The JobMaster ended with its ResourceManager; a new one starts with
+  /// the next ResourceManager.
+  bool awaiting_rm = false;
+  /// Clients waiting for the result: the newest request of each client (a
+  /// client that re-asks after a timeout replaces its older request).
+  std::map<caf::actor_addr, caf::typed_response_promise<job_result>> waiting;
+
+  /// Whether the job has a result or one is being stored.
+  bool ending() const { return result.has_value() || completing; }
+};
+
+/// The Dispatcher's table of jobs (a plain class): which jobs exist, which
+/// JobMaster runs each, and the decisions that follow from it (idempotent
+/// submission, recovery, what to do when a JobMaster ends).
+class job_table {
+public:
+  /// What a JobMaster's end means for its job.
+  enum class job_master_end {
+    /// Not a current JobMaster, or its job is ending anyway.
+    ignore,
+    /// It lost its ResourceManager, and a newer one is known: start a new
+    /// JobMaster now.
+    restart,
+    /// It lost its ResourceManager: start a new JobMaster with the next
+    /// one (rm_changed).
+    await_resource_manager,
+    /// It crashed: restart it within the restart intensity.
+    crashed,
+  };
+
+  /// The job, or nullptr.
+  job_entry* find(const job_id& id);
+
+  /// A submission of `g` whose id is known already: whether it is the same
+  /// job again (idempotent: answered with its id), compared by graph, by
+  /// the stored result's graph fingerprint when only the result is left,
+  /// by name for older results. nullopt: the id is new.
+  std::optional<bool> same_as_known(const job_graph& g) const;
+
+  /// Enters a submitted job (to be stored before it runs).
+  job_entry& add(job_graph g, int64_t now_ms);
+
+  /// Forgets a job whose graph could not be stored.
+  void erase(const job_id& id);
+
+  /// Recovery: enters the stored results and the stored graphs without a
+  /// result (a finished job never runs twice). Returns the recovered jobs
+  /// to run, in the order stored.
+  std::vector<job_id> recover(const recovered_jobs& rec, int64_t now_ms);
+
+  /// JobMaster `jm` now runs the job of `e`, talking to ResourceManager
+  /// `rm`.
+  void started(job_entry& e, job_master_actor jm, caf::actor_addr rm);
+
+  /// What to do about the job of an ended JobMaster.
+  struct end_decision {
+    job_master_end what = job_master_end::ignore;
+    job_id job;
+  };
+
+  /// JobMaster `jm` ended (`leader_lost`: with its ResourceManager; `rm`
+  /// is the current ResourceManager).
+  end_decision job_master_ended(const caf::actor_addr& jm, bool leader_lost,
+                                const caf::actor_addr& rm);
+
+  /// A new ResourceManager: the jobs whose JobMaster waited for it.
+  std::vector<job_id> awaiting_resource_manager() const;
+
+  /// Starts storing the job's result: the entry, or nullptr when the job is
+  /// unknown or already ending.
+  job_entry* begin_completion(const job_id& id);
+
+  /// The job's result is stored: keeps it, answers everyone waiting.
+  job_entry& completed(const job_id& id, job_result r);
+
+  /// Every job with its state (running, created, or its result's).
+  std::vector<job_status> list() const;
+
+  /// The running JobMasters.
+  std::vector<job_master_actor> job_masters() const;
+
+  /// A job's status from its result.
+  static job_status status_of(const job_result& r);
+
+  /// The rows a finished job collected, from the `offset`-th on.
+  static std::vector<record> collected_from(const job_result& r,
+                                            int64_t offset);
+
+  /// The result of a job cancelled before it was stored and started.
+  static job_result canceled_before_start(const job_id& id,
+                                          const std::string& name,
+                                          int64_t now_ms);
+
+private:
+  std::map<job_id, job_entry> jobs_;
+  std::map<caf::actor_addr, job_id> job_by_jm_;
+};
+
+} // namespace weir

@@ -1,0 +1,66 @@
+#include "plan/validation.hpp"
+
+#include <fmt/format.h>
+
+#include "config/config.hpp"
+#include "messages/errors.hpp"
+#include "operators/registry.hpp"
+#include "plan/chaining.hpp"
+
+namespace weir {
+
+namespace {
+
+std::string vertex_name(const validation_options& opts, size_t index,
+                        const std::string& id) {
+  if (opts.naming == vertex_naming::by_position)
+    return fmt::format("vertices[{}] ('{}')", index, id);
+  return fmt::format("vertex '{}'", id);
+}
+
+std::string check_config(const job_graph& g) {
+  if (auto err = configuration{}.apply(g.config, "config"))
+    return describe(err);
+  if (auto problem = check_job_config_keys(g.config); !problem.empty())
+    return "config: " + problem;
+  return {};
+}
+
+std::string check_operators(const job_graph& g,
+                            const validation_options& opts) {
+  auto& reg = opts.operators != nullptr ? *opts.operators
+                                        : ops::registry::builtin();
+  for (size_t i = 0; i < g.vertices.size(); ++i) {
+    auto& v = g.vertices[i];
+    // User operators this registry lacks are checked where their libraries
+    // load (the workers).
+    if (!g.code.empty() && reg.find(v.op) == nullptr)
+      continue;
+    auto problem = reg.check(v.op, vertex_role(g, static_cast<int32_t>(i)),
+                             v.params, opts.files);
+    if (!problem.empty())
+      return fmt::format("{}: {}", vertex_name(opts, i, v.id), problem);
+  }
+  return {};
+}
+
+} // namespace
+
+std::string validate_job_graph(const job_graph& g,
+                               const validation_options& opts) {
+  if (auto problem = check_config(g); !problem.empty())
+    return problem;
+  if (auto problem = check_job_graph_shape(g); !problem.empty())
+    return problem;
+  return check_operators(g, opts);
+}
+
+validation_options client_validation(const ops::registry* operators) {
+  return {operators, ops::file_checks::on, vertex_naming::by_position};
+}
+
+validation_options dispatcher_validation() {
+  return {nullptr, ops::file_checks::off, vertex_naming::by_id};
+}
+
+} // namespace weir

@@ -1,0 +1,173 @@
+// The Dispatcher's table of jobs (actors/dispatcher/job_table.hpp): its
+// decisions without a Dispatcher. JobMaster handles are idle actors of a
+// plain actor system; no message is sent to them.
+#include <doctest/doctest.h>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include "actors/dispatcher/job_table.hpp"
+#include "storage/job_graph_store.hpp"
+
+using namespace weir;
+using end = job_table::job_master_end;
+
+namespace {
+
+job_graph graph(std::string name) {
+  job_graph g;
+  g.id = job_id::random();
+  g.name = std::move(name);
+  g.vertices = {{"numbers", "sequence", {{"from", "1"}, {"to", "9"}}, 1},
+                {"out", "discard", {}, 1}};
+  g.edges = {{"numbers", "out", partitioning::forward}};
+  return g;
+}
+
+job_result result_of(const job_graph& g, job_state state) {
+  job_result r;
+  r.id = g.id;
+  r.name = g.name;
+  r.state = state;
+  return r;
+}
+
+struct table_fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  /// Destroyed before the system, which then waits for the idle actors,
+  /// which end once no handle to them is left.
+  job_table jobs;
+
+  /// A handle of an idle actor (a JobMaster or ResourceManager stand-in).
+  template <class Handle = caf::actor>
+  Handle idle() {
+    auto h = sys.spawn([] { return caf::behavior{[](int32_t) {}}; });
+    return caf::actor_cast<Handle>(h);
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(table_fixture, "a submission again is the same job or a "
+                                 "different one") {
+  auto g = graph("a");
+  CHECK_FALSE(jobs.same_as_known(g).has_value());
+  jobs.add(g, 5);
+  CHECK(jobs.same_as_known(g) == true);
+  auto other = graph("b");
+  other.id = g.id;
+  CHECK(jobs.same_as_known(other) == false);
+  CHECK(jobs.find(g.id)->submitted_ms == 5);
+}
+
+TEST_CASE_FIXTURE(table_fixture, "a job known by its result alone is compared "
+                                 "by fingerprint, older results by name") {
+  auto g = graph("a");
+  auto with_fingerprint = result_of(g, job_state::finished);
+  with_fingerprint.graph_fingerprint = storage::job_graph_fingerprint(g);
+  recovered_jobs rec;
+  rec.results = {with_fingerprint};
+  jobs.recover(rec, 0);
+  auto renamed = g;
+  renamed.vertices[0].params["to"] = "10";
+  CHECK(jobs.same_as_known(g) == true);
+  CHECK(jobs.same_as_known(renamed) == false);
+  job_table old;
+  rec.results[0].graph_fingerprint = 0;
+  old.recover(rec, 0);
+  CHECK(old.same_as_known(renamed) == true); // same name
+}
+
+TEST_CASE_FIXTURE(table_fixture, "recovery runs stored graphs without a "
+                                 "result, in order") {
+  auto done = graph("done");
+  auto first = graph("first");
+  auto second = graph("second");
+  recovered_jobs rec;
+  rec.graphs = {first, done, second};
+  rec.results = {result_of(done, job_state::finished)};
+  CHECK(jobs.recover(rec, 7) == std::vector<job_id>{first.id, second.id});
+  CHECK(jobs.find(done.id)->result->state == job_state::finished);
+  CHECK(jobs.find(first.id)->graph == first);
+  CHECK(jobs.find(second.id)->submitted_ms == 7);
+}
+
+TEST_CASE_FIXTURE(table_fixture, "a JobMaster's end: crash, lost "
+                                 "ResourceManager, or nothing to do") {
+  auto rm = idle();
+  auto g = graph("a");
+  auto& e = jobs.add(g, 0);
+  auto jm = idle<job_master_actor>();
+  jobs.started(e, jm, rm.address());
+  CHECK(jobs.job_masters().size() == 1);
+  SUBCASE("a crash") {
+    auto d = jobs.job_master_ended(jm.address(), false, rm.address());
+    CHECK(d.what == end::crashed);
+    CHECK(d.job == g.id);
+    CHECK(jobs.job_masters().empty());
+  }
+  SUBCASE("its ResourceManager is still the current one: wait for the next") {
+    auto d = jobs.job_master_ended(jm.address(), true, rm.address());
+    CHECK(d.what == end::await_resource_manager);
+    CHECK(jobs.awaiting_resource_manager() == std::vector<job_id>{g.id});
+    jobs.started(e, idle<job_master_actor>(), idle().address());
+    CHECK(jobs.awaiting_resource_manager().empty());
+  }
+  SUBCASE("a new ResourceManager is known: start again now") {
+    auto d = jobs.job_master_ended(jm.address(), true, idle().address());
+    CHECK(d.what == end::restart);
+    CHECK(jobs.awaiting_resource_manager().empty());
+  }
+  SUBCASE("its job is ending, or the JobMaster is an older one") {
+    CHECK(jobs.begin_completion(g.id) == &e);
+    CHECK(jobs.job_master_ended(jm.address(), false, rm.address()).what
+          == end::ignore);
+    CHECK(jobs.job_master_ended(jm.address(), false, rm.address()).what
+          == end::ignore);
+  }
+}
+
+TEST_CASE_FIXTURE(table_fixture, "a result is stored once; the list shows "
+                                 "every job's state") {
+  auto created = graph("created");
+  auto ended = graph("ended");
+  jobs.add(created, 3);
+  jobs.add(ended, 4);
+  REQUIRE(jobs.begin_completion(ended.id) != nullptr);
+  CHECK(jobs.begin_completion(ended.id) == nullptr); // being stored
+  CHECK(jobs.begin_completion(job_id::random()) == nullptr);
+  jobs.completed(ended.id, result_of(ended, job_state::canceled));
+  CHECK(jobs.begin_completion(ended.id) == nullptr); // stored
+  auto list = jobs.list();
+  REQUIRE(list.size() == 2);
+  for (auto& s : list) {
+    if (s.id == created.id) {
+      CHECK(s.state == job_state::created);
+      CHECK(s.start_time_ms == 3);
+    } else {
+      CHECK(s.state == job_state::canceled);
+    }
+  }
+}
+
+TEST_CASE("collected rows from an offset, and a cancel before the start") {
+  job_result r;
+  for (int64_t i = 1; i <= 3; ++i) {
+    record x;
+    x.num = i;
+    r.collected.push_back(x);
+  }
+  CHECK(job_table::collected_from(r, 1).size() == 2);
+  CHECK(job_table::collected_from(r, -4).size() == 3);
+  CHECK(job_table::collected_from(r, 9).empty());
+  auto id = job_id::random();
+  auto c = job_table::canceled_before_start(id, "n", 42);
+  CHECK(c.id == id);
+  CHECK(c.state == job_state::canceled);
+  CHECK(c.error == "job was canceled");
+  CHECK(c.start_time_ms == 42);
+  CHECK(c.end_time_ms == 42);
+}
