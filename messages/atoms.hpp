@@ -42,6 +42,12 @@ WEIR_ATOM(tick, "tick")
 WEIR_ATOM(trigger, "trigger")
 WEIR_ATOM(update, "update")
 
+// The subtask's data plane and its private messages (messages/subtask.hpp).
+WEIR_ATOM(barrier, "barrier")
+WEIR_ATOM(produce, "produce")
+WEIR_ATOM(written, "written")
+WEIR_ATOM(write_failed, "writefail")
+
 #undef WEIR_ATOM
 
 } // namespace weir

@@ -7,6 +7,7 @@
 #include "actors/common/event_log.hpp"
 #include "actors/job_master/job_master_state.hpp"
 #include "actors/job_master/savepoint_mapping.hpp"
+#include "dataplane/checkpoint_kind.hpp"
 #include "messages/errors.hpp"
 #include "storage/state/keyed_backend.hpp"
 
@@ -37,8 +38,8 @@ void send_barrier_triggers(self_ptr self, int64_t id,
   for (size_t i = 0; i < g.size(); ++i)
     if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
         && st.handles[i])
-      self->send(st.handles[i], checkpoint_atom_v, id,
-                 static_cast<int8_t>(kind));
+      self->send(st.handles[i], trigger_atom_v,
+                 checkpoint_barrier{id, to_checkpoint_kind(kind)});
 }
 
 /// Triggers a checkpoint at every source subtask (they send the barriers
