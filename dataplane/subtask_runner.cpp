@@ -380,22 +380,4 @@ void subtask_runner::send_metrics() {
   port_.send_metrics(chain_->metrics());
 }
 
-std::string to_string(subtask_runner::phase x) {
-  switch (x) {
-    case subtask_runner::phase::created:
-      return "created";
-    case subtask_runner::phase::running:
-      return "running";
-    case subtask_runner::phase::ending:
-      return "ending";
-    case subtask_runner::phase::finished:
-      return "finished";
-    case subtask_runner::phase::canceled:
-      return "canceled";
-    case subtask_runner::phase::failed:
-      return "failed";
-  }
-  return "?";
-}
-
 } // namespace weir

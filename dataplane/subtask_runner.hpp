@@ -187,6 +187,4 @@ private:
   std::chrono::steady_clock::time_point last_metrics_;
 };
 
-std::string to_string(subtask_runner::phase x);
-
 } // namespace weir
