@@ -75,16 +75,17 @@ built_chain build_chain(const task_deployment& d, const chain_env& env);
 /// A subtask's run loop as a plain class: it owns the operator chain, the
 /// input queue, the barrier aligner and the events replayed after an
 /// alignment, and sends everything through a runner_port. The subtask actor
-/// feeds it its messages.
+/// feeds it its messages; one thread calls it (not thread-safe).
 ///
 /// ```
-///  created ──start──▶ running ──input ended──▶ ending ──outputs empty──▶ finished
-///     └─────────────────┴───────────────────────┴──cancel──▶ canceled
-///                                                 └─failure─▶ failed
+///  created ──start()──▶ running ──all input ended──▶ ending ──outputs empty──▶ finished
+///  any phase before finished ──cancel()──▶ canceled
+///  any phase before finished ──open failed, an operator threw, fail()──▶ failed
 /// ```
 ///
-/// Input that arrives before start() waits in the queue. An exception of an
-/// operator fails the subtask (reported FAILED with the cause).
+/// Input that arrives before start() waits in the queue (its credits with
+/// it). The last three phases are terminal: after their report the runner
+/// ignores every call.
 class subtask_runner {
 public:
   /// The lifecycle of the subtask (one phase at a time).
