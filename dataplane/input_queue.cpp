@@ -7,7 +7,7 @@ input_queue::input_queue(size_t channels)
   // nop
 }
 
-void input_queue::push_batch(int64_t seq, input_event ev) {
+void input_queue::push(int64_t seq, input_event ev) {
   auto channel = ev.channel;
   auto i = static_cast<size_t>(channel);
   if (channel < 0 || i >= order_.size())
@@ -30,11 +30,11 @@ void input_queue::push_batch(int64_t seq, input_event ev) {
   queue_end_when_complete(channel);
 }
 
-void input_queue::push_end(int32_t channel, int64_t batches) {
+void input_queue::push_end(int32_t channel, int64_t events) {
   auto i = static_cast<size_t>(channel);
   if (channel < 0 || i >= order_.size())
     return;
-  order_[i].total = batches;
+  order_[i].total = events;
   queue_end_when_complete(channel);
 }
 
@@ -45,7 +45,7 @@ void input_queue::queue_end_when_complete(int32_t channel) {
   o.end_queued = true;
   input_event end;
   end.channel = channel;
-  end.end = true;
+  end.body = channel_end{};
   events_.push_back(std::move(end));
 }
 

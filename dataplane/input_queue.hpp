@@ -5,18 +5,23 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <variant>
 #include <vector>
 
+#include "messages/barrier.hpp"
 #include "messages/record.hpp"
 
 namespace weir {
 
-/// One input event of a subtask: a batch, or the end of a channel.
+/// The end of an input channel, after all its numbered events.
+struct channel_end {};
+
+/// One input event of a subtask: a batch, a checkpoint barrier, or the end of
+/// a channel.
 struct input_event {
   int32_t channel = 0;
   int32_t port = 0; ///< the producer's output that sent it
-  record_batch batch;
-  bool end = false;
+  std::variant<record_batch, checkpoint_barrier, channel_end> body;
 };
 
 /// A credit owed for a processed batch of `channel` (whose producer sent it
@@ -30,21 +35,22 @@ struct owed_credit {
 /// channels still open, and credits withheld while the subtask's own outputs
 /// are backlogged. Withholding credits is what passes backpressure upstream.
 ///
-/// Batches carry a number per channel, and an end carries how many batches
-/// came before it: events are queued in that order even when a later message
-/// overtook an earlier one on the network (CAF gives no order across paths).
+/// Batches and barriers carry a number per channel, and an end carries how
+/// many of them came before it: events are queued in that order even when a
+/// later message overtook an earlier one on the network (CAF gives no order
+/// across paths).
 class input_queue {
 public:
   explicit input_queue(size_t channels);
 
-  /// Batch number `seq` of `ev.channel` arrived; it is queued once all
-  /// earlier batches of its channel are. Duplicates and unknown channels are
-  /// dropped.
-  void push_batch(int64_t seq, input_event ev);
+  /// Event number `seq` (a batch or a barrier) of `ev.channel` arrived; it
+  /// is queued once all earlier events of its channel are. Duplicates and
+  /// unknown channels are dropped.
+  void push(int64_t seq, input_event ev);
 
-  /// The producer of `channel` sent `batches` batches in all; the end is
-  /// queued after the last of them.
-  void push_end(int32_t channel, int64_t batches);
+  /// The producer of `channel` sent `events` numbered events in all; the end
+  /// is queued after the last of them.
+  void push_end(int32_t channel, int64_t events);
 
   bool empty() const { return events_.empty(); }
 
@@ -65,9 +71,9 @@ public:
 
 private:
   struct channel_order {
-    int64_t next = 0;                      ///< the batch expected next
-    std::map<int64_t, input_event> early;  ///< batches that overtook others
-    std::optional<int64_t> total;          ///< batches before the end
+    int64_t next = 0;                      ///< the event expected next
+    std::map<int64_t, input_event> early;  ///< events that overtook others
+    std::optional<int64_t> total;          ///< events before the end
     bool end_queued = false;
   };
 

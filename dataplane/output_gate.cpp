@@ -92,7 +92,7 @@ void output_gate::append(lane& l, record&& r) {
 void output_gate::close(lane& l) {
   if (l.open.empty())
     return;
-  l.closed.push_back(record_batch{std::move(l.open)});
+  l.closed.emplace_back(record_batch{std::move(l.open)});
   l.open = {};
   l.open_bytes = 0;
 }
@@ -104,31 +104,15 @@ void output_gate::flush() {
     close(l);
 }
 
-void output_gate::emit_barrier(int64_t id, int8_t kind) {
+void output_gate::emit_barrier(const checkpoint_barrier& barrier) {
   flush();
-  for (auto t : targets_) {
-    record_batch b;
-    b.barrier = id;
-    b.barrier_kind = kind;
-    lanes_[static_cast<size_t>(t)].closed.push_back(std::move(b));
-  }
+  for (auto t : targets_)
+    lanes_[static_cast<size_t>(t)].closed.emplace_back(barrier);
 }
 
 void output_gate::add_credit(int32_t consumer, int32_t n) {
   if (consumer >= 0 && static_cast<size_t>(consumer) < lanes_.size())
     lanes_[static_cast<size_t>(consumer)].credit += n;
-}
-
-void output_gate::drain(const send_fn& send) {
-  for (auto t : targets_) {
-    auto& l = lanes_[static_cast<size_t>(t)];
-    while (l.credit > 0 && !l.closed.empty()) {
-      --l.credit;
-      auto batch = std::move(l.closed.front());
-      l.closed.pop_front();
-      send(t, channel_, l.sent++, std::move(batch));
-    }
-  }
 }
 
 bool output_gate::backlogged() const {

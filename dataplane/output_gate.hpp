@@ -2,11 +2,12 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
+#include <variant>
 #include <vector>
 
 #include "dataplane/exchange_options.hpp"
+#include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
 #include "messages/record.hpp"
 
@@ -22,8 +23,6 @@ namespace weir {
 /// what `drain` hands it.
 class output_gate {
 public:
-  using send_fn = std::function<void(int32_t consumer, int32_t channel,
-                                     int64_t seq, record_batch&& batch)>;
 
   output_gate(const output_desc& desc, int32_t producer_index,
               const exchange_options& opts);
@@ -38,16 +37,19 @@ public:
   /// Closes every open batch (and drains the combiner) so it can be sent.
   void flush();
 
-  /// Queues checkpoint `id`'s barrier (of state::snapshot_kind `kind`) to
-  /// every consumer, after everything emitted before it (open batches and
-  /// the combiner are flushed first).
-  void emit_barrier(int64_t id, int8_t kind = 0);
+  /// Queues `barrier` to every consumer, after everything emitted before it
+  /// (open batches and the combiner are flushed first). It takes a credit
+  /// and a number in the channel's sequence, as a batch.
+  void emit_barrier(const checkpoint_barrier& barrier);
 
   /// The consumer granted `n` more batches.
   void add_credit(int32_t consumer, int32_t n);
 
-  /// Hands every closed batch that has credit to `send`.
-  void drain(const send_fn& send);
+  /// Hands every queued event that has credit, in order, to `on_batch(int32_t
+  /// consumer, int32_t channel, int64_t seq, record_batch&&)` or
+  /// `on_barrier(consumer, channel, seq, const checkpoint_barrier&)`.
+  template <class OnBatch, class OnBarrier>
+  void drain(OnBatch&& on_batch, OnBarrier&& on_barrier);
 
   /// Whether some consumer has closed batches waiting for credit.
   bool backlogged() const;
@@ -73,7 +75,8 @@ private:
   struct lane {
     std::vector<record> open;
     size_t open_bytes = 0;
-    std::deque<record_batch> closed;
+    /// Closed batches and barriers waiting for credit.
+    std::deque<std::variant<record_batch, checkpoint_barrier>> closed;
     int32_t credit = 0;
     int64_t sent = 0;
   };
@@ -91,5 +94,22 @@ private:
   size_t next_rebalance_ = 0;
   std::unique_ptr<ops::keyed_aggregation> combiner_;
 };
+
+template <class OnBatch, class OnBarrier>
+void output_gate::drain(OnBatch&& on_batch, OnBarrier&& on_barrier) {
+  for (auto t : targets_) {
+    auto& l = lanes_[static_cast<size_t>(t)];
+    while (l.credit > 0 && !l.closed.empty()) {
+      --l.credit;
+      auto seq = l.sent++;
+      if (auto* b = std::get_if<record_batch>(&l.closed.front()))
+        on_batch(t, channel_, seq, std::move(*b));
+      else
+        on_barrier(t, channel_, seq,
+                   std::get<checkpoint_barrier>(l.closed.front()));
+      l.closed.pop_front();
+    }
+  }
+}
 
 } // namespace weir

@@ -9,8 +9,9 @@ namespace weir {
   using name##_atom = caf::atom_constant<caf::atom(text)>;                     \
   constexpr name##_atom name##_atom_v = name##_atom{};
 
-WEIR_ATOM(blob, "blob")
+WEIR_ATOM(barrier, "barrier")
 WEIR_ATOM(beat, "beat")
+WEIR_ATOM(blob, "blob")
 WEIR_ATOM(cancel, "cancel")
 WEIR_ATOM(checkpoint, "checkpoint")
 WEIR_ATOM(collect, "collect")
@@ -20,39 +21,34 @@ WEIR_ATOM(data, "data")
 WEIR_ATOM(disconnect, "disconnect")
 WEIR_ATOM(done, "done")
 WEIR_ATOM(end, "end")
+WEIR_ATOM(exited, "exited")
+WEIR_ATOM(finish, "finish")
 WEIR_ATOM(flush, "flush")
-WEIR_ATOM(heartbeat, "heartbeat")
 WEIR_ATOM(free, "free")
+WEIR_ATOM(heartbeat, "heartbeat")
 WEIR_ATOM(list, "list")
 WEIR_ATOM(load, "load")
 WEIR_ATOM(lookup, "lookup")
 WEIR_ATOM(metrics, "metrics")
 WEIR_ATOM(offer, "offer")
 WEIR_ATOM(overview, "overview")
+WEIR_ATOM(produce, "produce")
 WEIR_ATOM(put, "put")
 WEIR_ATOM(register, "register")
 WEIR_ATOM(request, "request")
 WEIR_ATOM(restart, "restart")
 WEIR_ATOM(result, "result")
+WEIR_ATOM(rm_changed, "rm_changed")
 WEIR_ATOM(savepoint, "savepoint")
 WEIR_ATOM(start, "start")
 WEIR_ATOM(status, "status")
 WEIR_ATOM(submit, "submit")
+WEIR_ATOM(take_checkpoint, "take_ckpt")
 WEIR_ATOM(tick, "tick")
 WEIR_ATOM(trigger, "trigger")
 WEIR_ATOM(update, "update")
-
-// -- JobMaster (issue 11) ----------------------------------------------------
-
-/// Client (through the Dispatcher): take a checkpoint of the job now.
-WEIR_ATOM(take_checkpoint, "take_ckpt")
-
-// One meaning each (issue 11): atoms that replace overloaded uses of `done`
-// and `update` in the Dispatcher's, ResourceManager's and job store's
-// interfaces.
-WEIR_ATOM(exited, "exited")         // a worker process ended
-WEIR_ATOM(finish, "finish")         // record a job's terminal result
-WEIR_ATOM(rm_changed, "rm_changed") // a restarted ResourceManager
+WEIR_ATOM(write_failed, "writefail")
+WEIR_ATOM(written, "written")
 
 #undef WEIR_ATOM
 

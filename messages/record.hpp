@@ -38,25 +38,17 @@ bool operator==(const record& a, const record& b);
 void append_text_line(std::string& out, const record& r);
 
 /// Records travel between subtasks in batches, never one message per record.
-/// A batch with a `barrier` of 0 or more carries no records: it is checkpoint
-/// `barrier`'s barrier, in line with the data of its channel.
 struct record_batch {
   std::vector<record> records;
-  int64_t barrier = -1;
-  /// A barrier's state::snapshot_kind: checkpoint, full checkpoint or
-  /// savepoint.
-  int8_t barrier_kind = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, record_batch& x) {
-  return f(caf::meta::type_name("record_batch"), x.records, x.barrier,
-           x.barrier_kind);
+  return f(caf::meta::type_name("record_batch"), x.records);
 }
 
 inline bool operator==(const record_batch& a, const record_batch& b) {
-  return a.records == b.records && a.barrier == b.barrier
-         && a.barrier_kind == b.barrier_kind;
+  return a.records == b.records;
 }
 
 } // namespace weir

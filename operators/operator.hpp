@@ -98,8 +98,9 @@ public:
   /// The subtask failed or was canceled: remove in-progress output.
   virtual void abort() {}
   virtual bool blocking_io() const { return false; }
-  /// A deliberately slow sink asks the subtask to hold back the credit of each
-  /// batch this long (used to test backpressure).
+  /// How long a deliberately slow sink's write() takes per batch (the
+  /// `discard` sink's delay_ms, used to test backpressure). Informational:
+  /// the sink takes that time itself, on its own thread (blocking_io()).
   virtual std::chrono::microseconds delay_per_batch() const { return {}; }
   /// For the collect sink: records to hand to the JobMaster (then cleared).
   virtual std::vector<record>* collected() { return nullptr; }

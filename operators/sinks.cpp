@@ -1,4 +1,6 @@
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -30,14 +32,20 @@ private:
   std::string buf_;
 };
 
-/// Drops records, optionally holding back each batch's credit.
+/// Drops records. With a delay it is deliberately slow (for backpressure
+/// tests): each batch takes that long, and the sink declares blocking I/O so
+/// that its subtask sleeps on a thread of its own.
 class discard_sink : public sink {
 public:
   explicit discard_sink(std::chrono::milliseconds delay) : delay_(delay) {
   }
 
   void write(const std::vector<record>&) override {
+    if (delay_.count() > 0)
+      std::this_thread::sleep_for(delay_);
   }
+
+  bool blocking_io() const override { return delay_.count() > 0; }
 
   std::chrono::microseconds delay_per_batch() const override { return delay_; }
 

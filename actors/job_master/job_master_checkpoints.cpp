@@ -6,6 +6,7 @@
 
 #include "actors/job_master/job_master_state.hpp"
 #include "actors/job_master/savepoint_mapping.hpp"
+#include "dataplane/checkpoint_kind.hpp"
 #include "messages/errors.hpp"
 #include "storage/state/keyed_backend.hpp"
 
@@ -22,8 +23,8 @@ void send_barrier_triggers(self_ptr self, int64_t id,
   for (size_t i = 0; i < g.size(); ++i)
     if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
         && st.handles[i])
-      self->send(st.handles[i], checkpoint_atom_v, id,
-                 static_cast<int8_t>(kind));
+      self->send(st.handles[i], trigger_atom_v,
+                 checkpoint_barrier{id, to_checkpoint_kind(kind)});
 }
 
 /// Writes a completed checkpoint through the job store (a detached actor),

@@ -30,19 +30,16 @@ fake_subtask(subtask_actor::stateful_pointer<fake_subtask_state> self,
     [=](data_atom, int32_t, int32_t, int64_t, const record_batch&) {},
     [=](end_atom, int32_t, int64_t) {},
     [=](credit_atom, int32_t, int32_t, int32_t) {},
-    [=](checkpoint_atom, int64_t id, int8_t kind) {
-      self->state.triggers.emplace_back(id, kind);
+    [=](barrier_atom, int32_t, int32_t, int64_t, const checkpoint_barrier&) {},
+    [=](trigger_atom, const checkpoint_barrier& b) {
+      self->state.triggers.push_back(b);
     },
-    [=](checkpoint_atom, int64_t, const operator_states&) {},
-    [=](checkpoint_atom, int64_t, const std::string&) {},
     [=](commit_atom, int64_t id) { self->state.commits.push_back(id); },
     [=](cancel_atom) {
       self->state.canceled = true;
       self->send(self->state.jm, update_atom_v, self->state.attempt,
                  execution_state::canceled, io_metrics{}, std::string{});
     },
-    [=](tick_atom) {},
-    [=](flush_atom) {},
   };
 }
 

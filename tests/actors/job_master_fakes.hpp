@@ -35,8 +35,8 @@ struct fake_subtask_state {
   execution_attempt_id attempt;
   job_master_actor jm;
   bool started = false;
-  /// Checkpoint triggers: id and kind.
-  std::vector<std::pair<int64_t, int8_t>> triggers;
+  /// Checkpoint triggers from the JobMaster.
+  std::vector<checkpoint_barrier> triggers;
   std::vector<int64_t> commits;
   bool canceled = false;
 };

@@ -212,8 +212,9 @@ TEST_CASE_FIXTURE(jm_fixture, "periodic checkpoints: trigger, acknowledgements, 
   advance_time(1s);
   expect((trigger_atom, uint64_t), from(jm).to(jm).with(_, uint64_t{0}));
   // Only the source gets the trigger; it sends the barrier downstream.
-  expect((checkpoint_atom, int64_t, int8_t),
-         from(jm).to(subtask(0)).with(_, int64_t{1}, int8_t{0}));
+  expect((trigger_atom, checkpoint_barrier),
+         from(jm).to(subtask(0))
+           .with(_, checkpoint_barrier{1, checkpoint_kind::checkpoint}));
   ack(0, 1);
   CHECK(subtask_state(0).commits.empty()); // the sink has not acknowledged
   ack(1, 1);
@@ -227,9 +228,9 @@ TEST_CASE_FIXTURE(jm_fixture, "a client's checkpoint is answered with its id") {
   offer_and_deploy();
   auto reply = self->request(jm, caf::infinite, take_checkpoint_atom_v, true);
   expect((take_checkpoint_atom, bool), from(self).to(jm).with(_, true));
-  // A full checkpoint (snapshot kind 1).
-  expect((checkpoint_atom, int64_t, int8_t),
-         from(jm).to(subtask(0)).with(_, int64_t{1}, int8_t{1}));
+  expect((trigger_atom, checkpoint_barrier),
+         from(jm).to(subtask(0))
+           .with(_, checkpoint_barrier{1, checkpoint_kind::full_checkpoint}));
   ack(1, 1);
   ack(0, 1);
   expect((commit_atom, int64_t), from(jm).to(subtask(0)).with(_, int64_t{1}));

@@ -2,6 +2,7 @@
 // precondition for sending it between processes.
 #include "caf_doctest.hpp"
 
+#include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
 #include "messages/job_result.hpp"
 #include "messages/job_store.hpp"
@@ -77,4 +78,6 @@ TEST_CASE_FIXTURE(actor_fixture, "deployments and record batches round-trip") {
   CHECK_FALSE(back.bounded);
   record_batch b{{record::integer("k", -5, 3), record::string("", "ü\ttab", 0)}};
   CHECK(roundtrip(b) == b);
+  checkpoint_barrier barrier{42, checkpoint_kind::savepoint};
+  CHECK(roundtrip(barrier) == barrier);
 }

@@ -9,8 +9,9 @@ using namespace weir::test;
 TEST_CASE("a slow sink keeps memory bounded") {
   temp_dir dir;
   // 2 million records of ~50 bytes (over 200 MB as records in memory) into a
-  // sink that takes 1 ms per batch: without backpressure the generator would
-  // run far ahead and buffer most of them.
+  // sink that takes 1 ms per batch (it sleeps in write(), on its subtask's own
+  // thread): only credits returned per processed batch hold the generator
+  // back; without them it would run far ahead and buffer most records.
   auto spec = dir.write("slow.json", R"({
     "name": "slow",
     "vertices": [

@@ -366,14 +366,14 @@ TEST_CASE("events leave in channel order and the last open channel ends input") 
   weir::input_queue q{3};
   CHECK(q.open_channels() == 3);
   q.push_end(2, 0);
-  q.push_batch(0, weir::input_event{0, 1, weir::record_batch{{weir::record::integer("", 5)}}, false});
+  q.push(0, weir::input_event{0, 1, weir::record_batch{{weir::record::integer("", 5)}}});
   auto first = q.pop();
-  CHECK(first.end);
+  CHECK(is_end(first));
   CHECK(first.channel == 2);
   auto second = q.pop();
-  CHECK_FALSE(second.end);
+  CHECK_FALSE(is_end(second));
   CHECK(second.port == 1);
-  CHECK(second.batch.records.size() == 1);
+  CHECK(records_of(second).size() == 1);
   CHECK(q.empty());
   CHECK_FALSE(q.end_channel(2));
   CHECK_FALSE(q.end_channel(2)); // repeated: ignored
@@ -389,29 +389,46 @@ TEST_CASE("batches and ends that overtook earlier ones wait for them") {
   weir::input_queue q{2};
   auto batch = [](int32_t channel, int64_t value) {
     return weir::input_event{channel, 0,
-                             weir::record_batch{{weir::record::integer("", value)}},
-                             false};
+                             weir::record_batch{{weir::record::integer("", value)}}};
   };
   q.push_end(0, 3);          // the end came first
-  q.push_batch(2, batch(0, 102));
-  q.push_batch(1, batch(1, 201)); // other channel: waits for its batch 0
+  q.push(2, batch(0, 102));
+  q.push(1, batch(1, 201)); // other channel: waits for its batch 0
   CHECK(q.empty());
-  q.push_batch(0, batch(0, 100));
-  q.push_batch(0, batch(0, 100)); // a duplicate: dropped
+  q.push(0, batch(0, 100));
+  q.push(0, batch(0, 100)); // a duplicate: dropped
   auto a = q.pop();
-  CHECK(a.batch.records[0].num == 100);
+  CHECK(records_of(a)[0].num == 100);
   CHECK(q.empty()); // batch 1 of channel 0 is still missing
-  q.push_batch(1, batch(0, 101));
-  CHECK(q.pop().batch.records[0].num == 101);
-  CHECK(q.pop().batch.records[0].num == 102);
+  q.push(1, batch(0, 101));
+  CHECK(records_of(q.pop())[0].num == 101);
+  CHECK(records_of(q.pop())[0].num == 102);
   auto end = q.pop();
-  CHECK(end.end);
+  CHECK(is_end(end));
   CHECK(end.channel == 0);
   CHECK(q.empty());
-  q.push_batch(0, batch(1, 200));
-  CHECK(q.pop().batch.records[0].num == 200);
-  CHECK(q.pop().batch.records[0].num == 201);
-  q.push_batch(0, batch(5, 1)); // an unknown channel: dropped
+  q.push(0, batch(1, 200));
+  CHECK(records_of(q.pop())[0].num == 200);
+  CHECK(records_of(q.pop())[0].num == 201);
+  q.push(0, batch(5, 1)); // an unknown channel: dropped
+  CHECK(q.empty());
+}
+
+TEST_CASE("a barrier keeps its place among the batches of its channel") {
+  weir::input_queue q{1};
+  auto batch = weir::input_event{0, 0, weir::record_batch{numbers(1, 1)}};
+  q.push(2, batch);
+  q.push(1, weir::input_event{0, 0, checkpoint_barrier{9, checkpoint_kind::full_checkpoint}});
+  q.push_end(0, 3);
+  CHECK(q.empty()); // event 0 is missing
+  q.push(0, batch);
+  CHECK_FALSE(records_of(q.pop()).empty());
+  auto barrier = q.pop();
+  REQUIRE(std::holds_alternative<checkpoint_barrier>(barrier.body));
+  CHECK(std::get<checkpoint_barrier>(barrier.body)
+        == checkpoint_barrier{9, checkpoint_kind::full_checkpoint});
+  CHECK_FALSE(records_of(q.pop()).empty());
+  CHECK(is_end(q.pop()));
   CHECK(q.empty());
 }
 
@@ -434,7 +451,7 @@ namespace {
 input_event data_on(int32_t channel, int64_t value) {
   input_event ev;
   ev.channel = channel;
-  ev.batch.records.push_back(record::integer({}, value));
+  ev.body = record_batch{{record::integer({}, value)}};
   return ev;
 }
 
@@ -453,8 +470,8 @@ TEST_CASE("barriers align: a channel past the barrier waits for the others") {
   CHECK(a.on_barrier(1, 7)); // the last open channel: aligned
   auto held = a.release();
   REQUIRE(held.size() == 2);
-  CHECK(held[0].batch.records[0].num == 1);
-  CHECK(held[1].batch.records[0].num == 2);
+  CHECK(records_of(held[0])[0].num == 1);
+  CHECK(records_of(held[1])[0].num == 2);
   CHECK_FALSE(a.blocked(0));
   CHECK_FALSE(a.pending());
 }
@@ -486,7 +503,7 @@ TEST_CASE("a barrier leaves after the data emitted before it, on every lane") {
   std::vector<record> rs{record::integer({}, 1), record::integer({}, 2),
                          record::integer({}, 3)};
   gate.emit(rs);
-  gate.emit_barrier(5);
+  gate.emit_barrier(checkpoint_barrier{5, checkpoint_kind::savepoint});
   auto sent = drain(gate);
   REQUIRE(sent.size() == 4); // one data batch and one barrier per lane
   for (auto& s : sent) {

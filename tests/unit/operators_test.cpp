@@ -955,6 +955,8 @@ TEST_CASE("discard sink drops records and reports its delay") {
   CHECK(s->collected() == nullptr);
   auto slow = reg().find("discard")->make_sink({{"delay_ms", "25"}});
   CHECK(slow->delay_per_batch() == std::chrono::milliseconds{25});
+  CHECK_FALSE(s->blocking_io());
+  CHECK(slow->blocking_io()); // it sleeps in write(): a thread of its own
 }
 
 TEST_CASE("collect sink keeps records for the runtime") {

@@ -203,24 +203,38 @@ inline std::vector<record> numbers(int64_t from, int64_t to, std::string key = {
   return out;
 }
 
-/// One batch as sent by drain().
+/// One batch or barrier as sent by drain().
 struct sent_batch {
   int32_t consumer;
   int32_t channel;
   std::vector<record> records;
   int64_t seq = 0;
-  int64_t barrier = -1;
+  int64_t barrier = -1; ///< the barrier's checkpoint id; -1: a batch
 };
 
 inline std::vector<sent_batch> drain(output_gate& gate) {
   std::vector<sent_batch> out;
-  gate.drain([&](int32_t consumer, int32_t channel, int64_t seq,
-                 record_batch&& b) {
-    CHECK(seq == gate.sent(consumer) - 1); // numbered 0, 1, ... per consumer
-    out.push_back(
-      sent_batch{consumer, channel, std::move(b.records), seq, b.barrier});
-  });
+  gate.drain(
+    [&](int32_t consumer, int32_t channel, int64_t seq, record_batch&& b) {
+      CHECK(seq == gate.sent(consumer) - 1); // numbered 0, 1, ... per consumer
+      out.push_back(sent_batch{consumer, channel, std::move(b.records), seq});
+    },
+    [&](int32_t consumer, int32_t channel, int64_t seq,
+        const checkpoint_barrier& b) {
+      CHECK(seq == gate.sent(consumer) - 1);
+      out.push_back(sent_batch{consumer, channel, {}, seq, b.id});
+    });
   return out;
+}
+
+// -- helpers: input events ----------------------------------------------------
+
+inline bool is_end(const input_event& ev) {
+  return std::holds_alternative<channel_end>(ev.body);
+}
+
+inline const std::vector<record>& records_of(const input_event& ev) {
+  return std::get<record_batch>(ev.body).records;
 }
 
 /// The nums of the records each consumer received, in order.

@@ -1,0 +1,383 @@
+#include "dataplane/subtask_runner.hpp"
+
+#include <exception>
+#include <iterator>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "dataplane/checkpoint_kind.hpp"
+
+namespace weir {
+
+namespace {
+
+/// The input gate of each input channel (channels are numbered across the
+/// gates, in deployment order).
+std::vector<int32_t> gates_of_channels(const task_deployment& d) {
+  std::vector<int32_t> out;
+  for (size_t g = 0; g < d.inputs.size(); ++g)
+    out.insert(out.end(), static_cast<size_t>(d.inputs[g].channels),
+               static_cast<int32_t>(g));
+  return out;
+}
+
+} // namespace
+
+built_chain build_chain(const task_deployment& d, const chain_env& env) {
+  built_chain result;
+  try {
+    result.chain = std::make_unique<operator_chain>(d, env);
+  } catch (const std::exception& e) {
+    result.error = e.what();
+  }
+  return result;
+}
+
+subtask_runner::subtask_runner(const task_deployment& d, runner_port& port)
+  : port_(port),
+    name_(fmt::format("{} ({}/{})", d.task_name, d.subtask_index + 1,
+                      d.parallelism)),
+    gate_of_channel_(gates_of_channels(d)),
+    inputs_(gate_of_channel_.size()),
+    aligner_(gate_of_channel_.size()) {
+}
+
+subtask_runner::~subtask_runner() = default;
+
+// -- lifecycle ----------------------------------------------------------------
+
+void subtask_runner::open(built_chain built, const operator_states& restore) {
+  try {
+    if (!built.chain)
+      throw ops::operator_error(built.error);
+    chain_ = std::move(built.chain);
+    chain_->open(restore);
+    report(execution_state::initializing);
+  } catch (const std::exception& e) {
+    phase_ = phase::failed;
+    report(execution_state::failed, fmt::format("{}: {}", name_, e.what()));
+  }
+}
+
+void subtask_runner::start() {
+  if (phase_ != phase::created)
+    return;
+  phase_ = phase::running;
+  report(execution_state::running);
+  guarded([&] {
+    if (chain_->has_source())
+      schedule_produce();
+    else if (inputs_.open_channels() == 0)
+      end_of_input(); // no inputs at all
+    pump();           // what arrived before the start
+    drain();
+    try_finish();
+  });
+}
+
+void subtask_runner::cancel() {
+  if (terminal())
+    return;
+  phase_ = phase::canceled;
+  if (chain_)
+    chain_->abort();
+  report(execution_state::canceled);
+}
+
+void subtask_runner::fail(const std::string& what) {
+  if (terminal())
+    return;
+  phase_ = phase::failed;
+  if (chain_)
+    chain_->abort();
+  report(execution_state::failed, fmt::format("{}: {}", name_, what));
+}
+
+template <class F>
+void subtask_runner::guarded(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
+void subtask_runner::report(execution_state s, std::string error) {
+  port_.report(s, chain_ ? chain_->metrics() : io_metrics{}, std::move(error));
+}
+
+/// All input has ended (the source is exhausted, or every channel ended).
+void subtask_runner::end_of_input() {
+  if (phase_ != phase::running)
+    return;
+  phase_ = phase::ending;
+  chain_->finish();
+  hand_over_collected();
+  drain();
+  try_finish();
+}
+
+/// Once every batch has left: tells the consumers the channels ended and
+/// reports FINISHED.
+void subtask_runner::try_finish() {
+  if (phase_ != phase::ending)
+    return;
+  auto& gates = chain_->gates();
+  for (auto& g : gates)
+    if (!g.empty())
+      return;
+  phase_ = phase::finished;
+  for (size_t g = 0; g < gates.size(); ++g)
+    for (auto t : gates[g].targets())
+      port_.send_end(g, t, gates[g].channel(), gates[g].sent(t));
+  hand_over_collected();
+  report(execution_state::finished);
+}
+
+// -- input --------------------------------------------------------------------
+
+void subtask_runner::on_batch(int32_t channel, int32_t port, int64_t seq,
+                              record_batch&& b) {
+  if (terminal())
+    return;
+  inputs_.push(seq, input_event{channel, port, std::move(b)});
+  pump();
+}
+
+void subtask_runner::on_barrier(int32_t channel, int32_t port, int64_t seq,
+                                const checkpoint_barrier& b) {
+  if (terminal())
+    return;
+  inputs_.push(seq, input_event{channel, port, b});
+  pump();
+}
+
+void subtask_runner::on_end(int32_t channel, int64_t events) {
+  if (terminal())
+    return;
+  inputs_.push_end(channel, events);
+  pump();
+}
+
+/// Processes queued inputs in order; events of a channel that is past a
+/// checkpoint barrier wait for the alignment.
+void subtask_runner::pump() {
+  while (processing() && (!replay_.empty() || !inputs_.empty())) {
+    input_event ev;
+    if (!replay_.empty()) {
+      ev = std::move(replay_.front());
+      replay_.pop_front();
+    } else {
+      ev = inputs_.pop();
+    }
+    if (aligner_.blocked(ev.channel)) {
+      aligner_.hold(std::move(ev));
+      continue;
+    }
+    guarded([&] { dispatch(ev); });
+  }
+}
+
+void subtask_runner::dispatch(input_event& ev) {
+  if (std::holds_alternative<record_batch>(ev.body))
+    process_batch(ev);
+  else if (std::holds_alternative<checkpoint_barrier>(ev.body))
+    process_barrier(ev);
+  else
+    process_end(ev.channel);
+}
+
+void subtask_runner::process_batch(input_event& ev) {
+  auto& records = std::get<record_batch>(ev.body).records;
+  chain_->process(static_cast<size_t>(gate_of_channel_[ev.channel]), records);
+  hand_over_collected();
+  drain();
+  schedule_flush();
+  send_metrics();
+  // The credit goes back once the batch is processed, unless the outputs are
+  // backlogged: then this subtask holds its producers back too.
+  if (chain_->backlogged())
+    inputs_.withhold(owed_credit{ev.channel, ev.port});
+  else
+    port_.return_credit(ev.channel, ev.port);
+}
+
+void subtask_runner::process_barrier(const input_event& ev) {
+  port_.return_credit(ev.channel, ev.port);
+  auto& b = std::get<checkpoint_barrier>(ev.body);
+  pending_kind_ = b.kind;
+  if (aligner_.on_barrier(ev.channel, b.id))
+    aligned(b.id);
+}
+
+void subtask_runner::process_end(int32_t channel) {
+  // Recorded even with no alignment pending: a later barrier must not wait
+  // for a channel that has ended.
+  auto id = aligner_.pending();
+  if (aligner_.on_end(channel) && id)
+    aligned(*id);
+  if (inputs_.end_channel(channel))
+    end_of_input();
+}
+
+// -- checkpoints --------------------------------------------------------------
+
+void subtask_runner::trigger(const checkpoint_barrier& b) {
+  // Sources only; one that is done takes no more checkpoints (the JobMaster
+  // abandons checkpoints once subtasks finish).
+  if (phase_ != phase::running || !chain_->has_source())
+    return;
+  guarded([&] { take_checkpoint(b); });
+}
+
+/// The alignment of checkpoint `id` completed: snapshot, then process what
+/// waited for it.
+void subtask_runner::aligned(int64_t id) {
+  take_checkpoint(checkpoint_barrier{id, pending_kind_});
+  auto held = aligner_.release();
+  replay_.insert(replay_.end(), std::make_move_iterator(held.begin()),
+                 std::make_move_iterator(held.end()));
+}
+
+/// Snapshots the operators, sends the barrier after everything emitted so
+/// far, and acknowledges (once the state is written, when that is left to
+/// another thread).
+void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
+  chain_->prepare_commit(b.id);
+  auto snap = chain_->snapshot(b.id, to_snapshot_kind(b.kind));
+  for (auto& g : chain_->gates())
+    g.emit_barrier(b);
+  drain();
+  if (snap.deferred.empty())
+    port_.acknowledge(b.id, std::move(snap.ready));
+  else
+    port_.write_snapshot(b.id, std::move(snap));
+}
+
+void subtask_runner::snapshot_written(int64_t id, operator_states&& states) {
+  if (terminal())
+    return;
+  guarded([&] { chain_->snapshot_written(id); });
+  if (!terminal())
+    port_.acknowledge(id, std::move(states));
+}
+
+void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {
+  fail(fmt::format("could not write checkpoint {}: {}", id, error));
+}
+
+void subtask_runner::commit(int64_t id) {
+  if (terminal())
+    return;
+  guarded([&] { chain_->commit(id); });
+}
+
+// -- output -------------------------------------------------------------------
+
+void subtask_runner::on_credit(int32_t gate, int32_t consumer, int32_t n) {
+  if (terminal())
+    return;
+  auto g = static_cast<size_t>(gate);
+  if (g >= chain_->gates().size())
+    return;
+  chain_->gates()[g].add_credit(consumer, n);
+  drain();
+  release_owed_credits();
+  if (!chain_->backlogged())
+    schedule_produce();
+  try_finish();
+}
+
+void subtask_runner::produce() {
+  produce_pending_ = false;
+  if (phase_ != phase::running || chain_->backlogged())
+    return;
+  guarded([&] {
+    if (!chain_->run_source()) {
+      end_of_input();
+      return;
+    }
+    drain();
+    schedule_flush();
+    send_metrics();
+    if (!chain_->backlogged())
+      schedule_produce();
+  });
+}
+
+void subtask_runner::flush() {
+  flush_pending_ = false;
+  if (!processing())
+    return;
+  guarded([&] {
+    for (auto& g : chain_->gates())
+      g.flush();
+    drain();
+    try_finish();
+  });
+}
+
+/// Sends every event that has credit.
+void subtask_runner::drain() {
+  if (!processing())
+    return;
+  auto& gates = chain_->gates();
+  for (size_t g = 0; g < gates.size(); ++g)
+    gates[g].drain(
+      [&](int32_t consumer, int32_t channel, int64_t seq, record_batch&& b) {
+        port_.send_batch(g, consumer, channel, seq, std::move(b));
+      },
+      [&](int32_t consumer, int32_t channel, int64_t seq,
+          const checkpoint_barrier& b) {
+        port_.send_barrier(g, consumer, channel, seq, b);
+      });
+}
+
+void subtask_runner::schedule_produce() {
+  if (phase_ != phase::running || produce_pending_ || !chain_->has_source())
+    return;
+  produce_pending_ = true;
+  port_.schedule_produce(chain_->source()->pause());
+}
+
+void subtask_runner::schedule_flush() {
+  if (flush_pending_ || terminal())
+    return;
+  for (auto& g : chain_->gates()) {
+    if (g.has_open_data()) {
+      flush_pending_ = true;
+      port_.schedule_flush(buffer_timeout);
+      return;
+    }
+  }
+}
+
+/// Credits withheld while the outputs were backlogged go out once they drain.
+void subtask_runner::release_owed_credits() {
+  if (chain_->backlogged())
+    return;
+  for (auto& c : inputs_.release())
+    port_.return_credit(c.channel, c.port);
+}
+
+void subtask_runner::hand_over_collected() {
+  auto* sink = chain_->sink();
+  if (sink == nullptr)
+    return;
+  auto* rows = sink->collected();
+  if (rows == nullptr || rows->empty())
+    return;
+  port_.hand_over(std::move(*rows));
+  rows->clear();
+}
+
+void subtask_runner::send_metrics() {
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_metrics_ < metrics_interval)
+    return;
+  last_metrics_ = now;
+  port_.send_metrics(chain_->metrics());
+}
+
+} // namespace weir

@@ -1,0 +1,191 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dataplane/barrier_aligner.hpp"
+#include "dataplane/chain_env.hpp"
+#include "dataplane/input_queue.hpp"
+#include "dataplane/operator_chain.hpp"
+#include "messages/barrier.hpp"
+#include "messages/deployment.hpp"
+#include "messages/job_result.hpp"
+#include "messages/record.hpp"
+#include "messages/states.hpp"
+
+namespace weir {
+
+/// Everything a subtask_runner sends or schedules. The subtask actor
+/// implements it with messages and timers; tests record the calls. Each call
+/// happens on the runner's thread, inside one of its member functions.
+class runner_port {
+public:
+  virtual ~runner_port() = default;
+
+  /// Event number `seq` of input channel `channel` of consumer `consumer` of
+  /// output `gate` is `batch`.
+  virtual void send_batch(size_t gate, int32_t consumer, int32_t channel,
+                          int64_t seq, record_batch&& batch)
+    = 0;
+  /// Event number `seq` of that channel is `barrier`.
+  virtual void send_barrier(size_t gate, int32_t consumer, int32_t channel,
+                            int64_t seq, const checkpoint_barrier& barrier)
+    = 0;
+  /// That channel ended after `events` numbered events.
+  virtual void send_end(size_t gate, int32_t consumer, int32_t channel,
+                        int64_t events)
+    = 0;
+  /// One credit back to the producer of input channel `channel`, for its
+  /// output `port`.
+  virtual void return_credit(int32_t channel, int32_t port) = 0;
+  /// The subtask moved to state `s` (FAILED comes with the cause). After a
+  /// terminal state the runner does nothing more: the subtask may end.
+  virtual void report(execution_state s, const io_metrics& metrics,
+                      std::string error)
+    = 0;
+  /// Progress counters while running.
+  virtual void send_metrics(const io_metrics& metrics) = 0;
+  /// Records a collect sink gathered since the last hand-over.
+  virtual void hand_over(std::vector<record>&& rows) = 0;
+  /// The subtask took checkpoint `id`; its state.
+  virtual void acknowledge(int64_t id, operator_states&& states) = 0;
+  /// Write the deferred parts of checkpoint `id`'s snapshot off this thread
+  /// (blocking I/O), then call snapshot_written or snapshot_failed.
+  virtual void write_snapshot(int64_t id, chain_snapshot&& snap) = 0;
+  /// Call produce() after `pause` (zero: as soon as possible).
+  virtual void schedule_produce(std::chrono::microseconds pause) = 0;
+  /// Call flush() after `timeout`.
+  virtual void schedule_flush(std::chrono::milliseconds timeout) = 0;
+};
+
+/// An operator chain built before its subtask starts, or why it could not be.
+struct built_chain {
+  std::unique_ptr<operator_chain> chain;
+  std::string error;
+};
+
+/// Builds the operators of `d` (no I/O yet); a failure is kept as the error.
+built_chain build_chain(const task_deployment& d, const chain_env& env);
+
+/// A subtask's run loop as a plain class: it owns the operator chain, the
+/// input queue, the barrier aligner and the events replayed after an
+/// alignment, and sends everything through a runner_port. The subtask actor
+/// feeds it its messages; one thread calls it (not thread-safe).
+///
+/// ```
+///  created ──start()──▶ running ──all input ended──▶ ending ──outputs empty──▶ finished
+///  any phase before finished ──cancel()──▶ canceled
+///  any phase before finished ──open failed, an operator threw, fail()──▶ failed
+/// ```
+///
+/// Input that arrives before start() waits in the queue (its credits with
+/// it). The last three phases are terminal: after their report the runner
+/// ignores every call.
+class subtask_runner {
+public:
+  /// The lifecycle of the subtask (one phase at a time).
+  enum class phase : uint8_t {
+    created,  ///< operators open (or failed to); waiting for the wiring
+    running,  ///< processing input, or producing from the source
+    ending,   ///< all input ended; finishing once the outputs are empty
+    finished,
+    canceled,
+    failed,
+  };
+
+  /// Progress counters go out at most this often.
+  static constexpr auto metrics_interval = std::chrono::milliseconds{200};
+  /// Partly filled batches leave after at most this long (Flink's
+  /// execution.buffer-timeout).
+  static constexpr auto buffer_timeout = std::chrono::milliseconds{50};
+
+  subtask_runner(const task_deployment& d, runner_port& port);
+  ~subtask_runner();
+
+  /// Opens the operators of `built`, restoring `restore`; reports
+  /// INITIALIZING, or FAILED (a chain that could not be built or opened).
+  void open(built_chain built, const operator_states& restore);
+
+  /// The consumers are wired: reports RUNNING and starts processing.
+  void start();
+
+  /// Input from a producer (see subtask_actor).
+  void on_batch(int32_t channel, int32_t port, int64_t seq, record_batch&& b);
+  void on_barrier(int32_t channel, int32_t port, int64_t seq,
+                  const checkpoint_barrier& b);
+  void on_end(int32_t channel, int64_t events);
+
+  /// Consumer `consumer` of output `gate` granted `n` more events.
+  void on_credit(int32_t gate, int32_t consumer, int32_t n);
+
+  /// The JobMaster triggers a checkpoint (sources only; others ignore it).
+  void trigger(const checkpoint_barrier& b);
+  /// The deferred parts of checkpoint `id` were written: acknowledge it.
+  void snapshot_written(int64_t id, operator_states&& states);
+  /// Writing checkpoint `id` failed: the subtask fails.
+  void snapshot_failed(int64_t id, const std::string& error);
+  /// Checkpoint `id` completed everywhere: sinks publish its output.
+  void commit(int64_t id);
+
+  /// Scheduled by schedule_produce: the source produces its next batch.
+  void produce();
+  /// Scheduled by schedule_flush: partly filled batches leave.
+  void flush();
+
+  /// Stops and reports CANCELED.
+  void cancel();
+  /// Stops and reports FAILED with `what` (e.g. a lost peer).
+  void fail(const std::string& what);
+
+  phase current_phase() const { return phase_; }
+  /// Finished, canceled or failed: the runner does nothing more.
+  bool terminal() const { return phase_ >= phase::finished; }
+
+private:
+  void pump();
+  void dispatch(input_event& ev);
+  void process_batch(input_event& ev);
+  void process_barrier(const input_event& ev);
+  void process_end(int32_t channel);
+  void take_checkpoint(const checkpoint_barrier& b);
+  void aligned(int64_t id);
+  void end_of_input();
+  void try_finish();
+  void drain();
+  void schedule_produce();
+  void schedule_flush();
+  void hand_over_collected();
+  void send_metrics();
+  void release_owed_credits();
+  void report(execution_state s, std::string error = {});
+  bool processing() const {
+    return phase_ == phase::running || phase_ == phase::ending;
+  }
+
+  /// Runs `f`, turning an exception into a FAILED report.
+  template <class F>
+  void guarded(F&& f);
+
+  runner_port& port_;
+  std::string name_; ///< "task (i/n)", for failure causes
+  std::vector<int32_t> gate_of_channel_;
+  std::unique_ptr<operator_chain> chain_;
+  input_queue inputs_;
+  barrier_aligner aligner_;
+  /// Events that waited for a barrier alignment, processed before the queue.
+  std::deque<input_event> replay_;
+  /// The kind of the checkpoint being aligned.
+  checkpoint_kind pending_kind_ = checkpoint_kind::checkpoint;
+  phase phase_ = phase::created;
+  /// Timers scheduled through the port and not fired yet.
+  bool produce_pending_ = false;
+  bool flush_pending_ = false;
+  std::chrono::steady_clock::time_point last_metrics_;
+};
+
+} // namespace weir

@@ -1,0 +1,329 @@
+// The subtask's run loop (subtask_runner) without an actor system: a
+// recording port stands in for the subtask actor.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dataplane/subtask_runner.hpp"
+#include "tests/unit/runtime_fixtures.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace weir;
+using namespace weir::test;
+
+namespace {
+
+std::string show_records(const std::vector<record>& rs) {
+  std::string out;
+  for (auto& r : rs)
+    out += (out.empty() ? "" : ",") + (r.key.empty() ? "" : r.key + "=")
+           + std::to_string(r.num);
+  return out;
+}
+
+/// Records every call as a line of text; timers are kept as pending flags
+/// that the test fires.
+class recording_port : public runner_port {
+public:
+  std::vector<std::string> log;
+  std::vector<record> collected;
+  std::map<int64_t, operator_states> acks;
+  bool produce_due = false;
+  bool flush_due = false;
+  int metrics = 0;
+
+  /// The lines logged since the last call.
+  std::vector<std::string> take() {
+    return std::exchange(log, {});
+  }
+
+  void send_batch(size_t gate, int32_t consumer, int32_t channel, int64_t seq,
+                  record_batch&& b) override {
+    log.push_back(fmt::format("batch g{} c{} ch{} #{} [{}]", gate, consumer,
+                              channel, seq, show_records(b.records)));
+  }
+  void send_barrier(size_t gate, int32_t consumer, int32_t channel,
+                    int64_t seq, const checkpoint_barrier& b) override {
+    log.push_back(fmt::format("barrier g{} c{} ch{} #{} {} {}", gate, consumer,
+                              channel, seq, b.id, to_string(b.kind)));
+  }
+  void send_end(size_t gate, int32_t consumer, int32_t channel,
+                int64_t events) override {
+    log.push_back(
+      fmt::format("end g{} c{} ch{} after {}", gate, consumer, channel, events));
+  }
+  void return_credit(int32_t channel, int32_t port) override {
+    log.push_back(fmt::format("credit ch{} p{}", channel, port));
+  }
+  void report(execution_state s, const io_metrics& m,
+              std::string error) override {
+    log.push_back(fmt::format("{} in={} out={}{}", to_string(s), m.records_in,
+                              m.records_out, error.empty() ? "" : " " + error));
+  }
+  void send_metrics(const io_metrics&) override {
+    ++metrics;
+  }
+  void hand_over(std::vector<record>&& rows) override {
+    collected.insert(collected.end(), rows.begin(), rows.end());
+  }
+  void acknowledge(int64_t id, operator_states&& states) override {
+    log.push_back(fmt::format("ack {}", id));
+    acks[id] = std::move(states);
+  }
+  void write_snapshot(int64_t id, chain_snapshot&&) override {
+    log.push_back(fmt::format("write {}", id));
+  }
+  void schedule_produce(std::chrono::microseconds) override {
+    CHECK_FALSE(produce_due); // one timer at a time
+    produce_due = true;
+  }
+  void schedule_flush(std::chrono::milliseconds timeout) override {
+    CHECK(timeout == subtask_runner::buffer_timeout);
+    CHECK_FALSE(flush_due);
+    flush_due = true;
+  }
+};
+
+vertex_spec vertex(std::string id, std::string op,
+                   std::map<std::string, std::string> params = {}) {
+  return vertex_spec{std::move(id), std::move(op), std::move(params), 1};
+}
+
+task_deployment deployment(std::vector<vertex_spec> chain,
+                           std::vector<int32_t> input_channels = {},
+                           int32_t consumers = 0) {
+  task_deployment d;
+  d.task_name = "task";
+  d.chain = std::move(chain);
+  for (auto n : input_channels)
+    d.inputs.push_back(input_gate_desc{n, false});
+  if (consumers > 0)
+    d.outputs.push_back(desc(partitioning::forward, consumers));
+  return d;
+}
+
+/// A runner over `d` with its recording port, opened.
+struct fixture {
+  recording_port port;
+  task_deployment d;
+  subtask_runner runner;
+
+  fixture(task_deployment dep, exchange_options o = opts(1000))
+    : d(std::move(dep)), runner(d, port) {
+    chain_env env;
+    env.exchange = o;
+    runner.open(build_chain(d, env), {});
+  }
+
+  /// Fires the produce timer until the source stops asking.
+  void run_source() {
+    while (port.produce_due) {
+      port.produce_due = false;
+      runner.produce();
+    }
+  }
+};
+
+record_batch batch_of(int64_t from, int64_t to) {
+  return record_batch{numbers(from, to)};
+}
+
+using lines = std::vector<std::string>;
+
+} // namespace
+
+TEST_SUITE("subtask_runner") {
+
+TEST_CASE("a source runs to its end and the subtask finishes") {
+  fixture f{deployment({vertex("src", "sequence", {{"from", "1"}, {"to", "5"}}),
+                        vertex("out", "collect")})};
+  CHECK(f.port.take() == lines{"INITIALIZING in=0 out=0"});
+  CHECK(f.runner.current_phase() == subtask_runner::phase::created);
+  CHECK_FALSE(f.port.produce_due); // nothing runs before the wiring
+  f.runner.start();
+  CHECK(f.port.take() == lines{"RUNNING in=0 out=0"});
+  CHECK(f.port.produce_due);
+  f.run_source();
+  CHECK(f.port.take() == lines{"FINISHED in=5 out=5"});
+  CHECK(show_records(f.port.collected) == "1,2,3,4,5");
+  CHECK(f.runner.current_phase() == subtask_runner::phase::finished);
+  f.runner.cancel(); // too late: nothing happens
+  CHECK(f.port.take().empty());
+}
+
+TEST_CASE("a chain that cannot be built or opened reports FAILED") {
+  fixture f{deployment({vertex("src", "no_such_operator"),
+                        vertex("out", "collect")})};
+  auto log = f.port.take();
+  REQUIRE(log.size() == 1);
+  CHECK(log[0].find("FAILED in=0 out=0 task (1/1): vertex 'src': unknown "
+                    "operator 'no_such_operator'")
+        == 0);
+  CHECK(f.runner.terminal());
+  f.runner.start();
+  f.runner.on_batch(0, 0, 0, batch_of(1, 1));
+  CHECK(f.port.take().empty());
+}
+
+TEST_CASE("input that arrives before the start waits for it") {
+  fixture f{deployment({vertex("id", "map", {{"function", "identity"}})}, {1},
+                       1)};
+  f.port.take();
+  f.runner.on_batch(0, 3, 0, batch_of(1, 2));
+  CHECK(f.port.take().empty());
+  f.runner.start();
+  CHECK(f.port.take() == lines{"RUNNING in=0 out=0", "credit ch0 p3"});
+  CHECK(f.port.flush_due); // the batch is still open
+  f.port.flush_due = false;
+  f.runner.flush();
+  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #0 [1,2]"});
+}
+
+TEST_CASE("credits: a backlogged output withholds the input's credits") {
+  // Batches of 2 records, 1 credit per consumer.
+  fixture f{deployment({vertex("id", "map", {{"function", "identity"}})}, {1},
+                       1),
+            opts(2, 1)};
+  f.runner.start();
+  f.port.take();
+  f.runner.on_batch(0, 0, 0, batch_of(1, 2));
+  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #0 [1,2]", "credit ch0 p0"});
+  f.runner.on_batch(0, 0, 1, batch_of(3, 4)); // no credit left downstream
+  f.runner.on_batch(0, 0, 2, batch_of(5, 6));
+  CHECK(f.port.take().empty()); // both credits withheld
+  f.runner.on_credit(0, 0, 1);
+  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #1 [3,4]"}); // still backlogged
+  f.runner.on_credit(0, 0, 5);
+  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #2 [5,6]", "credit ch0 p0",
+                               "credit ch0 p0"});
+}
+
+TEST_CASE("a backlogged source stops producing until credit comes") {
+  fixture f{deployment({vertex("src", "sequence", {{"from", "1"}, {"to", "6"}})},
+                       {}, 1),
+            opts(2, 1)};
+  f.runner.start();
+  f.port.take();
+  f.run_source();
+  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #0 [1,2]"});
+  CHECK_FALSE(f.port.produce_due); // backlogged: no timer
+  f.runner.on_credit(0, 0, 1);
+  CHECK(f.port.produce_due);
+  f.runner.on_credit(0, 0, 10);
+  f.run_source();
+  CHECK(f.port.take()
+        == lines{"batch g0 c0 ch0 #1 [3,4]", "batch g0 c0 ch0 #2 [5,6]",
+                 "end g0 c0 ch0 after 3", "FINISHED in=6 out=6"});
+}
+
+TEST_CASE("barriers align, then the snapshot is taken and the barrier "
+          "forwarded after the data before it") {
+  // Two input channels into a keyed count.
+  fixture f{deployment({vertex("counts", "count")}, {2}, 1)};
+  f.runner.start();
+  f.port.take();
+  checkpoint_barrier b{7, checkpoint_kind::savepoint};
+  f.runner.on_batch(0, 0, 0, record_batch{numbers(1, 2, "a")});
+  f.runner.on_barrier(0, 0, 1, b);
+  f.runner.on_batch(0, 0, 2, record_batch{numbers(3, 3, "a")}); // waits
+  CHECK(f.port.take() == lines{"credit ch0 p0", "credit ch0 p0"});
+  f.runner.on_batch(1, 0, 0, record_batch{numbers(4, 4, "b")});
+  CHECK(f.port.take() == lines{"credit ch1 p0"});
+  f.runner.on_barrier(1, 0, 1, b); // aligned
+  auto log = f.port.take();
+  CHECK(log
+        == lines{"credit ch1 p0", "barrier g0 c0 ch0 #0 7 savepoint", "ack 7",
+                 "credit ch0 p0"}); // then the batch that waited
+  REQUIRE(f.port.acks.count(7) == 1);
+  CHECK(f.port.acks[7].count("counts") == 1); // the keyed counts
+  f.runner.on_end(0, 3);
+  f.runner.on_end(1, 2);
+  CHECK(f.port.take()
+        == lines{"batch g0 c0 ch0 #1 [a=3,b=1]", "end g0 c0 ch0 after 2",
+                 "FINISHED in=4 out=2"});
+}
+
+TEST_CASE("a source takes a triggered checkpoint; others ignore triggers") {
+  fixture src{deployment({vertex("src", "sequence", {{"from", "1"}, {"to", "3"}})},
+                         {}, 1),
+              opts(2)};
+  src.runner.start();
+  src.port.take();
+  src.port.produce_due = false;
+  src.runner.produce(); // 1, 2: a full batch
+  src.runner.trigger(checkpoint_barrier{1, checkpoint_kind::checkpoint});
+  CHECK(src.port.take()
+        == lines{"batch g0 c0 ch0 #0 [1,2]", "barrier g0 c0 ch0 #1 1 checkpoint",
+                 "ack 1"});
+  CHECK(src.port.acks[1].count("src") == 1); // the source's position
+  fixture other{deployment({vertex("id", "map", {{"function", "identity"}})},
+                           {1}, 1)};
+  other.runner.start();
+  other.port.take();
+  other.runner.trigger(checkpoint_barrier{1, checkpoint_kind::checkpoint});
+  CHECK(other.port.take().empty());
+}
+
+TEST_CASE("the end of every input channel finishes the subtask") {
+  fixture f{deployment({vertex("out", "collect")}, {1, 1})};
+  f.runner.start();
+  f.port.take();
+  f.runner.on_batch(1, 2, 0, batch_of(1, 1));
+  f.runner.on_end(1, 1);
+  f.runner.on_end(0, 1); // batch 0 of channel 0 is still missing
+  CHECK(f.port.take() == lines{"credit ch1 p2"});
+  f.runner.on_batch(0, 0, 0, batch_of(2, 2));
+  CHECK(f.port.take() == lines{"credit ch0 p0", "FINISHED in=2 out=2"});
+  CHECK(show_records(f.port.collected) == "1,2");
+}
+
+TEST_CASE("cancel reports CANCELED and stops processing") {
+  fixture f{deployment({vertex("id", "map", {{"function", "identity"}})}, {1},
+                       1)};
+  f.runner.start();
+  f.port.take();
+  f.runner.cancel();
+  CHECK(f.port.take() == lines{"CANCELED in=0 out=0"});
+  CHECK(f.runner.current_phase() == subtask_runner::phase::canceled);
+  f.runner.on_batch(0, 0, 0, batch_of(1, 1));
+  f.runner.on_credit(0, 0, 1);
+  f.runner.cancel();
+  CHECK(f.port.take().empty());
+}
+
+TEST_CASE("an operator's exception becomes a FAILED report") {
+  temp_dir dir;
+  fixture f{deployment({vertex("flaky", "map",
+                               {{"function", "fail_once"},
+                                {"marker", dir.sub("marker")}})},
+                       {1}, 1)};
+  f.runner.start();
+  f.port.take();
+  f.runner.on_batch(0, 0, 0, batch_of(1, 1));
+  f.runner.on_batch(0, 0, 1, batch_of(2, 2)); // not processed any more
+  auto log = f.port.take();
+  REQUIRE(log.size() == 1);
+  CHECK(log[0].find("FAILED in=1 out=0 task (1/1): ") == 0);
+  CHECK(log[0].find("injected failure (fail_once") != std::string::npos);
+  CHECK(f.runner.current_phase() == subtask_runner::phase::failed);
+}
+
+TEST_CASE("a snapshot written off the thread is acknowledged, a failed "
+          "write fails the subtask") {
+  fixture f{deployment({vertex("id", "map", {{"function", "identity"}})}, {1},
+                       1)};
+  f.runner.start();
+  f.port.take();
+  f.runner.snapshot_written(3, operator_states{{"id", "x"}});
+  CHECK(f.port.take() == lines{"ack 3"});
+  f.runner.snapshot_failed(4, "disk full");
+  CHECK(f.port.take()
+        == lines{"FAILED in=0 out=0 task (1/1): could not write checkpoint 4: "
+                 "disk full"});
+}
+
+} // TEST_SUITE
