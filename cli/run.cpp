@@ -167,6 +167,7 @@ int report_result(const job_result& r, size_t printed = 0) {
 int exit_code_for(const caf::error& err) {
   if (err.category() == errc_category()
       && (err.code() == static_cast<uint8_t>(errc::invalid_job)
+          || err.code() == static_cast<uint8_t>(errc::invalid_config)
           || err.code() == static_cast<uint8_t>(errc::duplicate_job)))
     return exit_bad_input;
   return exit_cluster_error;

@@ -8,12 +8,13 @@
 namespace weir {
 
 std::string to_string(errc x) {
-  static constexpr std::array<const char*, 16> names{
+  static constexpr std::array<const char*, 17> names{
     "none",           "invalid_job",       "duplicate_job",
     "unknown_job",    "fencing_token_mismatch", "slot_unavailable",
     "storage_failure", "operator_failure", "canceled", "timeout",
     "storage_locked", "supervision_gave_up",
-    "leader_lost", "crashed", "application_finished", "application_failed"};
+    "leader_lost", "crashed", "application_finished", "application_failed",
+    "invalid_config"};
   auto i = static_cast<size_t>(x);
   return i < names.size() ? names[i] : "unknown";
 }

@@ -47,6 +47,10 @@ enum class errc : uint8_t {
   /// Driver mode: the application ended and its driver or a job failed
   /// (the context says why; the cluster ends with exit code 1).
   application_failed,
+  /// A configuration value is unknown, malformed or inconsistent (the
+  /// context names the key and where it came from: a file, a -D argument,
+  /// a job's config).
+  invalid_config,
 };
 
 std::string to_string(errc x);
