@@ -10,6 +10,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/remote.hpp"
+#include "cli/taskmanager_flags.hpp"
 #include "cluster/processes.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
@@ -67,15 +68,18 @@ int jobmanager_action(const std::vector<std::string>& args) {
     auto& rm = jm.resource_manager;
     rm.active = true;
     rm.worker.program = own_executable();
+    auto log_dir = res.count("log") > 0
+                     ? std::filesystem::path{res["log"].as<std::string>()}
+                         .parent_path()
+                         .string()
+                     : jm.state_dir + ".logs";
     // Workers get the master's configuration (cluster id, heartbeats...).
-    rm.worker.extra_args = config_args(res);
-    rm.worker.log_dir = res.count("log") > 0
-                          ? std::filesystem::path{res["log"].as<std::string>()}
-                              .parent_path()
-                              .string()
-                          : jm.state_dir + ".logs";
+    rm.worker.arguments = [log_dir, forwarded = config_args(res)](
+                            const worker_request& w) {
+      return taskmanager_arguments(w, log_dir, forwarded);
+    };
     std::error_code ec;
-    std::filesystem::create_directories(rm.worker.log_dir, ec);
+    std::filesystem::create_directories(log_dir, ec);
   }
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
@@ -91,28 +95,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
 }
 
 int taskmanager_action(const std::vector<std::string>& args) {
-  cxxopts::Options opts("weir taskmanager",
-                        "Run a worker of a session cluster: a TaskExecutor "
-                        "that registers with the jobmanager.");
-  opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
-     "jobmanager.rpc.address:jobmanager.rpc.port)",
-     cxxopts::value<std::string>())
-    ("slots", "taskmanager.numberOfTaskSlots (default 1)",
-     cxxopts::value<int32_t>())
-    ("cpu-cores", "taskmanager.cpu.cores, split over the slots",
-     cxxopts::value<double>())
-    ("memory", "taskmanager.memory.task.heap.size in MB, split over the slots",
-     cxxopts::value<int64_t>())
-    ("direct-memory", "taskmanager.memory.task.off-heap.size in MB, split "
-     "over the slots", cxxopts::value<int64_t>())
-    ("native-memory", "taskmanager.memory.managed.size in MB, split over the "
-     "slots", cxxopts::value<int64_t>())
-    ("id", "taskmanager.resource-id (default: HOST-PID)",
-     cxxopts::value<std::string>())
-    ("log", "append the event log to this file instead of stderr",
-     cxxopts::value<std::string>())
-    ("h,help", "print this help");
+  auto opts = taskmanager_flags();
   cxxopts::ParseResult res;
   int code = exit_ok;
   auto cfg = parse_with_config(opts, "weir taskmanager", args, res, code);
