@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -44,6 +45,23 @@ Actions:
 Run 'weir ACTION --help' for the options of an action.
 )";
 
+using action_fn = int (*)(const std::vector<std::string>&);
+
+/// Each action's name and function.
+const std::pair<const char*, action_fn> actions[] = {
+  {"run", run_action},
+  {"info", info_action},
+  {"jobmanager", jobmanager_action},
+  {"taskmanager", taskmanager_action},
+  {"list", list_action},
+  {"cancel", cancel_action},
+  {"status", status_action},
+  {"wait", wait_action},
+  {"checkpoint", checkpoint_action},
+  {"savepoint", savepoint_action},
+  {"stop", stop_action},
+};
+
 } // namespace
 
 int weir_main(std::vector<std::string> args) {
@@ -57,28 +75,9 @@ int weir_main(std::vector<std::string> args) {
     fmt::print("{}", usage);
     return exit_ok;
   }
-  if (action == "run")
-    return run_action(args);
-  if (action == "info")
-    return info_action(args);
-  if (action == "jobmanager")
-    return jobmanager_action(args);
-  if (action == "taskmanager")
-    return taskmanager_action(args);
-  if (action == "list")
-    return list_action(args);
-  if (action == "cancel")
-    return cancel_action(args);
-  if (action == "status")
-    return status_action(args);
-  if (action == "wait")
-    return wait_action(args);
-  if (action == "checkpoint")
-    return checkpoint_action(args);
-  if (action == "savepoint")
-    return savepoint_action(args);
-  if (action == "stop")
-    return stop_action(args);
+  for (auto& [name, run] : actions)
+    if (action == name)
+      return run(args);
   fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
                      "status, wait, cancel, checkpoint, savepoint, stop, jobmanager, "
                      "taskmanager; see "
