@@ -378,7 +378,8 @@ int run_action(const std::vector<std::string>& args) {
   if (!flags.jobmanager.empty()) {
     // The client's own restart-strategy.* settings travel with the job (the
     // spec's config wins).
-    for (auto& [key, value] : cfg->set_with_prefix("restart-strategy."))
+    for (auto& [key, value] : cfg->set_with_prefix(
+           std::string{keys::restart_strategy_prefix}))
       graph.config.emplace(key, value);
     return run_remote(flags, remoting::from(*cfg), std::move(graph), *user);
   }

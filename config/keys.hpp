@@ -183,6 +183,10 @@ inline constexpr config_key<std::string> state_backend{
 
 // --- restart strategy (per job) ---------------------------------------------
 
+/// What the names of the keys below start with (a client sends its own
+/// settings of them along with a job it submits to a session cluster).
+inline constexpr std::string_view restart_strategy_prefix = "restart-strategy.";
+
 inline constexpr config_key<std::string> restart_strategy{
   "restart-strategy.type", "none",
   "How a job reacts to a failure: none, fixed-delay, exponential-delay or "
