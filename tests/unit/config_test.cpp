@@ -211,3 +211,21 @@ TEST_CASE("a job sets only keys of job scope") {
   CHECK(check_job_config_keys({{"heartbeat.timeout", "2 s"}}) == describe(
           check_job_config({{"heartbeat.timeout", "2 s"}})));
 }
+
+TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
+          "but its dir, execution.savepoint.*, state.*, driver.*, weir.fault.*") {
+  auto starts = [](std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+  };
+  for (auto& k : config_keys()) {
+    auto per_job = starts(k.name, keys::restart_strategy_prefix)
+                   || starts(k.name, "weir.fault.")
+                   || (starts(k.name, "execution.checkpointing.")
+                       && k.name != "execution.checkpointing.dir")
+                   || k.name == "state.checkpoints.num-retained"
+                   || k.name == "state.backend.type"
+                   || starts(k.name, "driver.")
+                   || starts(k.name, "execution.savepoint.");
+    CHECK_MESSAGE(per_job == (k.scope == config_scope::job), k.name);
+  }
+}
