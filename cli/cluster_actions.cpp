@@ -1,7 +1,4 @@
 // `weir jobmanager`, `weir taskmanager`: the processes of a session cluster.
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 
 #include <cxxopts.hpp>
@@ -13,21 +10,14 @@
 #include "cli/exit_codes.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/remote.hpp"
+#include "cli/taskmanager_flags.hpp"
 #include "cluster/processes.hpp"
+#include "config/keys.hpp"
+#include "messages/errors.hpp"
 
 namespace weir::cli {
 
 namespace {
-
-/// high-availability.storageDir default: $XDG_STATE_HOME/weir, else
-/// ~/.local/state/weir (under the user's home, so every working directory
-/// finds the same state).
-std::string default_state_dir() {
-  if (auto* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != 0)
-    return std::string{xdg} + "/weir";
-  auto* home = std::getenv("HOME");
-  return std::string{home != nullptr ? home : "."} + "/.local/state/weir";
-}
 
 std::FILE* open_log(const cxxopts::ParseResult& res, const std::string& action) {
   if (res.count("log") == 0)
@@ -64,54 +54,32 @@ int jobmanager_action(const std::vector<std::string>& args) {
   auto cfg = parse_with_config(opts, "weir jobmanager", args, res, code);
   if (!cfg)
     return code;
-  jobmanager_options jm;
-  jm.address = res.count("host") > 0 ? res["host"].as<std::string>()
-                                     : cfg->text("jobmanager.rpc.address");
-  auto port = res.count("port") > 0 ? int64_t{res["port"].as<uint16_t>()}
-                                    : cfg->integer("jobmanager.rpc.port");
-  if (port < 0 || port > 65535) {
-    fmt::print(stderr, "weir jobmanager: jobmanager.rpc.port {} is outside "
-                       "[0, 65535]\n", port);
+  flag_overrides<std::string>(*cfg, res, "host", keys::jobmanager_address);
+  flag_overrides<uint16_t>(*cfg, res, "port", keys::jobmanager_port);
+  flag_overrides<std::string>(*cfg, res, "state-dir", keys::storage_dir);
+  auto options = jobmanager_options::from(*cfg);
+  if (!options) {
+    fmt::print(stderr, "weir jobmanager: {}\n", describe(options.error()));
     return exit_bad_input;
   }
-  jm.port = static_cast<uint16_t>(port);
-  if (res.count("state-dir") > 0)
-    jm.state_dir = res["state-dir"].as<std::string>();
-  else if (cfg->is_set("high-availability.storageDir"))
-    jm.state_dir = cfg->text("high-availability.storageDir");
-  else
-    jm.state_dir = default_state_dir();
-  jm.resource_manager.evenly_spread_out_slots
-    = cfg->boolean("cluster.evenly-spread-out-slots");
-  jm.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
-  jm.remote = remoting::from(*cfg);
-  jm.job_master.config = *cfg;
-  jm.supervision = supervision_options::from(*cfg);
-  jm.resource_manager.heartbeat = heartbeat_options::from(*cfg);
-  jm.job_master.heartbeat = jm.resource_manager.heartbeat;
+  auto& jm = *options;
   if (res.count("application") > 0) {
     jm.application = true;
     auto& rm = jm.resource_manager;
     rm.active = true;
-    rm.pool.slots_per_worker
-      = static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));
-    rm.pool.idle_timeout = cfg->duration("resourcemanager.taskmanager-timeout");
-    rm.pool.max_failures_per_minute = static_cast<int32_t>(
-      cfg->number("resourcemanager.start-worker.max-failure-rate"));
     rm.worker.program = own_executable();
+    auto log_dir = res.count("log") > 0
+                     ? std::filesystem::path{res["log"].as<std::string>()}
+                         .parent_path()
+                         .string()
+                     : jm.state_dir + ".logs";
     // Workers get the master's configuration (cluster id, heartbeats...).
-    if (res.count("config") > 0)
-      rm.worker.extra_args = {"--config", res["config"].as<std::string>()};
-    if (res.count("D") > 0)
-      for (auto& d : res["D"].as<std::vector<std::string>>())
-        rm.worker.extra_args.push_back("-D" + d);
-    rm.worker.log_dir = res.count("log") > 0
-                          ? std::filesystem::path{res["log"].as<std::string>()}
-                              .parent_path()
-                              .string()
-                          : jm.state_dir + ".logs";
+    rm.worker.arguments = [log_dir, forwarded = config_args(res)](
+                            const worker_request& w) {
+      return taskmanager_arguments(w, log_dir, forwarded);
+    };
     std::error_code ec;
-    std::filesystem::create_directories(rm.worker.log_dir, ec);
+    std::filesystem::create_directories(log_dir, ec);
   }
   auto* log = open_log(res, "weir jobmanager");
   if (log == nullptr)
@@ -127,28 +95,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
 }
 
 int taskmanager_action(const std::vector<std::string>& args) {
-  cxxopts::Options opts("weir taskmanager",
-                        "Run a worker of a session cluster: a TaskExecutor "
-                        "that registers with the jobmanager.");
-  opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
-     "jobmanager.rpc.address:jobmanager.rpc.port)",
-     cxxopts::value<std::string>())
-    ("slots", "taskmanager.numberOfTaskSlots (default 1)",
-     cxxopts::value<int32_t>())
-    ("cpu-cores", "taskmanager.cpu.cores, split over the slots",
-     cxxopts::value<double>())
-    ("memory", "taskmanager.memory.task.heap.size in MB, split over the slots",
-     cxxopts::value<int64_t>())
-    ("direct-memory", "taskmanager.memory.task.off-heap.size in MB, split "
-     "over the slots", cxxopts::value<int64_t>())
-    ("native-memory", "taskmanager.memory.managed.size in MB, split over the "
-     "slots", cxxopts::value<int64_t>())
-    ("id", "taskmanager.resource-id (default: HOST-PID)",
-     cxxopts::value<std::string>())
-    ("log", "append the event log to this file instead of stderr",
-     cxxopts::value<std::string>())
-    ("h,help", "print this help");
+  auto opts = taskmanager_flags();
   cxxopts::ParseResult res;
   int code = exit_ok;
   auto cfg = parse_with_config(opts, "weir taskmanager", args, res, code);
@@ -161,45 +108,24 @@ int taskmanager_action(const std::vector<std::string>& args) {
                address);
     return exit_bad_input;
   }
-  taskmanager_options tm;
+  flag_overrides<int32_t>(*cfg, res, "slots", keys::task_slots);
+  flag_overrides<std::string>(*cfg, res, "id", keys::resource_id);
+  auto tm = taskmanager_options::from(*cfg);
   tm.jobmanagers = *at;
-  tm.remote = remoting::from(*cfg);
-  tm.initial_backoff = cfg->duration("cluster.registration.initial-timeout");
-  tm.max_backoff = cfg->duration("cluster.registration.max-timeout");
-  tm.heartbeat = heartbeat_options::from(*cfg);
-  tm.local_state_root = cfg->text("taskmanager.state.local.root-dirs");
-  tm.slots = res.count("slots") > 0
-               ? res["slots"].as<int32_t>()
-               : static_cast<int32_t>(cfg->integer("taskmanager.numberOfTaskSlots"));
   if (tm.slots < 1 || tm.slots > 32768) {
     fmt::print(stderr, "weir taskmanager: --slots {} is outside [1, 32768]\n",
                tm.slots);
     return exit_bad_input;
   }
-  auto cores = res.count("cpu-cores") > 0 ? res["cpu-cores"].as<double>()
-                                          : cfg->number("taskmanager.cpu.cores");
-  auto heap = res.count("memory") > 0
-                ? res["memory"].as<int64_t>()
-                : cfg->memory_mb("taskmanager.memory.task.heap.size");
-  auto direct = res.count("direct-memory") > 0
-                  ? res["direct-memory"].as<int64_t>()
-                  : cfg->memory_mb("taskmanager.memory.task.off-heap.size");
-  auto native = res.count("native-memory") > 0
-                  ? res["native-memory"].as<int64_t>()
-                  : cfg->memory_mb("taskmanager.memory.managed.size");
-  tm.slot_profile.cpu_cores = cores / tm.slots;
-  tm.slot_profile.heap_mb = heap / tm.slots;
-  tm.slot_profile.direct_mb = direct / tm.slots;
-  tm.slot_profile.native_mb = native / tm.slots;
-  if (res.count("id") > 0) {
-    tm.id = res["id"].as<std::string>();
-  } else if (cfg->is_set("taskmanager.resource-id")) {
-    tm.id = cfg->text("taskmanager.resource-id");
-  } else {
-    char host[256] = "localhost";
-    gethostname(host, sizeof(host) - 1);
-    tm.id = fmt::format("{}-{}", host, getpid());
-  }
+  auto& total = tm.resources;
+  if (res.count("cpu-cores") > 0)
+    total.cpu_cores = res["cpu-cores"].as<double>();
+  if (res.count("memory") > 0)
+    total.heap_mb = res["memory"].as<int64_t>();
+  if (res.count("direct-memory") > 0)
+    total.direct_mb = res["direct-memory"].as<int64_t>();
+  if (res.count("native-memory") > 0)
+    total.native_mb = res["native-memory"].as<int64_t>();
   auto* log = open_log(res, "weir taskmanager");
   if (log == nullptr)
     return exit_bad_input;

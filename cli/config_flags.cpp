@@ -4,6 +4,7 @@
 
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 
 namespace weir::cli {
@@ -49,12 +50,22 @@ std::optional<configuration> parse_with_config(cxxopts::Options& opts,
   return cfg;
 }
 
+std::vector<std::string> config_args(const cxxopts::ParseResult& flags) {
+  std::vector<std::string> args;
+  if (flags.count("config") > 0)
+    args = {"--config", flags["config"].as<std::string>()};
+  if (flags.count("D") > 0)
+    for (auto& d : flags["D"].as<std::vector<std::string>>())
+      args.push_back("-D" + d);
+  return args;
+}
+
 std::string jobmanager_address(const cxxopts::ParseResult& flags,
                                const configuration& cfg) {
   if (flags.count("jobmanager") > 0)
     return flags["jobmanager"].as<std::string>();
-  return fmt::format("{}:{}", cfg.text("jobmanager.rpc.address"),
-                     cfg.integer("jobmanager.rpc.port"));
+  return fmt::format("{}:{}", cfg.get(keys::jobmanager_address),
+                     cfg.get(keys::jobmanager_port));
 }
 
 } // namespace weir::cli

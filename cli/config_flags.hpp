@@ -4,6 +4,7 @@
 #include <string>
 
 #include <cxxopts.hpp>
+#include <fmt/format.h>
 
 #include "config/config.hpp"
 
@@ -25,6 +26,22 @@ std::optional<configuration> parse_with_config(cxxopts::Options& opts,
                                                const std::vector<std::string>& args,
                                                cxxopts::ParseResult& flags,
                                                int& exit_code);
+
+/// The --config and -D flags as given, to pass them on to a process started
+/// from this one (a worker gets its jobmanager's configuration).
+std::vector<std::string> config_args(const cxxopts::ParseResult& flags);
+
+/// Flags win over configuration keys: when `flag` was given, its value
+/// replaces `key`'s in `cfg` (options are then built from `cfg` alone).
+template <class Flag, class T>
+void flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
+                    const std::string& flag, const config_key<T>& key) {
+  if (flags.count(flag) == 0)
+    return;
+  auto text = fmt::format("{}", flags[flag].template as<Flag>());
+  // The flag's own type (cxxopts checked it) is a valid value of the key's.
+  static_cast<void>(cfg.apply({{std::string{key.name}, text}}, "--" + flag));
+}
 
 /// The jobmanager address: `-m` if given, else jobmanager.rpc.address and
 /// jobmanager.rpc.port from the configuration.

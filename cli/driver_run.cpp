@@ -16,6 +16,7 @@
 #include "cli/job_args.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "operators/driver_services.hpp"
 #include "operators/registry.hpp"
@@ -114,13 +115,14 @@ job_graph driver_job(const std::string& name, const cxxopts::ParseResult& res,
   g.priority = job_priority::driver;
   // The driver's slot profile (-Dhm, -Ddm, -Dnm in MB; -Dc cores).
   for (auto [flag, key] :
-       {std::pair{"driverheapmemory", "driver.heap-memory"},
-        std::pair{"driverdirectmemory", "driver.direct-memory"},
-        std::pair{"drivernativememory", "driver.native-memory"}})
+       {std::pair{"driverheapmemory", keys::driver_heap_memory},
+        std::pair{"driverdirectmemory", keys::driver_direct_memory},
+        std::pair{"drivernativememory", keys::driver_native_memory}})
     if (res.count(flag) > 0)
-      g.config[key] = fmt::format("{}m", res[flag].as<int64_t>());
+      g.config[std::string{key.name}]
+        = fmt::format("{}m", res[flag].as<int64_t>());
   if (res.count("drivercpus") > 0)
-    g.config["driver.cpu-cores"]
+    g.config[std::string{keys::driver_cpu_cores.name}]
       = fmt::format("{}", res["drivercpus"].as<double>());
   return g;
 }

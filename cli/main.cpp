@@ -1,88 +1,8 @@
-#include <cstdio>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "cli/actions.hpp"
-#include "cli/exit_codes.hpp"
-
-namespace {
-
-constexpr const char* usage = R"(weir: a cluster runtime for dataflow jobs
-
-Usage: weir ACTION [OPTIONS] [ARGS]
-
-Actions:
-  run SPEC [OPTIONS] [--param VALUE ...]
-                 run a job (a JSON job spec) on an embedded local cluster
-  info SPEC [OPTIONS] [--param VALUE ...]
-                 print the job's execution plan without running it
-  run -m HOST:PORT [-d] SPEC ...
-                 run a job on a session cluster (-d: return once submitted)
-  list -m HOST:PORT [-r|-s|-a]
-                 list the jobs of a session cluster
-  status -m HOST:PORT JOBID
-                 show a job: state, counters, where each subtask runs
-  wait -m HOST:PORT JOBID
-                 wait for a job's result (say, after the master restarted)
-  cancel -m HOST:PORT JOBID
-                 cancel a job of a session cluster
-  checkpoint -m HOST:PORT JOBID
-                 take a checkpoint of a running job now
-  savepoint -m HOST:PORT JOBID [DIR] | savepoint -d PATH
-                 take a savepoint of a running job (-d: dispose of one)
-  stop -m HOST:PORT JOBID [--savepointPath DIR]
-                 stop a running job with a savepoint (resume: run -s PATH)
-  jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
-                 run the master process of a session cluster
-  taskmanager -m HOST:PORT [--slots N]
-                 run a worker process of a session cluster
-
-Run 'weir ACTION --help' for the options of an action.
-)";
-
-} // namespace
 
 int main(int argc, char** argv) {
-  using namespace weir::cli;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    fmt::print(stderr, "{}", usage);
-    return exit_bad_input;
-  }
-  auto action = args.front();
-  args.erase(args.begin());
-  if (action == "-h" || action == "--help" || action == "help") {
-    fmt::print("{}", usage);
-    return exit_ok;
-  }
-  if (action == "run")
-    return run_action(args);
-  if (action == "info")
-    return info_action(args);
-  if (action == "jobmanager")
-    return jobmanager_action(args);
-  if (action == "taskmanager")
-    return taskmanager_action(args);
-  if (action == "list")
-    return list_action(args);
-  if (action == "cancel")
-    return cancel_action(args);
-  if (action == "status")
-    return status_action(args);
-  if (action == "wait")
-    return wait_action(args);
-  if (action == "checkpoint")
-    return checkpoint_action(args);
-  if (action == "savepoint")
-    return savepoint_action(args);
-  if (action == "stop")
-    return stop_action(args);
-  fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
-                     "status, wait, cancel, checkpoint, savepoint, stop, jobmanager, "
-                     "taskmanager; see "
-                     "weir --help)\n",
-             action);
-  return exit_bad_input;
+  return weir::cli::weir_main(std::vector<std::string>(argv + 1, argv + argc));
 }

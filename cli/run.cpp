@@ -1,8 +1,6 @@
-#include <signal.h>
 #include <unistd.h>
 
-#include <csignal>
-
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -17,18 +15,18 @@
 #include <fmt/format.h>
 
 #include "cli/actions.hpp"
-#include "cli/exit_codes.hpp"
 #include "cli/config_flags.hpp"
+#include "cli/driver_flags.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/job_command.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
-#include "cli/driver_flags.hpp"
 #include "cluster/mini_cluster.hpp"
-#include "messages/errors.hpp"
 #include "cluster/runtime_config.hpp"
+#include "cluster/stop_signal.hpp"
+#include "config/keys.hpp"
+#include "messages/errors.hpp"
 #include "storage/checkpoint_store.hpp"
-#include "storage/rocksdb_store.hpp"
-#include "storage/state_identity.hpp"
 
 namespace weir::cli {
 
@@ -36,22 +34,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// Set by SIGINT/SIGTERM: the client then cancels its job.
-volatile std::sig_atomic_t interrupted = 0;
-
-extern "C" void on_interrupt(int) {
-  interrupted = 1;
-}
-
 /// The first Ctrl-C cancels the job (sinks remove their in-progress files);
 /// a second one ends the process at once.
 void cancel_on_interrupt() {
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sa.sa_flags = SA_RESETHAND;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  catch_stop_signals(second_signal::ends_process);
 }
 
 /// How often the client asks for the job's status.
@@ -59,12 +45,8 @@ constexpr auto progress_interval = 200ms;
 
 struct run_flags {
   std::optional<int32_t> parallelism;
-  std::optional<int32_t> task_executors;
-  std::optional<int32_t> slots;
-  std::string state_dir;
   std::string jobmanager; ///< -m: a session cluster instead of a local one
   bool detached = false;
-  remoting remote; ///< how to reach a session cluster
 };
 
 cxxopts::Options run_options() {
@@ -167,6 +149,7 @@ int report_result(const job_result& r, size_t printed = 0) {
 int exit_code_for(const caf::error& err) {
   if (err.category() == errc_category()
       && (err.code() == static_cast<uint8_t>(errc::invalid_job)
+          || err.code() == static_cast<uint8_t>(errc::invalid_config)
           || err.code() == static_cast<uint8_t>(errc::duplicate_job)))
     return exit_bad_input;
   return exit_cluster_error;
@@ -208,7 +191,7 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
   bool master_lost = false;
   bool cancel_sent = false;
   while (!result && !lost) {
-    if (interrupted != 0 && !cancel_sent) {
+    if (stop_requested() && !cancel_sent) {
       cancel_sent = true;
       fmt::print(stderr, "{}{}: interrupted, canceling job {}\n",
                  tty ? "\r\x1b[K" : "", action, id.to_string());
@@ -268,11 +251,11 @@ namespace {
 
 /// Submits to a session cluster (its user code first); waits unless
 /// detached.
-int run_remote(const run_flags& flags, job_graph graph,
+int run_remote(const run_flags& flags, const remoting& remoting, job_graph graph,
                const prepared_code& user) {
   cancel_on_interrupt();
   remote_cluster remote;
-  if (auto code = remote.connect("weir run", flags.jobmanager, flags.remote);
+  if (auto code = remote.connect("weir run", flags.jobmanager, remoting);
       code >= 0)
     return code;
   if (!upload_blobs(remote.system(), remote.dispatcher(), user, "run"))
@@ -298,8 +281,6 @@ int run_remote(const run_flags& flags, job_graph graph,
 
 } // namespace
 
-
-
 int run_action(const std::vector<std::string>& args) {
   std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",
                                        "--slots", "--state-dir", "-m",
@@ -322,31 +303,24 @@ int run_action(const std::vector<std::string>& args) {
   run_flags flags;
   flags.parallelism = parallelism_flag(res);
   // Flags win over configuration keys, which win over the defaults.
-  if (res.count("taskmanagers") > 0)
-    flags.task_executors = res["taskmanagers"].as<int32_t>();
-  else if (cfg->is_set("minicluster.number-of-taskmanagers"))
-    flags.task_executors = static_cast<int32_t>(
-      cfg->integer("minicluster.number-of-taskmanagers"));
-  if (res.count("slots") > 0)
-    flags.slots = res["slots"].as<int32_t>();
-  else if (cfg->is_set("taskmanager.numberOfTaskSlots"))
-    flags.slots = static_cast<int32_t>(
-      cfg->integer("taskmanager.numberOfTaskSlots"));
-  if (res.count("state-dir") > 0)
-    flags.state_dir = res["state-dir"].as<std::string>();
-  else if (cfg->is_set("high-availability.storageDir"))
-    flags.state_dir = cfg->text("high-availability.storageDir");
+  flag_overrides<int32_t>(*cfg, res, "taskmanagers",
+                          keys::minicluster_task_managers);
+  flag_overrides<int32_t>(*cfg, res, "slots", keys::task_slots);
+  flag_overrides<std::string>(*cfg, res, "state-dir", keys::storage_dir);
+  auto mc = mini_cluster_options::from(*cfg);
   if (res.count("jobmanager") > 0)
     flags.jobmanager = res["jobmanager"].as<std::string>();
   flags.detached = res.count("detached") > 0;
-  flags.remote = remoting::from(*cfg);
   if (flags.detached && flags.jobmanager.empty()) {
     fmt::print(stderr, "weir run: -d needs -m HOST:PORT (a local cluster ends "
                        "with the command)\n");
     return exit_bad_input;
   }
-  for (auto err : {check_count("taskmanagers", flags.task_executors, 1024),
-                   check_count("slots", flags.slots, max_parallelism)}) {
+  std::optional<int32_t> slots;
+  if (cfg->is_set(keys::task_slots))
+    slots = mc.slots_per_task_executor;
+  for (auto err : {check_count("taskmanagers", mc.task_executors, 1024),
+                   check_count("slots", slots, max_parallelism)}) {
     if (err) {
       fmt::print(stderr, "{}\n", *err);
       return exit_bad_input;
@@ -393,9 +367,10 @@ int run_action(const std::vector<std::string>& args) {
       fmt::print(stderr, "weir run: -s: {}\n", describe(sp.error()));
       return exit_bad_input;
     }
-    graph.config["execution.savepoint.path"] = path;
+    graph.config[std::string{keys::savepoint_path.name}] = path;
     if (res.count("allowNonRestoredState") > 0)
-      graph.config["execution.savepoint.ignore-unclaimed-state"] = "true";
+      graph.config[std::string{keys::savepoint_ignore_unclaimed_state.name}]
+        = "true";
   } else if (res.count("allowNonRestoredState") > 0) {
     fmt::print(stderr, "weir run: -n needs -s PATH or -r DIR\n");
     return exit_bad_input;
@@ -403,25 +378,16 @@ int run_action(const std::vector<std::string>& args) {
   if (!flags.jobmanager.empty()) {
     // The client's own restart-strategy.* settings travel with the job (the
     // spec's config wins).
-    for (auto& [key, value] : cfg->set_with_prefix("restart-strategy."))
+    for (auto& [key, value] : cfg->set_with_prefix(
+           std::string{keys::restart_strategy_prefix}))
       graph.config.emplace(key, value);
-    return run_remote(flags, std::move(graph), *user);
+    return run_remote(flags, remoting::from(*cfg), std::move(graph), *user);
   }
-  mini_cluster_options mc;
   int32_t highest = 1;
   for (auto& v : graph.vertices)
     highest = std::max(highest, v.parallelism);
-  mc.task_executors = flags.task_executors.value_or(1);
-  mc.slots_per_task_executor
-    = flags.slots.value_or(slots_for(highest, mc.task_executors));
-  mc.state_dir = flags.state_dir;
-  mc.checkpoint_dir = checkpoint_dir_of(*cfg, mc.state_dir);
-  mc.local_state_root = cfg->text("taskmanager.state.local.root-dirs");
-  mc.resource_manager.evenly_spread_out_slots
-    = cfg->boolean("cluster.evenly-spread-out-slots");
-  mc.job_master.slot_request_timeout = cfg->duration("slot.request.timeout");
-  mc.job_master.config = *cfg;
-  mc.supervision = supervision_options::from(*cfg);
+  if (!slots)
+    mc.slots_per_task_executor = slots_for(highest, mc.task_executors);
   auto total = int64_t{mc.task_executors} * mc.slots_per_task_executor;
   if (total < highest) {
     // A local cluster never grows: waiting for slot.request.timeout would
@@ -436,24 +402,7 @@ int run_action(const std::vector<std::string>& args) {
   caf::actor_system_config system_cfg;
   configure_actor_system(system_cfg);
   caf::actor_system sys{system_cfg};
-  if (!mc.state_dir.empty()) {
-    // Opened here (not by mini_cluster::start) to check whose it is first.
-    auto kv = storage::open_rocksdb_store(mc.state_dir);
-    if (!kv) {
-      fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",
-                 describe(kv.error()));
-      return exit_cluster_error;
-    }
-    auto problem = storage::claim_state_dir(
-      **kv, cfg->text("high-availability.cluster-id"), mc.state_dir);
-    if (!problem.empty()) {
-      fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",
-                 problem);
-      return exit_cluster_error;
-    }
-    mc.store = std::move(*kv);
-  }
-  auto cluster = mini_cluster::start(sys, mc);
+  auto cluster = start_local_cluster(sys, mc, cfg->get(keys::cluster_id));
   if (!cluster) {
     fmt::print(stderr, "weir run: cannot start the local cluster: {}\n",
                describe(cluster.error()));

@@ -12,6 +12,7 @@
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "storage/checkpoint_store.hpp"
 
@@ -31,8 +32,8 @@ std::string savepoint_dir(const std::string& action, const std::string& given,
   auto dir = given;
   if (dir.empty()) {
     auto cfg = load_config(action, res);
-    if (cfg && cfg->is_set("execution.checkpointing.savepoint-dir"))
-      dir = cfg->text("execution.checkpointing.savepoint-dir");
+    if (cfg)
+      dir = cfg->get(keys::savepoint_dir);
   }
   if (dir.empty()) {
     fmt::print(stderr, "{}: no savepoint directory: give one or set "

@@ -8,6 +8,8 @@
 #include "actors/dispatcher/job_store_actor.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "cluster/local_state.hpp"
+#include "cluster/state_dir.hpp"
+#include "config/keys.hpp"
 #include "storage/memory_store.hpp"
 #include "storage/rocksdb_store.hpp"
 
@@ -76,10 +78,23 @@ void mini_cluster::stop() {
   task_executors_.clear();
 }
 
+caf::expected<std::unique_ptr<mini_cluster>>
+start_local_cluster(caf::actor_system& sys, mini_cluster_options opts,
+                    const std::string& cluster_id) {
+  if (!opts.state_dir.empty() && !opts.store) {
+    // Opened here (not by mini_cluster::start) to check whose it is first.
+    auto kv = open_state_dir(opts.state_dir, cluster_id);
+    if (!kv)
+      return kv.error();
+    opts.store = std::move(*kv);
+  }
+  return mini_cluster::start(sys, opts);
+}
+
 std::string checkpoint_dir_of(const configuration& cfg,
                               const std::string& state_dir) {
-  if (cfg.is_set("execution.checkpointing.dir"))
-    return cfg.text("execution.checkpointing.dir");
+  if (auto dir = cfg.get_if_set(keys::checkpoint_dir))
+    return *dir;
   return state_dir.empty() ? std::string{} : state_dir + "/checkpoints";
 }
 

@@ -50,6 +50,13 @@ struct mini_cluster_options {
   bool application_mode = false;
   /// Restart intensity of the supervisor and of the Dispatcher.
   supervision_options supervision;
+
+  /// Reads minicluster.number-of-taskmanagers, taskmanager.numberOfTaskSlots,
+  /// high-availability.storageDir, execution.checkpointing.dir,
+  /// taskmanager.state.local.root-dirs, the ResourceManager's and
+  /// JobMasters' keys and supervision. No heartbeats: everything runs in
+  /// one process.
+  static mini_cluster_options from(const configuration& cfg);
 };
 
 /// A whole cluster inside one actor system: a job store, a supervisor with
@@ -82,6 +89,13 @@ private:
   dispatcher_actor dispatcher_;
   std::vector<task_executor_actor> task_executors_;
 };
+
+/// Starts the embedded cluster of `weir run`: when `opts.state_dir` is set,
+/// opens it and claims it for `cluster_id` first (a directory of another
+/// cluster is refused), then mini_cluster::start.
+caf::expected<std::unique_ptr<mini_cluster>>
+start_local_cluster(caf::actor_system& sys, mini_cluster_options opts,
+                    const std::string& cluster_id);
 
 /// execution.checkpointing.dir, or `<state_dir>/checkpoints` by default;
 /// "" (in memory) without a state directory.

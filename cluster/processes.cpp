@@ -1,11 +1,6 @@
 #include "cluster/processes.hpp"
-#include "cluster/local_state.hpp"
-
-#include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -14,11 +9,13 @@
 
 #include "actors/common/event_log.hpp"
 #include "actors/task_executor/task_executor.hpp"
+#include "cluster/local_state.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
+#include "cluster/state_dir.hpp"
+#include "cluster/stop_signal.hpp"
 #include "messages/errors.hpp"
 #include "storage/rocksdb_store.hpp"
-#include "storage/state_identity.hpp"
 
 namespace weir {
 
@@ -30,25 +27,11 @@ constexpr caf::timespan signal_poll = std::chrono::milliseconds(10);
 
 using namespace std::chrono_literals;
 
-volatile std::sig_atomic_t stop_requested = 0;
-
-extern "C" void on_stop_signal(int) {
-  stop_requested = 1;
-}
-
-void stop_on_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
-
 /// Waits `d` in the calling (non-actor) thread, in slices of at most 100 ms
 /// so that a stop signal ends the wait early.
 void pause(caf::scoped_actor& self, caf::timespan d) {
   auto until = std::chrono::steady_clock::now() + d;
-  while (stop_requested == 0) {
+  while (!stop_requested()) {
     auto left = until - std::chrono::steady_clock::now();
     if (left <= caf::timespan{0})
       return;
@@ -59,7 +42,7 @@ void pause(caf::scoped_actor& self, caf::timespan d) {
 } // namespace
 
 int run_jobmanager(const jobmanager_options& opts) {
-  stop_on_signals();
+  catch_stop_signals();
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
@@ -76,19 +59,13 @@ int run_jobmanager(const jobmanager_options& opts) {
           log_eventf("standby: another jobmanager holds {}; waiting to take "
                      "over", opts.state_dir);
         announced = true;
-        if (stop_requested != 0)
+        if (stop_requested())
           return 0;
         pause(waiter, 100ms);
         continue;
       }
-      auto kv = storage::open_rocksdb_store(opts.state_dir);
+      auto kv = open_state_dir(opts.state_dir, opts.remote.cluster_id);
       if (kv) {
-        auto problem = storage::claim_state_dir(**kv, opts.remote.cluster_id,
-                                                opts.state_dir);
-        if (!problem.empty()) {
-          log_eventf("cannot open the state directory: {}", problem);
-          return 3;
-        }
         mc.store = std::move(*kv);
         if (announced)
           log_eventf("took over {} as the leader", opts.state_dir);
@@ -102,7 +79,7 @@ int run_jobmanager(const jobmanager_options& opts) {
         log_eventf("standby: another jobmanager holds {}; waiting to take over",
                    opts.state_dir);
       announced = true;
-      if (stop_requested != 0)
+      if (stop_requested())
         return 0;
       pause(waiter, 100ms);
     }
@@ -139,7 +116,7 @@ int run_jobmanager(const jobmanager_options& opts) {
   self->monitor((*cluster)->supervisor());
   int code = 0;
   bool ended = false;
-  while (stop_requested == 0 && !ended)
+  while (!stop_requested() && !ended)
     self->receive(
       [&](caf::down_msg& dm) {
         ended = true;
@@ -171,7 +148,7 @@ int run_jobmanager(const jobmanager_options& opts) {
 }
 
 int run_taskmanager(const taskmanager_options& opts) {
-  stop_on_signals();
+  catch_stop_signals();
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
@@ -179,7 +156,7 @@ int run_taskmanager(const taskmanager_options& opts) {
   auto local_state = claim_local_state_dir(opts.local_state_root);
   auto backoff = caf::timespan{opts.initial_backoff};
   auto max_backoff = caf::timespan{opts.max_backoff};
-  while (stop_requested == 0) {
+  while (!stop_requested()) {
     // A short deadline: right after a master restart CAF may still hand out
     // the dead master's cached gateway, whose lookup never answers; the
     // next attempt (after the backoff) reaches the new one.
@@ -196,7 +173,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     task_executor_options te;
     te.id = resource_id{opts.id};
     te.slots = opts.slots;
-    te.slot_profile = opts.slot_profile;
+    te.slot_profile = per_slot(opts.resources, opts.slots);
     te.heartbeat = opts.heartbeat;
     te.local_state_dir = local_state;
     te.dispatcher = handles->first;
@@ -204,7 +181,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     self->monitor(worker);
     log_eventf("registering with the jobmanager ({} slots)", opts.slots);
     bool down = false;
-    while (!down && stop_requested == 0)
+    while (!down && !stop_requested())
       self->receive([&](caf::down_msg&) { down = true; },
                     caf::after(signal_poll) >> [] {});
     if (!down) {

@@ -4,9 +4,12 @@
 #include <cstdint>
 #include <string>
 
+#include <caf/expected.hpp>
+
 #include "actors/job_master/job_master.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
+#include "config/config.hpp"
 #include "cluster/gateway.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/slots.hpp"
@@ -31,6 +34,12 @@ struct jobmanager_options {
   /// application (exit code 0, or 1 when it failed) and removes its state
   /// directory.
   bool application = false;
+
+  /// Reads jobmanager.rpc.*, high-availability.storageDir (default
+  /// $XDG_STATE_HOME/weir, else ~/.local/state/weir), the ResourceManager's
+  /// and JobMasters' keys, heartbeats, supervision and remoting. Fails
+  /// (`errc::invalid_config`) when jobmanager.rpc.port is not a port.
+  static caf::expected<jobmanager_options> from(const configuration& cfg);
 };
 
 /// Exit code of an application cluster whose application failed.
@@ -55,7 +64,9 @@ struct taskmanager_options {
   std::vector<endpoint> jobmanagers;
   /// taskmanager.numberOfTaskSlots.
   int32_t slots = 1;
-  resource_profile slot_profile;
+  /// taskmanager.cpu.cores and taskmanager.memory.*: the worker's
+  /// resources, split evenly over its slots.
+  resource_profile resources;
   /// taskmanager.resource-id; default "<host>-<pid>".
   std::string id;
   remoting remote;
@@ -67,7 +78,15 @@ struct taskmanager_options {
   heartbeat_options heartbeat;
   /// taskmanager.state.local.root-dirs ("": the temporary directory).
   std::string local_state_root;
+
+  /// Reads the taskmanager.* keys (id: taskmanager.resource-id, else
+  /// HOST-PID), cluster.registration.*, heartbeats and remoting; leaves
+  /// `jobmanagers` empty.
+  static taskmanager_options from(const configuration& cfg);
 };
+
+/// `total` split evenly over `slots` slots.
+resource_profile per_slot(const resource_profile& total, int32_t slots);
 
 /// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the
 /// jobmanager and registers, retrying with exponential backoff while no master is reachable or after the master went away, so

@@ -9,15 +9,16 @@
 #include <caf/io/middleman.hpp>
 
 #include "config/config.hpp"
+#include "config/keys.hpp"
 #include "messages/type_ids.hpp"
 
 namespace weir {
 
 remoting remoting::from(const configuration& cfg) {
   remoting r;
-  r.cluster_id = cfg.text("high-availability.cluster-id");
-  r.heartbeat_interval = cfg.duration("heartbeat.interval");
-  r.heartbeat_timeout = cfg.duration("heartbeat.timeout");
+  r.cluster_id = cfg.get(keys::cluster_id);
+  r.heartbeat_interval = cfg.get(keys::heartbeat_interval);
+  r.heartbeat_timeout = cfg.get(keys::heartbeat_timeout);
   return r;
 }
 

@@ -7,45 +7,25 @@
 #include <string>
 #include <vector>
 
+#include <caf/error.hpp>
 #include <caf/expected.hpp>
+
+#include "config/config_key.hpp"
 
 namespace weir {
 
-/// The type of a configuration value.
-enum class config_type {
-  integer,  ///< a whole number
-  number,   ///< a decimal number
-  boolean,  ///< true or false
-  text,     ///< any string
-  duration, ///< "500 ms", "10 s", "1 min"; a bare number means milliseconds
-  memory,   ///< "512m", "1g", "256 mb"; a bare number means bytes
-};
-
-std::string to_string(config_type t);
-
-/// One configuration key: Flink's name, its type, default and meaning.
-struct config_key {
-  std::string name;
-  config_type type;
-  std::string default_value; ///< "" = no default (unset)
-  std::string meaning;
-  std::vector<std::string> choices = {}; ///< allowed values (text keys)
-};
-
-/// Every key weir reads; docs/configuration.md lists the same keys.
-const std::vector<config_key>& config_keys();
-
 /// A checked configuration: a YAML file (Flink's flat `key: value` form, or
 /// nested maps) overridden by `-Dkey=value` dynamic properties. Unknown keys
-/// and values of the wrong type are errors naming the key and where it came
-/// from.
+/// and values of the wrong type are errors (`errc::invalid_config`) naming
+/// the key and where it came from. Values are read with `get(keys::...)`.
 class configuration {
 public:
   /// Defaults only.
   configuration() = default;
 
   /// Reads `file` when given (a missing file is an error), then applies
-  /// `dynamic` ("key=value" each).
+  /// `dynamic` ("key=value" each) and checks the keys that depend on each
+  /// other (heartbeats, registration backoff).
   static caf::expected<configuration>
   load(const std::optional<std::string>& file,
        const std::vector<std::string>& dynamic);
@@ -55,12 +35,31 @@ public:
   caf::error apply(const std::map<std::string, std::string>& values,
                    const std::string& origin);
 
+  /// The value of `key`: the file's or a dynamic property's, else the
+  /// key's default.
+  template <class T>
+  T get(const config_key<T>& key) const;
+
+  /// The value of `key` if the file or a dynamic property set it.
+  template <class T>
+  std::optional<T> get_if_set(const config_key<T>& key) const {
+    if (!is_set(key))
+      return std::nullopt;
+    return get(key);
+  }
+
+  /// Whether the file or a dynamic property set `key`.
+  template <class T>
+  bool is_set(const config_key<T>& key) const {
+    return values_.count(std::string{key.name}) > 0;
+  }
+
   /// The keys starting with `prefix` that the file or `-D` set.
   std::map<std::string, std::string> set_with_prefix(const std::string& prefix) const;
 
-  /// Whether the file or a dynamic property set `key`.
+  // Reading by name (older callers; prefer get(keys::...)). Naming a key
+  // that config/keys.hpp does not have is a bug: the process aborts.
   bool is_set(const std::string& key) const;
-
   int64_t integer(const std::string& key) const;
   double number(const std::string& key) const;
   bool boolean(const std::string& key) const;
@@ -72,13 +71,22 @@ public:
 private:
   /// Checks and stores one value; "" or a problem.
   std::string set(const std::string& key, const std::string& value);
-  const std::string& raw(const std::string& key) const;
+  /// The set value of a key, else its default.
+  std::string raw(std::string_view key, std::string_view default_value) const;
+  /// The table entry named `key`; aborts when there is none.
+  static const key_info& known(const std::string& key);
+  /// Cross-checks of keys that depend on each other.
+  caf::error check_consistency() const;
 
   std::map<std::string, std::string> values_;
 };
 
-/// The keys a job may set for itself (its spec's `config`): the restart
-/// strategy. Returns "" or one line naming the first other key.
+/// Checks that a job sets only keys of scope `config_scope::job` (its
+/// spec's `config`); the error (`errc::invalid_config`) names the first
+/// other key.
+caf::error check_job_config(const std::map<std::string, std::string>& keys);
+
+/// As check_job_config: "" or the problem (older callers).
 std::string check_job_config_keys(const std::map<std::string, std::string>& keys);
 
 /// The default configuration file: $WEIR_CONF_DIR/weir.yaml when that

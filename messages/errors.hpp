@@ -57,6 +57,10 @@ enum class errc : uint8_t {
   /// The cluster's blob store holds no blob with this content hash (a user
   /// library or file of a job).
   blob_not_found,
+  /// A configuration value is unknown, malformed or inconsistent (the
+  /// context names the key and where it came from: a file, a -D argument,
+  /// a job's config).
+  invalid_config,
 };
 
 std::string to_string(errc x);

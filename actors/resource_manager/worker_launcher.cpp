@@ -66,37 +66,6 @@ void stop_processes(std::vector<pid_t> pids) {
   }
 }
 
-std::string mb(double per_slot, int32_t slots) {
-  return fmt::format("{}", static_cast<int64_t>(per_slot * slots));
-}
-
-} // namespace
-
-std::vector<std::string> worker_arguments(const worker_command& cmd,
-                                          const resource_id& id, int32_t slots,
-                                          const resource_profile& slot) {
-  std::vector<std::string> args{"taskmanager", "-m", cmd.jobmanager,
-                                "--id", id.value, "--slots",
-                                std::to_string(slots)};
-  if (slot.cpu_cores > 0)
-    args.insert(args.end(), {"--cpu-cores",
-                             fmt::format("{}", slot.cpu_cores * slots)});
-  if (slot.heap_mb > 0)
-    args.insert(args.end(), {"--memory", mb(static_cast<double>(slot.heap_mb), slots)});
-  if (slot.direct_mb > 0)
-    args.insert(args.end(), {"--direct-memory",
-                             mb(static_cast<double>(slot.direct_mb), slots)});
-  if (slot.native_mb > 0)
-    args.insert(args.end(), {"--native-memory",
-                             mb(static_cast<double>(slot.native_mb), slots)});
-  args.insert(args.end(), {"--log", fmt::format("{}/{}.log", cmd.log_dir,
-                                                id.value)});
-  args.insert(args.end(), cmd.extra_args.begin(), cmd.extra_args.end());
-  return args;
-}
-
-namespace {
-
 worker_launcher_actor::behavior_type
 launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
   self->state.rm = std::move(rm);
@@ -111,7 +80,8 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
     [=](start_atom, const resource_id& id, int32_t slots,
         const resource_profile& slot) {
       auto& st = self->state;
-      auto args = worker_arguments(st.cmd, id, slots, slot);
+      auto args = st.cmd.arguments(
+        worker_request{st.cmd.jobmanager, id, slots, slot});
       std::vector<char*> argv;
       argv.push_back(const_cast<char*>(st.cmd.program.c_str()));
       for (auto& a : args)

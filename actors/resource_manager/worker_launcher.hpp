@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,16 +13,25 @@ class actor_system;
 
 namespace weir {
 
-/// How to start a worker process: `<program> taskmanager -m <jobmanager>
-/// --id ID --slots N` with the slot profile as --cpu-cores/--memory/
-/// --direct-memory/--native-memory totals, then `extra_args` (the
-/// jobmanager's configuration flags). Its stdout is the jobmanager's, its
-/// event log goes to `<log_dir>/<id>.log`.
+/// One worker process to start.
+struct worker_request {
+  /// The jobmanager's HOST:PORT.
+  std::string jobmanager;
+  resource_id id;
+  int32_t slots = 1;
+  /// The profile of each of its slots.
+  resource_profile slot;
+};
+
+/// How to start worker processes: `program` with the arguments
+/// `arguments` builds for each (cli/ knows the taskmanager's flags and
+/// supplies it). Their stdout is the jobmanager's.
 struct worker_command {
   std::string program;
+  /// The jobmanager's HOST:PORT, set by the ResourceManager once it is
+  /// known.
   std::string jobmanager;
-  std::vector<std::string> extra_args;
-  std::string log_dir;
+  std::function<std::vector<std::string>(const worker_request&)> arguments;
 };
 
 /// Spawns the local-process worker backend of `rm` (detached; the
@@ -30,10 +40,5 @@ struct worker_command {
 worker_launcher_actor spawn_worker_launcher(caf::actor_system& sys,
                                             resource_manager_actor rm,
                                             worker_command cmd);
-
-/// The taskmanager arguments for worker `id` (after the program name).
-std::vector<std::string> worker_arguments(const worker_command& cmd,
-                                          const resource_id& id, int32_t slots,
-                                          const resource_profile& slot);
 
 } // namespace weir

@@ -3,10 +3,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
 #include "config/config.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 
 using namespace weir;
@@ -93,17 +95,137 @@ TEST_CASE("unknown keys and wrong types name the key and the source") {
   std::remove(file.c_str());
 }
 
-TEST_CASE("docs/configuration.md lists every key with its type and default") {
+namespace {
+
+/// The rows of docs/configuration.md's key table: name -> (type, default).
+std::map<std::string, std::pair<std::string, std::string>> documented_keys() {
   auto* root = std::getenv("WEIR_SOURCE_ROOT");
   REQUIRE(root != nullptr);
   std::ifstream in{std::string{root} + "/docs/configuration.md"};
   REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto docs = ss.str();
+  std::map<std::string, std::pair<std::string, std::string>> rows;
+  std::string line;
+  bool in_keys = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0)
+      in_keys = line == "## Keys";
+    if (!in_keys || line.rfind("| `", 0) != 0)
+      continue;
+    std::vector<std::string> cells;
+    std::stringstream row{line.substr(1)};
+    for (std::string cell; std::getline(row, cell, '|');) {
+      auto first = cell.find_first_not_of(' ');
+      auto last = cell.find_last_not_of(' ');
+      cells.push_back(first == std::string::npos
+                        ? std::string{}
+                        : cell.substr(first, last - first + 1));
+    }
+    REQUIRE(cells.size() >= 3);
+    auto name = cells[0].substr(1, cells[0].size() - 2); // no backquotes
+    rows[name] = {cells[1], cells[2]};
+  }
+  return rows;
+}
+
+} // namespace
+
+TEST_CASE("docs/configuration.md lists every key with its type and default") {
+  auto docs = documented_keys();
   for (auto& k : config_keys()) {
-    auto row = "| `" + k.name + "` | " + to_string(k.type) + " | ";
-    CHECK_MESSAGE(docs.find(row) != std::string::npos,
-                  "missing from docs/configuration.md: " << row);
+    auto name = std::string{k.name};
+    auto i = docs.find(name);
+    if (i == docs.end()) {
+      FAIL_CHECK("missing from docs/configuration.md: " << name);
+      continue;
+    }
+    auto& [type, default_value] = i->second;
+    CHECK_MESSAGE(type == to_string(k.type), name << ": the docs say " << type);
+    // The docs may say more after the default ("0 (unknown)"); a key
+    // without a default (an empty one) may describe what happens instead.
+    auto def = std::string{k.default_value};
+    CHECK_MESSAGE((def.empty() || default_value == def
+                   || default_value.rfind(def + " (", 0) == 0),
+                  name << ": default '" << def << "', the docs say '"
+                       << default_value << "'");
+    docs.erase(i);
+  }
+  for (auto& [name, row] : docs)
+    CHECK_MESSAGE(name == "weir.fault.jobmaster-crashes",
+                  "docs/configuration.md lists an unknown key: " << name);
+}
+
+TEST_CASE("every default is a valid value of its key's type") {
+  for (auto& k : config_keys()) {
+    if (k.default_value.empty())
+      continue;
+    auto d = "-D" + std::string{k.name} + "=" + std::string{k.default_value};
+    auto cfg = configuration::load(std::nullopt, {d.substr(2)});
+    CHECK_MESSAGE(cfg, d << ": " << (cfg ? "" : describe(cfg.error())));
+  }
+}
+
+TEST_CASE("typed keys read the value or the default") {
+  configuration cfg;
+  CHECK(cfg.get(keys::jobmanager_port) == 6123);
+  CHECK(cfg.get(keys::heartbeat_timeout) == std::chrono::seconds(1));
+  CHECK(cfg.get(keys::state_backend) == "hashmap");
+  CHECK(cfg.get(keys::storage_dir).empty());
+  CHECK_FALSE(cfg.get_if_set(keys::task_slots));
+  auto set = configuration::load(
+    std::nullopt, {"taskmanager.memory.managed.size=1g",
+                   "restart-strategy.exponential-delay.jitter-factor=0.5",
+                   "taskmanager.numberOfTaskSlots=4"});
+  REQUIRE(set);
+  CHECK(set->get(keys::taskmanager_managed).mb == 1024);
+  CHECK(set->get(keys::exponential_jitter_factor) == 0.5);
+  CHECK(set->get_if_set(keys::task_slots) == 4);
+  CHECK(set->is_set(keys::task_slots));
+}
+
+TEST_CASE("configuration errors carry errc::invalid_config") {
+  auto bad = configuration::load(std::nullopt, {"heartbeat.timeout=soon"});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error() == make_error(errc::invalid_config));
+  bad = configuration::load(std::nullopt, {"heartbeat.interval=2 s"});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error() == make_error(errc::invalid_config));
+  CHECK(describe(bad.error())
+        == "heartbeat.interval (2000 ms) must be above 0 and below "
+           "heartbeat.timeout (1000 ms)");
+  configuration cfg;
+  CHECK(cfg.apply({{"state.backend.type", "disk"}}, "job config")
+        == make_error(errc::invalid_config));
+}
+
+TEST_CASE("a job sets only keys of job scope") {
+  CHECK_FALSE(check_job_config({{"restart-strategy.type", "fixed-delay"},
+                                {"execution.checkpointing.interval", "1 s"},
+                                {"state.backend.type", "rocksdb"},
+                                {"driver.cpu-cores", "1"}}));
+  auto err = check_job_config({{"execution.checkpointing.dir", "/tmp/x"}});
+  CHECK(err == make_error(errc::invalid_config));
+  CHECK(describe(err).rfind("key 'execution.checkpointing.dir' cannot be set "
+                            "per job",
+                            0)
+        == 0);
+  CHECK(check_job_config_keys({{"heartbeat.timeout", "2 s"}}) == describe(
+          check_job_config({{"heartbeat.timeout", "2 s"}})));
+}
+
+TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
+          "but its dir, execution.savepoint.*, state.*, driver.*, weir.fault.*") {
+  auto starts = [](std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+  };
+  for (auto& k : config_keys()) {
+    auto per_job = starts(k.name, keys::restart_strategy_prefix)
+                   || starts(k.name, "weir.fault.")
+                   || (starts(k.name, "execution.checkpointing.")
+                       && k.name != "execution.checkpointing.dir")
+                   || k.name == "state.checkpoints.num-retained"
+                   || k.name == "state.backend.type"
+                   || starts(k.name, "driver.")
+                   || starts(k.name, "execution.savepoint.");
+    CHECK_MESSAGE(per_job == (k.scope == config_scope::job), k.name);
   }
 }

@@ -1,0 +1,89 @@
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/actions.hpp"
+#include "cli/exit_codes.hpp"
+
+namespace weir::cli {
+
+namespace {
+
+constexpr const char* usage = R"(weir: a cluster runtime for dataflow jobs
+
+Usage: weir ACTION [OPTIONS] [ARGS]
+
+Actions:
+  run SPEC [OPTIONS] [--param VALUE ...]
+                 run a job (a JSON job spec) on an embedded local cluster
+  info SPEC [OPTIONS] [--param VALUE ...]
+                 print the job's execution plan without running it
+  run -m HOST:PORT [-d] SPEC ...
+                 run a job on a session cluster (-d: return once submitted)
+  list -m HOST:PORT [-r|-s|-a]
+                 list the jobs of a session cluster
+  status -m HOST:PORT JOBID
+                 show a job: state, counters, where each subtask runs
+  wait -m HOST:PORT JOBID
+                 wait for a job's result (say, after the master restarted)
+  cancel -m HOST:PORT JOBID
+                 cancel a job of a session cluster
+  checkpoint -m HOST:PORT JOBID
+                 take a checkpoint of a running job now
+  savepoint -m HOST:PORT JOBID [DIR] | savepoint -d PATH
+                 take a savepoint of a running job (-d: dispose of one)
+  stop -m HOST:PORT JOBID [--savepointPath DIR]
+                 stop a running job with a savepoint (resume: run -s PATH)
+  jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
+                 run the master process of a session cluster
+  taskmanager -m HOST:PORT [--slots N]
+                 run a worker process of a session cluster
+
+Run 'weir ACTION --help' for the options of an action.
+)";
+
+using action_fn = int (*)(const std::vector<std::string>&);
+
+/// Each action's name and function.
+const std::pair<const char*, action_fn> actions[] = {
+  {"run", run_action},
+  {"info", info_action},
+  {"jobmanager", jobmanager_action},
+  {"taskmanager", taskmanager_action},
+  {"list", list_action},
+  {"cancel", cancel_action},
+  {"status", status_action},
+  {"wait", wait_action},
+  {"checkpoint", checkpoint_action},
+  {"savepoint", savepoint_action},
+  {"stop", stop_action},
+};
+
+} // namespace
+
+int weir_main(std::vector<std::string> args) {
+  if (args.empty()) {
+    fmt::print(stderr, "{}", usage);
+    return exit_bad_input;
+  }
+  auto action = args.front();
+  args.erase(args.begin());
+  if (action == "-h" || action == "--help" || action == "help") {
+    fmt::print("{}", usage);
+    return exit_ok;
+  }
+  for (auto& [name, run] : actions)
+    if (action == name)
+      return run(args);
+  fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
+                     "status, wait, cancel, checkpoint, savepoint, stop, jobmanager, "
+                     "taskmanager; see "
+                     "weir --help)\n",
+             action);
+  return exit_bad_input;
+}
+
+} // namespace weir::cli

@@ -1,0 +1,109 @@
+// The options of the cluster's processes as the configuration sets them
+// (command-line flags, applied by cli/, win over these).
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "cluster/mini_cluster.hpp"
+#include "cluster/processes.hpp"
+#include "config/keys.hpp"
+#include "messages/errors.hpp"
+
+namespace weir {
+
+namespace {
+
+/// high-availability.storageDir default: $XDG_STATE_HOME/weir, else
+/// ~/.local/state/weir (under the user's home, so every working directory
+/// finds the same state).
+std::string default_state_dir() {
+  if (auto* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != 0)
+    return std::string{xdg} + "/weir";
+  auto* home = std::getenv("HOME");
+  return std::string{home != nullptr ? home : "."} + "/.local/state/weir";
+}
+
+/// A worker's name when taskmanager.resource-id is not set: HOST-PID.
+std::string default_resource_id() {
+  char host[256] = "localhost";
+  gethostname(host, sizeof(host) - 1);
+  return fmt::format("{}-{}", host, getpid());
+}
+
+/// The keys of the ResourceManager and the JobMasters every cluster reads.
+void read_master_keys(const configuration& cfg, resource_manager_options& rm,
+                      job_master_options& jm) {
+  rm.evenly_spread_out_slots = cfg.get(keys::evenly_spread_out_slots);
+  jm.slot_request_timeout = cfg.get(keys::slot_request_timeout);
+  jm.config = cfg;
+}
+
+} // namespace
+
+mini_cluster_options mini_cluster_options::from(const configuration& cfg) {
+  mini_cluster_options mc;
+  mc.task_executors
+    = static_cast<int32_t>(cfg.get(keys::minicluster_task_managers));
+  mc.slots_per_task_executor = static_cast<int32_t>(cfg.get(keys::task_slots));
+  mc.state_dir = cfg.get(keys::storage_dir);
+  mc.checkpoint_dir = checkpoint_dir_of(cfg, mc.state_dir);
+  mc.local_state_root = cfg.get(keys::local_state_root);
+  read_master_keys(cfg, mc.resource_manager, mc.job_master);
+  mc.supervision = supervision_options::from(cfg);
+  return mc;
+}
+
+caf::expected<jobmanager_options>
+jobmanager_options::from(const configuration& cfg) {
+  jobmanager_options jm;
+  jm.address = cfg.get(keys::jobmanager_address);
+  auto port = cfg.get(keys::jobmanager_port);
+  if (port < 0 || port > 65535)
+    return make_error(errc::invalid_config,
+                      fmt::format("jobmanager.rpc.port {} is outside "
+                                  "[0, 65535]",
+                                  port));
+  jm.port = static_cast<uint16_t>(port);
+  jm.state_dir = cfg.is_set(keys::storage_dir) ? cfg.get(keys::storage_dir)
+                                               : default_state_dir();
+  read_master_keys(cfg, jm.resource_manager, jm.job_master);
+  jm.remote = remoting::from(cfg);
+  jm.supervision = supervision_options::from(cfg);
+  jm.resource_manager.heartbeat = heartbeat_options::from(cfg);
+  jm.job_master.heartbeat = jm.resource_manager.heartbeat;
+  auto& pool = jm.resource_manager.pool;
+  pool.slots_per_worker = static_cast<int32_t>(cfg.get(keys::task_slots));
+  pool.idle_timeout = cfg.get(keys::taskmanager_timeout);
+  pool.max_failures_per_minute
+    = static_cast<int32_t>(cfg.get(keys::start_worker_max_failure_rate));
+  return jm;
+}
+
+taskmanager_options taskmanager_options::from(const configuration& cfg) {
+  taskmanager_options tm;
+  tm.slots = static_cast<int32_t>(cfg.get(keys::task_slots));
+  tm.resources.cpu_cores = cfg.get(keys::taskmanager_cpu_cores);
+  tm.resources.heap_mb = cfg.get(keys::taskmanager_heap).mb;
+  tm.resources.direct_mb = cfg.get(keys::taskmanager_off_heap).mb;
+  tm.resources.native_mb = cfg.get(keys::taskmanager_managed).mb;
+  tm.id = cfg.get_if_set(keys::resource_id).value_or(default_resource_id());
+  tm.remote = remoting::from(cfg);
+  tm.initial_backoff = cfg.get(keys::registration_initial_timeout);
+  tm.max_backoff = cfg.get(keys::registration_max_timeout);
+  tm.heartbeat = heartbeat_options::from(cfg);
+  tm.local_state_root = cfg.get(keys::local_state_root);
+  return tm;
+}
+
+resource_profile per_slot(const resource_profile& total, int32_t slots) {
+  resource_profile p;
+  p.cpu_cores = total.cpu_cores / slots;
+  p.heap_mb = total.heap_mb / slots;
+  p.direct_mb = total.direct_mb / slots;
+  p.native_mb = total.native_mb / slots;
+  return p;
+}
+
+} // namespace weir

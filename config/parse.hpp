@@ -1,0 +1,24 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/config_key.hpp"
+
+namespace weir::detail {
+
+/// Reads a configuration value as users write it; nothing when it is not
+/// of type `T` ("10 s" for a duration, "512m" for a memory size).
+template <class T>
+std::optional<T> parse_value(const std::string& text);
+
+/// "" when `value` is a valid value of `k`, else what was expected
+/// ("expected an integer").
+std::string type_problem(const key_info& k, const std::string& value);
+
+/// `s` without leading and trailing blanks.
+std::string trim(const std::string& s);
+
+} // namespace weir::detail

@@ -1,0 +1,121 @@
+// The CLI's option tables and the cluster's options as the configuration
+// sets them.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/config_flags.hpp"
+#include "cli/taskmanager_flags.hpp"
+#include "cluster/mini_cluster.hpp"
+#include "cluster/processes.hpp"
+#include "config/keys.hpp"
+#include "messages/errors.hpp"
+
+using namespace weir;
+using namespace std::chrono_literals;
+
+namespace {
+
+configuration config_of(const std::vector<std::string>& dynamic) {
+  auto cfg = configuration::load(std::nullopt, dynamic);
+  REQUIRE(cfg);
+  return std::move(*cfg);
+}
+
+cxxopts::ParseResult parse_taskmanager(const std::vector<std::string>& args) {
+  auto opts = cli::taskmanager_flags();
+  cli::add_config_flags(opts);
+  std::vector<const char*> argv{"weir"};
+  for (auto& a : args)
+    argv.push_back(a.c_str());
+  return opts.parse(static_cast<int>(argv.size()), argv.data());
+}
+
+} // namespace
+
+TEST_CASE("a started worker's arguments read back through the taskmanager's "
+          "flags") {
+  worker_request w{"127.0.0.1:6123", resource_id{"w-1"}, 2,
+                   resource_profile{0.5, 64, 0, 32}};
+  auto args = cli::taskmanager_arguments(w, "/logs",
+                                         {"--config", "/etc/weir.yaml",
+                                          "-Dheartbeat.timeout=2 s"});
+  REQUIRE(args.front() == "taskmanager");
+  auto res = parse_taskmanager({args.begin() + 1, args.end()});
+  CHECK(res["jobmanager"].as<std::string>() == "127.0.0.1:6123");
+  CHECK(res["id"].as<std::string>() == "w-1");
+  CHECK(res["slots"].as<int32_t>() == 2);
+  CHECK(res["cpu-cores"].as<double>() == 1.0);
+  CHECK(res["memory"].as<int64_t>() == 128);
+  CHECK(res.count("direct-memory") == 0);
+  CHECK(res["native-memory"].as<int64_t>() == 64);
+  CHECK(res["log"].as<std::string>() == "/logs/w-1.log");
+  CHECK(res["config"].as<std::string>() == "/etc/weir.yaml");
+  CHECK(cli::config_args(res)
+        == std::vector<std::string>{"--config", "/etc/weir.yaml",
+                                    "-Dheartbeat.timeout=2 s"});
+}
+
+TEST_CASE("flags win over configuration keys") {
+  auto cfg = config_of({"taskmanager.numberOfTaskSlots=3",
+                        "taskmanager.resource-id=from-config"});
+  auto res = parse_taskmanager({"--slots", "5"});
+  cli::flag_overrides<int32_t>(cfg, res, "slots", keys::task_slots);
+  cli::flag_overrides<std::string>(cfg, res, "id", keys::resource_id);
+  auto tm = taskmanager_options::from(cfg);
+  CHECK(tm.slots == 5);
+  CHECK(tm.id == "from-config");
+}
+
+TEST_CASE("a taskmanager's options from the configuration") {
+  auto tm = taskmanager_options::from(
+    config_of({"taskmanager.numberOfTaskSlots=4", "taskmanager.cpu.cores=2",
+               "taskmanager.memory.task.heap.size=1g",
+               "cluster.registration.max-timeout=5 s",
+               "heartbeat.interval=100 ms"}));
+  CHECK(tm.slots == 4);
+  CHECK(tm.resources.heap_mb == 1024);
+  CHECK(tm.max_backoff == 5s);
+  CHECK(tm.initial_backoff == 100ms);
+  CHECK(tm.heartbeat.interval == 100ms);
+  CHECK_FALSE(tm.id.empty()); // HOST-PID
+  auto slot = per_slot(tm.resources, tm.slots);
+  CHECK(slot.cpu_cores == 0.5);
+  CHECK(slot.heap_mb == 256);
+}
+
+TEST_CASE("a jobmanager's options from the configuration") {
+  auto jm = jobmanager_options::from(
+    config_of({"jobmanager.rpc.port=7000", "high-availability.storageDir=/s",
+               "slot.request.timeout=1 min", "high-availability.cluster-id=c1",
+               "resourcemanager.taskmanager-timeout=2 s"}));
+  REQUIRE(jm);
+  CHECK(jm->port == 7000);
+  CHECK(jm->address == "127.0.0.1");
+  CHECK(jm->state_dir == "/s");
+  CHECK(jm->job_master.slot_request_timeout == 1min);
+  CHECK(jm->remote.cluster_id == "c1");
+  CHECK(jm->resource_manager.pool.idle_timeout == 2s);
+  CHECK(jm->resource_manager.heartbeat.interval == 200ms);
+  CHECK(jm->job_master.heartbeat.timeout == 1s);
+  auto bad = jobmanager_options::from(config_of({"jobmanager.rpc.port=70000"}));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error() == make_error(errc::invalid_config));
+  CHECK(describe(bad.error()) == "jobmanager.rpc.port 70000 is outside [0, 65535]");
+}
+
+TEST_CASE("the embedded cluster's options from the configuration") {
+  auto mc = mini_cluster_options::from(config_of({}));
+  CHECK(mc.task_executors == 1);
+  CHECK(mc.state_dir.empty());
+  CHECK(mc.checkpoint_dir.empty());
+  CHECK(mc.job_master.heartbeat.interval == 0ms); // one process: none
+  mc = mini_cluster_options::from(
+    config_of({"minicluster.number-of-taskmanagers=3",
+               "high-availability.storageDir=/s",
+               "cluster.evenly-spread-out-slots=true"}));
+  CHECK(mc.task_executors == 3);
+  CHECK(mc.checkpoint_dir == "/s/checkpoints");
+  CHECK(mc.resource_manager.evenly_spread_out_slots);
+}
