@@ -1,6 +1,5 @@
 #include "config/config.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -173,52 +172,6 @@ template std::chrono::milliseconds
 configuration::get(const config_key<std::chrono::milliseconds>&) const;
 template memory_size configuration::get(const config_key<memory_size>&) const;
 
-const key_info& configuration::known(const std::string& key) {
-  if (auto* k = find_key(key))
-    return *k;
-  std::fprintf(stderr, "weir: bug: unknown configuration key '%s'\n",
-               key.c_str());
-  std::abort();
-}
-
-bool configuration::is_set(const std::string& key) const {
-  return values_.count(key) > 0;
-}
-
-namespace {
-
-/// A by-name accessor's view of a table entry.
-template <class T>
-config_key<T> typed(const key_info& k) {
-  return {k.name, k.default_value, k.meaning, k.scope, k.choices};
-}
-
-} // namespace
-
-int64_t configuration::integer(const std::string& key) const {
-  return get(typed<int64_t>(known(key)));
-}
-
-double configuration::number(const std::string& key) const {
-  return get(typed<double>(known(key)));
-}
-
-bool configuration::boolean(const std::string& key) const {
-  return get(typed<bool>(known(key)));
-}
-
-std::string configuration::text(const std::string& key) const {
-  return get(typed<std::string>(known(key)));
-}
-
-std::chrono::milliseconds configuration::duration(const std::string& key) const {
-  return get(typed<std::chrono::milliseconds>(known(key)));
-}
-
-int64_t configuration::memory_mb(const std::string& key) const {
-  return get(typed<memory_size>(known(key))).mb;
-}
-
 caf::error check_job_config(const std::map<std::string, std::string>& keys) {
   for (auto& [key, value] : keys) {
     auto* k = find_key(key);
@@ -230,11 +183,6 @@ caf::error check_job_config(const std::map<std::string, std::string>& keys) {
         key));
   }
   return caf::none;
-}
-
-std::string check_job_config_keys(const std::map<std::string, std::string>& keys) {
-  auto err = check_job_config(keys);
-  return err ? describe(err) : std::string{};
 }
 
 std::optional<std::string> default_config_file() {

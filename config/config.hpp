@@ -57,24 +57,11 @@ public:
   /// The keys starting with `prefix` that the file or `-D` set.
   std::map<std::string, std::string> set_with_prefix(const std::string& prefix) const;
 
-  // Reading by name (older callers; prefer get(keys::...)). Naming a key
-  // that config/keys.hpp does not have is a bug: the process aborts.
-  bool is_set(const std::string& key) const;
-  int64_t integer(const std::string& key) const;
-  double number(const std::string& key) const;
-  bool boolean(const std::string& key) const;
-  std::string text(const std::string& key) const;
-  std::chrono::milliseconds duration(const std::string& key) const;
-  /// A memory size in MiB.
-  int64_t memory_mb(const std::string& key) const;
-
 private:
   /// Checks and stores one value; "" or a problem.
   std::string set(const std::string& key, const std::string& value);
   /// The set value of a key, else its default.
   std::string raw(std::string_view key, std::string_view default_value) const;
-  /// The table entry named `key`; aborts when there is none.
-  static const key_info& known(const std::string& key);
   /// Cross-checks of keys that depend on each other.
   caf::error check_consistency() const;
 
@@ -85,9 +72,6 @@ private:
 /// spec's `config`); the error (`errc::invalid_config`) names the first
 /// other key.
 caf::error check_job_config(const std::map<std::string, std::string>& keys);
-
-/// As check_job_config: "" or the problem (older callers).
-std::string check_job_config_keys(const std::map<std::string, std::string>& keys);
 
 /// The default configuration file: $WEIR_CONF_DIR/weir.yaml when that
 /// variable is set, else $XDG_CONFIG_HOME/weir/weir.yaml (~/.config/...)

@@ -431,9 +431,8 @@ resolve_job_graph(const job_spec& spec,
     }
     g.edges.push_back(edge_spec{e.from, e.to, part});
   }
-  auto problem = validate_job_graph(g, client_validation(operators));
-  if (!problem.empty())
-    return spec_error(origin, problem);
+  if (auto err = validate_job_graph(g, client_validation(operators)))
+    return spec_error(origin, describe(err));
   return g;
 }
 

@@ -18,12 +18,12 @@ std::string vertex_name(const validation_options& opts, size_t index,
   return fmt::format("vertex '{}'", id);
 }
 
-std::string check_config(const job_graph& g) {
+caf::error check_config(const job_graph& g) {
   if (auto err = configuration{}.apply(g.config, "config"))
-    return describe(err);
-  if (auto problem = check_job_config_keys(g.config); !problem.empty())
-    return "config: " + problem;
-  return {};
+    return err;
+  if (auto err = check_job_config(g.config))
+    return make_error(errc::invalid_config, "config: " + describe(err));
+  return caf::none;
 }
 
 std::string check_operators(const job_graph& g,
@@ -46,13 +46,16 @@ std::string check_operators(const job_graph& g,
 
 } // namespace
 
-std::string validate_job_graph(const job_graph& g,
-                               const validation_options& opts) {
-  if (auto problem = check_config(g); !problem.empty())
-    return problem;
-  if (auto problem = check_job_graph_shape(g); !problem.empty())
-    return problem;
-  return check_operators(g, opts);
+caf::error validate_job_graph(const job_graph& g,
+                              const validation_options& opts) {
+  if (auto err = check_config(g))
+    return err;
+  auto problem = check_job_graph_shape(g);
+  if (problem.empty())
+    problem = check_operators(g, opts);
+  if (!problem.empty())
+    return make_error(errc::invalid_job, std::move(problem));
+  return caf::none;
 }
 
 validation_options client_validation(const ops::registry* operators) {

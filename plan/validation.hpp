@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <caf/error.hpp>
+
 #include "messages/job_graph.hpp"
 
 namespace weir::ops {
@@ -31,13 +33,14 @@ struct validation_options {
 };
 
 /// The one validation of a JobGraph, in this order: its configuration keys
-/// (configuration::apply, check_job_config_keys), its shape
+/// (configuration::apply, check_job_config), its shape
 /// (check_job_graph_shape), and each vertex's operator and parameters
 /// against the registry for the vertex's role (vertex_role). An operator
 /// the registry lacks is left to the workers when the job brings user code.
-/// Returns "" or one line naming the problem.
-std::string validate_job_graph(const job_graph& g,
-                               const validation_options& opts);
+/// Returns none, `errc::invalid_config` for its `config`, or
+/// `errc::invalid_job`; the context is one line naming the problem.
+caf::error validate_job_graph(const job_graph& g,
+                              const validation_options& opts);
 
 /// The client's options: the given operators (nullptr: built-in), files
 /// checked, vertices named by position.

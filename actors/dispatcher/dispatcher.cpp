@@ -182,9 +182,8 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   auto& st = self->state;
   if (!g.id.valid())
     g.id = job_id::random();
-  if (auto problem = validate_job_graph(g, dispatcher_validation());
-      !problem.empty())
-    return make_error(errc::invalid_job, problem);
+  if (auto err = validate_job_graph(g, dispatcher_validation()))
+    return err;
   if (auto same = st.jobs.same_as_known(g)) {
     // Idempotent submission: the same job again answers with its id.
     if (*same)

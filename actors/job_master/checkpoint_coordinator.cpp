@@ -1,18 +1,19 @@
 #include "actors/job_master/checkpoint_coordinator.hpp"
 
 #include "config/config.hpp"
+#include "config/keys.hpp"
 
 namespace weir {
 
 checkpoint_options checkpoint_options::from(const configuration& cfg) {
   checkpoint_options c;
-  c.interval = cfg.duration("execution.checkpointing.interval");
-  c.timeout = cfg.duration("execution.checkpointing.timeout");
+  c.interval = cfg.get(keys::checkpoint_interval);
+  c.timeout = cfg.get(keys::checkpoint_timeout);
   c.max_concurrent = static_cast<int32_t>(
-    cfg.integer("execution.checkpointing.max-concurrent-checkpoints"));
-  c.min_pause = cfg.duration("execution.checkpointing.min-pause");
+    cfg.get(keys::max_concurrent_checkpoints));
+  c.min_pause = cfg.get(keys::checkpoint_min_pause);
   c.retained = static_cast<int32_t>(
-    cfg.integer("state.checkpoints.num-retained"));
+    cfg.get(keys::checkpoints_retained));
   return c;
 }
 

@@ -1,6 +1,7 @@
 #include "actors/job_master/job_settings.hpp"
 
 #include "config/config.hpp"
+#include "config/keys.hpp"
 #include "operators/registry.hpp"
 #include "plan/chaining.hpp"
 
@@ -45,21 +46,21 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
   s.checkpoints = checkpoint_options::from(cfg);
   if (graph.priority == job_priority::driver) {
     // The driver's slot (-Dhm, -Ddm, -Dc, -Dnm of weir run -D).
-    s.slot_profile.cpu_cores = cfg.number("driver.cpu-cores");
-    s.slot_profile.heap_mb = cfg.memory_mb("driver.heap-memory");
-    s.slot_profile.direct_mb = cfg.memory_mb("driver.direct-memory");
-    s.slot_profile.native_mb = cfg.memory_mb("driver.native-memory");
+    s.slot_profile.cpu_cores = cfg.get(keys::driver_cpu_cores);
+    s.slot_profile.heap_mb = cfg.get(keys::driver_heap_memory).mb;
+    s.slot_profile.direct_mb = cfg.get(keys::driver_direct_memory).mb;
+    s.slot_profile.native_mb = cfg.get(keys::driver_native_memory).mb;
   }
-  s.backend.type = cfg.text("state.backend.type");
-  s.backend.incremental = cfg.boolean("execution.checkpointing.incremental");
+  s.backend.type = cfg.get(keys::state_backend);
+  s.backend.incremental = cfg.get(keys::checkpoint_incremental);
   if (!checkpoint_dir.empty())
     s.backend.checkpoint_dir = checkpoint_dir + "/" + graph.id.to_string();
-  if (cfg.is_set("execution.savepoint.path"))
-    s.savepoint_path = cfg.text("execution.savepoint.path");
+  if (auto path = cfg.get_if_set(keys::savepoint_path))
+    s.savepoint_path = *path;
   s.ignore_unclaimed_state
-    = cfg.boolean("execution.savepoint.ignore-unclaimed-state");
+    = cfg.get(keys::savepoint_ignore_unclaimed_state);
 #ifdef WEIR_FAULT_INJECTION
-  s.crashes_to_inject = cfg.integer("weir.fault.jobmaster-crashes");
+  s.crashes_to_inject = cfg.get(keys::fault_jobmaster_crashes);
 #endif
   set_resumable(graph, s);
   return s;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "config/config.hpp"
+#include "config/keys.hpp"
 
 namespace weir {
 
@@ -25,7 +26,7 @@ std::string to_string(restart_strategy_config::kind k) {
 
 restart_strategy_config restart_strategy_config::from(const configuration& cfg) {
   restart_strategy_config c;
-  auto type = cfg.text("restart-strategy.type");
+  auto type = cfg.get(keys::restart_strategy);
   if (type == "fixed-delay" || type == "fixeddelay")
     c.type = kind::fixed_delay;
   else if (type == "exponential-delay" || type == "exponentialdelay")
@@ -34,19 +35,19 @@ restart_strategy_config restart_strategy_config::from(const configuration& cfg) 
     c.type = kind::failure_rate;
   else
     c.type = kind::none;
-  c.attempts = cfg.integer("restart-strategy.fixed-delay.attempts");
-  c.delay = cfg.duration("restart-strategy.fixed-delay.delay");
-  c.initial_backoff = cfg.duration("restart-strategy.exponential-delay.initial-backoff");
-  c.max_backoff = cfg.duration("restart-strategy.exponential-delay.max-backoff");
-  c.multiplier = cfg.number("restart-strategy.exponential-delay.backoff-multiplier");
-  c.jitter = cfg.number("restart-strategy.exponential-delay.jitter-factor");
+  c.attempts = cfg.get(keys::fixed_delay_attempts);
+  c.delay = cfg.get(keys::fixed_delay_delay);
+  c.initial_backoff = cfg.get(keys::exponential_initial_backoff);
+  c.max_backoff = cfg.get(keys::exponential_max_backoff);
+  c.multiplier = cfg.get(keys::exponential_backoff_multiplier);
+  c.jitter = cfg.get(keys::exponential_jitter_factor);
   c.reset_threshold
-    = cfg.duration("restart-strategy.exponential-delay.reset-backoff-threshold");
+    = cfg.get(keys::exponential_reset_backoff_threshold);
   c.max_failures_per_interval
-    = cfg.integer("restart-strategy.failure-rate.max-failures-per-interval");
+    = cfg.get(keys::failure_rate_max_failures);
   c.failure_rate_interval
-    = cfg.duration("restart-strategy.failure-rate.failure-rate-interval");
-  c.failure_rate_delay = cfg.duration("restart-strategy.failure-rate.delay");
+    = cfg.get(keys::failure_rate_interval);
+  c.failure_rate_delay = cfg.get(keys::failure_rate_delay);
   return c;
 }
 

@@ -3,14 +3,15 @@
 #include <fmt/format.h>
 
 #include "config/config.hpp"
+#include "config/keys.hpp"
 
 namespace weir {
 
 supervision_options supervision_options::from(const configuration& cfg) {
   supervision_options s;
   s.max_restarts = static_cast<int>(
-    cfg.integer("jobmanager.supervision.max-restarts"));
-  s.within = cfg.duration("jobmanager.supervision.within");
+    cfg.get(keys::supervision_max_restarts));
+  s.within = cfg.get(keys::supervision_within);
   return s;
 }
 

@@ -34,11 +34,11 @@ std::string error_of(const std::optional<std::string>& file,
 
 TEST_CASE("defaults apply when nothing is set") {
   configuration cfg;
-  CHECK(cfg.integer("jobmanager.rpc.port") == 6123);
-  CHECK(cfg.text("jobmanager.rpc.address") == "127.0.0.1");
-  CHECK(cfg.duration("slot.request.timeout") == std::chrono::seconds(300));
-  CHECK_FALSE(cfg.boolean("cluster.evenly-spread-out-slots"));
-  CHECK_FALSE(cfg.is_set("taskmanager.numberOfTaskSlots"));
+  CHECK(cfg.get(keys::jobmanager_port) == 6123);
+  CHECK(cfg.get(keys::jobmanager_address) == "127.0.0.1");
+  CHECK(cfg.get(keys::slot_request_timeout) == std::chrono::seconds(300));
+  CHECK_FALSE(cfg.get(keys::evenly_spread_out_slots));
+  CHECK_FALSE(cfg.is_set(keys::task_slots));
 }
 
 TEST_CASE("a YAML file in flat or nested form, overridden by -D") {
@@ -51,25 +51,25 @@ TEST_CASE("a YAML file in flat or nested form, overridden by -D") {
   auto cfg = configuration::load(file, {"jobmanager.rpc.port=7001",
                                         "taskmanager.cpu.cores=1.5"});
   REQUIRE(cfg);
-  CHECK(cfg->integer("jobmanager.rpc.port") == 7001);
-  CHECK(cfg->integer("taskmanager.numberOfTaskSlots") == 3);
-  CHECK(cfg->is_set("taskmanager.numberOfTaskSlots"));
-  CHECK(cfg->memory_mb("taskmanager.memory.task.heap.size") == 2048);
-  CHECK(cfg->duration("slot.request.timeout") == std::chrono::minutes(1));
-  CHECK(cfg->boolean("cluster.evenly-spread-out-slots"));
-  CHECK(cfg->number("taskmanager.cpu.cores") == 1.5);
+  CHECK(cfg->get(keys::jobmanager_port) == 7001);
+  CHECK(cfg->get(keys::task_slots) == 3);
+  CHECK(cfg->is_set(keys::task_slots));
+  CHECK(cfg->get(keys::taskmanager_heap).mb == 2048);
+  CHECK(cfg->get(keys::slot_request_timeout) == std::chrono::minutes(1));
+  CHECK(cfg->get(keys::evenly_spread_out_slots));
+  CHECK(cfg->get(keys::taskmanager_cpu_cores) == 1.5);
   std::remove(file.c_str());
 }
 
 TEST_CASE("durations and memory sizes take Flink's units") {
   auto cfg = configuration::load(std::nullopt, {"slot.request.timeout=500 ms"});
   REQUIRE(cfg);
-  CHECK(cfg->duration("slot.request.timeout") == std::chrono::milliseconds(500));
+  CHECK(cfg->get(keys::slot_request_timeout) == std::chrono::milliseconds(500));
   cfg = configuration::load(std::nullopt, {"slot.request.timeout=2500"});
-  CHECK(cfg->duration("slot.request.timeout") == std::chrono::milliseconds(2500));
+  CHECK(cfg->get(keys::slot_request_timeout) == std::chrono::milliseconds(2500));
   cfg = configuration::load(std::nullopt,
                             {"taskmanager.memory.task.heap.size=512m"});
-  CHECK(cfg->memory_mb("taskmanager.memory.task.heap.size") == 512);
+  CHECK(cfg->get(keys::taskmanager_heap).mb == 512);
 }
 
 TEST_CASE("unknown keys and wrong types name the key and the source") {
@@ -208,8 +208,6 @@ TEST_CASE("a job sets only keys of job scope") {
                             "per job",
                             0)
         == 0);
-  CHECK(check_job_config_keys({{"heartbeat.timeout", "2 s"}}) == describe(
-          check_job_config({{"heartbeat.timeout", "2 s"}})));
 }
 
 TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "

@@ -405,21 +405,28 @@ job_graph file_count_graph(const std::string& path) {
 
 } // namespace
 
+/// What validate_job_graph says, "" when the graph is valid.
+static std::string problem_of(const job_graph& g,
+                              const validation_options& opts) {
+  auto err = validate_job_graph(g, opts);
+  return err ? describe(err) : std::string{};
+}
+
 TEST_CASE("one validation: the client names vertices by position, the "
           "Dispatcher by id") {
   auto g = file_count_graph("in.txt");
   g.vertices[0] = vertex_spec{"lines", "sequence", {{"from", "1"}, {"to", "9"}}, 1};
   g.vertices[1].op = "frobnicate";
-  CHECK(validate_job_graph(g, client_validation(nullptr))
+  CHECK(problem_of(g, client_validation(nullptr))
         == "vertices[1] ('c'): unknown operator 'frobnicate'");
-  CHECK(validate_job_graph(g, dispatcher_validation())
+  CHECK(problem_of(g, dispatcher_validation())
         == "vertex 'c': unknown operator 'frobnicate'");
 }
 
 TEST_CASE("one validation: files are checked on the client only") {
   auto g = file_count_graph("/nonexistent/weir/in.txt");
-  CHECK(validate_job_graph(g, dispatcher_validation()).empty());
-  CHECK(validate_job_graph(g, client_validation(nullptr))
+  CHECK(problem_of(g, dispatcher_validation()).empty());
+  CHECK(problem_of(g, client_validation(nullptr))
           .find("vertices[0] ('lines'): parameter 'path': ")
         == 0);
 }
@@ -428,10 +435,14 @@ TEST_CASE("one validation: configuration first, then shape, then operators") {
   auto g = file_count_graph("in.txt");
   g.vertices[1].op = "frobnicate";
   g.edges.push_back(edge_spec{"c", "nowhere", partitioning::hash});
-  CHECK(validate_job_graph(g, dispatcher_validation())
+  CHECK(problem_of(g, dispatcher_validation())
         == "edge 'c' -> 'nowhere': no vertex 'nowhere'");
+  CHECK(validate_job_graph(g, dispatcher_validation())
+        == make_error(errc::invalid_job));
   g.config["slot.request.timeout"] = "1 s";
   CHECK(validate_job_graph(g, dispatcher_validation())
+        == make_error(errc::invalid_config));
+  CHECK(problem_of(g, dispatcher_validation())
           .find("config: key 'slot.request.timeout' cannot be set per job")
         == 0);
 }
@@ -440,11 +451,11 @@ TEST_CASE("one validation: a job with user code may use operators the "
           "registry lacks") {
   auto g = file_count_graph("in.txt");
   g.vertices[1].op = "my_count";
-  CHECK(!validate_job_graph(g, dispatcher_validation()).empty());
+  CHECK(!problem_of(g, dispatcher_validation()).empty());
   g.code.libraries.push_back(blob_ref{"libmy.so", "abc", "libmy.so"});
-  CHECK(validate_job_graph(g, dispatcher_validation()).empty());
+  CHECK(problem_of(g, dispatcher_validation()).empty());
   // A known operator is still checked for its role.
   g.vertices[0].op = "count";
-  CHECK(validate_job_graph(g, dispatcher_validation())
+  CHECK(problem_of(g, dispatcher_validation())
         == "vertex 'lines': operator 'count' cannot be a source");
 }
