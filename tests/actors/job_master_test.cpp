@@ -250,3 +250,52 @@ TEST_CASE_FIXTURE(jm_fixture, "a checkpoint of a job not yet deployed is refused
   CHECK(err == make_error(errc::not_running));
   CHECK(describe(err) == "job " + graph.id.to_string() + " is not running");
 }
+
+TEST_CASE_FIXTURE(jm_fixture, "weir stop answers once the job has FINISHED") {
+  auto store = sys.spawn(fake_job_store);
+  sched.run();
+  job_master_options opts;
+  opts.store = store;
+  jm = spawn_job_master(sys, graph, opts, dispatcher, rm);
+  sched.run_once();
+  allow((start_atom), from(jm).to(jm));
+  // No checkpoint of its own stored: the job starts from its sources.
+  expect((load_atom, job_id), from(jm).to(store));
+  expect((loaded_checkpoint), from(store).to(jm));
+  expect((request_atom, job_master_id, job_id, job_master_actor,
+          slot_request_msg),
+         from(jm).to(rm));
+  expect((int32_t), from(rm).to(jm));
+  offer_and_deploy();
+  // (The TaskExecutor's answer to offer_and_deploy's grant waits there too.)
+  auto waiting = self->mailbox().size();
+  auto reply = self->request(jm, caf::infinite, savepoint_atom_v,
+                             std::string{"/sp"}, true);
+  expect((savepoint_atom, std::string, bool), from(self).to(jm));
+  expect((trigger_atom, checkpoint_barrier),
+         from(jm).to(subtask(0))
+           .with(_, checkpoint_barrier{1, checkpoint_kind::savepoint}));
+  ack(0, 1);
+  ack(1, 1);
+  expect((commit_atom, int64_t), from(jm).to(subtask(0)));
+  expect((commit_atom, int64_t), from(jm).to(subtask(1)));
+  // Stored as the job's newest checkpoint, then written as the savepoint.
+  expect((checkpoint_atom, job_id, checkpoint_snapshot, int32_t),
+         from(jm).to(store));
+  expect((savepoint_atom, std::string, savepoint_data), from(jm).to(store));
+  expect((std::string), from(store).to(jm));
+  expect((std::string), from(store).to(jm));
+  // The savepoint is written: the subtasks are canceled, and the client
+  // waits until they have stopped.
+  expect((cancel_atom), from(jm).to(subtask(0)));
+  expect((cancel_atom), from(jm).to(subtask(1)));
+  CHECK(self->mailbox().size() == waiting); // no answer yet
+  sched.run();
+  std::string path;
+  reply.receive([&](std::string& p) { path = std::move(p); },
+                [](caf::error& err) { FAIL_CHECK(describe(err)); });
+  CHECK(path == "/sp/savepoint-" + graph.id.to_string().substr(0, 6) + "-1");
+  REQUIRE(dispatcher_state().results.size() == 1);
+  CHECK(dispatcher_state().results[0].state == job_state::finished);
+  caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+}
