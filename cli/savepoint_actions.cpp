@@ -102,8 +102,9 @@ int checkpoint_action(const std::vector<std::string>& args) {
   if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
-  self->request(remote.dispatcher(), checkpoint_timeout, checkpoint_atom_v, *id,
-                res.count("full") > 0)
+  self
+    ->request(remote.dispatcher(), checkpoint_timeout, take_checkpoint_atom_v,
+              *id, res.count("full") > 0)
     .receive(
       [&](int64_t n) {
         fmt::print("Checkpoint {} of job {} completed.\n", n, id->to_string());

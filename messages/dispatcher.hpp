@@ -31,7 +31,7 @@ using dispatcher_actor = caf::typed_actor<
   /// Client: take a checkpoint of a running job now (a full one, sharing no
   /// files with earlier checkpoints, when the flag is set); the reply is
   /// its id, once it completed.
-  caf::replies_to<checkpoint_atom, job_id, bool>::with<int64_t>,
+  caf::replies_to<take_checkpoint_atom, job_id, bool>::with<int64_t>,
   /// Client: take a savepoint of a running job into directory `dir`, and
   /// stop the job after it when `stop`; the reply is the savepoint's path.
   caf::replies_to<savepoint_atom, job_id, std::string, bool>::with<std::string>,

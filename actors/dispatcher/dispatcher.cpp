@@ -294,7 +294,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         },
         [](const job_entry&) { return std::vector<record>{}; });
     },
-    [=](checkpoint_atom, job_id id, bool full) {
+    [=](take_checkpoint_atom, job_id id, bool full) {
       return by_job<int64_t>(
         self, id,
         [=](job_master_actor& jm) {

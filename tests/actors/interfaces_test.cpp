@@ -82,7 +82,8 @@ TEST_CASE_FIXTURE(interfaces_fixture,
   REQUIRE(stored.dones.size() == 1);
   CHECK(stored.dones[0].id == g.id);
   CHECK(stored.dones[0].state == job_state::finished);
-  auto err = error_of<int64_t>(*this, dispatcher, checkpoint_atom_v, g.id, false);
+  auto err = error_of<int64_t>(*this, dispatcher, take_checkpoint_atom_v, g.id,
+                               false);
   CHECK(err == make_error(errc::not_running));
   CHECK(describe(err) == "job " + g.id.to_string() + " is not running");
   err = error_of<std::string>(*this, dispatcher, savepoint_atom_v, g.id,

@@ -83,7 +83,7 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
     [=](list_atom) { return std::vector<job_status>{}; },
     [=](status_atom, job_id, bool) { return job_status{}; },
     [=](cancel_atom, job_id) { return job_state::canceled; },
-    [=](checkpoint_atom, job_id, bool) { return int64_t{0}; },
+    [=](take_checkpoint_atom, job_id, bool) { return int64_t{0}; },
     [=](savepoint_atom, job_id, const std::string&, bool) {
       return std::string{};
     },
