@@ -11,9 +11,8 @@ open_state_dir(const std::string& dir, const std::string& cluster_id) {
   auto kv = storage::open_rocksdb_store(dir);
   if (!kv)
     return kv.error();
-  if (auto problem = storage::claim_state_dir(**kv, cluster_id, dir);
-      !problem.empty())
-    return make_error(errc::storage_failure, std::move(problem));
+  if (auto err = storage::claim_state_dir(**kv, cluster_id, dir))
+    return err;
   return std::shared_ptr<storage::kv_store>{std::move(*kv)};
 }
 

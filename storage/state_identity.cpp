@@ -33,34 +33,38 @@ std::string read_owner(const std::string& value, std::string& owner) {
 
 } // namespace
 
-std::string claim_state_dir(kv_store& kv, const std::string& cluster_id,
-                            const std::string& dir) {
+caf::error claim_state_dir(kv_store& kv, const std::string& cluster_id,
+                           const std::string& dir) {
+  auto refuse = [](std::string why) {
+    return make_error(errc::storage_failure, std::move(why));
+  };
   auto doc = detail::new_record();
   doc["cluster_id"] = cluster_id;
   auto record = detail::dump_record(doc);
   auto stored = kv.get(identity_column, identity_key);
   if (!stored)
-    return fmt::format("{}: cannot read its cluster id: {}", dir,
-                       describe(stored.error()));
+    return refuse(fmt::format("{}: cannot read its cluster id: {}", dir,
+                              describe(stored.error())));
   if (!*stored) {
     if (auto err = kv.put(identity_column, identity_key, record,
                           durability::synced))
-      return fmt::format("{}: cannot record its cluster id: {}", dir,
-                         describe(err));
-    return {};
+      return refuse(fmt::format("{}: cannot record its cluster id: {}", dir,
+                                describe(err)));
+    return caf::none;
   }
   std::string owner;
   if (auto problem = read_owner(**stored, owner); !problem.empty())
-    return fmt::format("{}: unreadable cluster id record {}: {}", dir,
-                       key_name(identity_column, identity_key), problem);
+    return refuse(fmt::format("{}: unreadable cluster id record {}: {}", dir,
+                              key_name(identity_column, identity_key),
+                              problem));
   // Compare with the id as it would be stored (JSON keeps no invalid UTF-8).
   std::string expected;
   read_owner(record, expected);
   if (owner != expected)
-    return fmt::format("{} belongs to cluster '{}', not '{}' "
-                       "(high-availability.cluster-id)",
-                       dir, printable(owner), printable(cluster_id));
-  return {};
+    return refuse(fmt::format("{} belongs to cluster '{}', not '{}' "
+                              "(high-availability.cluster-id)",
+                              dir, printable(owner), printable(cluster_id)));
+  return caf::none;
 }
 
 } // namespace weir::storage

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <caf/error.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -17,13 +19,14 @@ constexpr std::string_view identity_key = "meta/cluster-id";
 /// Claims the store of state directory `dir` for cluster `cluster_id`
 /// (`high-availability.cluster-id`): a store without an identity record (a
 /// new directory, or one written before the record existed) is stamped with
-/// `cluster_id` (synced); a stamped one must carry the same id. Returns ""
-/// when the store may be used, else one line starting with `dir`, such as
+/// `cluster_id` (synced); a stamped one must carry the same id. Returns none
+/// when the store may be used, else `errc::storage_failure` with one line
+/// starting with `dir`, such as
 /// `DIR belongs to cluster 'a', not 'b' (high-availability.cluster-id)` or
 /// `DIR: cannot record its cluster id: <storage error>`, to be printed after
 /// a prefix such as "cannot open the state directory: ". Never changes a
 /// record that is already there.
-std::string claim_state_dir(kv_store& kv, const std::string& cluster_id,
-                            const std::string& dir);
+caf::error claim_state_dir(kv_store& kv, const std::string& cluster_id,
+                           const std::string& dir);
 
 } // namespace weir::storage

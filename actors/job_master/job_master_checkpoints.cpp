@@ -88,9 +88,8 @@ void load_savepoint_then_schedule(self_ptr self) {
       [=](savepoint_data& sp) {
         auto& st = self->state;
         completed_checkpoint cp;
-        auto problem = from_savepoint(*st.graph, sp, ignore, path, cp);
-        if (!problem.empty()) {
-          fail_job(self, problem);
+        if (auto err = from_savepoint(*st.graph, sp, ignore, path, cp)) {
+          fail_job(self, describe(err));
           return;
         }
         st.checkpoints->restore(std::move(cp));
@@ -112,11 +111,10 @@ std::optional<completed_checkpoint> usable(self_ptr self,
     return std::nullopt;
   completed_checkpoint cp;
   cp.id = loaded.cp.id;
-  auto problem = from_savepoint(*self->state.graph, loaded.cp.state, false,
-                                "checkpoint", cp);
-  if (!problem.empty()) {
+  if (auto err = from_savepoint(*self->state.graph, loaded.cp.state, false,
+                                "checkpoint", cp)) {
     log_job(self, "cannot use its stored checkpoint {}: {}", loaded.cp.id,
-            problem);
+            describe(err));
     return std::nullopt;
   }
   return cp;

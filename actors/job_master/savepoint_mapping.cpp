@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
+
 namespace weir {
 
 savepoint_data to_savepoint(const execution_graph& g,
@@ -19,25 +21,28 @@ savepoint_data to_savepoint(const execution_graph& g,
   return sp;
 }
 
-std::string from_savepoint(const execution_graph& g, const savepoint_data& sp,
-                           bool ignore_unclaimed, const std::string& path,
-                           completed_checkpoint& out) {
+caf::error from_savepoint(const execution_graph& g, const savepoint_data& sp,
+                          bool ignore_unclaimed, const std::string& path,
+                          completed_checkpoint& out) {
   auto& graph = g.graph();
   for (auto& [vertex, subtasks] : sp.vertices) {
     auto v = vertex_index(graph, vertex);
     if (v < 0) {
       if (ignore_unclaimed)
         continue;
-      return fmt::format("savepoint '{}' holds state of vertex '{}', which "
-                         "this job does not have (-n/--allowNonRestoredState "
-                         "skips it)",
-                         path, vertex);
+      return make_error(errc::invalid_job,
+                        fmt::format("savepoint '{}' holds state of vertex "
+                                    "'{}', which this job does not have "
+                                    "(-n/--allowNonRestoredState skips it)",
+                                    path, vertex));
     }
     auto parallelism = graph.vertices[static_cast<size_t>(v)].parallelism;
     if (static_cast<size_t>(parallelism) != subtasks.size())
-      return fmt::format("savepoint '{}' holds vertex '{}' at parallelism {}, "
-                         "the job runs it at {}",
-                         path, vertex, subtasks.size(), parallelism);
+      return make_error(errc::invalid_job,
+                        fmt::format("savepoint '{}' holds vertex '{}' at "
+                                    "parallelism {}, the job runs it at {}",
+                                    path, vertex, subtasks.size(),
+                                    parallelism));
   }
   for (size_t flat = 0; flat < g.size(); ++flat) {
     auto& x = g.executions()[flat];
@@ -51,7 +56,7 @@ std::string from_savepoint(const execution_graph& g, const savepoint_data& sp,
         out.states[static_cast<int32_t>(flat)][vertex] = bytes;
     }
   }
-  return {};
+  return caf::none;
 }
 
 } // namespace weir

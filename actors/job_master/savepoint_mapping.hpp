@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <caf/error.hpp>
+
 #include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/execution_graph.hpp"
 #include "messages/checkpoint.hpp"
@@ -14,11 +16,11 @@ savepoint_data to_savepoint(const execution_graph& g,
                             const completed_checkpoint& cp);
 
 /// The state of every subtask of `g` from savepoint `sp` (read from
-/// `path`), by flat index, into `out`. Returns "" or one line: a vertex
-/// whose parallelism differs, or (unless `ignore_unclaimed`) state of a
-/// vertex the job does not have.
-std::string from_savepoint(const execution_graph& g, const savepoint_data& sp,
-                           bool ignore_unclaimed, const std::string& path,
-                           completed_checkpoint& out);
+/// `path`), by flat index, into `out`. Returns none, or `errc::invalid_job`
+/// with one line: a vertex whose parallelism differs, or (unless
+/// `ignore_unclaimed`) state of a vertex the job does not have.
+caf::error from_savepoint(const execution_graph& g, const savepoint_data& sp,
+                          bool ignore_unclaimed, const std::string& path,
+                          completed_checkpoint& out);
 
 } // namespace weir

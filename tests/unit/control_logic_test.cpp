@@ -8,6 +8,7 @@
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
 #include "config/config.hpp"
+#include "messages/errors.hpp"
 
 using namespace weir;
 using namespace std::chrono_literals;
@@ -246,13 +247,15 @@ TEST_CASE("a savepoint maps onto a graph by vertex id and parallelism") {
   auto sp = to_savepoint(eg, cp);
   CHECK(sp.vertices.at("sums") == std::vector<std::string>{"sums-0", "sums-1"});
   completed_checkpoint back;
-  CHECK(from_savepoint(eg, sp, false, "P", back) == "");
+  CHECK_FALSE(from_savepoint(eg, sp, false, "P", back));
   CHECK(back.states == cp.states);
   auto wider = g;
   wider.vertices[1].parallelism = 3;
   execution_graph eg3{wider};
   completed_checkpoint none;
-  CHECK(from_savepoint(eg3, sp, false, "P", none)
+  auto err = from_savepoint(eg3, sp, false, "P", none);
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err)
         == "savepoint 'P' holds vertex 'sums' at parallelism 2, the job runs "
            "it at 3");
 }

@@ -22,6 +22,11 @@ using weir::test::temp_dir;
 
 namespace {
 
+/// What claim_state_dir says, "" when the store may be used.
+std::string problem_of(const caf::error& err) {
+  return err ? describe(err) : std::string{};
+}
+
 /// The memory backend keeps one store; "reopening" hands out the same one.
 struct memory_backend {
   std::shared_ptr<memory_store> kv = std::make_shared<memory_store>();
@@ -58,14 +63,14 @@ TEST_CASE_TEMPLATE("claim_state_dir: a new store is stamped with the cluster id"
   {
     auto kv = b.open();
     CHECK(identity(*kv) == std::nullopt);
-    CHECK(claim_state_dir(*kv, "a", b.dir) == "");
+    CHECK(!claim_state_dir(*kv, "a", b.dir));
     CHECK(identity(*kv) == R"({"cluster_id":"a","format_version":1})");
     // Claiming again for the same cluster changes nothing.
-    CHECK(claim_state_dir(*kv, "a", b.dir) == "");
+    CHECK(!claim_state_dir(*kv, "a", b.dir));
     CHECK(identity(*kv) == R"({"cluster_id":"a","format_version":1})");
   }
   auto kv = b.open();
-  CHECK(claim_state_dir(*kv, "a", b.dir) == "");
+  CHECK(!claim_state_dir(*kv, "a", b.dir));
 }
 
 TEST_CASE_TEMPLATE("claim_state_dir: another cluster id is refused, by name",
@@ -79,22 +84,24 @@ TEST_CASE_TEMPLATE("claim_state_dir: another cluster id is refused, by name",
   g.edges = {{"numbers", "result", partitioning::forward}};
   {
     auto kv = b.open();
-    REQUIRE(claim_state_dir(*kv, "a", b.dir) == "");
+    REQUIRE(!claim_state_dir(*kv, "a", b.dir));
     REQUIRE_FALSE(job_graph_store{*kv}.put(g));
   }
   {
     auto kv = b.open();
     CHECK(claim_state_dir(*kv, "b", b.dir)
+          == make_error(errc::storage_failure));
+    CHECK(problem_of(claim_state_dir(*kv, "b", b.dir))
           == b.dir + " belongs to cluster 'a', not 'b' "
                  "(high-availability.cluster-id)");
     // The refusal changes nothing: the record and the jobs stay.
     CHECK(identity(*kv) == R"({"cluster_id":"a","format_version":1})");
-    CHECK(claim_state_dir(*kv, "", b.dir)
+    CHECK(problem_of(claim_state_dir(*kv, "", b.dir))
           == b.dir + " belongs to cluster 'a', not '' "
                  "(high-availability.cluster-id)");
   }
   auto kv = b.open();
-  CHECK(claim_state_dir(*kv, "a", b.dir) == "");
+  CHECK(!claim_state_dir(*kv, "a", b.dir));
   auto stored = job_graph_store{*kv}.load_all();
   REQUIRE(stored);
   CHECK(stored->problems.empty());
@@ -106,7 +113,7 @@ TEST_CASE_TEMPLATE("claim_state_dir: the record is not seen by the job tables",
                    backend, BACKENDS) {
   backend b;
   auto kv = b.open();
-  REQUIRE(claim_state_dir(*kv, "default", b.dir) == "");
+  REQUIRE(!claim_state_dir(*kv, "default", b.dir));
   auto graphs = job_graph_store{*kv}.load_all();
   REQUIRE(graphs);
   CHECK(graphs->graphs.empty());
@@ -122,17 +129,17 @@ TEST_CASE_TEMPLATE("claim_state_dir: cluster ids are compared as stored and "
                    backend, BACKENDS) {
   backend b;
   auto kv = b.open();
-  REQUIRE(claim_state_dir(*kv, "new\nline \"quoted\" \xc3\xa9", b.dir) == "");
-  CHECK(claim_state_dir(*kv, "new\nline \"quoted\" \xc3\xa9", b.dir) == "");
-  CHECK(claim_state_dir(*kv, "x", b.dir)
+  REQUIRE(!claim_state_dir(*kv, "new\nline \"quoted\" \xc3\xa9", b.dir));
+  CHECK(!claim_state_dir(*kv, "new\nline \"quoted\" \xc3\xa9", b.dir));
+  CHECK(problem_of(claim_state_dir(*kv, "x", b.dir))
         == b.dir + " belongs to cluster 'new\\x0aline \"quoted\" \\xc3\\xa9', not "
                "'x' (high-availability.cluster-id)");
   // Invalid UTF-8 is stored replaced (JSON holds no raw bytes); the same id
   // still matches.
   backend b2;
   auto kv2 = b2.open();
-  REQUIRE(claim_state_dir(*kv2, "bad\xff", b2.dir) == "");
-  CHECK(claim_state_dir(*kv2, "bad\xff", b2.dir) == "");
+  REQUIRE(!claim_state_dir(*kv2, "bad\xff", b2.dir));
+  CHECK(!claim_state_dir(*kv2, "bad\xff", b2.dir));
 }
 
 TEST_CASE_TEMPLATE("claim_state_dir: an unreadable record is named, not "
@@ -159,7 +166,7 @@ TEST_CASE_TEMPLATE("claim_state_dir: an unreadable record is named, not "
        }) {
     CAPTURE(value);
     REQUIRE_FALSE(kv->put(identity_column, key, value, durability::synced));
-    CHECK(claim_state_dir(*kv, "a", b.dir) == prefix + problem);
+    CHECK(problem_of(claim_state_dir(*kv, "a", b.dir)) == prefix + problem);
     CHECK(identity(*kv) == value);
   }
 }
@@ -190,7 +197,7 @@ TEST_CASE("claim_state_dir: a store that cannot be written is reported") {
     }
   };
   failing_store kv;
-  CHECK(claim_state_dir(kv, "a", "/d")
+  CHECK(problem_of(claim_state_dir(kv, "a", "/d"))
         == "/d: cannot record its cluster id: /d: put "
            "blobs/meta/cluster-id: IO error: No space left on device");
 }
