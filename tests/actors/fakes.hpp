@@ -6,8 +6,8 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "fake_job_store.hpp"
 #include "messages/job_master.hpp"
-#include "messages/job_store.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/task_executor.hpp"
 
@@ -26,21 +26,6 @@ using fake_job_master_impl
 
 job_master_actor::behavior_type
 fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self);
-
-/// A job store in memory, pre-filled with what "was stored before", that
-/// records every write.
-struct fake_job_store_state {
-  recovered_jobs stored;
-  std::vector<job_graph> puts;
-  std::vector<job_result> dones;
-};
-
-using fake_job_store_impl
-  = caf::stateful_actor<fake_job_store_state, job_store_actor::base>;
-
-job_store_actor::behavior_type
-fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
-               recovered_jobs stored);
 
 /// A TaskExecutor stand-in that registers `id` with one slot. It refuses
 /// every slot grant when `refuse_grants`, and leaves heartbeat requests

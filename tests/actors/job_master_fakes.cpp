@@ -94,26 +94,4 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
   };
 }
 
-job_store_actor::behavior_type
-fake_job_store(job_store_actor::stateful_pointer<fake_store_state> self) {
-  return {
-    [=](load_atom) { return recovered_jobs{}; },
-    [=](put_atom, const job_graph&) { return true; },
-    [=](finish_atom, const job_result&) { return true; },
-    [=](checkpoint_atom, job_id, const checkpoint_snapshot&, int32_t) {
-      return std::string{};
-    },
-    [=](load_atom, job_id) { return loaded_checkpoint{}; },
-    [=](savepoint_atom, const std::string& path, const savepoint_data&) {
-      self->state.savepoints.push_back(path);
-      return path;
-    },
-    [=](savepoint_atom, const std::string&) { return savepoint_data{}; },
-    [=](blob_atom, put_atom, const std::string&, const std::string&) {
-      return true;
-    },
-    [=](blob_atom, const std::string&) { return std::string{}; },
-  };
-}
-
 } // namespace weir::test

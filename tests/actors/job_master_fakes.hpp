@@ -12,7 +12,6 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "messages/dispatcher.hpp"
-#include "messages/job_store.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/subtask.hpp"
 #include "messages/task_executor.hpp"
@@ -74,16 +73,5 @@ using fake_dispatcher_impl
 
 dispatcher_actor::behavior_type
 fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self);
-
-/// A job store with no checkpoints that records the savepoints written to it
-/// (and answers with their paths).
-struct fake_store_state {
-  std::vector<std::string> savepoints;
-};
-
-using fake_store_impl = caf::stateful_actor<fake_store_state, job_store_actor::base>;
-
-job_store_actor::behavior_type
-fake_job_store(job_store_actor::stateful_pointer<fake_store_state> self);
 
 } // namespace weir::test

@@ -5,6 +5,7 @@
 
 #include "actors/job_master/job_master.hpp"
 #include "actors/job_master/job_master_state.hpp"
+#include "fake_job_store.hpp"
 #include "job_master_fakes.hpp"
 #include "messages/errors.hpp"
 
@@ -252,7 +253,7 @@ TEST_CASE_FIXTURE(jm_fixture, "a checkpoint of a job not yet deployed is refused
 }
 
 TEST_CASE_FIXTURE(jm_fixture, "weir stop answers once the job has FINISHED") {
-  auto store = sys.spawn(fake_job_store);
+  auto store = sys.spawn(fake_job_store, recovered_jobs{});
   sched.run();
   job_master_options opts;
   opts.store = store;
