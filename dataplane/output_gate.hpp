@@ -23,7 +23,6 @@ namespace weir {
 /// what `drain` hands it.
 class output_gate {
 public:
-
   output_gate(const output_desc& desc, int32_t producer_index,
               const exchange_options& opts);
   ~output_gate();

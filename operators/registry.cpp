@@ -46,20 +46,6 @@ std::string to_string(role r) {
   return "unknown";
 }
 
-std::string to_string(sink_guarantee g) {
-  switch (g) {
-    case sink_guarantee::external_at_least_once:
-      return "external_at_least_once";
-    case sink_guarantee::external_exactly_once:
-      return "external_exactly_once";
-    case sink_guarantee::collected_by_job_master:
-      return "collected_by_job_master";
-    case sink_guarantee::discarded:
-      return "discarded";
-  }
-  return "unknown";
-}
-
 const registry& registry::builtin() {
   static const registry instance = [] {
     registry r;

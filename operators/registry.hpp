@@ -38,8 +38,6 @@ enum class sink_guarantee {
   discarded,
 };
 
-std::string to_string(sink_guarantee g);
-
 /// How to build and check one named operator.
 struct operator_factory {
   std::string name;

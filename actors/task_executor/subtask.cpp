@@ -60,13 +60,14 @@ struct subtask_state : runner_port {
       self->monitor(peer);
   }
 
-  /// Remembers who sends on `channel`.
+  /// Remembers (and watches) who sends on `channel`, the first time it
+  /// sends: a channel has one producer.
   void note_producer(int32_t channel) {
-    auto producer = self->current_sender();
-    watch(producer);
     auto ch = static_cast<size_t>(channel);
-    if (ch < producers.size() && !producers[ch])
-      producers[ch] = std::move(producer);
+    if (ch >= producers.size() || producers[ch])
+      return;
+    producers[ch] = self->current_sender();
+    watch(producers[ch]);
   }
 
   const subtask_actor& consumer(size_t gate, int32_t index) const {
