@@ -41,6 +41,7 @@ const std::vector<key_info>& config_keys() {
     exponential_backoff_multiplier.info(),
     exponential_jitter_factor.info(),
     exponential_reset_backoff_threshold.info(),
+    exponential_attempts.info(),
     failure_rate_max_failures.info(),
     failure_rate_interval.info(),
     failure_rate_delay.info(),

@@ -188,9 +188,10 @@ inline constexpr config_key<std::string> state_backend{
 inline constexpr std::string_view restart_strategy_prefix = "restart-strategy.";
 
 inline constexpr config_key<std::string> restart_strategy{
-  "restart-strategy.type", "none",
+  "restart-strategy.type", "exponential-delay",
   "How a job reacts to a failure: none, fixed-delay, exponential-delay or "
-  "failure-rate (Flink's names).",
+  "failure-rate (Flink's names). The default restarts every job, bounded "
+  "or not, checkpointed or not.",
   per_job,
   "none|off|disable|fixed-delay|fixeddelay|exponential-delay|"
   "exponentialdelay|failure-rate|failurerate"};
@@ -216,6 +217,11 @@ inline constexpr config_key<ms> exponential_reset_backoff_threshold{
   "restart-strategy.exponential-delay.reset-backoff-threshold", "1 h",
   "exponential-delay: a failure-free period after which the pause starts "
   "over.",
+  per_job};
+inline constexpr config_key<int64_t> exponential_attempts{
+  "restart-strategy.exponential-delay.attempts-before-reset-backoff", "5",
+  "exponential-delay: restarts before the job fails, counted since the "
+  "pauses last started over.",
   per_job};
 inline constexpr config_key<int64_t> failure_rate_max_failures{
   "restart-strategy.failure-rate.max-failures-per-interval", "1",

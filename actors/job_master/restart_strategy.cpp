@@ -43,6 +43,7 @@ restart_strategy_config restart_strategy_config::from(const configuration& cfg) 
   c.jitter = cfg.get(keys::exponential_jitter_factor);
   c.reset_threshold
     = cfg.get(keys::exponential_reset_backoff_threshold);
+  c.attempts_before_reset = cfg.get(keys::exponential_attempts);
   c.max_failures_per_interval
     = cfg.get(keys::failure_rate_max_failures);
   c.failure_rate_interval
@@ -75,9 +76,18 @@ restart_strategy::on_failure(clock::time_point now) {
       return cfg_.delay;
     case kind::exponential_delay: {
       // A long quiet period resets the backoff, as in Flink.
-      if (last_failure_ && now - *last_failure_ >= cfg_.reset_threshold)
+      if (last_failure_ && now - *last_failure_ >= cfg_.reset_threshold) {
         backoff_ = milliseconds{0};
+        attempts_since_reset_ = 0;
+      }
       last_failure_ = now;
+      if (attempts_since_reset_ >= cfg_.attempts_before_reset) {
+        reason_ = fmt::format("restart strategy exponential-delay: {} restart "
+                              "attempts used up",
+                              cfg_.attempts_before_reset);
+        return std::nullopt;
+      }
+      ++attempts_since_reset_;
       backoff_ = backoff_.count() == 0
                    ? cfg_.initial_backoff
                    : std::min(cfg_.max_backoff,

@@ -15,7 +15,7 @@ class configuration;
 /// with Flink's defaults.
 struct restart_strategy_config {
   enum class kind { none, fixed_delay, exponential_delay, failure_rate };
-  kind type = kind::none;
+  kind type = kind::exponential_delay;
   // fixed-delay
   int64_t attempts = 1;
   std::chrono::milliseconds delay{1000};
@@ -25,6 +25,7 @@ struct restart_strategy_config {
   double multiplier = 2.0;
   double jitter = 0.1;
   std::chrono::milliseconds reset_threshold{3600000};
+  int64_t attempts_before_reset = 5;
   // failure-rate
   int64_t max_failures_per_interval = 1;
   std::chrono::milliseconds failure_rate_interval{60000};
@@ -64,6 +65,7 @@ private:
   std::string reason_;
   std::deque<clock::time_point> failures_; // failure-rate window
   std::chrono::milliseconds backoff_{0};   // exponential-delay
+  int64_t attempts_since_reset_ = 0;       // exponential-delay
   std::optional<clock::time_point> last_failure_;
   std::mt19937_64 rng_;
 };

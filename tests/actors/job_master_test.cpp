@@ -174,7 +174,7 @@ TEST_CASE_FIXTURE(jm_fixture, "a failed subtask restarts the job in a new round"
 }
 
 TEST_CASE_FIXTURE(jm_fixture, "without restarts a failed subtask fails the job") {
-  spawn_jm(); // restart-strategy none
+  spawn_jm({{"restart-strategy.type", "none"}});
   offer_and_deploy();
   fail_subtask(1);
   expect((cancel_atom), from(jm).to(subtask(0)));

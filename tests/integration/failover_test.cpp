@@ -117,10 +117,20 @@ TEST_CASE("a restarted file sink is rewritten, not appended to") {
   CHECK_FALSE(exists(out + ".inprogress"));
 }
 
-TEST_CASE("without a restart strategy the failure fails the job") {
+TEST_CASE("by default (exponential-delay) a failed job restarts, exactly") {
+  temp_dir dir;
+  auto spec = dir.write("sums.json", sum_spec(dir.file("marker"), "collect", ""));
+  auto r = run_weir({"run", spec});
+  REQUIRE(r.exit_code == 0);
+  CHECK(exists(dir.file("marker"))); // the failure did happen
+  CHECK(sorted_lines(r.out) == expected_sums(200000));
+}
+
+TEST_CASE("with restart strategy none the failure fails the job") {
   temp_dir dir;
   auto marker = dir.file("marker");
-  auto spec = dir.write("sums.json", sum_spec(marker, "collect", ""));
+  auto spec = dir.write("sums.json", sum_spec(
+    marker, "collect", R"("config": {"restart-strategy.type": "none"},)"));
   auto r = run_weir({"run", spec});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("ended FAILED: numbers -> keyed -> flaky (") != std::string::npos);

@@ -98,9 +98,30 @@ TEST_CASE("the restart-strategy keys configure the strategy") {
   CHECK(c.type == kind::fixed_delay);
   CHECK(c.attempts == 3);
   CHECK(c.delay == 2s);
-  CHECK(restart_strategy_config::from(configuration{}).type == kind::none);
+  CHECK(restart_strategy_config::from(configuration{}).type
+        == kind::exponential_delay);
   auto bad = configuration::load(std::nullopt, {"restart-strategy.type=sometimes"});
   CHECK_FALSE(bad);
+}
+
+TEST_CASE("by default a job restarts with growing pauses, 5 times, then fails") {
+  restart_strategy s{restart_strategy_config::from(configuration{})};
+  std::vector<std::chrono::milliseconds> pauses;
+  auto now = t0;
+  while (auto pause = s.on_failure(now)) {
+    pauses.push_back(*pause);
+    now += *pause + 1s;
+  }
+  REQUIRE(pauses.size() == 5);
+  for (size_t i = 0; i < pauses.size(); ++i) { // 1 s, 2 s, 4 s ... +-10 %
+    auto nominal = 1000.0 * static_cast<double>(1 << i);
+    CHECK(static_cast<double>(pauses[i].count()) >= nominal * 0.9);
+    CHECK(static_cast<double>(pauses[i].count()) <= nominal * 1.1);
+  }
+  CHECK(s.reason() == "restart strategy exponential-delay: 5 restart attempts "
+                      "used up");
+  // An hour without failures starts the count over.
+  CHECK(s.on_failure(now + 1h).has_value());
 }
 
 TEST_CASE("supervision allows N restarts within T, then gives up") {

@@ -150,7 +150,9 @@ TEST_CASE("lifecycle: failures restart while the strategy allows, then fail") {
 }
 
 TEST_CASE("lifecycle: restart strategy none fails with the bare cause") {
-  job_lifecycle job{restart_strategy_config{}};
+  restart_strategy_config none;
+  none.type = restart_strategy_config::kind::none;
+  job_lifecycle job{none};
   job.set_state(job_state::running);
   auto d = job.on_failure(t0, "subtask failed");
   CHECK(d.what == failure_decision::action::fail);
