@@ -1,5 +1,6 @@
-// Drivers of the driver-mode tests.
+// Drivers of the driver-mode tests (and an operator stuck in user code).
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -38,6 +39,15 @@ void print_sum(driver_context& ctx) {
 }
 
 void setup(weir::plugin::registrar& r) {
+  // A map that never returns (it says so on stderr first): user code stuck
+  // where no cancel reaches it.
+  r.add_operator(weir::plugin::map_operator("stuck", [](weir::record&&) {
+    std::fprintf(stderr, "stuck in user code\n");
+    std::fflush(stderr);
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::hours(1));
+    return weir::record{};
+  }));
   // Starts a long job, then fails: the job must be cancelled.
   r.add_driver("fails_after_submitting", [](driver_context& ctx) -> int {
     ctx.submit(paced_job("long", 1000000));
