@@ -69,6 +69,16 @@ void setup(weir::plugin::registrar& r) {
       ctx.print(rec.key + "\t" + std::to_string(rec.num));
     return 0;
   });
+  // Waits for an endless job (cancelling the driver must end it), then
+  // tries to submit another one.
+  r.add_driver("waits_on_endless", [](driver_context& ctx) {
+    auto id = ctx.submit(paced_job("endless", -1));
+    ctx.print("waiting for " + id);
+    auto outcome = ctx.wait(id);
+    ctx.print("the endless job ended " + outcome.state);
+    ctx.submit(paced_job("after the wait", -1));
+    return 0;
+  });
   // Runs a job, then waits (polling) until the file args[0] exists.
   r.add_driver("wait_for_file", [](driver_context& ctx) {
     print_sum(ctx);
