@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,28 @@ std::string read_text(const std::string& path) {
 }
 
 } // namespace
+
+/// Starts the attached cluster's jobmanager tied to this process: in a
+/// process group of its own (a terminal's Ctrl-C reaches only this client,
+/// which cancels the application) and ended with SIGTERM when this process
+/// dies, however it dies (its workers go with it). Returns 0 or an errno.
+int app_cluster::spawn_tied(std::vector<char*>& argv) {
+  auto parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0)
+    return errno;
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork and exec.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) // the client died before the prctl
+      ::_exit(127);
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);
+  }
+  pid_ = pid;
+  return 0;
+}
 
 std::string own_executable() {
   std::error_code ec;
@@ -82,7 +105,9 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   }
-  int rc = ::posix_spawn(&pid_, argv[0], &files, &attr, argv.data(), environ);
+  int rc = detached ? ::posix_spawn(&pid_, argv[0], &files, &attr,
+                                    argv.data(), environ)
+                    : spawn_tied(argv);
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {

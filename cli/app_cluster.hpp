@@ -36,6 +36,8 @@ public:
   void kill();
 
 private:
+  int spawn_tied(std::vector<char*>& argv);
+
   std::string dir_;
   std::string address_;
   pid_t pid_ = -1;

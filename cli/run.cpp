@@ -399,6 +399,9 @@ int run_action(const std::vector<std::string>& args) {
     return exit_bad_input;
   }
   cancel_on_interrupt();
+  // The job's subtasks run in this process: whatever one of them is stuck
+  // in, Ctrl-C ends the process within seconds.
+  end_process_after_stop("weir run", exit_job_failed);
   caf::actor_system_config system_cfg;
   configure_actor_system(system_cfg);
   caf::actor_system sys{system_cfg};

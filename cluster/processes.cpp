@@ -149,6 +149,8 @@ int run_jobmanager(const jobmanager_options& opts) {
 
 int run_taskmanager(const taskmanager_options& opts) {
   catch_stop_signals();
+  // A subtask stuck in user code must not keep a stopped worker alive.
+  end_process_after_stop("taskmanager", 0);
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};

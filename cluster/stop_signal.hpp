@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+
 namespace weir {
 
 /// What a second SIGINT/SIGTERM does once the first one was caught.
@@ -15,5 +17,17 @@ void catch_stop_signals(second_signal second = second_signal::caught);
 
 /// Whether SIGINT or SIGTERM arrived since catch_stop_signals().
 bool stop_requested();
+
+/// How long a process may take to stop after the first stop signal before
+/// end_process_after_stop ends it.
+constexpr std::chrono::seconds stop_grace{5};
+
+/// Once a stop signal arrived, ends the process with `code` if it still
+/// runs `grace` later, saying so on stderr as `who`: a subtask stuck in
+/// user code or in a system call must not keep the process (or the
+/// destructor of its actor system) alive. A thread of its own waits for
+/// the signal; the first call arms it, later calls do nothing.
+void end_process_after_stop(const char* who, int code,
+                            std::chrono::milliseconds grace = stop_grace);
 
 } // namespace weir

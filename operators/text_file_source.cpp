@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,20 +20,44 @@ __extension__ typedef unsigned __int128 uint128;
 
 constexpr size_t read_size = 256 * 1024;
 
+/// The longest line read unless `max_line_length` says otherwise: a stream
+/// without newlines (/dev/zero) fails instead of growing without bound.
+constexpr int64_t default_max_line_length = 16 * 1024 * 1024;
+
+/// How long one read of a stream waits for data: the subtask's thread comes
+/// back this often, so a cancel is seen even while a FIFO has no writer.
+constexpr int read_wait_ms = 100;
+
 const std::vector<param_spec>& text_file_params() {
   static const std::vector<param_spec> specs{
     {"path", param_kind::text, true},
+    {"max_line_length", param_kind::positive, false},
   };
   return specs;
 }
 
+/// Whether a file is read as one stream rather than split by byte ranges:
+/// anything but a regular file with a size (a FIFO, a character device, a
+/// /proc file, which reports size 0).
+bool is_stream(const struct stat& st) {
+  return !S_ISREG(st.st_mode) || st.st_size == 0;
+}
+
 /// The lines of a file. Instance i of n reads the lines that start in the
 /// byte range [i*size/n, (i+1)*size/n), so every line is read exactly once
-/// over all instances, in file order within an instance. A line excludes its
-/// '\n' and a '\r' before it; a last line without '\n' counts as a line.
+/// over all instances, in file order within an instance. A stream (see
+/// is_stream) has no size to split: instance 0 reads all of it, the others
+/// nothing. A line excludes its '\n' and a '\r' before it; a last line
+/// without '\n' counts as a line.
+///
+/// Reads never block for long: the file is opened non-blocking (a FIFO
+/// without a writer does not hang open()) and a stream is polled for at
+/// most read_wait_ms per call, so next() returns, possibly with nothing,
+/// and its subtask can be cancelled.
 class text_file_source : public source {
 public:
-  explicit text_file_source(std::string path) : path_(std::move(path)) {
+  text_file_source(std::string path, size_t max_line)
+    : path_(std::move(path)), max_line_(max_line) {
   }
 
   ~text_file_source() override {
@@ -44,13 +69,26 @@ public:
   text_file_source& operator=(const text_file_source&) = delete;
 
   void open(const operator_context& ctx) override {
-    open_file();
     struct stat st {};
-    if (::fstat(fd_, &st) != 0)
-      fail("cannot stat");
+    if (::stat(path_.c_str(), &st) != 0)
+      fail("cannot open");
     if (S_ISDIR(st.st_mode))
       throw operator_error(fmt::format("cannot read '{}': is a directory",
                                        path_));
+    stream_ = is_stream(st);
+    if (stream_ && ctx.subtask_index > 0) {
+      done_ = true; // instance 0 reads the stream
+      return;
+    }
+    open_file();
+    if (::fstat(fd_, &st) != 0)
+      fail("cannot stat");
+    if (stream_ || is_stream(st)) {
+      stream_ = true;
+      range_end_ = UINT64_MAX;
+      done_ = false;
+      return;
+    }
     auto size = static_cast<uint128>(st.st_size);
     auto n = static_cast<uint128>(std::max<int32_t>(ctx.parallelism, 1));
     auto i = static_cast<uint128>(std::max<int32_t>(ctx.subtask_index, 0));
@@ -62,7 +100,7 @@ public:
   }
 
   bool next(std::vector<record>& out, size_t max_records) override {
-    if (fd_ < 0)
+    if (fd_ < 0 && !done_)
       open(operator_context{});
     for (size_t produced = 0; produced < max_records && !done_;) {
       if (line_start_ >= range_end_) {
@@ -79,9 +117,12 @@ public:
         ++produced;
         continue;
       }
-      carry_.append(first, end_ - begin_);
+      append_carry(first, end_ - begin_);
       begin_ = end_;
-      if (!fill()) {
+      auto got = fill();
+      if (got == fill_result::waiting)
+        break; // nothing yet: the caller comes back
+      if (got == fill_result::end) {
         if (!carry_.empty())
           emit(out, nullptr, 0);
         done_ = true;
@@ -100,10 +141,12 @@ private:
       fmt::format("{} '{}': {}", what, path_, std::strerror(errno)));
   }
 
+  enum class fill_result { data, end, waiting };
+
   void open_file() {
     if (fd_ >= 0)
       ::close(fd_);
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0)
       fail("cannot open");
     buf_.resize(read_size);
@@ -119,7 +162,7 @@ private:
       fail("cannot seek in");
     buf_offset_ = start - 1;
     for (;;) {
-      if (!fill()) {
+      if (fill() != fill_result::data) { // a regular file never waits
         done_ = true;
         return;
       }
@@ -135,25 +178,59 @@ private:
     }
   }
 
-  /// Reads the next chunk once the buffer is used up; false at end of file.
-  bool fill() {
+  /// Reads the next chunk once the buffer is used up: data, the end of the
+  /// file, or (a stream) nothing within read_wait_ms.
+  fill_result fill() {
     buf_offset_ += end_;
     begin_ = end_ = 0;
+    // A FIFO reports readable only once a writer wrote or left: reading
+    // before would see "end of file" while no writer has opened it yet.
+    if (stream_ && !readable())
+      return fill_result::waiting;
     for (;;) {
       auto n = ::read(fd_, buf_.data(), buf_.size());
       if (n > 0) {
         end_ = static_cast<size_t>(n);
-        return true;
+        return fill_result::data;
       }
       if (n == 0)
-        return false;
+        return fill_result::end;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return fill_result::waiting;
       if (errno != EINTR)
         fail("cannot read");
     }
   }
 
+  /// Whether a read would not block, waiting at most read_wait_ms.
+  bool readable() {
+    pollfd p{fd_, POLLIN, 0};
+    for (;;) {
+      int n = ::poll(&p, 1, read_wait_ms);
+      if (n >= 0)
+        return n > 0;
+      if (errno != EINTR)
+        fail("cannot read");
+    }
+  }
+
+  /// Keeps the start of a line that spans chunks, up to max_line_.
+  void append_carry(const char* first, size_t len) {
+    check_line_length(carry_.size() + len);
+    carry_.append(first, len);
+  }
+
+  void check_line_length(size_t len) const {
+    if (len > max_line_)
+      throw operator_error(fmt::format(
+        "a line of '{}' (starting at byte {}) is longer than {} bytes "
+        "(parameter 'max_line_length')",
+        path_, line_start_, max_line_));
+  }
+
   /// Emits `carry_` followed by [first, first+len) as one line.
   void emit(std::vector<record>& out, const char* first, size_t len) {
+    check_line_length(carry_.size() + len);
     std::string line;
     if (carry_.empty()) {
       line.assign(first, len);
@@ -169,6 +246,8 @@ private:
   }
 
   std::string path_;
+  size_t max_line_;
+  bool stream_ = false;     ///< read as one stream, polling for data
   int fd_ = -1;
   std::vector<char> buf_;
   size_t begin_ = 0;        ///< first unread byte in buf_
@@ -203,7 +282,9 @@ std::string check_text_file_source(const params& p) {
 
 std::unique_ptr<source> make_text_file_source(const params& p) {
   throw_if(check_params("text_file", p, text_file_params()));
-  return std::make_unique<text_file_source>(p.at("path"));
+  return std::make_unique<text_file_source>(
+    p.at("path"), static_cast<size_t>(int_param(p, "max_line_length",
+                                                default_max_line_length)));
 }
 
 } // namespace weir::ops

@@ -59,7 +59,25 @@ application_tracker::ended(const job_id& id, job_state state,
   }
   for (auto it = jobs_.begin(); it != jobs_.end();)
     it = it->second.application == app ? jobs_.erase(it) : std::next(it);
+  closed_.erase(app);
   return d;
+}
+
+std::vector<job_id> application_tracker::cancelled(const job_id& id) {
+  std::vector<job_id> out;
+  auto i = jobs_.find(id);
+  if (i == jobs_.end() || i->second.priority != job_priority::driver
+      || !i->second.running)
+    return out;
+  closed_.insert(id);
+  for (auto& [jid, j] : jobs_)
+    if (j.application == id && j.running && jid != id)
+      out.push_back(jid);
+  return out;
+}
+
+bool application_tracker::accepts(const job_id& application) const {
+  return closed_.count(application) == 0;
 }
 
 } // namespace weir

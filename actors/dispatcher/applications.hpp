@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ public:
   /// Job `id` ended in `state`.
   decision ended(const job_id& id, job_state state, const std::string& error);
 
+  /// Job `id` is being cancelled. A driver job takes its application along,
+  /// as a failing driver does: returns the application's other jobs that
+  /// run (to cancel now), and the application accepts no more jobs.
+  std::vector<job_id> cancelled(const job_id& id);
+
+  /// Whether jobs of `application` (nil: none) may still be submitted: not
+  /// once its driver is being cancelled.
+  bool accepts(const job_id& application) const;
+
 private:
   struct job {
     job_priority priority = job_priority::normal;
@@ -49,6 +59,8 @@ private:
   };
 
   std::map<job_id, job> jobs_;
+  /// Applications whose driver is being cancelled.
+  std::set<job_id> closed_;
 };
 
 } // namespace weir

@@ -49,23 +49,30 @@ void start_job_master(self_ptr self, job_entry& entry) {
   st.jobs.started(entry, std::move(jm), st.rm.address());
 }
 
-/// Driver mode: cancels what the application rules say, and ends an
-/// application cluster with its application.
-void on_application_progress(self_ptr self,
-                             const application_tracker::decision& d) {
+/// Driver mode: cancels jobs of an application, saying `why`.
+void cancel_jobs(self_ptr self, const std::vector<job_id>& ids,
+                 const char* why) {
   auto& st = self->state;
-  for (auto& id : d.cancel) {
+  for (auto& id : ids) {
     auto* entry = st.jobs.find(id);
     if (entry == nullptr || entry->result)
       continue;
-    log_eventf("job {} ({}) is cancelled: its application is ending",
-               id.to_string(), entry->graph.name);
+    log_eventf("job {} ({}) is cancelled: {}", id.to_string(),
+               entry->graph.name, why);
     if (entry->jm)
       self->request(entry->jm, store_timeout, cancel_atom_v)
         .then([](job_state) {}, [](caf::error&) {});
     else
       entry->cancel_requested = true;
   }
+}
+
+/// Driver mode: cancels what the application rules say, and ends an
+/// application cluster with its application.
+void on_application_progress(self_ptr self,
+                             const application_tracker::decision& d) {
+  auto& st = self->state;
+  cancel_jobs(self, d.cancel, "its application is ending");
   if (!d.ended)
     return;
   log_eventf("application {} ended {}{}{}", d.ended->to_string(),
@@ -184,6 +191,11 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
     g.id = job_id::random();
   if (auto err = validate_job_graph(g, dispatcher_validation()))
     return err;
+  if (!st.apps.accepts(g.application))
+    return make_error(errc::not_running,
+                      fmt::format("application {} is being cancelled: it "
+                                  "takes no more jobs",
+                                  g.application.to_string()));
   if (auto same = st.jobs.same_as_known(g)) {
     // Idempotent submission: the same job again answers with its id.
     if (*same)
@@ -276,6 +288,9 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         });
     },
     [=](cancel_atom, job_id id) {
+      // A driver blocked waiting for its jobs ends once they do.
+      cancel_jobs(self, self->state.apps.cancelled(id),
+                  "its application's driver is cancelled");
       return by_job<job_state>(
         self, id,
         [=](job_master_actor& jm) { return self->delegate(jm, cancel_atom_v); },

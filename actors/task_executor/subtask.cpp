@@ -178,6 +178,11 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
   });
   // Reports INITIALIZING, or FAILED (and the actor quits).
   st.runner->open(std::move(*built), d.restore);
+  // A subtask whose operators could not open ends here, with no behavior:
+  // nothing (a late wiring, peers to watch) may run on an actor that quit
+  // during its initialization.
+  if (st.runner->terminal())
+    return subtask_private_actor::behavior_type::make_empty_behavior();
   return {
     [=](start_atom, subtask_wiring& w) {
       auto& st = self->state;

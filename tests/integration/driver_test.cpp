@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -297,10 +298,61 @@ TEST_CASE("driver options are read as the seed's table writes them") {
   CHECK(unknown.err
         == fmt::format("weir run: -c/--class: no driver 'nope' in '{}' or the "
                        "--libjars libraries (known: daemon_and_work, "
-                       "fails_after_submitting, run_spec, wait_for_file)\n",
+                       "fails_after_submitting, run_spec, wait_for_file, "
+                       "waits_on_endless)\n",
                        lib));
   auto no_library = run_weir({"run", "-D", "-c", "x"});
   CHECK(no_library.exit_code == 2);
   CHECK(no_library.err.find("weir run: driver mode needs the driver's library")
         == 0);
+}
+
+TEST_CASE("cancelling a driver that waits for its job cancels the job "
+          "(session)") {
+  one_worker_cluster c; // two slots: the driver and its endless job
+  auto submitted = run_weir({"run", "-D", "-d", "-m", c.address, "-c",
+                             "waits_on_endless", test_drivers()});
+  REQUIRE(submitted.exit_code == 0);
+  auto app = lines_of(submitted.out).back();
+  REQUIRE(c.master->wait_for_stderr(
+    "(endless) switched from CREATED to RUNNING", 30s));
+  auto cancel = run_weir({"cancel", "-m", c.address, app});
+  CHECK(cancel.exit_code == 0);
+  CHECK(c.master->wait_for_stderr(
+    "(endless) is cancelled: its application's driver is cancelled", 30s));
+  CHECK(c.master->wait_for_stderr("(endless) CANCELED", 30s));
+  CHECK(c.master->wait_for_stderr(
+    fmt::format("job {} (driver waits_on_endless) CANCELED", app), 30s));
+  // Nothing it tried to submit after the wait ran.
+  auto list = run_weir({"list", "-m", c.address, "-a"});
+  CHECK(list.out.find("after the wait") == std::string::npos);
+  CHECK(list.out.find(" : endless (CANCELED, ") != std::string::npos);
+}
+
+TEST_CASE("SIGTERM to an attached driver client cancels the application; its "
+          "cluster ends with it") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  running_process weir{{std::getenv("WEIR_BIN"), "run", "-D", "-c",
+                        "waits_on_endless", test_drivers()}};
+  REQUIRE(weir.wait_for_stdout("waiting for ", 60s));
+  weir.signal(SIGTERM);
+  auto r = weir.finish(30s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("ended CANCELED") != std::string::npos);
+  CHECK(eventually([&] { return processes_mentioning(tmp.path()).empty(); }));
+}
+
+TEST_CASE("an application cluster does not outlive its killed client") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  running_process weir{{std::getenv("WEIR_BIN"), "run", "-D", "-c",
+                        "waits_on_endless", test_drivers()}};
+  REQUIRE(weir.wait_for_stdout("waiting for ", 60s));
+  REQUIRE_FALSE(processes_mentioning(tmp.path()).empty());
+  weir.signal(SIGKILL);
+  weir.finish(30s);
+  // Its jobmanager gets SIGTERM and stops its workers.
+  CHECK(eventually([&] { return processes_mentioning(tmp.path()).empty(); }));
 }

@@ -91,15 +91,25 @@ job_id id_of(int n) {
   return *job_id::parse(std::string(31, '0') + std::to_string(n));
 }
 
+/// A driver, a normal and a daemon job it submitted, and a job of no
+/// application.
+struct one_application {
+  application_tracker apps;
+  job_id driver = id_of(1), work = id_of(2), daemon = id_of(3),
+         other = id_of(4);
+  one_application() {
+    apps.submitted(driver, job_priority::driver, {});
+    apps.submitted(work, job_priority::normal, driver);
+    apps.submitted(daemon, job_priority::daemon, driver);
+    apps.submitted(other, job_priority::normal, {});
+  }
+};
+
 } // namespace
 
-TEST_CASE("applications: daemon jobs go once no driver or normal job is left") {
-  application_tracker apps;
-  auto driver = id_of(1), work = id_of(2), daemon = id_of(3), other = id_of(4);
-  apps.submitted(driver, job_priority::driver, {});
-  apps.submitted(work, job_priority::normal, driver);
-  apps.submitted(daemon, job_priority::daemon, driver);
-  apps.submitted(other, job_priority::normal, {}); // not an application's
+TEST_CASE_FIXTURE(one_application,
+                  "applications: daemon jobs go once no driver or normal job "
+                  "is left") {
   auto d = apps.ended(work, job_state::finished, "");
   CHECK(d.cancel.empty()); // the driver still runs
   CHECK_FALSE(d.ended);
@@ -137,4 +147,20 @@ TEST_CASE("applications: a failed normal job fails the application") {
   REQUIRE(d.ended);
   CHECK(d.status == 1);
   CHECK(d.error == "job " + work.to_string() + " failed: disk full");
+}
+
+TEST_CASE_FIXTURE(one_application,
+                  "applications: cancelling a driver cancels its jobs and "
+                  "closes it") {
+  CHECK(apps.cancelled(work).empty()); // not a driver: nothing else goes
+  CHECK(apps.accepts(driver));
+  CHECK(apps.cancelled(driver) == std::vector<job_id>{work, daemon});
+  CHECK_FALSE(apps.accepts(driver)); // its driver submits no more jobs
+  CHECK(apps.accepts(job_id{}));
+  apps.ended(work, job_state::canceled, "");
+  apps.ended(daemon, job_state::canceled, "");
+  auto d = apps.ended(driver, job_state::canceled, "job was canceled");
+  REQUIRE(d.ended);
+  CHECK(d.status == 1);
+  CHECK(apps.accepts(driver)); // forgotten with its application
 }

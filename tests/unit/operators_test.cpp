@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -5,9 +6,11 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
@@ -344,7 +347,7 @@ TEST_CASE("text_file checks its path per role") {
   CHECK(reg().check("text_file", role::source, {{"path", file},
                                                 {"delivery", "exactly-once"}})
         == "parameter 'delivery': unknown parameter of operator 'text_file' "
-           "(known: path)");
+           "(known: max_line_length, path)");
 }
 
 TEST_CASE("factories throw operator_error on bad parameters") {
@@ -529,6 +532,62 @@ TEST_CASE("text_file throws with the path when it cannot open the file") {
   auto src = reg().find("text_file")->make_source({{"path", "/no/such/file"}});
   CHECK_THROWS_WITH_AS(src->open(context()),
                        doctest::Contains("'/no/such/file'"), operator_error);
+}
+
+TEST_CASE("text_file on a FIFO without a writer returns instead of blocking") {
+  temp_dir dir;
+  auto fifo = dir / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto src = reg().find("text_file")->make_source({{"path", fifo}});
+  src->open(context()); // returns although nobody writes
+  std::vector<record> out;
+  auto before = std::chrono::steady_clock::now();
+  CHECK(src->next(out, 10)); // nothing yet, but not the end either
+  CHECK(out.empty());
+  CHECK(std::chrono::steady_clock::now() - before < std::chrono::seconds(2));
+  // A writer comes: its lines are read as one stream, to its end.
+  std::thread writer{[&] {
+    auto fd = ::open(fifo.c_str(), O_WRONLY);
+    std::string text = "one\ntwo\nthree";
+    CHECK(::write(fd, text.data(), text.size()) == ssize_t(text.size()));
+    ::close(fd);
+  }};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool more = true;
+  while (more && std::chrono::steady_clock::now() < deadline)
+    more = src->next(out, 10);
+  writer.join();
+  CHECK_FALSE(more);
+  CHECK(text_values(out) == std::vector<std::string>{"one", "two", "three"});
+}
+
+TEST_CASE("text_file reads a file without a size as one stream, instance 0") {
+  // /proc files report size 0: splitting by size would read nothing.
+  auto first = run_source("text_file", {{"path", "/proc/self/status"}}, 0, 2);
+  auto second = run_source("text_file", {{"path", "/proc/self/status"}}, 1, 2);
+  CHECK(first.size() > 3);
+  CHECK(second.empty());
+}
+
+TEST_CASE("text_file fails on a line longer than max_line_length") {
+  CHECK_THROWS_WITH_AS(
+    run_source("text_file", {{"path", "/dev/zero"}, {"max_line_length", "1000"}}),
+    "a line of '/dev/zero' (starting at byte 0) is longer than 1000 bytes "
+    "(parameter 'max_line_length')",
+    operator_error);
+  // Without the parameter too: /dev/zero never ends a line.
+  CHECK_THROWS_WITH_AS(run_source("text_file", {{"path", "/dev/zero"}}),
+                       doctest::Contains("longer than 16777216 bytes"),
+                       operator_error);
+  temp_dir dir;
+  auto file = dir / "in.txt";
+  write_file(file, "short\n" + std::string(50, 'x') + "\nshort\n");
+  CHECK_THROWS_WITH_AS(
+    run_source("text_file", {{"path", file}, {"max_line_length", "20"}}),
+    doctest::Contains("starting at byte 6) is longer than 20 bytes"),
+    operator_error);
+  CHECK(run_source("text_file", {{"path", file}, {"max_line_length", "50"}})
+          .size() == 3);
 }
 
 // -- map ----------------------------------------------------------------------

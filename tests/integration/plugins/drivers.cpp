@@ -1,5 +1,6 @@
-// Drivers of the driver-mode tests.
+// Drivers of the driver-mode tests (and an operator stuck in user code).
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -38,6 +39,15 @@ void print_sum(driver_context& ctx) {
 }
 
 void setup(weir::plugin::registrar& r) {
+  // A map that never returns (it says so on stderr first): user code stuck
+  // where no cancel reaches it.
+  r.add_operator(weir::plugin::map_operator("stuck", [](weir::record&&) {
+    std::fprintf(stderr, "stuck in user code\n");
+    std::fflush(stderr);
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::hours(1));
+    return weir::record{};
+  }));
   // Starts a long job, then fails: the job must be cancelled.
   r.add_driver("fails_after_submitting", [](driver_context& ctx) -> int {
     ctx.submit(paced_job("long", 1000000));
@@ -57,6 +67,16 @@ void setup(weir::plugin::registrar& r) {
     spec << in.rdbuf();
     for (auto& rec : ctx.run(spec.str()).records)
       ctx.print(rec.key + "\t" + std::to_string(rec.num));
+    return 0;
+  });
+  // Waits for an endless job (cancelling the driver must end it), then
+  // tries to submit another one.
+  r.add_driver("waits_on_endless", [](driver_context& ctx) {
+    auto id = ctx.submit(paced_job("endless", -1));
+    ctx.print("waiting for " + id);
+    auto outcome = ctx.wait(id);
+    ctx.print("the endless job ended " + outcome.state);
+    ctx.submit(paced_job("after the wait", -1));
     return 0;
   });
   // Runs a job, then waits (polling) until the file args[0] exists.
