@@ -110,6 +110,15 @@ std::optional<job_id> connect_for_job(const std::string& action,
   return id;
 }
 
+std::string job_error_line(const std::string& action, const caf::error& err,
+                           const job_id& id) {
+  if (err != make_error(errc::peer_lost))
+    return fmt::format("{}: {}", action, describe(err));
+  return fmt::format("{}: {}; a restarted jobmanager recovers the job: weir "
+                     "status -m HOST:PORT {}",
+                     action, describe(err), id.to_string());
+}
+
 int exit_code_for_job_error(const caf::error& err) {
   return err == make_error(errc::unknown_job) ? exit_bad_input
                                               : exit_cluster_error;

@@ -8,6 +8,9 @@
 
 #include <cxxopts.hpp>
 
+#include <caf/scoped_actor.hpp>
+
+#include "cluster/receiver_watch.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/dispatcher.hpp"
 
@@ -53,6 +56,25 @@ std::optional<job_id> connect_for_job(const std::string& action,
 /// Exit code of a failed request about one job: 2 for an unknown job, else
 /// 3.
 int exit_code_for_job_error(const caf::error& err);
+
+/// Sends `xs...` to `to` and waits for the reply, as
+/// `self->request(to, timeout, xs...).receive(on_value, on_error)` does,
+/// except that a master that dies or hangs ends the wait with
+/// `errc::peer_lost` within heartbeat.timeout rather than at `timeout`.
+template <class Handle, class OnValue, class OnError, class... Ts>
+void ask(caf::scoped_actor& self, const Handle& to, caf::timespan timeout,
+         OnValue on_value, OnError on_error, Ts&&... xs) {
+  auto reply = self->request(to, timeout, std::forward<Ts>(xs)...);
+  receiver_watch watch{caf::actor_cast<caf::strong_actor_ptr>(to),
+                       caf::actor_cast<caf::strong_actor_ptr>(self),
+                       reply.id()};
+  reply.receive(std::move(on_value), std::move(on_error));
+}
+
+/// The line for a failed request about job `id`: the error, and for a lost
+/// master how to find the job again once a jobmanager is back.
+std::string job_error_line(const std::string& action, const caf::error& err,
+                           const job_id& id);
 
 /// A client's connection to a session cluster (`-m HOST:PORT`).
 class remote_cluster {

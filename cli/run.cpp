@@ -163,12 +163,13 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
   caf::scoped_actor self{sys};
   std::optional<job_id> id;
   int code = exit_ok;
-  self->request(dispatcher, 60s, submit_atom_v, std::move(g))
-    .receive([&](job_id x) { id = x; },
-             [&](caf::error& err) {
-               fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
-               code = exit_code_for(err);
-             });
+  ask(
+    self, dispatcher, 60s, [&](job_id x) { id = x; },
+    [&](caf::error& err) {
+      fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
+      code = exit_code_for(err);
+    },
+    submit_atom_v, std::move(g));
   if (!id)
     return code;
   fmt::print(stderr, "Job has been submitted with JobID {}\n", id->to_string());
@@ -265,17 +266,18 @@ int run_remote(const run_flags& flags, const remoting& remoting, job_graph graph
                            std::move(graph));
   caf::scoped_actor self{remote.system()};
   int code = exit_ok;
-  self->request(remote.dispatcher(), 60s, submit_atom_v, std::move(graph))
-    .receive(
-      [&](job_id id) {
-        fmt::print(stderr, "Job has been submitted with JobID {}\n",
-                   id.to_string());
-        fmt::print("{}\n", id.to_string());
-      },
-      [&](caf::error& err) {
-        fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
-        code = exit_code_for(err);
-      });
+  ask(
+    self, remote.dispatcher(), 60s,
+    [&](job_id id) {
+      fmt::print(stderr, "Job has been submitted with JobID {}\n",
+                 id.to_string());
+      fmt::print("{}\n", id.to_string());
+    },
+    [&](caf::error& err) {
+      fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
+      code = exit_code_for(err);
+    },
+    submit_atom_v, std::move(graph));
   return code;
 }
 

@@ -1,5 +1,6 @@
 // `weir checkpoint`, `weir savepoint` and `weir stop` against a session
 // cluster (Flink's CLI names and flags).
+#include <cstdio>
 #include <filesystem>
 
 #include <caf/actor_system.hpp>
@@ -49,19 +50,18 @@ int take_savepoint(const std::string& action, remote_cluster& remote,
                    const job_id& id, const std::string& dir, bool stop) {
   int code = exit_ok;
   caf::scoped_actor self{remote.system()};
-  self
-    ->request(remote.dispatcher(), checkpoint_timeout, savepoint_atom_v, id, dir,
-              stop)
-    .receive(
-      [&](const std::string& path) {
-        fmt::print("Savepoint completed. Path: {}\n", path);
-        if (stop)
-          fmt::print("Job {} is stopped.\n", id.to_string());
-      },
-      [&](caf::error& err) {
-        fmt::print(stderr, "{}: {}\n", action, describe(err));
-        code = exit_code_for_job_error(err);
-      });
+  ask(
+    self, remote.dispatcher(), checkpoint_timeout,
+    [&](const std::string& path) {
+      fmt::print("Savepoint completed. Path: {}\n", path);
+      if (stop)
+        fmt::print("Job {} is stopped.\n", id.to_string());
+    },
+    [&](caf::error& err) {
+      fmt::print(stderr, "{}\n", job_error_line(action, err, id));
+      code = exit_code_for_job_error(err);
+    },
+    savepoint_atom_v, id, dir, stop);
   return code;
 }
 
@@ -102,17 +102,16 @@ int checkpoint_action(const std::vector<std::string>& args) {
   if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
-  self
-    ->request(remote.dispatcher(), checkpoint_timeout, take_checkpoint_atom_v,
-              *id, res.count("full") > 0)
-    .receive(
-      [&](int64_t n) {
-        fmt::print("Checkpoint {} of job {} completed.\n", n, id->to_string());
-      },
-      [&](caf::error& err) {
-        fmt::print(stderr, "weir checkpoint: {}\n", describe(err));
-        code = exit_code_for_job_error(err);
-      });
+  ask(
+    self, remote.dispatcher(), checkpoint_timeout,
+    [&](int64_t n) {
+      fmt::print("Checkpoint {} of job {} completed.\n", n, id->to_string());
+    },
+    [&](caf::error& err) {
+      fmt::print(stderr, "{}\n", job_error_line("weir checkpoint", err, *id));
+      code = exit_code_for_job_error(err);
+    },
+    take_checkpoint_atom_v, *id, res.count("full") > 0);
   return code;
 }
 
@@ -175,6 +174,7 @@ int stop_action(const std::vector<std::string>& args) {
   if (dir.empty())
     return exit_bad_input;
   fmt::print("Suspending job {} with a savepoint.\n", id->to_string());
+  std::fflush(stdout); // shown while the savepoint is taken, even in a pipe
   return take_savepoint("weir stop", remote, *id, dir, true);
 }
 

@@ -68,9 +68,10 @@ int list_action(const std::vector<std::string>& args) {
   caf::scoped_actor self{remote.system()};
   std::vector<job_status> jobs;
   caf::error failure;
-  self->request(remote.dispatcher(), 10s, list_atom_v)
-    .receive([&](std::vector<job_status>& xs) { jobs = std::move(xs); },
-             [&](caf::error& err) { failure = err; });
+  ask(
+    self, remote.dispatcher(), 10s,
+    [&](std::vector<job_status>& xs) { jobs = std::move(xs); },
+    [&](caf::error& err) { failure = err; }, list_atom_v);
   if (failure) {
     fmt::print(stderr, "weir list: {}\n", describe(failure));
     return exit_cluster_error;
@@ -110,18 +111,19 @@ int cancel_action(const std::vector<std::string>& args) {
     return code;
   auto text = id->to_string();
   caf::scoped_actor self{remote.system()};
-  self->request(remote.dispatcher(), 10s, cancel_atom_v, *id)
-    .receive(
-      [&](job_state s) {
-        if (is_globally_terminal(s))
-          fmt::print("Job {} has already ended ({}).\n", text, to_string(s));
-        else
-          fmt::print("Cancelled job {}.\n", text);
-      },
-      [&](caf::error& err) {
-        fmt::print(stderr, "weir cancel: {}\n", describe(err));
-        code = exit_code_for_job_error(err);
-      });
+  ask(
+    self, remote.dispatcher(), 10s,
+    [&](job_state s) {
+      if (is_globally_terminal(s))
+        fmt::print("Job {} has already ended ({}).\n", text, to_string(s));
+      else
+        fmt::print("Cancelled job {}.\n", text);
+    },
+    [&](caf::error& err) {
+      fmt::print(stderr, "{}\n", job_error_line("weir cancel", err, *id));
+      code = exit_code_for_job_error(err);
+    },
+    cancel_atom_v, *id);
   return code;
 }
 
@@ -140,8 +142,8 @@ int status_action(const std::vector<std::string>& args) {
   if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
-  self->request(remote.dispatcher(), 10s, status_atom_v, *id, true)
-    .receive(
+  ask(
+    self, remote.dispatcher(), 10s,
       [&](job_status& s) {
         fmt::print("Job {}\n", describe_job(s));
         fmt::print("Records: {} in, {} out\n", s.metrics.records_in,
@@ -161,9 +163,10 @@ int status_action(const std::vector<std::string>& args) {
                      x.location.empty() ? "-" : x.location);
       },
       [&](caf::error& err) {
-        fmt::print(stderr, "weir status: {}\n", describe(err));
+        fmt::print(stderr, "{}\n", job_error_line("weir status", err, *id));
         code = exit_code_for_job_error(err);
-      });
+      },
+    status_atom_v, *id, true);
   return code;
 }
 
@@ -185,10 +188,11 @@ int wait_action(const std::vector<std::string>& args) {
   // An unknown job is an error now rather than a wait forever.
   caf::scoped_actor self{remote.system()};
   caf::error unknown;
-  self->request(remote.dispatcher(), 10s, status_atom_v, *id, false)
-    .receive([](job_status&) {}, [&](caf::error& err) { unknown = err; });
+  ask(
+    self, remote.dispatcher(), 10s, [](job_status&) {},
+    [&](caf::error& err) { unknown = err; }, status_atom_v, *id, false);
   if (unknown) {
-    fmt::print(stderr, "weir wait: {}\n", describe(unknown));
+    fmt::print(stderr, "{}\n", job_error_line("weir wait", unknown, *id));
     return exit_code_for_job_error(unknown);
   }
   return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir wait");

@@ -41,6 +41,8 @@ Actions:
                  run the master process of a session cluster
   taskmanager -m HOST:PORT [--slots N]
                  run a worker process of a session cluster
+  repair-state --state-dir DIR [--dry-run]
+                 drop damaged write-ahead log records, printing what each held
 
 Run 'weir ACTION --help' for the options of an action.
 )";
@@ -60,6 +62,7 @@ const std::pair<const char*, action_fn> actions[] = {
   {"checkpoint", checkpoint_action},
   {"savepoint", savepoint_action},
   {"stop", stop_action},
+  {"repair-state", repair_state_action},
 };
 
 } // namespace
@@ -80,7 +83,7 @@ int weir_main(std::vector<std::string> args) {
       return run(args);
   fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
                      "status, wait, cancel, checkpoint, savepoint, stop, jobmanager, "
-                     "taskmanager; see "
+                     "taskmanager, repair-state; see "
                      "weir --help)\n",
              action);
   return exit_bad_input;

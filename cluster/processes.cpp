@@ -129,6 +129,9 @@ int run_jobmanager(const jobmanager_options& opts) {
         } else if (is(errc::application_failed)) {
           log_eventf("the application failed; shutting down");
           code = exit_application_failed;
+        } else if (is(errc::storage_corrupt)) {
+          log_eventf("cannot recover the jobs: {}", describe(dm.reason));
+          code = exit_storage_error;
         } else {
           log_eventf("exiting: {}", describe(dm.reason));
           code = exit_supervision_gave_up;

@@ -45,6 +45,10 @@ struct jobmanager_options {
 /// Exit code of an application cluster whose application failed.
 constexpr int exit_application_failed = 1;
 
+/// Exit code of a jobmanager that cannot use its state directory (it cannot
+/// be opened, or the stored jobs are damaged).
+constexpr int exit_storage_error = 3;
+
 /// Exit code of a jobmanager whose supervisor gave up (its Dispatcher or
 /// ResourceManager crashed more often than the restart intensity allows).
 constexpr int exit_supervision_gave_up = 4;
@@ -55,7 +59,8 @@ constexpr int exit_supervision_gave_up = 4;
 /// directory (RocksDB's lock is the lease) it waits as a standby and takes
 /// over, recovering the jobs, once the lock is free. Logs events to the
 /// event log. Returns the process exit code: 0 after a signal, 3 when the
-/// state directory or the port cannot be used, exit_supervision_gave_up.
+/// state directory or the port cannot be used or the stored jobs cannot be
+/// recovered (exit_storage_error), exit_supervision_gave_up.
 int run_jobmanager(const jobmanager_options& opts);
 
 /// Options of a worker process (Flink's taskmanager.* keys).

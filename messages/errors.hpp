@@ -61,6 +61,14 @@ enum class errc : uint8_t {
   /// context names the key and where it came from: a file, a -D argument,
   /// a job's config).
   invalid_config,
+  /// Stored data failed its checksum (a damaged write-ahead log or table
+  /// file of the state directory; the context names the file). Persistent:
+  /// retrying does not help, `weir repair-state` does.
+  storage_corrupt,
+  /// The actor a client's request went to is gone: its process died, its
+  /// connection dropped after missing heartbeats, or it ended (the context
+  /// says why).
+  peer_lost,
 };
 
 std::string to_string(errc x);

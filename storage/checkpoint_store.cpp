@@ -1,15 +1,10 @@
 #include "storage/checkpoint_store.hpp"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,42 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view magic = "WEIRCHK2";
-
-caf::error io_error(const std::string& what, const std::string& path) {
-  return make_error(errc::storage_failure,
-                    fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
-}
-
-/// Writes `bytes` to `path` durably: a temporary file, fsync, rename.
-caf::error write_durably(const std::string& path, const std::string& bytes) {
-  auto tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return io_error("cannot create", tmp);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      auto err = io_error("cannot write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return err;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    auto err = io_error("cannot sync", tmp);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return err;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    return io_error("cannot rename", tmp);
-  return caf::none;
-}
 
 /// The retained checkpoint ids of a job's record, oldest first.
 std::vector<int64_t> retained_ids(const std::string& record) {

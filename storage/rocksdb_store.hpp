@@ -21,7 +21,10 @@ class rocksdb_store final : public kv_store {
 public:
   /// Opens the database under `path`, creating the directory (and its
   /// parents), the database and missing column families as needed. Fails with
-  /// one line naming `path` when the directory cannot be created or is locked.
+  /// one line naming `path` when the directory cannot be created or is locked,
+  /// and with `errc::storage_corrupt` naming the file when a record of the
+  /// write-ahead log or a block of a table file fails its checksum (every
+  /// table file is read and checked).
   static caf::expected<std::unique_ptr<rocksdb_store>> open(std::string path);
 
   rocksdb_store(const rocksdb_store&) = delete;
@@ -32,6 +35,14 @@ public:
 
   /// The directory of the database.
   const std::string& path() const { return path_; }
+
+  /// The name of the column family with RocksDB's id `id` (write-ahead log
+  /// records name families by id).
+  std::string family_name(uint32_t id) const;
+
+  /// The database itself (storage/ only: the repair writes batches as they
+  /// were logged).
+  rocksdb::DB& db();
 
   caf::expected<std::optional<std::string>> get(column c,
                                                 std::string_view key) override;

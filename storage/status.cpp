@@ -22,6 +22,8 @@ caf::error to_error(const rocksdb::Status& st, std::string_view path,
   // RocksDB reports a LOCK file held by another process (or another handle
   // in this one) as an I/O error; callers that wait for it need to know.
   bool locked = st.IsIOError() && text.find("/LOCK") != std::string::npos;
+  if (st.IsCorruption())
+    return make_error(errc::storage_corrupt, std::move(line));
   return make_error(locked ? errc::storage_locked : errc::storage_failure,
                     std::move(line));
 }

@@ -11,7 +11,8 @@ class Status;
 namespace weir::storage {
 
 /// The one place where a RocksDB status becomes weir's error type: no error
-/// for an OK status, otherwise `errc::storage_failure` with the one line
+/// for an OK status, otherwise `errc::storage_failure` (`storage_corrupt`
+/// for a failed checksum, `storage_locked` for a held LOCK) with the one line
 /// `<path>: <what> <key>: <status text>` (`<path>: <what>: <status text>`
 /// when `key` is empty).
 caf::error to_error(const rocksdb::Status& st, std::string_view path,

@@ -260,7 +260,11 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
   self->request(st.store, store_timeout, load_atom_v)
     .await([=](recovered_jobs& rec) { recover(self, rec); },
            [=](caf::error& err) {
-             log_problemf("weir: recovery failed: {}", describe(err));
+             // Damaged stored data ends the jobmanager with one line of
+             // its own (the supervisor does not restart the Dispatcher:
+             // every start would fail the same way).
+             if (err != make_error(errc::storage_corrupt))
+               log_problemf("weir: recovery failed: {}", describe(err));
              self->quit(err);
            });
   auto refuse = [=](job_id id) {

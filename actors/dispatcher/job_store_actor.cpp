@@ -6,13 +6,16 @@
 
 #include <fmt/format.h>
 
+#include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
 #include "storage/blob_store.hpp"
 #include "storage/checkpoint_store.hpp"
+#include "storage/files.hpp"
 #include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
 #include "storage/kv_store.hpp"
+#include "storage/temporary_files.hpp"
 
 namespace weir {
 
@@ -53,6 +56,11 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
                                               std::shared_ptr<storage::kv_store> kv,
                                               std::string checkpoint_dir) {
   self->state.kv = std::move(kv);
+  // A process killed while writing a savepoint left its temporary file.
+  for (auto& path : storage::temporary_files{*self->state.kv}.remove_stale())
+    log_eventf("removed the temporary file {} of a write that did not "
+               "complete",
+               path);
   if (!checkpoint_dir.empty())
     self->state.checkpoints = std::make_unique<storage::checkpoint_store>(
       *self->state.kv, checkpoint_dir);
@@ -108,7 +116,14 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
     },
     [=](savepoint_atom, const std::string& path,
         const savepoint_data& sp) -> caf::result<std::string> {
-      if (auto err = storage::write_savepoint(path, sp))
+      // write_savepoint writes a temporary file, syncs and renames it.
+      storage::temporary_files tmp{*self->state.kv};
+      auto tmp_path = storage::temporary_name(path);
+      if (auto err = tmp.begin(tmp_path))
+        return err;
+      auto err = storage::write_savepoint(path, sp);
+      tmp.end(tmp_path);
+      if (err)
         return err;
       return path;
     },

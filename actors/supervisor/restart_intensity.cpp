@@ -1,5 +1,7 @@
 #include "actors/supervisor/restart_intensity.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "config/config.hpp"
@@ -27,6 +29,14 @@ bool restart_intensity::on_crash(clock::time_point now) {
     return false;
   restarts_.push_back(now);
   return true;
+}
+
+std::chrono::milliseconds restart_intensity::backoff() const {
+  using std::chrono::milliseconds;
+  if (recent() <= 1)
+    return milliseconds{0};
+  auto doublings = std::min(recent() - 2, 7); // 100 ms << 7 > 10 s
+  return std::min(milliseconds{100} * (1 << doublings), milliseconds{10000});
 }
 
 std::string restart_intensity::describe() const {

@@ -33,6 +33,11 @@ public:
   /// Restarts recorded within the window ending at the last crash.
   int recent() const { return static_cast<int>(restarts_.size()); }
 
+  /// How long to wait before the restart on_crash() just allowed: none for
+  /// the first within the window, then 100 ms doubling per restart (at most
+  /// 10 s), so that a child failing at once on every start does not spin.
+  std::chrono::milliseconds backoff() const;
+
   int max_restarts() const { return max_restarts_; }
   std::chrono::milliseconds within() const { return within_; }
 

@@ -2,7 +2,10 @@
 // and the Dispatcher. A crash (any end the supervisor did not ask for) is
 // logged and the child is started again, unless the restart intensity is
 // used up: then the supervisor stops the other child and ends with
-// supervision_gave_up, which makes the process exit non-zero.
+// supervision_gave_up, which makes the process exit non-zero. Restarts back
+// off (restart_intensity::backoff). A Dispatcher that ends because the
+// stored jobs are damaged (storage_corrupt) is not restarted: every start
+// would fail the same way, so the supervisor ends with that reason at once.
 //
 // Re-announcement: a new Dispatcher is found through `lookup` (the gateway
 // asks here); a new ResourceManager is handed to the Dispatcher, which
@@ -25,6 +28,11 @@ namespace weir {
 
 namespace {
 
+/// The supervisor's own timer: restart the ResourceManager (true) or the
+/// Dispatcher (false) after a backoff.
+using supervisor_private_actor
+  = supervisor_actor::extend<caf::reacts_to<restart_atom, bool>>;
+
 struct supervisor_state {
   supervisor_options opts;
   job_store_actor store;
@@ -34,7 +42,7 @@ struct supervisor_state {
   static inline const char* name = "supervisor";
 };
 
-using self_ptr = supervisor_actor::stateful_pointer<supervisor_state>;
+using self_ptr = supervisor_private_actor::stateful_pointer<supervisor_state>;
 
 void start_resource_manager(self_ptr self) {
   auto& st = self->state;
@@ -48,6 +56,16 @@ void start_dispatcher(self_ptr self) {
                                    st.opts.job_master, st.opts.intensity,
                                    st.opts.application_mode);
   self->monitor(st.dispatcher);
+}
+
+void restart(self_ptr self, bool rm) {
+  auto& st = self->state;
+  if (rm) {
+    start_resource_manager(self);
+    self->send(st.dispatcher, rm_changed_atom_v, st.rm);
+  } else {
+    start_dispatcher(self);
+  }
 }
 
 void on_child_down(self_ptr self, const caf::down_msg& dm) {
@@ -66,6 +84,12 @@ void on_child_down(self_ptr self, const caf::down_msg& dm) {
     self->quit(dm.reason);
     return;
   }
+  if (is_dispatcher && dm.reason == make_error(errc::storage_corrupt)) {
+    if (st.rm)
+      self->send_exit(st.rm, caf::exit_reason::user_shutdown);
+    self->quit(dm.reason);
+    return;
+  }
   auto reason = describe(dm.reason);
   if (!st.intensity.on_crash(self->clock().now())) {
     log_eventf("supervisor: the {} crashed ({}); giving up after {}", name,
@@ -79,17 +103,18 @@ void on_child_down(self_ptr self, const caf::down_msg& dm) {
                                       st.intensity.describe())));
     return;
   }
-  log_eventf("supervisor: the {} crashed ({}); restarting it ({} of {})", name,
-             reason, st.intensity.recent(), st.intensity.describe());
-  if (is_rm) {
-    start_resource_manager(self);
-    self->send(st.dispatcher, rm_changed_atom_v, st.rm);
-  } else {
-    start_dispatcher(self);
-  }
+  auto delay = st.intensity.backoff();
+  log_eventf("supervisor: the {} crashed ({}); restarting it{} ({} of {})",
+             name, reason,
+             delay.count() > 0 ? fmt::format(" in {} ms", delay.count()) : "",
+             st.intensity.recent(), st.intensity.describe());
+  if (delay.count() > 0)
+    self->delayed_send(self, delay, restart_atom_v, is_rm);
+  else
+    restart(self, is_rm);
 }
 
-supervisor_actor::behavior_type supervisor_impl(self_ptr self,
+supervisor_private_actor::behavior_type supervisor_impl(self_ptr self,
                                                 job_store_actor store,
                                                 supervisor_options opts) {
   auto& st = self->state;
@@ -117,6 +142,7 @@ supervisor_actor::behavior_type supervisor_impl(self_ptr self,
     [=](lookup_atom) {
       return std::make_tuple(self->state.dispatcher, self->state.rm);
     },
+    [=](restart_atom, bool rm) { restart(self, rm); },
   };
 }
 

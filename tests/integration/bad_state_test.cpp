@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -26,9 +27,11 @@
 #include "messages/errors.hpp"
 #include "job_specs.hpp"
 #include "process.hpp"
+#include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
 #include "storage/rocksdb_store.hpp"
+#include "storage/temporary_files.hpp"
 
 using namespace weir;
 using namespace weir::test;
@@ -505,4 +508,240 @@ TEST_CASE("a full disk: submissions fail with one line, the jobmanager serves "
     CHECK(e.result.state == job_state::finished);
     CHECK_FALSE(e.dirty);
   }
+}
+
+namespace {
+
+/// Overwrites the first `what` in the file at `path` with as many 'X' (a
+/// few flipped bytes in the middle of it); false when `what` is not there.
+bool damage(const std::string& path, const std::string& what) {
+  auto bytes = read_file(path);
+  auto at = bytes.find(what);
+  if (at == std::string::npos)
+    return false;
+  bytes.replace(at, what.size(), std::string(what.size(), 'X'));
+  std::ofstream{path, std::ios::binary | std::ios::trunc} << bytes;
+  return true;
+}
+
+/// The files of `dir` whose names end with `suffix`.
+std::vector<std::string> files_ending(const std::string& dir,
+                                      const std::string& suffix) {
+  std::vector<std::string> found;
+  for (auto& e : std::filesystem::directory_iterator(dir)) {
+    auto name = e.path().filename().string();
+    if (name.size() > suffix.size()
+        && name.compare(name.size() - suffix.size(), suffix.size(), suffix)
+             == 0)
+      found.push_back(e.path().string());
+  }
+  return found;
+}
+
+/// Stores `g` and then its result as the Dispatcher does (graph, dirty
+/// result, then one batch: graph removed, result clean).
+void store_ended(storage::kv_store& kv, const job_graph& g, job_state s) {
+  REQUIRE_FALSE(storage::job_graph_store{kv}.put(g));
+  job_result r;
+  r.id = g.id;
+  r.name = g.name;
+  r.state = s;
+  REQUIRE_FALSE(storage::finish_job(kv, r));
+}
+
+} // namespace
+
+TEST_CASE("bytes flipped in the middle of the write-ahead log: the "
+          "jobmanager refuses to start naming the file; repair-state drops "
+          "the damaged record alone and says what it held") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  auto running = evens_graph(10);
+  auto canceled = evens_graph(10);
+  canceled.name = "canceled-job";
+  auto finished = evens_graph(10);
+  finished.name = "finished-job";
+  {
+    auto kv = storage::open_rocksdb_store(state);
+    REQUIRE(kv);
+    REQUIRE_FALSE(storage::job_graph_store{**kv}.put(running));
+    store_ended(**kv, canceled, job_state::canceled);
+    store_ended(**kv, finished, job_state::finished);
+  }
+  auto logs = files_ending(state, ".log");
+  REQUIRE(logs.size() == 1);
+  auto wal = logs[0];
+  // The first record naming the canceled job's result: its dirty result.
+  REQUIRE(damage(wal, "\"CANCELED\""));
+  auto damaged = read_file(wal);
+
+  // Before: the jobmanager started without a word, the canceled job ran
+  // again and the finished one was gone.
+  auto refused = refused_jobmanager(state);
+  CHECK(refused.exit_code == 3);
+  auto lines = lines_of(refused.err);
+  REQUIRE(lines.size() == 1);
+  auto expected = std::regex{
+    "cannot open the state directory: " + regex_quoted(state)
+    + ": damaged write-ahead log " + regex_quoted(wal)
+    + ": the record at byte [0-9]+ \\([0-9]+ bytes\\): checksum mismatch; "
+      "weir repair-state --state-dir "
+    + regex_quoted(state) + " drops what is damaged and reports it"};
+  CHECK_MESSAGE(std::regex_match(event_of(lines[0]), expected), lines[0]);
+
+  auto said = "put job_results/" + canceled.id.to_string()
+              + " (a later write of it is kept)";
+  auto dry = run_weir({"repair-state", "--state-dir", state, "--dry-run"},
+                      60s);
+  CHECK(dry.exit_code == 0);
+  CHECK_MESSAGE(dry.out.find(state + ": would drop 1 damaged write-ahead log "
+                                     "record:\n  " + wal + " bytes ")
+                  != std::string::npos,
+                dry.out);
+  CHECK(dry.out.find(said) != std::string::npos);
+  CHECK(read_file(wal) == damaged); // a dry run changes nothing
+
+  auto repaired = run_weir({"repair-state", "--state-dir", state}, 60s);
+  CHECK(repaired.exit_code == 0);
+  CHECK_MESSAGE(repaired.out.find(state + ": dropped 1 damaged write-ahead "
+                                          "log record:\n")
+                  != std::string::npos,
+                repaired.out);
+  CHECK(repaired.out.find(said) != std::string::npos);
+  CHECK(repaired.out.find("The damaged files are kept unchanged in " + state
+                          + "/lost.\n")
+        != std::string::npos);
+  CHECK(std::filesystem::exists(state + "/lost/"
+                                + std::filesystem::path{wal}.filename()
+                                    .string()));
+  auto again = run_weir({"repair-state", "--state-dir", state}, 60s);
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == state + ": nothing is damaged\n");
+
+  // Everything but the damaged record is there, the records after it too.
+  auto kv = storage::open_rocksdb_store(state);
+  REQUIRE(kv);
+  auto graphs = storage::job_graph_store{**kv}.load_all();
+  REQUIRE(graphs);
+  REQUIRE(graphs->graphs.size() == 1);
+  CHECK(graphs->graphs[0].id == running.id);
+  for (auto* g : {&canceled, &finished}) {
+    auto entry = storage::job_result_store{**kv}.get(g->id);
+    REQUIRE(entry);
+    REQUIRE(entry->has_value());
+    CHECK((*entry)->result.state
+          == (g == &canceled ? job_state::canceled : job_state::finished));
+    CHECK_FALSE((*entry)->dirty);
+  }
+}
+
+TEST_CASE("a damaged table file of job_results: one line naming it, exit 3, "
+          "no restart loop") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  auto finished = evens_graph(10);
+  {
+    auto kv = storage::open_rocksdb_store(state);
+    REQUIRE(kv);
+    store_ended(**kv, finished, job_state::finished);
+  }
+  {
+    // Opening again writes the log's records to table files.
+    auto kv = storage::open_rocksdb_store(state);
+    REQUIRE(kv);
+  }
+  auto tables = files_ending(state, ".sst");
+  REQUIRE_FALSE(tables.empty());
+  for (auto& t : tables) {
+    // A few bytes of the first data block.
+    std::fstream f{t, std::ios::binary | std::ios::in | std::ios::out};
+    f.seekp(10);
+    f.write("XXXX", 4);
+  }
+  auto refused = refused_jobmanager(state);
+  CHECK(refused.exit_code == 3);
+  auto lines = lines_of(refused.err);
+  REQUIRE_MESSAGE(lines.size() == 1, refused.err);
+  auto expected = std::regex{
+    "cannot open the state directory: " + regex_quoted(state)
+    + ": cannot open store: Corruption: block checksum mismatch: .* in "
+    + regex_quoted(state)
+    + "/[0-9]+\\.sst offset [0-9]+ size [0-9]+; a damaged table file: "
+      "restore the state directory from a backup"};
+  CHECK_MESSAGE(std::regex_match(event_of(lines[0]), expected), lines[0]);
+}
+
+TEST_CASE("a master killed or stopped while weir stop waits for its "
+          "savepoint: the client ends at once with exit 3 and the hint") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  session s{state};
+  // A sink (not chained to the source) that takes 5 s a batch: once the
+  // source has sent a batch, a savepoint's barrier waits behind it.
+  auto spec = dir.write("slow.json", R"({"name": "slow",
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "out", "operator": "discard", "params": {"delay_ms": 5000}}],
+    "edges": [{"from": "events", "to": "out", "partitioning": "rebalance"}]})");
+  auto submitted = s.client({"run", "-d", spec});
+  REQUIRE(submitted.exit_code == 0);
+  auto id = lines_of(submitted.out).back();
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  bool sent = false;
+  while (!sent && std::chrono::steady_clock::now() < deadline) {
+    auto status = s.client({"status", id});
+    sent = status.out.find("Records: ") != std::string::npos
+           && status.out.find("Records: 0 in") == std::string::npos;
+  }
+  REQUIRE(sent);
+  running_process client{{weir_bin(), "stop", "-m", s.address, id,
+                          "--savepointPath", dir.file("savepoints")}};
+  // Printed once connected, just before the request goes out.
+  REQUIRE(client.wait_for_stdout("Suspending job", 30s));
+  SUBCASE("killed") {
+    s.jobmanager->signal(SIGKILL);
+  }
+  SUBCASE("stopped") {
+    s.jobmanager->signal(SIGSTOP);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto done = client.finish(60s);
+  auto took = std::chrono::steady_clock::now() - t0;
+  MESSAGE("the client ended after "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+          << " ms");
+  CHECK(done.exit_code == 3);
+  CHECK_MESSAGE(done.err.find("weir stop: connection to the master lost (")
+                  != std::string::npos,
+                done.err);
+  CHECK(done.err.find("a restarted jobmanager recovers the job: weir status "
+                      "-m HOST:PORT " + id + "\n")
+        != std::string::npos);
+  // heartbeat.timeout is 1 s; the client used to wait for 10 minutes.
+  CHECK(took < 10s);
+  s.jobmanager->signal(SIGCONT);
+  s.jobmanager->signal(SIGKILL);
+  s.jobmanager->finish(30s);
+  s.jobmanager.reset();
+  s.worker->signal(SIGKILL);
+}
+
+TEST_CASE("a savepoint's temporary file left by a killed jobmanager is "
+          "removed at the next start") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  std::filesystem::create_directories(dir.file("savepoints"));
+  auto stale = dir.write("savepoints/savepoint-x-1.tmp", "half written");
+  {
+    // What a jobmanager killed while writing the savepoint leaves behind.
+    auto kv = storage::open_rocksdb_store(state);
+    REQUIRE(kv);
+    REQUIRE_FALSE(storage::temporary_files{**kv}.begin(stale));
+  }
+  session s{state};
+  CHECK(s.jobmanager->wait_for_stderr("removed the temporary file " + stale
+                                        + " of a write that did not complete",
+                                      30s));
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(s.stop() == 0);
 }

@@ -1,0 +1,57 @@
+// `weir repair-state`: drops the damaged records of a state directory's
+// write-ahead log and says what they held. Flink has no such command (its
+// HA stores live in ZooKeeper or Kubernetes); the name says what it works
+// on, and --state-dir is the flag `weir jobmanager` and `weir run` take.
+#include <cxxopts.hpp>
+#include <fmt/format.h>
+
+#include "cli/actions.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/remote.hpp"
+#include "messages/errors.hpp"
+#include "storage/state_repair.hpp"
+
+namespace weir::cli {
+
+int repair_state_action(const std::vector<std::string>& args) {
+  const std::string action = "weir repair-state";
+  cxxopts::Options opts(action,
+                        "Drop the damaged records of a state directory's "
+                        "write-ahead log (the jobmanager refuses to start on "
+                        "one) and print what each held. Stop the jobmanager "
+                        "first.");
+  opts.add_options()
+    ("state-dir", "the state directory (high-availability.storageDir)",
+     cxxopts::value<std::string>())
+    ("dry-run", "only print what a repair would drop; change nothing")
+    ("h,help", "print this help");
+  cxxopts::ParseResult res;
+  if (auto code = parse_flags(opts, action, args, res); code >= 0)
+    return code;
+  if (res.count("state-dir") == 0) {
+    fmt::print(stderr, "{}: missing --state-dir DIR\n", action);
+    return exit_bad_input;
+  }
+  auto dir = res["state-dir"].as<std::string>();
+  bool dry_run = res.count("dry-run") > 0;
+  auto report = storage::repair_state_dir(dir, dry_run);
+  if (!report) {
+    fmt::print(stderr, "{}: {}\n", action, describe(report.error()));
+    return exit_cluster_error;
+  }
+  if (report->dropped.empty()) {
+    fmt::print("{}: nothing is damaged\n", dir);
+    return exit_ok;
+  }
+  fmt::print("{}: {} {} damaged write-ahead log record{}:\n", dir,
+             dry_run ? "would drop" : "dropped", report->dropped.size(),
+             report->dropped.size() == 1 ? "" : "s");
+  for (auto& line : report->dropped)
+    fmt::print("  {}\n", line);
+  if (!report->lost_dir.empty())
+    fmt::print("The damaged files are kept unchanged in {}.\n",
+               report->lost_dir);
+  return exit_ok;
+}
+
+} // namespace weir::cli

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+
+#include "storage/kv_store.hpp"
+
+namespace weir::storage {
+
+/// Files a write creates under a temporary name before it renames them
+/// (a savepoint: `PATH.tmp`). Each is noted in the store (synced) before it
+/// is created and forgotten once renamed, so that the temporary file of a
+/// process killed meanwhile is found and removed by the next one to open
+/// the store, wherever it was written.
+class temporary_files {
+public:
+  explicit temporary_files(kv_store& kv) : kv_(kv) {
+    // nop
+  }
+
+  /// Notes that `path` is about to be created.
+  caf::error begin(const std::string& path);
+
+  /// Forgets `path` (renamed or removed): a lost note only makes the next
+  /// start look for a file that is not there.
+  void end(const std::string& path);
+
+  /// Removes every noted file still there and forgets them all; returns the
+  /// files it removed.
+  std::vector<std::string> remove_stale();
+
+private:
+  kv_store& kv_;
+};
+
+} // namespace weir::storage
