@@ -20,7 +20,7 @@ bool stop_requested();
 
 /// How long a process may take to stop after the first stop signal before
 /// end_process_after_stop ends it.
-constexpr std::chrono::seconds stop_grace{5};
+constexpr std::chrono::seconds stop_grace{10};
 
 /// Once a stop signal arrived, ends the process with `code` if it still
 /// runs `grace` later, saying so on stderr as `who`: a subtask stuck in

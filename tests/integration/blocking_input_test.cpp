@@ -86,7 +86,7 @@ TEST_CASE("SIGTERM cancels a job reading a FIFO nobody writes to") {
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("ended CANCELED: job was canceled") != std::string::npos);
-  CHECK(took < 5s);
+  CHECK(took < 10s); // the stop deadline would end it at 10 s, uncancelled
 }
 
 TEST_CASE("a FIFO, a device and a /proc file are read as one stream") {
@@ -135,10 +135,10 @@ TEST_CASE("SIGTERM ends weir run within seconds even when user code hangs") {
     });
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("weir run: still running 5000 ms after the stop signal; "
+  CHECK(r.err.find("weir run: still running 10000 ms after the stop signal; "
                    "exiting")
         != std::string::npos);
-  CHECK(took < 15s);
+  CHECK(took < 20s);
 }
 
 TEST_CASE("an input the worker cannot open fails the job, not the worker") {
