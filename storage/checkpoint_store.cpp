@@ -1,15 +1,10 @@
 #include "storage/checkpoint_store.hpp"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +14,7 @@
 #include "storage/state/snapshot_format.hpp"
 #include "storage/detail/record_codec.hpp"
 #include "storage/files.hpp"
+#include "storage/state_handle.hpp"
 
 namespace weir::storage {
 
@@ -27,42 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view magic = "WEIRCHK2";
-
-caf::error io_error(const std::string& what, const std::string& path) {
-  return make_error(errc::storage_failure,
-                    fmt::format("{} '{}': {}", what, path, std::strerror(errno)));
-}
-
-/// Writes `bytes` to `path` durably: a temporary file, fsync, rename.
-caf::error write_durably(const std::string& path, const std::string& bytes) {
-  auto tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return io_error("cannot create", tmp);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      auto err = io_error("cannot write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return err;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    auto err = io_error("cannot sync", tmp);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return err;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    return io_error("cannot rename", tmp);
-  return caf::none;
-}
 
 /// The retained checkpoint ids of a job's record, oldest first.
 std::vector<int64_t> retained_ids(const std::string& record) {
@@ -109,7 +69,7 @@ std::set<std::string> referenced_files(const checkpoint_snapshot& cp) {
   std::set<std::string> files;
   for (auto& [vertex, subtasks] : cp.state.vertices)
     for (auto& bytes : subtasks)
-      for (auto& f : state::referenced_files(bytes))
+      for (auto& f : state_files_of(bytes))
         files.insert(std::move(f));
   return files;
 }
@@ -117,11 +77,34 @@ std::set<std::string> referenced_files(const checkpoint_snapshot& cp) {
 } // namespace
 
 caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
-  std::string out{savepoint_magic};
-  encode_vertices(out, sp);
   std::error_code ec;
   fs::create_directories(fs::path{path}.parent_path(), ec);
-  return write_durably(path, out);
+  // Piece by piece: a subtask's state whose handle the checkpoint holds is
+  // read from its file here (a savepoint is self-contained), one at a time.
+  durable_file out{path};
+  std::string piece{savepoint_magic};
+  append_int64(piece, static_cast<int64_t>(sp.vertices.size()));
+  for (auto& [vertex, subtasks] : sp.vertices) {
+    append_text(piece, vertex);
+    append_int64(piece, static_cast<int64_t>(subtasks.size()));
+    for (auto& bytes : subtasks) {
+      std::string state;
+      try {
+        state = resolve_state(bytes);
+      } catch (const std::exception& e) {
+        return make_error(errc::storage_failure, e.what());
+      }
+      append_int64(piece, static_cast<int64_t>(state.size()));
+      if (auto err = out.append(piece))
+        return err;
+      piece.clear();
+      if (auto err = out.append(state))
+        return err;
+    }
+  }
+  if (auto err = out.append(piece))
+    return err;
+  return out.commit();
 }
 
 caf::expected<savepoint_data> read_savepoint(const std::string& path) {
