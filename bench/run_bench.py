@@ -512,8 +512,6 @@ def checkpoint_figures(weir, tmp, only, runs):
             session.close()
 
 
-if __name__ == "__main__":
-    main()
 
 
 def watch_for(session, seconds):
@@ -524,6 +522,8 @@ def watch_for(session, seconds):
     lost_lines = []
     deadline = time.time() + seconds
     pipes = {p.stderr: p for p in session.procs if p.poll() is None}
+    # WEIR_BENCH_LOG=FILE keeps every process's log lines there.
+    keep = open(os.environ["WEIR_BENCH_LOG"], "a") if "WEIR_BENCH_LOG" in os.environ else None
     while time.time() < deadline:
         ready, _, _ = select.select(list(pipes), [], [], 1)
         for pipe in ready:
@@ -531,6 +531,8 @@ def watch_for(session, seconds):
             if not line:
                 del pipes[pipe]
                 continue
+            if keep is not None:
+                keep.write(f"[{pipes[pipe].pid}] {line}")
             if pipes[pipe] is not session.jm:
                 continue
             if " lost" in line:
@@ -608,3 +610,7 @@ def load_figures(weir, tmp, only, seconds):
                 b.kill()
                 b.wait()
             session.close()
+
+
+if __name__ == "__main__":
+    main()
