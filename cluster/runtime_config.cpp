@@ -22,11 +22,22 @@ remoting remoting::from(const configuration& cfg) {
   return r;
 }
 
+namespace {
+
+constexpr size_t max_messages_per_run = 100;
+
+} // namespace
+
 void configure_actor_system(caf::actor_system_config& cfg) {
   add_message_types(cfg);
   auto cores = std::max(2u, std::thread::hardware_concurrency());
   cfg.set("scheduler.policy", caf::atom("sharing"));
   cfg.set("scheduler.max-threads", static_cast<size_t>(cores));
+  // An actor gives its thread back after this many messages. CAF's default
+  // (no limit) lets a source that keeps sending itself `produce` hold a
+  // thread for as long as it has credit: with as many busy subtasks as
+  // threads, the TaskExecutor's heartbeat replies waited seconds.
+  cfg.set("scheduler.max-throughput", max_messages_per_run);
 }
 
 void configure_actor_system(caf::actor_system_config& cfg, const remoting& r) {

@@ -71,14 +71,14 @@ inline constexpr config_key<ms> slot_request_timeout{
 // --- heartbeats -----------------------------------------------------------
 
 inline constexpr config_key<ms> heartbeat_interval{
-  "heartbeat.interval", "200 ms",
+  "heartbeat.interval", "500 ms",
   "How often connected processes exchange heartbeats."};
 inline constexpr config_key<int64_t> heartbeat_rpc_failure_threshold{
   "heartbeat.rpc-failure-threshold", "2",
   "Heartbeat requests that may fail in a row (the peer answered that it "
   "cannot be reached) before the peer is declared lost."};
 inline constexpr config_key<ms> heartbeat_timeout{
-  "heartbeat.timeout", "1 s",
+  "heartbeat.timeout", "3 s",
   "A peer silent this long is declared lost (its TaskExecutor, its "
   "subtasks)."};
 

@@ -5,6 +5,7 @@
 #include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
 #include "storage/state/snapshot_format.hpp"
+#include "storage/state_handle.hpp"
 
 namespace weir {
 
@@ -93,7 +94,13 @@ void operator_chain::open(const operator_states& restore) {
     if (i == contexts_.size())
       throw ops::operator_error(fmt::format(
         "checkpointed state of vertex '{}' has no operator here", vertex));
-    auto snap = state::decode_vertex_snapshot(bytes);
+    std::string state;
+    try {
+      state = storage::resolve_state(bytes);
+    } catch (const std::exception& e) {
+      throw ops::operator_error(fmt::format("vertex '{}': {}", vertex, e.what()));
+    }
+    auto snap = state::decode_vertex_snapshot(state);
     if (!snap)
       throw ops::operator_error(fmt::format(
         "vertex '{}': its checkpointed state is truncated or malformed",

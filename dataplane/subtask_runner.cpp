@@ -40,7 +40,10 @@ subtask_runner::subtask_runner(const task_deployment& d, runner_port& port)
                       d.parallelism)),
     gate_of_channel_(gates_of_channels(d)),
     inputs_(gate_of_channel_.size()),
-    aligner_(gate_of_channel_.size()) {
+    aligner_(gate_of_channel_.size()),
+    storage_(d.backend.checkpoint_dir,
+             fmt::format("{}-{}", d.subtask_index,
+                         d.attempt.to_string().substr(0, 8))) {
 }
 
 subtask_runner::~subtask_runner() = default;
@@ -242,13 +245,15 @@ void subtask_runner::aligned(int64_t id) {
 
 /// Snapshots the operators, sends the barrier after everything emitted so
 /// far, and acknowledges (once the state is written, when that is left to
-/// another thread).
+/// another thread: deferred snapshots, and state going to checkpoint
+/// storage).
 void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
   chain_->prepare_commit(b.id);
   auto snap = chain_->snapshot(b.id, to_snapshot_kind(b.kind));
   for (auto& g : chain_->gates())
     g.emit_barrier(b);
   drain();
+  storage_.offload(b.id, snap);
   if (snap.deferred.empty())
     port_.acknowledge(b.id, std::move(snap.ready));
   else

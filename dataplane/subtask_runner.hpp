@@ -10,6 +10,7 @@
 
 #include "dataplane/barrier_aligner.hpp"
 #include "dataplane/chain_env.hpp"
+#include "dataplane/checkpoint_storage.hpp"
 #include "dataplane/input_queue.hpp"
 #include "dataplane/operator_chain.hpp"
 #include "messages/barrier.hpp"
@@ -52,7 +53,8 @@ public:
   virtual void send_metrics(const io_metrics& metrics) = 0;
   /// Records a collect sink gathered since the last hand-over.
   virtual void hand_over(std::vector<record>&& rows) = 0;
-  /// The subtask took checkpoint `id`; its state.
+  /// The subtask took checkpoint `id`; its state (by vertex: small states
+  /// inline, larger ones as handles of their files in checkpoint storage).
   virtual void acknowledge(int64_t id, operator_states&& states) = 0;
   /// Write the deferred parts of checkpoint `id`'s snapshot off this thread
   /// (blocking I/O), then call snapshot_written or snapshot_failed.
@@ -181,6 +183,9 @@ private:
   std::deque<input_event> replay_;
   /// The kind of the checkpoint being aligned.
   checkpoint_kind pending_kind_ = checkpoint_kind::checkpoint;
+  /// Where large checkpoint state is written (the acknowledgement carries
+  /// its handle).
+  checkpoint_storage storage_;
   phase phase_ = phase::created;
   /// Timers scheduled through the port and not fired yet.
   bool produce_pending_ = false;

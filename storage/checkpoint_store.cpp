@@ -14,6 +14,7 @@
 #include "storage/state/snapshot_format.hpp"
 #include "storage/detail/record_codec.hpp"
 #include "storage/files.hpp"
+#include "storage/state_handle.hpp"
 
 namespace weir::storage {
 
@@ -68,7 +69,7 @@ std::set<std::string> referenced_files(const checkpoint_snapshot& cp) {
   std::set<std::string> files;
   for (auto& [vertex, subtasks] : cp.state.vertices)
     for (auto& bytes : subtasks)
-      for (auto& f : state::referenced_files(bytes))
+      for (auto& f : state_files_of(bytes))
         files.insert(std::move(f));
   return files;
 }
@@ -76,11 +77,34 @@ std::set<std::string> referenced_files(const checkpoint_snapshot& cp) {
 } // namespace
 
 caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
-  std::string out{savepoint_magic};
-  encode_vertices(out, sp);
   std::error_code ec;
   fs::create_directories(fs::path{path}.parent_path(), ec);
-  return write_durably(path, out);
+  // Piece by piece: a subtask's state whose handle the checkpoint holds is
+  // read from its file here (a savepoint is self-contained), one at a time.
+  durable_file out{path};
+  std::string piece{savepoint_magic};
+  append_int64(piece, static_cast<int64_t>(sp.vertices.size()));
+  for (auto& [vertex, subtasks] : sp.vertices) {
+    append_text(piece, vertex);
+    append_int64(piece, static_cast<int64_t>(subtasks.size()));
+    for (auto& bytes : subtasks) {
+      std::string state;
+      try {
+        state = resolve_state(bytes);
+      } catch (const std::exception& e) {
+        return make_error(errc::storage_failure, e.what());
+      }
+      append_int64(piece, static_cast<int64_t>(state.size()));
+      if (auto err = out.append(piece))
+        return err;
+      piece.clear();
+      if (auto err = out.append(state))
+        return err;
+    }
+  }
+  if (auto err = out.append(piece))
+    return err;
+  return out.commit();
 }
 
 caf::expected<savepoint_data> read_savepoint(const std::string& path) {

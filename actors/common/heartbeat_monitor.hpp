@@ -14,11 +14,11 @@ class configuration;
 /// Flink's heartbeat.interval, heartbeat.timeout and
 /// heartbeat.rpc-failure-threshold.
 /// An interval of 0 (the default here; the configuration's default is
-/// 200 ms) turns heartbeats off, as in the embedded cluster, whose actors
+/// 500 ms) turns heartbeats off, as in the embedded cluster, whose actors
 /// share one process and see each other end through monitoring.
 struct heartbeat_options {
   std::chrono::milliseconds interval{0};
-  std::chrono::milliseconds timeout{1000};
+  std::chrono::milliseconds timeout{3000};
   int rpc_failure_threshold = 2;
 
   static heartbeat_options from(const configuration& cfg);

@@ -2,6 +2,7 @@
 
 #include "config/config.hpp"
 #include "config/keys.hpp"
+#include "storage/state_handle.hpp"
 
 namespace weir {
 
@@ -46,7 +47,7 @@ checkpoint_coordinator::acknowledge(int64_t id, int32_t flat,
     return std::nullopt;
   auto& result = i->second.result;
   for (auto& [vertex, bytes] : state)
-    result.bytes += static_cast<int64_t>(bytes.size());
+    result.bytes += storage::state_size(bytes);
   result.states[flat] = std::move(state);
   if (!i->second.waiting.empty())
     return std::nullopt;

@@ -31,8 +31,10 @@ struct checkpoint_options {
 /// A checkpoint every subtask acknowledged.
 struct completed_checkpoint {
   int64_t id = 0;
-  /// By flat execution index.
+  /// By flat execution index: small states inline, larger ones as handles
+  /// of their files in checkpoint storage.
   std::map<int32_t, operator_states> states;
+  /// The state's size (a handle counts with its file's size).
   int64_t bytes = 0;
   std::chrono::milliseconds duration{0};
 };

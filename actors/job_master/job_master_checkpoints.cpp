@@ -158,7 +158,10 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
   for (auto& h : st.handles)
     if (h)
       self->send(h, commit_atom_v, done->id);
-  if (st.opts.store && st.settings.resumable_from_storage)
+  // Stored even when a later JobMaster would not resume from it (collected
+  // output): the store keeps the state files of the retained checkpoints
+  // and deletes the others.
+  if (st.opts.store)
     store_checkpoint(self, *done);
   if (auto req = st.requests.take(done->id)) {
     if (req->is_savepoint())

@@ -1,5 +1,6 @@
 #include "actors/task_executor/subtask.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <set>
@@ -12,6 +13,7 @@
 
 #include "actors/task_executor/driver_client.hpp"
 #include "dataplane/subtask_runner.hpp"
+#include "storage/state_handle.hpp"
 
 namespace weir {
 
@@ -224,6 +226,13 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
   };
 }
 
+/// Whether opening reads state from checkpoint storage (blocking I/O).
+bool restores_from_files(const operator_states& restore) {
+  return std::any_of(restore.begin(), restore.end(), [](auto& entry) {
+    return storage::is_state_handle(entry.second);
+  });
+}
+
 } // namespace
 
 subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
@@ -238,7 +247,8 @@ subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
   };
   // Build the operators first: whether they block decides the thread model.
   auto built = std::make_shared<built_chain>(build_chain(d, cenv));
-  if (built->chain && built->chain->blocking_io())
+  if (built->chain
+      && (built->chain->blocking_io() || restores_from_files(d.restore)))
     return sys.spawn<caf::detached>(subtask_impl, std::move(d), std::move(jm),
                                     std::move(built));
   return sys.spawn(subtask_impl, std::move(d), std::move(jm), std::move(built));

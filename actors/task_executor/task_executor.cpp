@@ -5,6 +5,7 @@
 #include <set>
 
 #include <caf/actor_system.hpp>
+#include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -316,6 +317,9 @@ task_executor_impl(self_ptr self, task_executor_options opts,
 task_executor_actor spawn_task_executor(caf::actor_system& sys,
                                         task_executor_options opts,
                                         resource_manager_actor rm) {
+  if (opts.own_thread)
+    return sys.spawn<caf::detached>(task_executor_impl, std::move(opts),
+                                    std::move(rm));
   return sys.spawn(task_executor_impl, std::move(opts), std::move(rm));
 }
 

@@ -32,6 +32,11 @@ struct task_executor_options {
   dispatcher_actor dispatcher;
   /// Heartbeats expected from the ResourceManager and the JobMasters.
   heartbeat_options heartbeat;
+  /// Run on a thread of its own (a taskmanager process), so that its
+  /// heartbeat replies and control messages never wait for a scheduler
+  /// thread that busy subtasks hold (a large state's snapshot, say). Tests
+  /// on CAF's deterministic scheduler leave it off.
+  bool own_thread = false;
 };
 
 /// The TaskExecutor's whole interface: the public one and its own timer,

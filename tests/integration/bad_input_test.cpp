@@ -200,8 +200,8 @@ TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
                         "job (only restart-strategy.*, "
                         "execution.checkpointing.*, execution.savepoint.*, "
                         "state.checkpoints.num-retained, state.backend.type)\n");
-  auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=2 s"});
+  auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=5 s"});
   CHECK(hb.exit_code == 2);
-  CHECK(hb.err == "weir run: heartbeat.interval (2000 ms) must be above 0 and "
-                  "below heartbeat.timeout (1000 ms)\n");
+  CHECK(hb.err == "weir run: heartbeat.interval (5000 ms) must be above 0 and "
+                  "below heartbeat.timeout (3000 ms)\n");
 }

@@ -206,6 +206,9 @@ void lose_worker_during_job(int sig) {
   MESSAGE("signal " << sig << ": TaskExecutor declared lost after "
           << std::chrono::duration_cast<std::chrono::milliseconds>(detected).count()
           << " ms");
+  // A killed worker's connection closes at once; a stopped one misses
+  // heartbeat.timeout (3 s) of heartbeats.
+  CHECK(detected < (sig == SIGSTOP ? 5s : 1s));
   CHECK(master.wait_for_stderr("(paced) restarts in ", 30s));
   auto r = run.finish(60s);
   REQUIRE(r.exit_code == 0);
@@ -446,6 +449,56 @@ TEST_CASE("a failed job resumes from its latest checkpoint, results exact") {
   auto& log = c.master->stderr_so_far();
   CHECK(log.find("(checkpointed) completed checkpoint 1 (") != std::string::npos);
   CHECK(log.find("(checkpointed) resumes from checkpoint ") != std::string::npos);
+}
+
+TEST_CASE("checkpoint state goes to checkpoint storage: the JobMaster keeps "
+          "and stores handles, a failover restores from the files") {
+  // 24000 distinct keys counted by two subtasks: each subtask's state is
+  // far above the 20 KiB kept inline.
+  one_worker_cluster c;
+  auto spec = c.dir.write("handles.json", fmt::format(R"({{
+    "name": "handles", "parallelism": 2,
+    "config": {{"execution.checkpointing.interval": "200 ms",
+               "restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.attempts": 3,
+               "restart-strategy.fixed-delay.delay": "50 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": 24000, "rate": 4000, "keys": 24000}}}},
+      {{"id": "flaky", "operator": "map", "params": {{"function": "fail_once", "marker": "{}", "after": 8000}}}},
+      {{"id": "counts", "operator": "count"}},
+      {{"id": "out", "operator": "collect", "parallelism": 1}}],
+    "edges": [
+      {{"from": "events", "to": "flaky", "partitioning": "forward"}},
+      {{"from": "flaky", "to": "counts", "partitioning": "hash"}},
+      {{"from": "counts", "to": "out", "partitioning": "rebalance"}}]}})",
+                                                      c.dir.file("marker")));
+  auto r = run_weir({"run", "-m", c.address, spec}, 120s);
+  CHECK(r.exit_code == 0);
+  CHECK(exists(c.dir.file("marker"))); // the failure did happen
+  std::vector<std::string> expected;
+  for (int k = 0; k < 24000; ++k)
+    expected.push_back(fmt::format("key-{}\t1", k));
+  std::sort(expected.begin(), expected.end());
+  CHECK(sorted_lines(r.out) == expected);
+  REQUIRE(c.master->wait_for_stderr("(handles) FINISHED", 30s));
+  CHECK(c.master->stderr_so_far().find("(handles) resumes from checkpoint ")
+        != std::string::npos);
+  // The stored checkpoint files hold handles; the state is in files of
+  // its own under chk-<n>.d/.
+  namespace fs = std::filesystem;
+  uintmax_t stored = 0;
+  uintmax_t largest_state = 0;
+  for (auto& e : fs::recursive_directory_iterator(c.dir.file("state/checkpoints"))) {
+    auto name = e.path().filename().string();
+    if (e.is_regular_file() && name.rfind("chk-", 0) == 0) {
+      ++stored;
+      CHECK(e.file_size() < 4096);
+    }
+    if (e.is_regular_file() && e.path().extension() == ".state")
+      largest_state = std::max(largest_state, e.file_size());
+  }
+  CHECK(stored >= 1);
+  CHECK(largest_state > 20 * 1024);
 }
 
 TEST_CASE("a job whose sink cannot resume starts over, results exact") {

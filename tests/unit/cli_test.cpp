@@ -97,8 +97,8 @@ TEST_CASE("a jobmanager's options from the configuration") {
   CHECK(jm->job_master.slot_request_timeout == 1min);
   CHECK(jm->remote.cluster_id == "c1");
   CHECK(jm->resource_manager.pool.idle_timeout == 2s);
-  CHECK(jm->resource_manager.heartbeat.interval == 200ms);
-  CHECK(jm->job_master.heartbeat.timeout == 1s);
+  CHECK(jm->resource_manager.heartbeat.interval == 500ms);
+  CHECK(jm->job_master.heartbeat.timeout == 3s);
   auto bad = jobmanager_options::from(config_of({"jobmanager.rpc.port=70000"}));
   REQUIRE_FALSE(bad);
   CHECK(bad.error() == make_error(errc::invalid_config));

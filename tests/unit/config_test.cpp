@@ -167,7 +167,7 @@ TEST_CASE("every default is a valid value of its key's type") {
 TEST_CASE("typed keys read the value or the default") {
   configuration cfg;
   CHECK(cfg.get(keys::jobmanager_port) == 6123);
-  CHECK(cfg.get(keys::heartbeat_timeout) == std::chrono::seconds(1));
+  CHECK(cfg.get(keys::heartbeat_timeout) == std::chrono::seconds(3));
   CHECK(cfg.get(keys::state_backend) == "hashmap");
   CHECK(cfg.get(keys::storage_dir).empty());
   CHECK_FALSE(cfg.get_if_set(keys::task_slots));
@@ -186,12 +186,12 @@ TEST_CASE("configuration errors carry errc::invalid_config") {
   auto bad = configuration::load(std::nullopt, {"heartbeat.timeout=soon"});
   REQUIRE_FALSE(bad);
   CHECK(bad.error() == make_error(errc::invalid_config));
-  bad = configuration::load(std::nullopt, {"heartbeat.interval=2 s"});
+  bad = configuration::load(std::nullopt, {"heartbeat.interval=5 s"});
   REQUIRE_FALSE(bad);
   CHECK(bad.error() == make_error(errc::invalid_config));
   CHECK(describe(bad.error())
-        == "heartbeat.interval (2000 ms) must be above 0 and below "
-           "heartbeat.timeout (1000 ms)");
+        == "heartbeat.interval (5000 ms) must be above 0 and below "
+           "heartbeat.timeout (3000 ms)");
   configuration cfg;
   CHECK(cfg.apply({{"state.backend.type", "disk"}}, "job config")
         == make_error(errc::invalid_config));

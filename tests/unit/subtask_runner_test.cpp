@@ -2,13 +2,17 @@
 // recording port stands in for the subtask actor.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "dataplane/subtask_runner.hpp"
+#include "storage/files.hpp"
+#include "storage/state_handle.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -32,6 +36,8 @@ public:
   std::vector<std::string> log;
   std::vector<record> collected;
   std::map<int64_t, operator_states> acks;
+  /// The snapshots handed to the writer thread, by checkpoint.
+  std::map<int64_t, chain_snapshot> to_write;
   bool produce_due = false;
   bool flush_due = false;
   int metrics = 0;
@@ -74,8 +80,18 @@ public:
     log.push_back(fmt::format("ack {}", id));
     acks[id] = std::move(states);
   }
-  void write_snapshot(int64_t id, chain_snapshot&&) override {
+  void write_snapshot(int64_t id, chain_snapshot&& snap) override {
     log.push_back(fmt::format("write {}", id));
+    to_write[id] = std::move(snap);
+  }
+
+  /// What the subtask's writer thread does with snapshot `id`.
+  operator_states write(int64_t id) {
+    auto& snap = to_write.at(id);
+    auto states = std::move(snap.ready);
+    for (auto& [vertex, finish] : snap.deferred)
+      states[vertex] = finish();
+    return states;
   }
   void schedule_produce(std::chrono::microseconds) override {
     CHECK_FALSE(produce_due); // one timer at a time
@@ -112,11 +128,12 @@ struct fixture {
   task_deployment d;
   subtask_runner runner;
 
-  fixture(task_deployment dep, exchange_options o = opts(1000))
+  fixture(task_deployment dep, exchange_options o = opts(1000),
+          const operator_states& restore = {})
     : d(std::move(dep)), runner(d, port) {
     chain_env env;
     env.exchange = o;
-    runner.open(build_chain(d, env), {});
+    runner.open(build_chain(d, env), restore);
   }
 
   /// Fires the produce timer until the source stops asking.
@@ -133,6 +150,18 @@ record_batch batch_of(int64_t from, int64_t to) {
 }
 
 using lines = std::vector<std::string>;
+
+/// Starts `f` (a keyed count with one input channel), counts `n` keys and
+/// takes checkpoint 1.
+void count_keys_then_checkpoint(fixture& f, int n) {
+  f.runner.start();
+  std::vector<record> keys;
+  for (int i = 0; i < n; ++i)
+    keys.push_back(record::integer(fmt::format("k{}", i), 1));
+  f.runner.on_batch(0, 0, 0, record_batch{keys});
+  f.runner.on_barrier(0, 0, 1, checkpoint_barrier{1, checkpoint_kind::checkpoint});
+  f.port.take();
+}
 
 } // namespace
 
@@ -324,6 +353,62 @@ TEST_CASE("a snapshot written off the thread is acknowledged, a failed "
   CHECK(f.port.take()
         == lines{"FAILED in=0 out=0 task (1/1): could not write checkpoint 4: "
                  "disk full"});
+}
+
+TEST_CASE("with checkpoint storage, large state goes to a file off the "
+          "thread and the acknowledgement carries its handle") {
+  temp_dir dir;
+  auto d = deployment({vertex("counts", "count")}, {1}, 1);
+  d.backend.checkpoint_dir = dir.sub("job");
+  fixture f{d};
+  count_keys_then_checkpoint(f, 3000);
+  // Nothing is written on the subtask's thread: the writer does it.
+  REQUIRE(f.port.to_write.count(1) == 1);
+  CHECK(f.port.acks.empty());
+  CHECK_FALSE(std::filesystem::exists(dir.sub("job/chk-1.d")));
+  f.runner.snapshot_written(1, f.port.write(1));
+  CHECK(f.port.take() == lines{"ack 1"});
+  auto& acked = f.port.acks[1].at("counts");
+  auto handle = storage::decode_state_handle(acked);
+  REQUIRE(handle);
+  CHECK(acked.size() < 200); // 3000 keys' state is not in the message
+  CHECK(handle->path.rfind(dir.sub("job/chk-1.d/counts-0-"), 0) == 0);
+  CHECK(handle->size > static_cast<int64_t>(storage::inline_state_limit));
+  CHECK(std::filesystem::file_size(handle->path)
+        == static_cast<uintmax_t>(handle->size));
+
+  SUBCASE("a new attempt restores from the handle") {
+    fixture again{d, opts(1000), f.port.acks[1]};
+    again.runner.start();
+    again.runner.on_batch(0, 0, 0, record_batch{numbers(1, 1, "k7")});
+    again.runner.on_end(0, 1);
+    auto log = again.port.take();
+    CHECK(log.back() == "FINISHED in=1 out=3000");
+    CHECK(std::any_of(log.begin(), log.end(), [](const std::string& line) {
+      return line.find("k7=2") != std::string::npos;
+    }));
+  }
+  SUBCASE("a state file that changed fails the restore, naming it") {
+    auto bytes = storage::read_whole_file(handle->path);
+    REQUIRE(bytes);
+    (*bytes)[bytes->size() / 2] ^= 1;
+    REQUIRE_FALSE(storage::write_durably(handle->path, *bytes));
+    fixture again{d, opts(1000), f.port.acks[1]};
+    auto log = again.port.take();
+    REQUIRE(log.size() == 1);
+    CHECK(log[0].find("FAILED in=0 out=0 task (1/1): vertex 'counts': state "
+                      "file '" + handle->path + "' differs from what the "
+                      "checkpoint recorded")
+          == 0);
+  }
+}
+
+TEST_CASE("without checkpoint storage, small or any state stays in the "
+          "acknowledgement") {
+  fixture f{deployment({vertex("counts", "count")}, {1}, 1)};
+  count_keys_then_checkpoint(f, 3000);
+  REQUIRE(f.port.acks.count(1) == 1);
+  CHECK_FALSE(storage::is_state_handle(f.port.acks[1].at("counts")));
 }
 
 } // TEST_SUITE
