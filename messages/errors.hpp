@@ -61,6 +61,10 @@ enum class errc : uint8_t {
   /// context names the key and where it came from: a file, a -D argument,
   /// a job's config).
   invalid_config,
+  /// A TaskExecutor refused a deployment whose subtasks need more network
+  /// buffers than it has free (taskmanager.memory.network.max); a restart
+  /// would not help, so the job fails.
+  insufficient_network_buffers,
 };
 
 std::string to_string(errc x);
