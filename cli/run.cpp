@@ -212,12 +212,15 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
           master_lost = true;
         },
                     caf::after(std::chrono::seconds(0)) >> [] {});
-    if (!result && !lost && stream)
+    // Each poll gets a bounded part (collect-sink.batch-size.max): poll
+    // again at once while there is more.
+    for (bool more = stream; more && !result && !lost;)
       self
         ->request(dispatcher, 1s, collect_atom_v, id,
                   static_cast<int64_t>(printed))
         .receive(
           [&](std::vector<record>& rows) {
+            more = !rows.empty();
             if (rows.empty())
               return;
             if (tty)
@@ -225,7 +228,7 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
             print_records(rows);
             printed += rows.size();
           },
-          [&](caf::error&) {});
+          [&](caf::error&) { more = false; });
     if (!result && !lost && tty)
       self->request(dispatcher, 1s, status_atom_v, id, false)
         .receive([&](job_status& s) { print_progress(s); },

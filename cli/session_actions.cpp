@@ -29,10 +29,21 @@ std::string local_time(int64_t ms) {
   return buf;
 }
 
+/// "RUNNING", or "RUNNING, waiting for 2 of 4 slots since 12 s" while the
+/// job lacks slots (say, after a lost TaskExecutor).
+std::string describe_state(const job_status& s, int64_t now) {
+  if (s.slots_missing <= 0)
+    return to_string(s.state);
+  return fmt::format("{}, waiting for {} of {} slots since {} s",
+                     to_string(s.state), s.slots_missing, s.slots_needed,
+                     std::max<int64_t>(now - s.waiting_since_ms, 0) / 1000);
+}
+
 std::string describe_job(const job_status& s) {
-  auto end = s.end_time_ms > 0 ? s.end_time_ms : now_ms();
+  auto now = now_ms();
+  auto end = s.end_time_ms > 0 ? s.end_time_ms : now;
   return fmt::format("{} : {} : {} ({}, {:.1f} s)", local_time(s.start_time_ms),
-                     s.id.to_string(), s.name, to_string(s.state),
+                     s.id.to_string(), s.name, describe_state(s, now),
                      static_cast<double>(end - s.start_time_ms) / 1000.0);
 }
 

@@ -51,6 +51,7 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
     te.id = resource_id{"taskexecutor-" + std::to_string(i)};
     te.slots = opts.slots_per_task_executor;
     te.exchange = opts.exchange;
+    te.network = opts.network;
     te.local_state_dir = c->local_state_dir_;
     te.dispatcher = c->dispatcher_;
     c->task_executors_.push_back(spawn_task_executor(sys, te, c->rm_));

@@ -11,6 +11,7 @@
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
 #include "dataplane/exchange_options.hpp"
+#include "dataplane/network_buffers.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_store.hpp"
 #include "messages/supervisor.hpp"
@@ -44,6 +45,8 @@ struct mini_cluster_options {
   resource_manager_options resource_manager;
   job_master_options job_master;
   exchange_options exchange;
+  /// Each TaskExecutor's network-buffer budget (taskmanager.memory.network.*).
+  network_buffer_options network;
   /// taskmanager.state.local.root-dirs ("": the temporary directory).
   std::string local_state_root;
   /// Driver mode: the cluster ends with its one application.

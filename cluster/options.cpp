@@ -32,11 +32,24 @@ std::string default_resource_id() {
   return fmt::format("{}-{}", host, getpid());
 }
 
+/// taskmanager.memory.network.max and .network.memory.buffers-per-channel.
+network_buffer_options network_buffers_of(const configuration& cfg) {
+  network_buffer_options n;
+  n.max_bytes = cfg.get(keys::network_max).mb << 20;
+  n.buffers_per_channel
+    = static_cast<int32_t>(cfg.get(keys::network_buffers_per_channel));
+  return n;
+}
+
 /// The keys of the ResourceManager and the JobMasters every cluster reads.
 void read_master_keys(const configuration& cfg, resource_manager_options& rm,
                       job_master_options& jm) {
   rm.evenly_spread_out_slots = cfg.get(keys::evenly_spread_out_slots);
   jm.slot_request_timeout = cfg.get(keys::slot_request_timeout);
+  jm.collect_max_bytes
+    = static_cast<size_t>(cfg.get(keys::collect_max_bytes).mb) << 20;
+  jm.collect_batch_bytes
+    = static_cast<size_t>(cfg.get(keys::collect_batch_max).mb) << 20;
   jm.config = cfg;
 }
 
@@ -50,6 +63,7 @@ mini_cluster_options mini_cluster_options::from(const configuration& cfg) {
   mc.state_dir = cfg.get(keys::storage_dir);
   mc.checkpoint_dir = checkpoint_dir_of(cfg, mc.state_dir);
   mc.local_state_root = cfg.get(keys::local_state_root);
+  mc.network = network_buffers_of(cfg);
   read_master_keys(cfg, mc.resource_manager, mc.job_master);
   mc.supervision = supervision_options::from(cfg);
   return mc;
@@ -94,6 +108,7 @@ taskmanager_options taskmanager_options::from(const configuration& cfg) {
   tm.max_backoff = cfg.get(keys::registration_max_timeout);
   tm.heartbeat = heartbeat_options::from(cfg);
   tm.local_state_root = cfg.get(keys::local_state_root);
+  tm.network = network_buffers_of(cfg);
   return tm;
 }
 

@@ -181,6 +181,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.slot_profile = per_slot(opts.resources, opts.slots);
     te.heartbeat = opts.heartbeat;
     te.own_thread = true;
+    te.network = opts.network;
     te.local_state_dir = local_state;
     te.dispatcher = handles->first;
     auto worker = spawn_task_executor(sys, te, handles->second);

@@ -10,6 +10,7 @@
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
 #include "config/config.hpp"
+#include "dataplane/network_buffers.hpp"
 #include "cluster/gateway.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/slots.hpp"
@@ -81,6 +82,8 @@ struct taskmanager_options {
   std::chrono::milliseconds max_backoff{10000};
   /// Heartbeats expected from the ResourceManager and JobMasters.
   heartbeat_options heartbeat;
+  /// Its network-buffer budget (taskmanager.memory.network.*).
+  network_buffer_options network;
   /// taskmanager.state.local.root-dirs ("": the temporary directory).
   std::string local_state_root;
 

@@ -46,6 +46,8 @@ const std::vector<key_info>& config_keys() {
     failure_rate_interval.info(),
     failure_rate_delay.info(),
     slot_request_timeout.info(),
+    collect_max_bytes.info(),
+    collect_batch_max.info(),
     checkpoints_retained.info(),
     state_backend.info(),
     local_state_root.info(),
@@ -53,6 +55,8 @@ const std::vector<key_info>& config_keys() {
     taskmanager_off_heap.info(),
     taskmanager_managed.info(),
     taskmanager_heap.info(),
+    network_max.info(),
+    network_buffers_per_channel.info(),
     task_slots.info(),
     resource_id.info(),
 #ifdef WEIR_FAULT_INJECTION

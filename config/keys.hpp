@@ -68,6 +68,16 @@ inline constexpr config_key<ms> slot_request_timeout{
   "slot.request.timeout", "300 s",
   "How long a job waits for all of its slots before it fails."};
 
+// --- collect sinks ------------------------------------------------------------
+
+inline constexpr config_key<memory_size> collect_max_bytes{
+  "collect.max-bytes", "64 mb",
+  "Most a job's collect sinks may hand to its JobMaster in all; past it the "
+  "job fails."};
+inline constexpr config_key<memory_size> collect_batch_max{
+  "collect-sink.batch-size.max", "2 mb",
+  "Most one client poll of collected records gets (at least one record)."};
+
 // --- heartbeats -----------------------------------------------------------
 
 inline constexpr config_key<ms> heartbeat_interval{
@@ -103,6 +113,14 @@ inline constexpr config_key<memory_size> taskmanager_managed{
 inline constexpr config_key<memory_size> taskmanager_heap{
   "taskmanager.memory.task.heap.size", "0",
   "Task heap memory of a worker, split evenly over its slots (0: unknown)."};
+inline constexpr config_key<memory_size> network_max{
+  "taskmanager.memory.network.max", "1 gb",
+  "Network buffers of a worker (buffers of 32 KiB): a deployment whose "
+  "subtasks need more than are free is refused and its job fails."};
+inline constexpr config_key<int64_t> network_buffers_per_channel{
+  "taskmanager.network.memory.buffers-per-channel", "2",
+  "Network buffers each input channel of a subtask needs (each output "
+  "channel needs one)."};
 inline constexpr config_key<int64_t> task_slots{
   "taskmanager.numberOfTaskSlots", "1",
   "Slots per TaskExecutor (`weir run`: default enough for the job)."};

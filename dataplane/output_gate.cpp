@@ -19,7 +19,9 @@ output_gate::output_gate(const output_desc& desc, int32_t producer_index,
   : desc_(desc), opts_(opts) {
   bool forward = desc.part == partitioning::forward;
   channel_ = desc.channel_base + (forward ? 0 : producer_index);
-  lanes_.resize(static_cast<size_t>(desc.consumers));
+  // A forward output has one consumer, so one lane: lanes per consumer of
+  // every producer would grow with the square of the parallelism.
+  lanes_.resize(forward ? 1 : static_cast<size_t>(desc.consumers));
   if (forward) {
     targets_.push_back(producer_index);
   } else {
@@ -27,7 +29,7 @@ output_gate::output_gate(const output_desc& desc, int32_t producer_index,
       targets_.push_back(i);
   }
   for (auto t : targets_)
-    lanes_[static_cast<size_t>(t)].credit = opts.initial_credit;
+    lane_of(t).credit = opts.initial_credit;
   // Rebalance starts at a different consumer per producer, so that many
   // producers with few records do not all load consumer 0.
   next_rebalance_ = static_cast<size_t>(producer_index);
@@ -62,7 +64,7 @@ void output_gate::drain_combiner() {
 void output_gate::route(record&& r) {
   switch (desc_.part) {
     case partitioning::forward:
-      append(lanes_[static_cast<size_t>(targets_.front())], std::move(r));
+      append(lanes_.front(), std::move(r));
       break;
     case partitioning::hash: {
       auto h = XXH3_64bits(r.key.data(), r.key.size());
@@ -107,17 +109,20 @@ void output_gate::flush() {
 void output_gate::emit_barrier(const checkpoint_barrier& barrier) {
   flush();
   for (auto t : targets_)
-    lanes_[static_cast<size_t>(t)].closed.emplace_back(barrier);
+    lane_of(t).closed.emplace_back(barrier);
 }
 
 void output_gate::add_credit(int32_t consumer, int32_t n) {
-  if (consumer >= 0 && static_cast<size_t>(consumer) < lanes_.size())
-    lanes_[static_cast<size_t>(consumer)].credit += n;
+  bool known = desc_.part == partitioning::forward
+                 ? consumer == targets_.front()
+                 : consumer >= 0 && static_cast<size_t>(consumer) < lanes_.size();
+  if (known)
+    lane_of(consumer).credit += n;
 }
 
 bool output_gate::backlogged() const {
   for (auto t : targets_)
-    if (!lanes_[static_cast<size_t>(t)].closed.empty())
+    if (!lanes_[lane_index(t)].closed.empty())
       return true;
   return false;
 }
@@ -126,7 +131,7 @@ bool output_gate::has_open_data() const {
   if (combiner_ && combiner_->size() > 0)
     return true;
   for (auto t : targets_)
-    if (!lanes_[static_cast<size_t>(t)].open.empty())
+    if (!lanes_[lane_index(t)].open.empty())
       return true;
   return false;
 }

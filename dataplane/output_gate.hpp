@@ -67,7 +67,7 @@ public:
 
   /// How many batches went to `consumer` so far (the next one's number).
   int64_t sent(int32_t consumer) const {
-    return lanes_[static_cast<size_t>(consumer)].sent;
+    return lanes_[lane_index(consumer)].sent;
   }
 
 private:
@@ -80,6 +80,11 @@ private:
     int64_t sent = 0;
   };
 
+  size_t lane_index(int32_t consumer) const {
+    return lanes_.size() == 1 ? 0 : static_cast<size_t>(consumer);
+  }
+  lane& lane_of(int32_t consumer) { return lanes_[lane_index(consumer)]; }
+
   void route(record&& r);
   void append(lane& l, record&& r);
   void close(lane& l);
@@ -89,7 +94,8 @@ private:
   exchange_options opts_;
   int32_t channel_ = 0;
   std::vector<int32_t> targets_;
-  std::vector<lane> lanes_; // one per consumer subtask (index = subtask)
+  /// One per consumer subtask (index = subtask); forward: one.
+  std::vector<lane> lanes_;
   size_t next_rebalance_ = 0;
   std::unique_ptr<ops::keyed_aggregation> combiner_;
 };
@@ -97,7 +103,7 @@ private:
 template <class OnBatch, class OnBarrier>
 void output_gate::drain(OnBatch&& on_batch, OnBarrier&& on_barrier) {
   for (auto t : targets_) {
-    auto& l = lanes_[static_cast<size_t>(t)];
+    auto& l = lane_of(t);
     while (l.credit > 0 && !l.closed.empty()) {
       --l.credit;
       auto seq = l.sent++;

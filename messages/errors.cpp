@@ -15,9 +15,10 @@ std::string to_string(errc x) {
     "storage_locked", "supervision_gave_up",
     "leader_lost", "crashed", "application_finished", "application_failed",
     "not_running", "checkpoint_aborted", "blob_not_found", "invalid_config",
-    "storage_corrupt", "peer_lost"};
+    "storage_corrupt", "peer_lost", "insufficient_network_buffers"};
   static_assert(std::size(names)
-                  == static_cast<size_t>(errc::peer_lost) + 1,
+                  == static_cast<size_t>(errc::insufficient_network_buffers)
+                       + 1,
                 "one name per errc");
   auto i = static_cast<size_t>(x);
   return i < std::size(names) ? names[i] : "unknown";

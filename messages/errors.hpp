@@ -69,6 +69,10 @@ enum class errc : uint8_t {
   /// connection dropped after missing heartbeats, or it ended (the context
   /// says why).
   peer_lost,
+  /// A TaskExecutor refused a deployment whose subtasks need more network
+  /// buffers than it has free (taskmanager.memory.network.max); a restart
+  /// would not help, so the job fails.
+  insufficient_network_buffers,
 };
 
 std::string to_string(errc x);

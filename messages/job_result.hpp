@@ -81,13 +81,20 @@ struct job_status {
   /// What every slot of the job must offer (a driver's -Dhm/-Ddm/-Dc/-Dnm;
   /// zeros: anything).
   resource_profile slot_profile;
+  /// Slots the job needs (its highest parallelism; 0: not known yet).
+  int32_t slots_needed = 0;
+  /// Slots it asked for and does not hold yet (0: not waiting for slots).
+  int32_t slots_missing = 0;
+  /// Since when it waits for them (wall clock; 0 when not waiting).
+  int64_t waiting_since_ms = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.name, x.state,
            x.start_time_ms, x.end_time_ms, x.subtasks_total, x.subtasks_running,
-           x.subtasks_finished, x.metrics, x.subtasks, x.slot_profile);
+           x.subtasks_finished, x.metrics, x.subtasks, x.slot_profile,
+           x.slots_needed, x.slots_missing, x.waiting_since_ms);
 }
 
 /// Milliseconds since the Unix epoch, wall clock.

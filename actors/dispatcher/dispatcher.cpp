@@ -23,6 +23,7 @@ using namespace std::chrono_literals;
 
 /// Storage answers within this time or the request fails.
 constexpr auto store_timeout = 60s;
+constexpr auto job_master_timeout = 60s;
 
 struct dispatcher_state {
   job_store_actor store;
@@ -222,6 +223,28 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   return rp;
 }
 
+/// A running job's status: the counters and subtasks from its JobMaster,
+/// the state and slot wait from the job table, as `list` shows them (the
+/// JobMaster reports every change before it answers, so the table is never
+/// older than the answer).
+caf::result<job_status> live_status(self_ptr self, job_id id,
+                                    job_master_actor& jm, bool detailed) {
+  auto rp = self->make_response_promise<job_status>();
+  self->request(jm, job_master_timeout, status_atom_v, detailed)
+    .then(
+      [=](job_status& s) mutable {
+        if (auto* e = self->state.jobs.find(id); e != nullptr && e->live) {
+          s.state = e->live->state;
+          s.slots_needed = e->live->slots_needed;
+          s.slots_missing = e->live->slots_missing;
+          s.waiting_since_ms = e->live->waiting_since_ms;
+        }
+        rp.deliver(std::move(s));
+      },
+      [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
+
 /// Answers from the job's JobMaster while it runs (`running`), from `ended`
 /// with its result once it ended, `waiting` before its JobMaster started.
 template <class T, class Running, class Ended, class Waiting>
@@ -280,16 +303,9 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
     [=](status_atom, job_id id, bool detailed) {
       return by_job<job_status>(
         self, id,
-        [=](job_master_actor& jm) {
-          return self->delegate(jm, status_atom_v, detailed);
-        },
-        job_table::status_of,
-        [=](const job_entry& e) {
-          job_status s;
-          s.id = id;
-          s.name = e.graph.name;
-          return s;
-        });
+        [=](job_master_actor& jm) { return live_status(self, id, jm, detailed); },
+        [](const job_result& r) { return job_table::status_of(r); },
+        [=](const job_entry& e) { return job_table::status_of(id, e); });
     },
     [=](cancel_atom, job_id id) {
       // A driver blocked waiting for its jobs ends once they do.
@@ -309,7 +325,8 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         self, id,
         [=](job_master_actor& jm) { return self->delegate(jm, a, offset); },
         [=](const job_result& r) {
-          return job_table::collected_from(r, offset);
+          return job_table::collected_from(
+            r, offset, self->state.jm_opts.collect_batch_bytes);
         },
         [](const job_entry&) { return std::vector<record>{}; });
     },
@@ -339,6 +356,10 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       auto rp = self->make_response_promise<job_result>();
       entry->waiting.insert_or_assign(client, rp);
       return rp;
+    },
+    [=](update_atom, job_status& s) {
+      self->state.jobs.reported(
+        caf::actor_cast<caf::actor_addr>(self->current_sender()), std::move(s));
     },
     [=](done_atom, job_result& r) { complete(self, std::move(r)); },
     [=](rm_changed_atom, resource_manager_actor& rm) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/job_master/collected_results.hpp"
 #include "storage/job_graph_store.hpp"
 
 namespace weir {
@@ -57,6 +58,31 @@ void job_table::started(job_entry& e, job_master_actor jm,
   e.rm_of_jm = std::move(rm);
   job_by_jm_[jm.address()] = e.graph.id;
   e.jm = std::move(jm);
+  e.live.reset();
+}
+
+void job_table::reported(const caf::actor_addr& jm, job_status s) {
+  auto i = job_by_jm_.find(jm);
+  if (i == job_by_jm_.end())
+    return;
+  auto& e = jobs_[i->second];
+  if (e.ending() || e.jm.address() != jm)
+    return;
+  s.subtasks.clear();
+  e.live = std::move(s);
+}
+
+job_status job_table::status_of(const job_id& id, const job_entry& e) {
+  if (e.result)
+    return status_of(*e.result);
+  if (e.live)
+    return *e.live;
+  job_status s;
+  s.id = id;
+  s.name = e.graph.name;
+  s.state = e.cancel_requested ? job_state::cancelling : job_state::created;
+  s.start_time_ms = e.submitted_ms;
+  return s;
 }
 
 job_table::end_decision
@@ -71,6 +97,7 @@ job_table::job_master_ended(const caf::actor_addr& jm, bool leader_lost,
   if (e.ending())
     return {};
   e.jm = nullptr;
+  e.live.reset();
   if (!leader_lost)
     return {job_master_end::crashed, id};
   if (e.rm_of_jm != rm)
@@ -108,18 +135,8 @@ job_entry& job_table::completed(const job_id& id, job_result r) {
 
 std::vector<job_status> job_table::list() const {
   std::vector<job_status> result;
-  for (auto& [id, e] : jobs_) {
-    if (e.result) {
-      result.push_back(status_of(*e.result));
-      continue;
-    }
-    job_status s;
-    s.id = id;
-    s.name = e.graph.name;
-    s.state = e.jm ? job_state::running : job_state::created;
-    s.start_time_ms = e.submitted_ms;
-    result.push_back(std::move(s));
-  }
+  for (auto& [id, e] : jobs_)
+    result.push_back(status_of(id, e));
   return result;
 }
 
@@ -143,12 +160,13 @@ job_status job_table::status_of(const job_result& r) {
 }
 
 std::vector<record> job_table::collected_from(const job_result& r,
-                                              int64_t offset) {
-  auto& rows = r.collected;
-  auto from = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(offset, 0)),
-                               rows.size());
-  return std::vector<record>(rows.begin() + static_cast<std::ptrdiff_t>(from),
-                             rows.end());
+                                              int64_t offset,
+                                              size_t max_bytes) {
+  std::vector<record> out;
+  size_t taken = 0;
+  append_within(r.collected, static_cast<size_t>(std::max<int64_t>(offset, 0)),
+                max_bytes, out, taken);
+  return out;
 }
 
 job_result job_table::canceled_before_start(const job_id& id,

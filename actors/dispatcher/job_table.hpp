@@ -20,6 +20,9 @@ namespace weir {
 struct job_entry {
   job_graph graph;
   job_master_actor jm;
+  /// What the current JobMaster last reported of the job (its state, its
+  /// slot wait): the one view `list` and `status` show while it runs.
+  std::optional<job_status> live;
   std::optional<job_result> result;
   /// The result is being stored; it is answered once that is done.
   bool completing = false;
@@ -84,6 +87,15 @@ public:
   /// `rm`.
   void started(job_entry& e, job_master_actor jm, caf::actor_addr rm);
 
+  /// JobMaster `jm` reports its job's status (ignored unless it is the
+  /// job's current JobMaster and the job is not ending).
+  void reported(const caf::actor_addr& jm, job_status s);
+
+  /// The job's status as `list` and `status` show it: its result's, what
+  /// its JobMaster reported, or CREATED (submitted, no JobMaster report
+  /// yet; CANCELLING when a cancel came first).
+  static job_status status_of(const job_id& id, const job_entry& e);
+
   /// What to do about the job of an ended JobMaster.
   struct end_decision {
     job_master_end what = job_master_end::ignore;
@@ -114,9 +126,10 @@ public:
   /// A job's status from its result.
   static job_status status_of(const job_result& r);
 
-  /// The rows a finished job collected, from the `offset`-th on.
+  /// The rows a finished job collected, from the `offset`-th on, as many
+  /// as fit into `max_bytes` (at least one).
   static std::vector<record> collected_from(const job_result& r,
-                                            int64_t offset);
+                                            int64_t offset, size_t max_bytes);
 
   /// The result of a job cancelled before it was stored and started.
   static job_result canceled_before_start(const job_id& id,

@@ -5,10 +5,42 @@
 
 namespace weir {
 
-void collected_results::add(int32_t sink, std::vector<record> records) {
+namespace {
+
+size_t size_of_all(const std::vector<record>& rows) {
+  size_t n = 0;
+  for (auto& r : rows)
+    n += collected_results::size_of(r);
+  return n;
+}
+
+} // namespace
+
+bool append_within(const std::vector<record>& rows, size_t from,
+                   size_t max_bytes, std::vector<record>& out, size_t& taken) {
+  for (auto i = from; i < rows.size(); ++i) {
+    auto n = collected_results::size_of(rows[i]);
+    if (!out.empty() && taken + n > max_bytes)
+      return false;
+    out.push_back(rows[i]);
+    taken += n;
+  }
+  return true;
+}
+
+size_t collected_results::size_of(const record& r) {
+  return r.key.size() + r.text.size() + sizeof(int64_t) * 2;
+}
+
+bool collected_results::add(int32_t sink, std::vector<record> records) {
+  auto n = size_of_all(records);
+  if (max_bytes_ > 0 && bytes_ + n > max_bytes_)
+    return false;
+  bytes_ += n;
   auto& out = records_[sink];
   out.insert(out.end(), std::make_move_iterator(records.begin()),
              std::make_move_iterator(records.end()));
+  return true;
 }
 
 void collected_results::acknowledged(int64_t checkpoint, int32_t subtask) {
@@ -31,19 +63,30 @@ void collected_results::cut_back() {
     auto keep = i == committed_.end() ? size_t{0} : i->second;
     rows.resize(std::min(rows.size(), keep));
   }
+  bytes_ = 0;
+  for (auto& [sink, rows] : records_)
+    bytes_ += size_of_all(rows);
 }
 
 void collected_results::clear() {
   records_.clear();
+  bytes_ = 0;
 }
 
-std::vector<record> collected_results::from(int64_t offset) const {
+std::vector<record> collected_results::from(int64_t offset,
+                                            size_t max_bytes) const {
   std::vector<record> out;
-  int64_t seen = 0;
-  for (auto& [sink, rows] : records_)
-    for (auto& r : rows)
-      if (seen++ >= offset)
-        out.push_back(r);
+  size_t taken = 0;
+  auto skip = static_cast<size_t>(std::max<int64_t>(offset, 0));
+  for (auto& [sink, rows] : records_) {
+    if (skip >= rows.size()) {
+      skip -= rows.size();
+      continue;
+    }
+    if (!append_within(rows, skip, max_bytes, out, taken))
+      break;
+    skip = 0;
+  }
   return out;
 }
 
@@ -53,6 +96,7 @@ std::vector<record> collected_results::take_all() {
     out.insert(out.end(), std::make_move_iterator(rows.begin()),
                std::make_move_iterator(rows.end()));
   records_.clear();
+  bytes_ = 0;
   return out;
 }
 

@@ -40,6 +40,7 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
   else
     st.settings_problem = describe(s.error());
   st.opts = std::move(opts);
+  st.collected = collected_results{st.opts.collect_max_bytes};
   st.graph = std::make_unique<execution_graph>(std::move(graph));
   st.dispatcher = std::move(dispatcher);
   st.rm = std::move(rm);
@@ -92,6 +93,13 @@ job_state on_cancel(self_ptr self) {
   return st.job->state();
 }
 
+/// "300 s", or "1500 ms" when not whole seconds (as the key is written).
+std::string seconds_or_ms(std::chrono::milliseconds d) {
+  if (d.count() % 1000 == 0)
+    return fmt::format("{} s", d.count() / 1000);
+  return fmt::format("{} ms", d.count());
+}
+
 /// The slot request of round `epoch` timed out if slots are still missing.
 void on_slot_request_timeout(self_ptr self, uint64_t epoch) {
   auto& st = self->state;
@@ -99,9 +107,9 @@ void on_slot_request_timeout(self_ptr self, uint64_t epoch) {
       || st.job->state() != job_state::running)
     return;
   fail_job(self, fmt::format("could not get {} of {} slots within "
-                             "slot.request.timeout ({} ms)",
+                             "slot.request.timeout ({})",
                              st.slots->pending(), st.graph->slots_needed(),
-                             st.opts.slot_request_timeout.count()));
+                             seconds_or_ms(st.opts.slot_request_timeout)));
 }
 
 job_master_self_actor::behavior_type
@@ -134,9 +142,14 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
         self->state.graph->set_metrics(flat, m);
     },
     [=](collect_atom, execution_attempt_id attempt, record_batch& b) {
-      auto flat = self->state.graph->find(attempt);
-      if (flat >= 0) // else from an attempt before a restart
-        self->state.collected.add(flat, std::move(b.records));
+      auto& st = self->state;
+      auto flat = st.graph->find(attempt);
+      if (flat < 0)
+        return; // from an attempt before a restart
+      if (!st.collected.add(flat, std::move(b.records)))
+        fail_job(self, fmt::format("collect sink: result exceeds {} bytes "
+                                   "(collect.max-bytes)",
+                                   st.collected.max_bytes()));
     },
     [=](blob_atom a, std::string& hash) -> caf::result<std::string> {
       if (!self->state.opts.store)
@@ -150,7 +163,8 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     // -- clients (through the Dispatcher) -------------------------------------
     [=](status_atom, bool detailed) { return make_status(self, detailed); },
     [=](collect_atom, int64_t offset) {
-      return self->state.collected.from(offset);
+      auto& st = self->state;
+      return st.collected.from(offset, st.opts.collect_batch_bytes);
     },
     [=](take_checkpoint_atom, bool full) {
       auto rp = self->make_response_promise<int64_t>();

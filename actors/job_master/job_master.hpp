@@ -24,6 +24,10 @@ struct job_master_options {
   /// Flink's slot.request.timeout: a job that cannot get all its slots within
   /// this time fails.
   std::chrono::milliseconds slot_request_timeout{300000};
+  /// collect.max-bytes: the most the job's collect sinks may hand over.
+  size_t collect_max_bytes = size_t{64} << 20;
+  /// collect-sink.batch-size.max: the most one client poll gets.
+  size_t collect_batch_bytes = size_t{2} << 20;
   /// How often the Dispatcher started a JobMaster for this job before (0:
   /// the first). The fault-injection hook counts crashes with it.
   int32_t incarnation = 0;

@@ -137,7 +137,12 @@ void deploy(self_ptr self, task_executor_actor te,
           start_all(self);
       },
       [=](caf::error& err) {
-        if (epoch == self->state.job->epoch())
+        if (epoch != self->state.job->epoch())
+          return;
+        // Too few network buffers stay too few: no restart.
+        if (err == make_error(errc::insufficient_network_buffers))
+          fail_job(self, describe(err));
+        else
           on_task_failure(self, "deployment failed: " + describe(err));
       });
 }
@@ -162,6 +167,34 @@ void log_transition(self_ptr self, job_state from) {
     return;
   log_job(self, "switched from {} to {}", to_string(from),
           to_string(st.job->state()));
+  report_status(self);
+}
+
+namespace {
+
+/// The job's state and slot wait, without counters (cheap: no pass over
+/// the subtasks).
+job_status summary(self_ptr self) {
+  auto& st = self->state;
+  auto& g = *st.graph;
+  job_status s;
+  s.id = g.graph().id;
+  s.name = g.graph().name;
+  s.state = st.job->state();
+  s.start_time_ms = st.start_time_ms;
+  s.slot_profile = st.settings.slot_profile;
+  s.slots_needed = g.slots_needed();
+  if (st.job->state() == job_state::running && st.slots->pending() > 0) {
+    s.slots_missing = static_cast<int32_t>(st.slots->pending());
+    s.waiting_since_ms = st.slots_requested_ms;
+  }
+  return s;
+}
+
+} // namespace
+
+void report_status(self_ptr self) {
+  self->send(self->state.dispatcher, update_atom_v, summary(self));
 }
 
 void set_state(self_ptr self, job_state to) {
@@ -240,8 +273,10 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
     if (st.opts.heartbeat.interval.count() > 0)
       st.hb.watch(te.address(), self->clock().now());
   }
-  if (!accepted.slots.empty())
+  if (!accepted.slots.empty()) {
+    report_status(self);
     deploy(self, te, accepted.slots);
+  }
   return std::move(accepted.allocations);
 }
 
@@ -271,6 +306,8 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
 void request_slots(self_ptr self) {
   auto& st = self->state;
   send_slot_requests(self, st.slots->request_all(st.settings.slot_profile));
+  st.slots_requested_ms = now_ms();
+  report_status(self);
   self->delayed_send(self, st.opts.slot_request_timeout, tick_atom_v,
                      st.job->epoch());
 }
@@ -353,11 +390,7 @@ void restart(self_ptr self) {
 job_status make_status(self_ptr self, bool detailed) {
   auto& st = self->state;
   auto& g = *st.graph;
-  job_status s;
-  s.id = g.graph().id;
-  s.name = g.graph().name;
-  s.state = st.job->state();
-  s.start_time_ms = st.start_time_ms;
+  auto s = summary(self);
   s.subtasks_total = static_cast<int32_t>(g.size());
   s.subtasks_running = g.count(execution_state::running);
   s.subtasks_finished = g.count(execution_state::finished);
@@ -371,7 +404,6 @@ job_status make_status(self_ptr self, bool detailed) {
                                           st.slots->executor_name(x.subtask)});
     }
   }
-  s.slot_profile = st.settings.slot_profile;
   return s;
 }
 

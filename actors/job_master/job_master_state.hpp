@@ -66,6 +66,8 @@ struct jm_state {
   std::vector<subtask_actor> handles; // by flat execution index
   std::map<caf::actor_addr, int32_t> flat_by_addr;
   size_t deployed = 0;
+  /// When this round's slot request went out (wall clock, for `status`).
+  int64_t slots_requested_ms = 0;
   collected_results collected;
   std::unique_ptr<checkpoint_coordinator> checkpoints;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
@@ -94,6 +96,10 @@ void log_job(self_ptr self, fmt::format_string<Ts...> what, Ts&&... xs) {
 
 /// Logs the job's move from `from` to its current state, if it moved.
 void log_transition(self_ptr self, job_state from);
+
+/// Tells the Dispatcher the job's state and slot wait (what `list` and
+/// `status` show).
+void report_status(self_ptr self);
 
 /// Moves the job to `to` (if allowed) and logs the transition.
 void set_state(self_ptr self, job_state to);

@@ -35,6 +35,8 @@ struct te_state {
   resource_manager_actor rm;
   resource_manager_id rm_leader;
   std::unique_ptr<slot_table> slots;
+  /// Network buffers reserved by the subtasks of each slot.
+  std::unique_ptr<network_buffer_pool> buffers;
   std::map<job_id, std::set<caf::actor_addr>> running; // subtasks per job
   std::map<caf::actor_addr, std::pair<job_id, subtask_actor>> subtasks;
   /// The JobMasters that hold slots here (watched: a JobMaster that is gone
@@ -68,8 +70,10 @@ void cancel_all_subtasks(self_ptr self) {
 
 void give_back(self_ptr self, std::vector<allocation_id> allocs) {
   auto& st = self->state;
-  for (auto& a : allocs)
+  for (auto& a : allocs) {
     st.slots->free(a);
+    st.buffers->release(a);
+  }
   if (!allocs.empty())
     self->send(st.rm, free_atom_v, st.opts.id, std::move(allocs));
 }
@@ -86,6 +90,33 @@ caf::error check_fencing(self_ptr self, job_master_id leader,
   return caf::none;
 }
 
+/// Reserves the network buffers of `deployments` before anything of them is
+/// spawned, or refuses them all.
+caf::error reserve_buffers(self_ptr self,
+                           const std::vector<task_deployment>& deployments) {
+  auto& st = self->state;
+  auto& opts = st.opts.network;
+  std::map<allocation_id, int64_t> by_alloc;
+  int64_t need = 0;
+  for (auto& d : deployments) {
+    auto n = buffers_needed(d, opts);
+    by_alloc[d.alloc] += n;
+    need += n;
+  }
+  if (need > st.buffers->available())
+    return make_error(
+      errc::insufficient_network_buffers,
+      fmt::format("insufficient network buffers: needs {}, has {} "
+                  "(TaskExecutor {}: taskmanager.memory.network.max {} MiB "
+                  "in buffers of {} KiB, {} reserved)",
+                  need, st.buffers->available(), st.opts.id.value,
+                  opts.max_bytes >> 20, opts.buffer_bytes >> 10,
+                  st.buffers->total() - st.buffers->available()));
+  for (auto& [alloc, n] : by_alloc)
+    st.buffers->reserve(alloc, n);
+  return caf::none;
+}
+
 /// Spawns the subtasks of `deployments` with the job's user code at
 /// `code`.
 caf::expected<std::vector<subtask_actor>>
@@ -93,6 +124,8 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
                std::vector<task_deployment>& deployments,
                const local_code& code) {
   auto& st = self->state;
+  if (auto err = reserve_buffers(self, deployments))
+    return err;
   std::vector<subtask_actor> spawned;
   spawned.reserve(deployments.size());
   try {
@@ -201,6 +234,8 @@ task_executor_impl(self_ptr self, task_executor_options opts,
   st.opts = std::move(opts);
   st.rm = std::move(rm);
   st.slots = std::make_unique<slot_table>(st.opts.slots, st.opts.slot_profile);
+  st.buffers
+    = std::make_unique<network_buffer_pool>(st.opts.network.total_buffers());
   auto cache = st.opts.local_state_dir.empty()
                  ? std::filesystem::temp_directory_path().string() + "/weir-blobs"
                  : st.opts.local_state_dir + "/blobs";

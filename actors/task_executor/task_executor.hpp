@@ -5,6 +5,7 @@
 
 #include "actors/common/heartbeat_monitor.hpp"
 #include "dataplane/exchange_options.hpp"
+#include "dataplane/network_buffers.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/task_executor.hpp"
@@ -25,6 +26,8 @@ struct task_executor_options {
   resource_profile slot_profile;
   /// Data plane tuning for the subtasks it runs.
   exchange_options exchange;
+  /// Its network-buffer budget, checked before subtasks are spawned.
+  network_buffer_options network;
   /// This worker's directory for RocksDB state, under
   /// taskmanager.state.local.root-dirs (see local_state_dir_for).
   std::string local_state_dir;

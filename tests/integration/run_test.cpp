@@ -238,3 +238,55 @@ TEST_CASE("Ctrl-C cancels a streaming job and leaves no partial output") {
   CHECK_FALSE(exists(out));
   CHECK_FALSE(exists(out + ".inprogress"));
 }
+
+TEST_CASE("parallelism 32768 with a hash edge fails at once for want of "
+          "network buffers, memory bounded") {
+  temp_dir dir;
+  auto spec = dir.write("huge.json", keyed_sum_spec("huge", 32768, 10, 7));
+  auto started = std::chrono::steady_clock::now();
+  auto r = run_weir({"run", spec}, std::chrono::minutes(3));
+  auto took = std::chrono::steady_clock::now() - started;
+  MESSAGE("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+          << " ms, peak RSS " << r.max_rss_kb << " KiB");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("ended FAILED: insufficient network buffers: needs ")
+        != std::string::npos);
+  CHECK(r.err.find("taskmanager.memory.network.max") != std::string::npos);
+  CHECK(r.max_rss_kb < 1024 * 1024);
+}
+
+TEST_CASE("a collect result past collect.max-bytes fails the job; a large one "
+          "within it is printed whole") {
+  auto big = run_weir({"run", "examples/collect.json", "--to", "400000",
+                       "-Dcollect.max-bytes=1m"});
+  CHECK(big.exit_code == 1);
+  CHECK(big.err.find("ended FAILED: collect sink: result exceeds 1048576 bytes "
+                     "(collect.max-bytes)")
+        != std::string::npos);
+  // 200000 records of 24 bytes: more than two polls of
+  // collect-sink.batch-size.max (2 mb) each.
+  auto ok = run_weir({"run", "examples/collect.json", "--to", "400000"});
+  REQUIRE(ok.exit_code == 0);
+  auto lines = lines_of(ok.out);
+  REQUIRE(lines.size() == 200000);
+  CHECK(lines.back() == "400000");
+}
+
+TEST_CASE("a single 32 MB line into a collect sink fails the job, memory "
+          "bounded") {
+  temp_dir dir;
+  auto input = dir.write("line.txt", std::string(32 << 20, 'x') + "\n");
+  auto spec = dir.write("line.json", R"({
+    "name": "line",
+    "vertices": [
+      {"id": "lines", "operator": "text_file", "params": {"path": ")" + input + R"("}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "lines", "to": "out", "partitioning": "rebalance"}]})");
+  auto r = run_weir({"run", spec, "-Dcollect.max-bytes=8m"}, std::chrono::minutes(1));
+  MESSAGE("peak RSS " << r.max_rss_kb << " KiB");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("collect sink: result exceeds 8388608 bytes "
+                   "(collect.max-bytes)")
+        != std::string::npos);
+  CHECK(r.max_rss_kb < 512 * 1024);
+}

@@ -264,12 +264,88 @@ TEST_CASE("a job that never gets enough slots fails after slot.request.timeout")
   auto r = c.client({"run", "examples/collect.json", "-p", "3"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("ended FAILED: could not get 3 of 3 slots within "
-                   "slot.request.timeout (1000 ms)")
+                   "slot.request.timeout (1 s)")
         != std::string::npos);
   // The slot it did not get stays usable.
   auto ok = c.client({"run", "examples/collect.json", "--to", "2"});
   CHECK(ok.exit_code == 0);
   CHECK(ok.out == "2\n");
+}
+
+namespace {
+
+/// Runs `weir ARGS` against `c` until its output contains `text` (30 s
+/// deadline); the last output.
+std::string poll_client(session_cluster& c, std::vector<std::string> args,
+                        const std::string& text) {
+  auto until = std::chrono::steady_clock::now() + 30s;
+  std::string out;
+  while (std::chrono::steady_clock::now() < until) {
+    out = c.client(args).out;
+    if (out.find(text) != std::string::npos)
+      break;
+  }
+  return out;
+}
+
+const char* forever_spec = R"({
+    "name": "forever", "parallelism": 2,
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink"}]})";
+
+/// Submits forever_spec detached; its id once a subtask runs on `worker`.
+std::string run_forever(session_cluster& c, const std::string& worker) {
+  auto detached = c.client({"run", "-d", c.dir.write("forever.json", forever_spec)});
+  REQUIRE(detached.exit_code == 0);
+  auto id = detached.out.substr(0, 32);
+  auto running = "RUNNING       " + worker;
+  REQUIRE(poll_client(c, {"status", id}, running).find(running)
+          != std::string::npos);
+  return id;
+}
+
+} // namespace
+
+TEST_CASE("a job that lost its slots shows it waits for them, then fails "
+          "after slot.request.timeout") {
+  session_cluster c{{"-Dslot.request.timeout=8 s",
+                     "-Drestart-strategy.type=fixed-delay",
+                     "-Drestart-strategy.fixed-delay.delay=50 ms"}};
+  c.add_worker("tm-a", 1);
+  c.add_worker("tm-b", 1);
+  auto id = run_forever(c, "tm-b");
+  c.workers[1]->signal(SIGKILL);
+  c.workers[1]->finish(30s);
+  // Restarted, it asks for both slots again; there is only tm-a's (a job
+  // gets all of its slots or none).
+  auto waiting = "(RUNNING, waiting for 2 of 2 slots since ";
+  CHECK(poll_client(c, {"list"}, waiting).find(" : " + id + " : forever " + waiting)
+        != std::string::npos);
+  CHECK(poll_client(c, {"status", id}, waiting).find(waiting) != std::string::npos);
+  CHECK(c.jobmanager->wait_for_stderr(
+    "(forever) FAILED: could not get 2 of 2 slots within slot.request.timeout "
+    "(8 s)", 60s));
+  CHECK(poll_client(c, {"list", "-a"}, "forever (FAILED, ").find(
+          " : " + id + " : forever (FAILED, ") != std::string::npos);
+}
+
+TEST_CASE("list and status both show a job being cancelled as CANCELLING") {
+  // The worker is stopped, so its subtasks cannot answer the cancel; a long
+  // heartbeat timeout keeps it from being declared lost meanwhile.
+  session_cluster c{{"-Dheartbeat.timeout=5 min"}};
+  c.add_worker("tm-1", 2);
+  auto id = run_forever(c, "tm-1");
+  c.workers[0]->signal(SIGSTOP);
+  auto cancel = c.client({"cancel", id});
+  CHECK(cancel.exit_code == 0);
+  auto cancelling = " : " + id + " : forever (CANCELLING, ";
+  CHECK(c.client({"list"}).out.find(cancelling) != std::string::npos);
+  CHECK(c.client({"status", id}).out.find(cancelling) != std::string::npos);
+  c.workers[0]->signal(SIGCONT);
+  CHECK(poll_client(c, {"list", "-a"}, "forever (CANCELED, ").find(
+          " : " + id + " : forever (CANCELED, ") != std::string::npos);
 }
 
 TEST_CASE("workers register again with a restarted master") {

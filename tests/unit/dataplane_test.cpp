@@ -1,6 +1,7 @@
 // The data plane: output_gate, input_queue, barrier_aligner.
 #include <doctest/doctest.h>
 
+#include "dataplane/network_buffers.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
 
 using namespace weir;
@@ -513,3 +514,40 @@ TEST_CASE("a barrier leaves after the data emitted before it, on every lane") {
   }
 }
 
+
+// -- network buffers ----------------------------------------------------------
+
+TEST_CASE("a subtask needs buffers per input channel and one per output "
+          "channel") {
+  network_buffer_options opts; // 2 per input channel
+  task_deployment d;
+  d.inputs = {input_gate_desc{32768, false}, input_gate_desc{3, false}};
+  d.outputs = {desc(partitioning::hash, 32768), desc(partitioning::forward, 32768)};
+  CHECK(buffers_needed(d, opts) == 2 * (32768 + 3) + 32768 + 1);
+  CHECK(opts.total_buffers() == 32768); // 1 GiB of 32 KiB buffers
+}
+
+TEST_CASE("the buffer pool refuses what exceeds it and frees per slot") {
+  network_buffer_pool pool{100};
+  auto a = allocation_id::random();
+  auto b = allocation_id::random();
+  CHECK(pool.reserve(a, 60));
+  CHECK_FALSE(pool.reserve(b, 41));
+  CHECK(pool.available() == 40);
+  CHECK(pool.reserve(b, 40));
+  CHECK(pool.available() == 0);
+  pool.release(a);
+  pool.release(a); // once only
+  CHECK(pool.available() == 60);
+}
+
+TEST_CASE("a forward gate keeps one lane, whatever the consumers' count") {
+  output_gate gate{desc(partitioning::forward, 100000), 99999, opts(2, 1)};
+  auto in = numbers(1, 4);
+  gate.emit(in);
+  auto out = drain(gate);
+  REQUIRE(out.size() == 1u);
+  CHECK(gate.sent(99999) == 1);
+  gate.add_credit(99999, 1);
+  CHECK(drain(gate).size() == 1u);
+}

@@ -183,11 +183,11 @@ TEST_CASE("collected results: read from an offset, hand all over") {
   collected_results c;
   c.add(3, numbers(4, 5));
   c.add(1, numbers(1, 3));
-  CHECK(values(c.from(0)) == std::vector<int64_t>{1, 2, 3, 4, 5});
-  CHECK(values(c.from(3)) == std::vector<int64_t>{4, 5});
-  CHECK(c.from(9).empty());
+  CHECK(values(c.from(0, SIZE_MAX)) == std::vector<int64_t>{1, 2, 3, 4, 5});
+  CHECK(values(c.from(3, SIZE_MAX)) == std::vector<int64_t>{4, 5});
+  CHECK(c.from(9, SIZE_MAX).empty());
   CHECK(values(c.take_all()) == std::vector<int64_t>{1, 2, 3, 4, 5});
-  CHECK(c.from(0).empty());
+  CHECK(c.from(0, SIZE_MAX).empty());
 }
 
 TEST_CASE("collected results: a restart cuts back to the last completed checkpoint") {
@@ -200,16 +200,33 @@ TEST_CASE("collected results: a restart cuts back to the last completed checkpoi
   c.add(1, numbers(5, 5));
   c.commit(1);
   c.cut_back();
-  CHECK(values(c.from(0)) == std::vector<int64_t>{1, 2});
+  CHECK(values(c.from(0, SIZE_MAX)) == std::vector<int64_t>{1, 2});
   c.add(1, numbers(3, 3));
   c.acknowledged(3, 1);
   c.abort_pending(); // say, a restart
   c.commit(3);       // nothing pending: covers nothing
   c.cut_back();
-  CHECK(c.from(0).empty());
+  CHECK(c.from(0, SIZE_MAX).empty());
   c.add(1, numbers(1, 1));
   c.clear();
   CHECK(c.take_all().empty());
+}
+
+TEST_CASE("collected results: the total is bounded, a poll gets a bounded part") {
+  auto size = collected_results::size_of(record::integer("k", 0));
+  collected_results c{10 * size};
+  CHECK(c.add(1, numbers(1, 6)));
+  CHECK(c.add(2, numbers(7, 10)));
+  CHECK_FALSE(c.add(2, numbers(11, 11))); // one past the bound
+  CHECK(values(c.from(0, SIZE_MAX)).size() == 10);
+  CHECK(values(c.from(0, 3 * size)) == std::vector<int64_t>{1, 2, 3});
+  CHECK(values(c.from(5, 3 * size)) == std::vector<int64_t>{6, 7, 8});
+  CHECK(values(c.from(9, 0)) == std::vector<int64_t>{10}); // at least one
+  std::vector<record> big{record::string("", std::string(20 * size, 'x'))};
+  CHECK_FALSE(c.add(3, big));
+  c.clear();
+  CHECK_FALSE(c.add(3, big));
+  CHECK(c.add(3, numbers(1, 10)));
 }
 
 // -- checkpoint_requests ------------------------------------------------------------

@@ -153,6 +153,36 @@ TEST_CASE_FIXTURE(table_fixture, "a result is stored once; the list shows "
   }
 }
 
+TEST_CASE_FIXTURE(table_fixture, "list shows what the current JobMaster "
+                                 "reported: CANCELLING, a slot wait") {
+  auto g = graph("g");
+  auto& e = jobs.add(g, 3);
+  auto jm = idle<job_master_actor>();
+  jobs.started(e, jm, idle().address());
+  auto report = [&](job_state state, int32_t missing) {
+    job_status s;
+    s.id = g.id;
+    s.name = g.name;
+    s.state = state;
+    s.slots_needed = 4;
+    s.slots_missing = missing;
+    return s;
+  };
+  jobs.reported(jm.address(), report(job_state::running, 2));
+  REQUIRE(jobs.list().size() == 1);
+  CHECK(jobs.list()[0].state == job_state::running);
+  CHECK(jobs.list()[0].slots_missing == 2);
+  jobs.reported(jm.address(), report(job_state::cancelling, 0));
+  CHECK(jobs.list()[0].state == job_state::cancelling);
+  CHECK(job_table::status_of(g.id, e).state == job_state::cancelling);
+  // An older JobMaster's report changes nothing.
+  jobs.reported(idle().address(), report(job_state::failed, 0));
+  CHECK(jobs.list()[0].state == job_state::cancelling);
+  // Its JobMaster gone (crashed), the job waits for the next one.
+  jobs.job_master_ended(jm.address(), false, idle().address());
+  CHECK(jobs.list()[0].state == job_state::created);
+}
+
 TEST_CASE("collected rows from an offset, and a cancel before the start") {
   job_result r;
   for (int64_t i = 1; i <= 3; ++i) {
@@ -160,9 +190,10 @@ TEST_CASE("collected rows from an offset, and a cancel before the start") {
     x.num = i;
     r.collected.push_back(x);
   }
-  CHECK(job_table::collected_from(r, 1).size() == 2);
-  CHECK(job_table::collected_from(r, -4).size() == 3);
-  CHECK(job_table::collected_from(r, 9).empty());
+  CHECK(job_table::collected_from(r, 1, SIZE_MAX).size() == 2);
+  CHECK(job_table::collected_from(r, -4, SIZE_MAX).size() == 3);
+  CHECK(job_table::collected_from(r, 9, SIZE_MAX).empty());
+  CHECK(job_table::collected_from(r, 0, 1).size() == 1); // a bounded poll
   auto id = job_id::random();
   auto c = job_table::canceled_before_start(id, "n", 42);
   CHECK(c.id == id);
