@@ -1,0 +1,91 @@
+// Input that used to crash, hang or be misread: numbers beyond a double,
+// files that are not regular files, values outside their key's range. Each
+// is one line on stderr and exit code 2, at once.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <string>
+
+#include "process.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* collect_spec = R"({
+  "name": "c",
+  "vertices": [
+    {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 3}},
+    {"id": "out", "operator": "collect"}],
+  "edges": [{"from": "numbers", "to": "out"}]})";
+
+/// Runs weir and checks the bad-input contract: exit 2, one line, quickly.
+void expect_refused(const std::vector<std::string>& args,
+                    const std::string& message) {
+  auto r = run_weir(args, 30s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == message + "\n");
+}
+
+} // namespace
+
+TEST_CASE("a number beyond a double in a spec names its line and column") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", "{\"name\": \"c\",\n \"parallelism\": 1e400}");
+  expect_refused({"run", spec},
+                 spec + ":2:21: number overflow parsing '1e400'");
+}
+
+TEST_CASE("a directory, FIFO or device as spec, --config or -s is refused "
+          "without reading it") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", collect_spec);
+  auto fifo = dir.file("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  expect_refused({"run", "--config", dir.path(), spec},
+                 "weir run: " + dir.path() + ": cannot read the configuration "
+                 "file: not a regular file (a directory)");
+  expect_refused({"run", "--config", fifo, spec},
+                 "weir run: " + fifo + ": cannot read the configuration file: "
+                 "not a regular file (a FIFO)");
+  expect_refused({"run", "--config", "/dev/zero", spec},
+                 "weir run: /dev/zero: cannot read the configuration file: not "
+                 "a regular file (a character device)");
+  expect_refused({"run", fifo},
+                 fifo + ": cannot read file: not a regular file (a FIFO)");
+  expect_refused({"run", "/dev/zero"}, "/dev/zero: cannot read file: not a "
+                                       "regular file (a character device)");
+  expect_refused({"run", "-s", fifo, spec},
+                 "weir run: -s: " + fifo + ": not a regular file (a FIFO)");
+  expect_refused({"savepoint", "-d", "/dev/zero"},
+                 "weir savepoint: -d: /dev/zero: not a regular file (a "
+                 "character device)");
+}
+
+TEST_CASE("configuration values outside their key's range name key and range") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", collect_spec);
+  expect_refused({"run", "-Dtaskmanager.numberOfTaskSlots=4294967297", spec},
+                 "weir run: -Dtaskmanager.numberOfTaskSlots=4294967297: key "
+                 "'taskmanager.numberOfTaskSlots': expected a value in [1, "
+                 "32768], got '4294967297'");
+  expect_refused({"run", "-Dheartbeat.timeout=99999999999999999999h", spec},
+                 "weir run: -Dheartbeat.timeout=99999999999999999999h: key "
+                 "'heartbeat.timeout': expected a value in [1 ms, 8760 h], got "
+                 "'99999999999999999999h'");
+  auto yaml = dir.write("weir.yaml", "restart-strategy.fixed-delay.attempts: "
+                                     "-1\n");
+  expect_refused({"run", "--config", yaml, spec},
+                 "weir run: " + yaml + ": key "
+                 "'restart-strategy.fixed-delay.attempts': expected a value in "
+                 "[0, 2147483647], got '-1'");
+  expect_refused({"jobmanager", "--port", "99999", "--state-dir",
+                  dir.file("state")},
+                 "weir jobmanager: --port: key 'jobmanager.rpc.port': expected "
+                 "a value in [0, 65535], got '99999'");
+}
