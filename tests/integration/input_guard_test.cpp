@@ -89,3 +89,38 @@ TEST_CASE("configuration values outside their key's range name key and range") {
                  "weir jobmanager: --port: key 'jobmanager.rpc.port': expected "
                  "a value in [0, 65535], got '99999'");
 }
+
+TEST_CASE("int64 overflow in a built-in operator fails the job, naming it") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", R"({
+    "name": "overflow", "parallelism": 1,
+    "vertices": [
+      {"id": "numbers", "operator": "sequence",
+       "params": {"from": 9223372036854775806, "to": 9223372036854775807}},
+      {"id": "one_key", "operator": "map",
+       "params": {"function": "key_mod", "modulus": 1}},
+      {"id": "total", "operator": "sum"},
+      {"id": "out", "operator": "collect"}],
+    "edges": [
+      {"from": "numbers", "to": "one_key"},
+      {"from": "one_key", "to": "total", "partitioning": "hash"},
+      {"from": "total", "to": "out"}]})");
+  auto r = run_weir({"run", spec}, 60s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("ended FAILED: ") != std::string::npos);
+  CHECK(r.err.find("sum: int64 overflow at key '0'") != std::string::npos);
+  auto square = dir.write("square.json", R"({
+    "name": "square", "vertices": [
+      {"id": "numbers", "operator": "sequence",
+       "params": {"from": 4294967296, "to": 4294967296}},
+      {"id": "squared", "operator": "map", "params": {"function": "square"}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "squared"},
+              {"from": "squared", "to": "out"}]})");
+  r = run_weir({"run", square}, 60s);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("square: int64 overflow at value 4294967296")
+        != std::string::npos);
+}
