@@ -10,6 +10,8 @@
 
 #include "config/input_file.hpp"
 #include "messages/errors.hpp"
+#include "operators/registry.hpp"
+#include "plan/paths.hpp"
 #include "plan/validation.hpp"
 
 namespace weir {
@@ -443,6 +445,8 @@ resolve_job_graph(const job_spec& spec,
     }
     g.edges.push_back(edge_spec{e.from, e.to, part});
   }
+  make_paths_absolute(g, operators != nullptr ? *operators
+                                              : ops::registry::builtin());
   if (auto err = validate_job_graph(g, client_validation(operators)))
     return spec_error(origin, describe(err));
   return g;

@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
 
+#include "cluster_fixture.hpp"
 #include "process.hpp"
 
 using namespace weir::test;
@@ -123,4 +125,44 @@ TEST_CASE("int64 overflow in a built-in operator fails the job, naming it") {
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("square: int64 overflow at value 4294967296")
         != std::string::npos);
+}
+
+TEST_CASE("relative paths with -m are the client's: made absolute before "
+          "submission") {
+  one_worker_cluster cluster; // its worker runs in the source root
+  temp_dir client;            // the client runs here
+  client.write("in.txt", "b a b\n");
+  auto spec = source_path("examples/wordcount.json");
+  auto command = fmt::format("cd '{}' && exec '{}' run -m {} '{}' --input "
+                             "in.txt --output out.txt",
+                             client.path(), cluster.weir, cluster.address,
+                             spec);
+  auto r = run_process({"/bin/sh", "-c", command}, 60s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(client.file("out.txt")) == "a\t1\nb\t2\n");
+  CHECK_FALSE(exists(source_path("out.txt")));
+}
+
+TEST_CASE("an output that is the input, by any name, is refused") {
+  temp_dir dir;
+  auto spec = source_path("examples/wordcount.json");
+  auto input = dir.write("in.txt", "b a b\n");
+  auto refused = [&](const std::string& output, const std::string& message) {
+    expect_refused({"run", spec, "--input", input, "--output", output},
+                   spec + ": vertices[3] ('out'): parameter 'path': " + message);
+    CHECK(read_file(input) == "b a b\n");
+  };
+  refused(input, "'" + input + "' is the input of vertices[0] ('lines') ('"
+                   + input + "'); writing it would replace the input");
+  REQUIRE(::symlink(input.c_str(), dir.file("link").c_str()) == 0);
+  REQUIRE(::link(input.c_str(), dir.file("hard").c_str()) == 0);
+  for (auto& other : {dir.file("link"), dir.file("hard"),
+                      dir.path() + "/./in.txt"})
+    refused(other, "'" + other + "' is the input of vertices[0] "
+                   "('lines') ('" + input + "'); writing it would replace the "
+                   "input");
+  refused(dir.path(), "the input of vertices[0] ('lines') ('" + input
+                        + "') lies inside the output directory '" + dir.path()
+                        + "'; writing it could replace the input");
 }
