@@ -39,7 +39,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
     ("host", "jobmanager.rpc.address: address to listen on (default "
      "127.0.0.1)", cxxopts::value<std::string>())
     ("port", "jobmanager.rpc.port (default 6123; 0: any free port, see the "
-     "log)", cxxopts::value<uint16_t>())
+     "log)", cxxopts::value<int64_t>())
     ("state-dir", "high-availability.storageDir (default: "
      "$XDG_STATE_HOME/weir or ~/.local/state/weir)",
      cxxopts::value<std::string>())
@@ -54,9 +54,14 @@ int jobmanager_action(const std::vector<std::string>& args) {
   auto cfg = parse_with_config(opts, "weir jobmanager", args, res, code);
   if (!cfg)
     return code;
-  flag_overrides<std::string>(*cfg, res, "host", keys::jobmanager_address);
-  flag_overrides<uint16_t>(*cfg, res, "port", keys::jobmanager_port);
-  flag_overrides<std::string>(*cfg, res, "state-dir", keys::storage_dir);
+  if (report_first(
+        "weir jobmanager",
+        {flag_overrides<std::string>(*cfg, res, "host",
+                                     keys::jobmanager_address),
+         flag_overrides<int64_t>(*cfg, res, "port", keys::jobmanager_port),
+         flag_overrides<std::string>(*cfg, res, "state-dir",
+                                     keys::storage_dir)}))
+    return exit_bad_input;
   auto options = jobmanager_options::from(*cfg);
   if (!options) {
     fmt::print(stderr, "weir jobmanager: {}\n", describe(options.error()));
@@ -108,24 +113,21 @@ int taskmanager_action(const std::vector<std::string>& args) {
                address);
     return exit_bad_input;
   }
-  flag_overrides<int32_t>(*cfg, res, "slots", keys::task_slots);
-  flag_overrides<std::string>(*cfg, res, "id", keys::resource_id);
+  if (report_first(
+        "weir taskmanager",
+        {flag_overrides<int32_t>(*cfg, res, "slots", keys::task_slots),
+         flag_overrides<std::string>(*cfg, res, "id", keys::resource_id),
+         flag_overrides<double>(*cfg, res, "cpu-cores",
+                                keys::taskmanager_cpu_cores),
+         flag_overrides<int64_t>(*cfg, res, "memory", keys::taskmanager_heap,
+                                 "m"),
+         flag_overrides<int64_t>(*cfg, res, "direct-memory",
+                                 keys::taskmanager_off_heap, "m"),
+         flag_overrides<int64_t>(*cfg, res, "native-memory",
+                                 keys::taskmanager_managed, "m")}))
+    return exit_bad_input;
   auto tm = taskmanager_options::from(*cfg);
   tm.jobmanagers = *at;
-  if (tm.slots < 1 || tm.slots > 32768) {
-    fmt::print(stderr, "weir taskmanager: --slots {} is outside [1, 32768]\n",
-               tm.slots);
-    return exit_bad_input;
-  }
-  auto& total = tm.resources;
-  if (res.count("cpu-cores") > 0)
-    total.cpu_cores = res["cpu-cores"].as<double>();
-  if (res.count("memory") > 0)
-    total.heap_mb = res["memory"].as<int64_t>();
-  if (res.count("direct-memory") > 0)
-    total.direct_mb = res["direct-memory"].as<int64_t>();
-  if (res.count("native-memory") > 0)
-    total.native_mb = res["native-memory"].as<int64_t>();
   auto* log = open_log(res, "weir taskmanager");
   if (log == nullptr)
     return exit_bad_input;

@@ -50,6 +50,17 @@ std::optional<configuration> parse_with_config(cxxopts::Options& opts,
   return cfg;
 }
 
+bool report_first(const std::string& action,
+                  std::initializer_list<caf::error> errors) {
+  for (auto& err : errors) {
+    if (err) {
+      fmt::print(stderr, "{}: {}\n", action, describe(err));
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<std::string> config_args(const cxxopts::ParseResult& flags) {
   std::vector<std::string> args;
   if (flags.count("config") > 0)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -32,16 +33,22 @@ std::optional<configuration> parse_with_config(cxxopts::Options& opts,
 std::vector<std::string> config_args(const cxxopts::ParseResult& flags);
 
 /// Flags win over configuration keys: when `flag` was given, its value
-/// replaces `key`'s in `cfg` (options are then built from `cfg` alone).
+/// (with `unit` appended, "m" for a flag in MB) replaces `key`'s in `cfg`
+/// (options are then built from `cfg` alone). The error names the flag, the
+/// key and its range.
 template <class Flag, class T>
-void flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
-                    const std::string& flag, const config_key<T>& key) {
+caf::error flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
+                          const std::string& flag, const config_key<T>& key,
+                          const char* unit = "") {
   if (flags.count(flag) == 0)
-    return;
-  auto text = fmt::format("{}", flags[flag].template as<Flag>());
-  // The flag's own type (cxxopts checked it) is a valid value of the key's.
-  static_cast<void>(cfg.apply({{std::string{key.name}, text}}, "--" + flag));
+    return caf::none;
+  auto text = fmt::format("{}{}", flags[flag].template as<Flag>(), unit);
+  return cfg.apply({{std::string{key.name}, text}}, "--" + flag);
 }
+
+/// Prints the first of `errors` as `action: error`; whether there was one.
+bool report_first(const std::string& action,
+                  std::initializer_list<caf::error> errors);
 
 /// The jobmanager address: `-m` if given, else jobmanager.rpc.address and
 /// jobmanager.rpc.port from the configuration.

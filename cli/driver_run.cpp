@@ -1,6 +1,5 @@
 // `weir run -D`: driver mode. The user's driver program runs as a job of its
 // own inside a cluster: a session (-m) or one created for the application.
-#include <filesystem>
 
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
@@ -20,7 +19,6 @@
 #include "messages/errors.hpp"
 #include "operators/driver_services.hpp"
 #include "operators/registry.hpp"
-#include "storage/checkpoint_store.hpp"
 
 namespace weir::cli {
 
@@ -210,10 +208,8 @@ int driver_run_action(const std::vector<std::string>& args) {
     }
   }
   if (!restore_from.empty()) {
-    restore_from = std::filesystem::absolute(restore_from).lexically_normal()
-                     .string();
-    if (auto sp = storage::read_savepoint(restore_from); !sp) {
-      fmt::print(stderr, "weir run: -s: {}\n", describe(sp.error()));
+    if (auto problem = check_restore_file(restore_from)) {
+      fmt::print(stderr, "weir run: -s: {}\n", *problem);
       return exit_bad_input;
     }
   }

@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "plan/job_spec.hpp"
+#include "config/input_file.hpp"
 #include "messages/errors.hpp"
+#include "plan/job_spec.hpp"
+#include "storage/checkpoint_store.hpp"
 
 namespace weir::cli {
 
@@ -129,5 +131,13 @@ std::string newest_checkpoint(const std::string& dir) {
   return best;
 }
 
+std::optional<std::string> check_restore_file(std::string& path) {
+  path = std::filesystem::absolute(path).lexically_normal().string();
+  if (auto problem = special_file_problem(path); !problem.empty())
+    return fmt::format("{}: {}", path, problem);
+  if (auto sp = storage::read_savepoint(path); !sp)
+    return describe(sp.error());
+  return std::nullopt;
+}
 
 } // namespace weir::cli

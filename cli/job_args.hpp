@@ -43,4 +43,10 @@ std::optional<std::string> load_job(const job_args& args,
 /// The newest `chk-<n>` file under `dir` (highest n), or "" (`-r DIR`).
 std::string newest_checkpoint(const std::string& dir);
 
+/// Checks a savepoint or checkpoint file a job is to start from (`-s`,
+/// `-r`) and makes `path` absolute: the jobmanager reads it. Returns the
+/// one-line problem: missing, not a regular file (a FIFO would block the
+/// reader), not a savepoint.
+std::optional<std::string> check_restore_file(std::string& path);
+
 } // namespace weir::cli

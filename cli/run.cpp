@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -26,7 +25,6 @@
 #include "cluster/stop_signal.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
-#include "storage/checkpoint_store.hpp"
 
 namespace weir::cli {
 
@@ -86,14 +84,6 @@ cxxopts::Options run_options() {
   add_config_flags(opts);
   opts.allow_unrecognised_options();
   return opts;
-}
-
-/// Checks a count flag; returns an error line or nothing.
-std::optional<std::string> check_count(const char* flag, std::optional<int32_t> v,
-                                       int32_t max) {
-  if (v && (*v < 1 || *v > max))
-    return fmt::format("weir run: --{} {} is outside [1, {}]", flag, *v, max);
-  return std::nullopt;
 }
 
 void print_progress(const job_status& s) {
@@ -308,10 +298,14 @@ int run_action(const std::vector<std::string>& args) {
   run_flags flags;
   flags.parallelism = parallelism_flag(res);
   // Flags win over configuration keys, which win over the defaults.
-  flag_overrides<int32_t>(*cfg, res, "taskmanagers",
-                          keys::minicluster_task_managers);
-  flag_overrides<int32_t>(*cfg, res, "slots", keys::task_slots);
-  flag_overrides<std::string>(*cfg, res, "state-dir", keys::storage_dir);
+  if (report_first(
+        "weir run",
+        {flag_overrides<int32_t>(*cfg, res, "taskmanagers",
+                                 keys::minicluster_task_managers),
+         flag_overrides<int32_t>(*cfg, res, "slots", keys::task_slots),
+         flag_overrides<std::string>(*cfg, res, "state-dir",
+                                     keys::storage_dir)}))
+    return exit_bad_input;
   auto mc = mini_cluster_options::from(*cfg);
   if (res.count("jobmanager") > 0)
     flags.jobmanager = res["jobmanager"].as<std::string>();
@@ -324,13 +318,6 @@ int run_action(const std::vector<std::string>& args) {
   std::optional<int32_t> slots;
   if (cfg->is_set(keys::task_slots))
     slots = mc.slots_per_task_executor;
-  for (auto err : {check_count("taskmanagers", mc.task_executors, 1024),
-                   check_count("slots", slots, max_parallelism)}) {
-    if (err) {
-      fmt::print(stderr, "{}\n", *err);
-      return exit_bad_input;
-    }
-  }
   auto user = prepare_user_code("run", res);
   if (!user)
     return exit_bad_input;
@@ -365,11 +352,9 @@ int run_action(const std::vector<std::string>& args) {
     fmt::print(stderr, "Resuming from checkpoint {}\n", *restore_from);
   }
   if (restore_from) {
-    // The jobmanager reads it: an absolute path, checked here first.
-    auto path = std::filesystem::absolute(*restore_from).lexically_normal()
-                  .string();
-    if (auto sp = storage::read_savepoint(path); !sp) {
-      fmt::print(stderr, "weir run: -s: {}\n", describe(sp.error()));
+    auto path = *restore_from;
+    if (auto problem = check_restore_file(path)) {
+      fmt::print(stderr, "weir run: -s: {}\n", *problem);
       return exit_bad_input;
     }
     graph.config[std::string{keys::savepoint_path.name}] = path;

@@ -12,10 +12,10 @@
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/job_args.hpp"
 #include "cli/remote.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
-#include "storage/checkpoint_store.hpp"
 
 namespace weir::cli {
 
@@ -66,10 +66,9 @@ int take_savepoint(const std::string& action, remote_cluster& remote,
 }
 
 /// `weir savepoint -d PATH`.
-int dispose_savepoint(const std::string& path) {
-  auto sp = storage::read_savepoint(path);
-  if (!sp) {
-    fmt::print(stderr, "weir savepoint: -d: {}\n", describe(sp.error()));
+int dispose_savepoint(std::string path) {
+  if (auto problem = check_restore_file(path)) {
+    fmt::print(stderr, "weir savepoint: -d: {}\n", *problem);
     return exit_bad_input;
   }
   std::error_code ec;

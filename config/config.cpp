@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "config/input_file.hpp"
 #include "config/keys.hpp"
 #include "config/parse.hpp"
 #include "messages/errors.hpp"
@@ -43,20 +44,23 @@ void flatten(const YAML::Node& node, const std::string& prefix,
 caf::expected<std::vector<std::pair<std::string, YAML::Node>>>
 read_yaml(const std::string& file) {
   std::vector<std::pair<std::string, YAML::Node>> entries;
+  auto input = read_input_file(file);
+  if (!input.problem.empty())
+    return config_error(fmt::format(
+      "{}: cannot read the configuration file: {}", file, input.problem));
   try {
-    auto root = YAML::LoadFile(file);
+    auto root = YAML::Load(input.text);
     if (root.IsDefined() && !root.IsNull()) {
       if (!root.IsMap())
         return config_error(
           fmt::format("{}: expected a map of keys to values", file));
       flatten(root, "", entries);
     }
-  } catch (const YAML::BadFile&) {
-    return config_error(
-      fmt::format("{}: cannot read the configuration file", file));
   } catch (const YAML::Exception& e) {
     return config_error(fmt::format("{}:{}:{}: {}", file, e.mark.line + 1,
                                     e.mark.column + 1, e.msg));
+  } catch (const std::exception& e) {
+    return config_error(fmt::format("{}: {}", file, e.what()));
   }
   return entries;
 }

@@ -46,6 +46,14 @@ inline constexpr config_type config_type_of<std::chrono::milliseconds>
 template <>
 inline constexpr config_type config_type_of<memory_size> = config_type::memory;
 
+/// The smallest and the largest valid value of a numeric key, written as
+/// users write values ("1", "1 ms", "8760 h", "16384g"); both empty for
+/// text and boolean keys.
+struct value_range {
+  std::string_view min;
+  std::string_view max;
+};
+
 /// A key's description without its C++ type: what the parser, the docs
 /// check and `-D` validation need.
 struct key_info {
@@ -53,18 +61,21 @@ struct key_info {
   config_type type;
   std::string_view default_value; ///< as users write it; "" = unset
   std::string_view meaning;
+  value_range range;
   config_scope scope;
   std::string_view choices; ///< "a|b|c": the allowed values of a text key
 };
 
 /// One configuration key: Flink's name, its value type `T`, its default
-/// (written as a user would write it) and meaning. Read with
-/// `configuration::get`. config/keys.hpp holds them all.
+/// (written as a user would write it), meaning and, for numbers, the range
+/// of valid values. Read with `configuration::get`. config/keys.hpp holds
+/// them all.
 template <class T>
 struct config_key {
   std::string_view name;
   std::string_view default_value; ///< "" = unset (get returns T{})
   std::string_view meaning;
+  value_range range = {}; ///< required for numeric keys (the config test)
   config_scope scope = config_scope::cluster;
   std::string_view choices = {};
 
@@ -72,7 +83,7 @@ struct config_key {
   static constexpr config_type type = config_type_of<T>;
 
   constexpr key_info info() const {
-    return {name, type, default_value, meaning, scope, choices};
+    return {name, type, default_value, meaning, range, scope, choices};
   }
 };
 

@@ -15,6 +15,13 @@ namespace weir::keys {
 using ms = std::chrono::milliseconds;
 constexpr auto per_job = config_scope::job;
 
+// Ranges shared by many keys. Durations end at a year: anything longer is a
+// typo, and adding it to a clock would overflow.
+constexpr value_range any_duration{"0", "8760 h"};
+constexpr value_range positive_duration{"1 ms", "8760 h"};
+constexpr value_range memory{"0", "16384g"}; // 16 TiB
+constexpr value_range cpu_cores{"0", "65536"};
+
 // --- cluster, jobmanager, resourcemanager ---------------------------------
 
 inline constexpr config_key<bool> evenly_spread_out_slots{
@@ -33,64 +40,68 @@ inline constexpr config_key<std::string> cluster_id{
 inline constexpr config_key<ms> registration_initial_timeout{
   "cluster.registration.initial-timeout", "100 ms",
   "First pause of a worker between attempts to reach the master; it doubles "
-  "after every failed attempt."};
+  "after every failed attempt.", positive_duration};
 inline constexpr config_key<ms> registration_max_timeout{
   "cluster.registration.max-timeout", "10 s",
-  "Longest pause of a worker between attempts to reach the master."};
+  "Longest pause of a worker between attempts to reach the master.",
+  positive_duration};
 inline constexpr config_key<int64_t> supervision_max_restarts{
   "jobmanager.supervision.max-restarts", "3",
   "Crashes of JobMasters (counted by the Dispatcher) or of the Dispatcher and "
   "ResourceManager (counted by the jobmanager's supervisor) that are "
   "restarted within jobmanager.supervision.within; one more and the "
-  "supervisor gives up (the jobmanager exits with code 4)."};
+  "supervisor gives up (the jobmanager exits with code 4).", {"0", "1000000"}};
 inline constexpr config_key<ms> supervision_within{
   "jobmanager.supervision.within", "1 min",
-  "The window of jobmanager.supervision.max-restarts."};
+  "The window of jobmanager.supervision.max-restarts.", positive_duration};
 inline constexpr config_key<std::string> jobmanager_address{
   "jobmanager.rpc.address", "127.0.0.1",
   "Address the jobmanager listens on, and that workers and clients connect "
   "to when no -m is given."};
 inline constexpr config_key<int64_t> jobmanager_port{
   "jobmanager.rpc.port", "6123",
-  "Port of the jobmanager (0: any free port, printed in its log)."};
+  "Port of the jobmanager (0: any free port, printed in its log).",
+  {"0", "65535"}};
 inline constexpr config_key<int64_t> minicluster_task_managers{
   "minicluster.number-of-taskmanagers", "1",
-  "TaskExecutors of the embedded cluster of `weir run`."};
+  "TaskExecutors of the embedded cluster of `weir run`.", {"1", "1024"}};
 inline constexpr config_key<ms> taskmanager_timeout{
   "resourcemanager.taskmanager-timeout", "30 s",
   "Driver mode (a CLI-created cluster): a worker the ResourceManager started "
-  "and that has held no slot this long is stopped."};
+  "and that has held no slot this long is stopped.", positive_duration};
 inline constexpr config_key<double> start_worker_max_failure_rate{
   "resourcemanager.start-worker.max-failure-rate", "10",
   "Driver mode: worker starts that may fail per minute; beyond that no "
-  "worker is started until the minute has passed."};
+  "worker is started until the minute has passed.", {"0", "1000000"}};
 inline constexpr config_key<ms> slot_request_timeout{
   "slot.request.timeout", "300 s",
-  "How long a job waits for all of its slots before it fails."};
+  "How long a job waits for all of its slots before it fails.",
+  positive_duration};
 
 // --- collect sinks ------------------------------------------------------------
 
 inline constexpr config_key<memory_size> collect_max_bytes{
   "collect.max-bytes", "64 mb",
   "Most a job's collect sinks may hand to its JobMaster in all; past it the "
-  "job fails."};
+  "job fails.", memory};
 inline constexpr config_key<memory_size> collect_batch_max{
   "collect-sink.batch-size.max", "2 mb",
-  "Most one client poll of collected records gets (at least one record)."};
+  "Most one client poll of collected records gets (at least one record).",
+  memory};
 
 // --- heartbeats -----------------------------------------------------------
 
 inline constexpr config_key<ms> heartbeat_interval{
   "heartbeat.interval", "500 ms",
-  "How often connected processes exchange heartbeats."};
+  "How often connected processes exchange heartbeats.", positive_duration};
 inline constexpr config_key<int64_t> heartbeat_rpc_failure_threshold{
   "heartbeat.rpc-failure-threshold", "2",
   "Heartbeat requests that may fail in a row (the peer answered that it "
-  "cannot be reached) before the peer is declared lost."};
+  "cannot be reached) before the peer is declared lost.", {"1", "1000"}};
 inline constexpr config_key<ms> heartbeat_timeout{
   "heartbeat.timeout", "3 s",
   "A peer silent this long is declared lost (its TaskExecutor, its "
-  "subtasks)."};
+  "subtasks).", positive_duration};
 
 // --- taskmanager ------------------------------------------------------------
 
@@ -101,29 +112,32 @@ inline constexpr config_key<std::string> local_state_root{
   "directory ($TMPDIR or /tmp)."};
 inline constexpr config_key<double> taskmanager_cpu_cores{
   "taskmanager.cpu.cores", "0",
-  "CPU cores of a worker, split evenly over its slots (0: unknown)."};
+  "CPU cores of a worker, split evenly over its slots (0: unknown).",
+  cpu_cores};
 inline constexpr config_key<memory_size> taskmanager_off_heap{
   "taskmanager.memory.task.off-heap.size", "0",
   "Direct (off-heap) memory of a worker's tasks, split evenly over its slots "
-  "(0: unknown)."};
+  "(0: unknown).", memory};
 inline constexpr config_key<memory_size> taskmanager_managed{
   "taskmanager.memory.managed.size", "0",
   "Native (managed) memory of a worker, split evenly over its slots (0: "
-  "unknown)."};
+  "unknown).", memory};
 inline constexpr config_key<memory_size> taskmanager_heap{
   "taskmanager.memory.task.heap.size", "0",
-  "Task heap memory of a worker, split evenly over its slots (0: unknown)."};
+  "Task heap memory of a worker, split evenly over its slots (0: unknown).",
+  memory};
 inline constexpr config_key<memory_size> network_max{
   "taskmanager.memory.network.max", "1 gb",
   "Network buffers of a worker (buffers of 32 KiB): a deployment whose "
-  "subtasks need more than are free is refused and its job fails."};
+  "subtasks need more than are free is refused and its job fails.", memory};
 inline constexpr config_key<int64_t> network_buffers_per_channel{
   "taskmanager.network.memory.buffers-per-channel", "2",
   "Network buffers each input channel of a subtask needs (each output "
-  "channel needs one)."};
+  "channel needs one).", {"1", "1024"}};
 inline constexpr config_key<int64_t> task_slots{
   "taskmanager.numberOfTaskSlots", "1",
-  "Slots per TaskExecutor (`weir run`: default enough for the job)."};
+  "Slots per TaskExecutor (`weir run`: default enough for the job).",
+  {"1", "32768"}};
 inline constexpr config_key<std::string> resource_id{
   "taskmanager.resource-id", "", "Name of a worker; default HOST-PID."};
 
@@ -132,22 +146,22 @@ inline constexpr config_key<std::string> resource_id{
 inline constexpr config_key<double> driver_cpu_cores{
   "driver.cpu-cores", "0",
   "Driver mode: CPU cores of the driver's slot (-Dc/--drivercpus). Per job.",
-  per_job};
+  cpu_cores, per_job};
 inline constexpr config_key<memory_size> driver_heap_memory{
   "driver.heap-memory", "0",
   "Driver mode: heap memory of the driver's slot (-Dhm/--driverheapmemory). "
   "Per job.",
-  per_job};
+  memory, per_job};
 inline constexpr config_key<memory_size> driver_direct_memory{
   "driver.direct-memory", "0",
   "Driver mode: direct memory of the driver's slot "
   "(-Ddm/--driverdirectmemory). Per job.",
-  per_job};
+  memory, per_job};
 inline constexpr config_key<memory_size> driver_native_memory{
   "driver.native-memory", "0",
   "Driver mode: native memory of the driver's slot "
   "(-Dnm/--drivernativememory). Per job.",
-  per_job};
+  memory, per_job};
 
 // --- checkpoints, savepoints, state -----------------------------------------
 
@@ -160,44 +174,46 @@ inline constexpr config_key<bool> checkpoint_incremental{
   "execution.checkpointing.incremental", "false",
   "RocksDB state: checkpoints write only the files the previous one did not "
   "(shared files under <dir>/<job id>/shared). Per job.",
-  per_job};
+  {}, per_job};
 inline constexpr config_key<ms> checkpoint_interval{
   "execution.checkpointing.interval", "0",
   "How often the JobMaster triggers a checkpoint (0: never; Flink's default "
   "is off too). Per job or cluster-wide.",
-  per_job};
+  any_duration, per_job};
 inline constexpr config_key<ms> checkpoint_timeout{
   "execution.checkpointing.timeout", "10 min",
   "A checkpoint not acknowledged by every subtask within this time is "
   "abandoned.",
-  per_job};
+  positive_duration, per_job};
 inline constexpr config_key<int64_t> max_concurrent_checkpoints{
   "execution.checkpointing.max-concurrent-checkpoints", "1",
-  "Checkpoints that may be pending at once.", per_job};
+  "Checkpoints that may be pending at once.", {"1", "1000"}, per_job};
 inline constexpr config_key<ms> checkpoint_min_pause{
   "execution.checkpointing.min-pause", "0",
   "Least time between the end of one checkpoint and the start of the next.",
-  per_job};
+  any_duration, per_job};
 inline constexpr config_key<std::string> savepoint_dir{
   "execution.checkpointing.savepoint-dir", "",
   "Default directory of savepoints (`weir savepoint`, `weir stop`).",
-  per_job};
+  {}, per_job};
 inline constexpr config_key<std::string> savepoint_path{
   "execution.savepoint.path", "",
-  "A savepoint the job starts from (`weir run -s PATH`). Per job.", per_job};
+  "A savepoint the job starts from (`weir run -s PATH`). Per job.",
+  {}, per_job};
 inline constexpr config_key<bool> savepoint_ignore_unclaimed_state{
   "execution.savepoint.ignore-unclaimed-state", "false",
   "Start from a savepoint even if it holds state of vertices the job does "
   "not have (`weir run -n`). Per job.",
-  per_job};
+  {}, per_job};
 inline constexpr config_key<int64_t> checkpoints_retained{
   "state.checkpoints.num-retained", "1",
-  "Completed checkpoints kept; a failover restores the newest.", per_job};
+  "Completed checkpoints kept; a failover restores the newest.",
+  {"1", "10000"}, per_job};
 inline constexpr config_key<std::string> state_backend{
   "state.backend.type", "hashmap",
   "Where keyed state lives: hashmap (objects on the heap) or rocksdb (an "
   "embedded RocksDB per operator instance, on local disk). Per job.",
-  per_job, "hashmap|rocksdb"};
+  {}, per_job, "hashmap|rocksdb"};
 
 // --- restart strategy (per job) ---------------------------------------------
 
@@ -210,46 +226,49 @@ inline constexpr config_key<std::string> restart_strategy{
   "How a job reacts to a failure: none, fixed-delay, exponential-delay or "
   "failure-rate (Flink's names). The default restarts every job, bounded "
   "or not, checkpointed or not.",
-  per_job,
+  {}, per_job,
   "none|off|disable|fixed-delay|fixeddelay|exponential-delay|"
   "exponentialdelay|failure-rate|failurerate"};
 inline constexpr config_key<int64_t> fixed_delay_attempts{
   "restart-strategy.fixed-delay.attempts", "1",
-  "fixed-delay: restarts before the job fails.", per_job};
+  "fixed-delay: restarts before the job fails.", {"0", "2147483647"}, per_job};
 inline constexpr config_key<ms> fixed_delay_delay{
   "restart-strategy.fixed-delay.delay", "1 s",
-  "fixed-delay: pause before each restart.", per_job};
+  "fixed-delay: pause before each restart.", any_duration, per_job};
 inline constexpr config_key<ms> exponential_initial_backoff{
   "restart-strategy.exponential-delay.initial-backoff", "1 s",
-  "exponential-delay: first pause.", per_job};
+  "exponential-delay: first pause.", any_duration, per_job};
 inline constexpr config_key<ms> exponential_max_backoff{
   "restart-strategy.exponential-delay.max-backoff", "1 min",
-  "exponential-delay: longest pause.", per_job};
+  "exponential-delay: longest pause.", any_duration, per_job};
 inline constexpr config_key<double> exponential_backoff_multiplier{
   "restart-strategy.exponential-delay.backoff-multiplier", "2.0",
-  "exponential-delay: factor between consecutive pauses.", per_job};
+  "exponential-delay: factor between consecutive pauses.",
+  {"1", "1000"}, per_job};
 inline constexpr config_key<double> exponential_jitter_factor{
   "restart-strategy.exponential-delay.jitter-factor", "0.1",
-  "exponential-delay: random spread of each pause (0.1 = +-10 %).", per_job};
+  "exponential-delay: random spread of each pause (0.1 = +-10 %).",
+  {"0", "1"}, per_job};
 inline constexpr config_key<ms> exponential_reset_backoff_threshold{
   "restart-strategy.exponential-delay.reset-backoff-threshold", "1 h",
   "exponential-delay: a failure-free period after which the pause starts "
   "over.",
-  per_job};
+  positive_duration, per_job};
 inline constexpr config_key<int64_t> exponential_attempts{
   "restart-strategy.exponential-delay.attempts-before-reset-backoff", "5",
   "exponential-delay: restarts before the job fails, counted since the "
   "pauses last started over.",
-  per_job};
+  {"0", "2147483647"}, per_job};
 inline constexpr config_key<int64_t> failure_rate_max_failures{
   "restart-strategy.failure-rate.max-failures-per-interval", "1",
-  "failure-rate: failures tolerated per interval.", per_job};
+  "failure-rate: failures tolerated per interval.",
+  {"1", "2147483647"}, per_job};
 inline constexpr config_key<ms> failure_rate_interval{
   "restart-strategy.failure-rate.failure-rate-interval", "1 min",
-  "failure-rate: the interval.", per_job};
+  "failure-rate: the interval.", positive_duration, per_job};
 inline constexpr config_key<ms> failure_rate_delay{
   "restart-strategy.failure-rate.delay", "1 s",
-  "failure-rate: pause before each restart.", per_job};
+  "failure-rate: pause before each restart.", any_duration, per_job};
 
 // --- test hooks -------------------------------------------------------------
 
@@ -258,7 +277,7 @@ inline constexpr config_key<int64_t> fault_jobmaster_crashes{
   "weir.fault.jobmaster-crashes", "0",
   "Test hook (builds with -Dfault_injection=true, the default): the first N "
   "JobMasters of the job crash once the job is deployed. Per job.",
-  per_job};
+  {"0", "1000"}, per_job};
 #endif
 
 } // namespace weir::keys

@@ -14,8 +14,9 @@ namespace weir::detail {
 template <class T>
 std::optional<T> parse_value(const std::string& text);
 
-/// "" when `value` is a valid value of `k`, else what was expected
-/// ("expected an integer").
+/// "" when `value` is a valid value of `k` (its type, its range, its
+/// choices), else what was expected ("expected an integer", "expected a
+/// value in [1, 32768]").
 std::string type_problem(const key_info& k, const std::string& value);
 
 /// `s` without leading and trailing blanks.

@@ -33,10 +33,6 @@ namespace {
 
 constexpr size_t initial_buckets = 1024;
 
-int64_t wrapping_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a)
-                              + static_cast<uint64_t>(b));
-}
 
 /// count, sum, min or max as a transform, its aggregates in keyed state
 /// (value state named after the aggregation). Bounded jobs emit one record
@@ -119,7 +115,10 @@ void fold(aggregation_kind kind, aggregate& a, bool fresh, const record& r,
   switch (kind) {
     case aggregation_kind::count:
     case aggregation_kind::sum:
-      a.value = wrapping_add(a.value, value);
+      if (int64_t sum = 0; __builtin_add_overflow(a.value, value, &sum))
+        throw_overflow(to_string(kind), r.key, value);
+      else
+        a.value = sum;
       break;
     case aggregation_kind::min:
       a.value = std::min(a.value, value);
@@ -160,6 +159,8 @@ keyed_aggregation::keyed_aggregation(aggregation_kind kind) : kind_(kind) {
 
 void keyed_aggregation::add(record&& r, bool partial) {
   auto [i, inserted] = table_.try_emplace(std::move(r.key));
+  // try_emplace moves the key only into a new entry, which cannot overflow:
+  // an overflow's message still has it.
   fold(kind_, i->second, inserted, r, partial);
 }
 

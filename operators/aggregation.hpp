@@ -15,7 +15,7 @@ namespace weir::ops {
 enum class aggregation_kind {
   /// Number of records per key.
   count,
-  /// Sum of `num` per key (wrapping on overflow).
+  /// Sum of `num` per key (the job fails on int64 overflow).
   sum,
   /// Smallest `num` per key.
   min,
@@ -36,8 +36,10 @@ struct aggregate {
 };
 
 /// Folds `r` into `a` (`fresh`: `a` holds nothing yet). Count adds 1, or
-/// `num` when `partial` (a combiner's partial count); sum adds `num`,
-/// wrapping on overflow; min and max keep the extreme.
+/// `num` when `partial` (a combiner's partial count); sum adds `num`; min
+/// and max keep the extreme. A count or sum beyond int64 throws
+/// operator_error ("sum: int64 overflow at key 'x'") and leaves `a` as it
+/// was.
 void fold(aggregation_kind kind, aggregate& a, bool fresh, const record& r,
           bool partial);
 

@@ -128,20 +128,23 @@ struct length {
   }
 };
 
-/// num*num, wrapping on overflow.
+/// num*num; fails the job when it does not fit an int64.
 struct square {
   void operator()(record& r) const {
-    auto n = static_cast<uint64_t>(r.num);
-    if (!r.is_text)
-      r.num = static_cast<int64_t>(n * n);
+    if (int64_t n = 0; !r.is_text && __builtin_mul_overflow(r.num, r.num, &n))
+      throw_overflow("square", r.key, r.num);
+    else if (!r.is_text)
+      r.num = n;
   }
 };
 
-/// -num, wrapping on overflow.
+/// -num; fails the job for the one int64 without a negative.
 struct negate {
   void operator()(record& r) const {
-    if (!r.is_text)
-      r.num = static_cast<int64_t>(0 - static_cast<uint64_t>(r.num));
+    if (int64_t n = 0; !r.is_text && __builtin_sub_overflow(0, r.num, &n))
+      throw_overflow("negate", r.key, r.num);
+    else if (!r.is_text)
+      r.num = n;
   }
 };
 

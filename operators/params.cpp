@@ -96,6 +96,17 @@ void throw_if(const std::string& problem) {
     throw operator_error(problem);
 }
 
+void throw_overflow(const std::string& op, std::string_view key,
+                    int64_t value) {
+  constexpr size_t shown = 64;
+  if (key.empty())
+    throw operator_error(
+      fmt::format("{}: int64 overflow at value {}", op, value));
+  throw operator_error(fmt::format("{}: int64 overflow at key '{}{}'", op,
+                                   key.substr(0, shown),
+                                   key.size() > shown ? "..." : ""));
+}
+
 int64_t int_param(const params& p, const std::string& name, int64_t fallback) {
   auto i = p.find(name);
   if (i == p.end())

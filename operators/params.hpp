@@ -46,6 +46,12 @@ std::string check_params(const std::string& op, const params& p,
 /// Throws operator_error with `problem` unless it is empty.
 void throw_if(const std::string& problem);
 
+/// Throws operator_error "<op>: int64 overflow at key '<key>'" (keys longer
+/// than 64 bytes cut, with "..."), or "... at value <value>" for a record
+/// without a key: built-in arithmetic fails the job instead of wrapping.
+[[noreturn]] void throw_overflow(const std::string& op, std::string_view key,
+                                 int64_t value);
+
 /// The integer parameter `name`, or `fallback` when absent. Throws
 /// operator_error when present but not an integer.
 int64_t int_param(const params& p, const std::string& name, int64_t fallback);

@@ -22,6 +22,7 @@ operator_factory text_file_factory() {
     return r == role::source ? check_text_file_source(p)
                              : check_text_file_sink(p);
   };
+  f.path_params = {"path"};
   f.bounded = [](const params&) { return true; };
   f.guarantee = [](const params& p) {
     auto d = p.find("delivery");

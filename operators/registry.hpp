@@ -50,6 +50,11 @@ struct operator_factory {
   /// Checks parameters against this host's file system (after `validate`
   /// passed), e.g. "parameter 'path': file 'x.txt' does not exist".
   std::function<std::string(const params&, role)> check_files;
+  /// Parameters that name a file or directory ("-": stdout or stdin). The
+  /// client makes relative ones absolute against its working directory
+  /// before it checks them, so workers open what the client checked; a
+  /// sink's may not name a source's.
+  std::vector<std::string> path_params;
   /// Keyed aggregations: partial aggregates of this operator can be combined
   /// before a hash exchange (count, sum, min, max).
   bool combinable = false;

@@ -2,17 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "config/input_file.hpp"
 #include "messages/errors.hpp"
+#include "operators/registry.hpp"
+#include "plan/paths.hpp"
 #include "plan/validation.hpp"
 
 namespace weir {
@@ -94,9 +93,13 @@ std::pair<size_t, size_t> line_and_column(std::string_view text, size_t pos) {
 
 /// Turns nlohmann's "[json.exception.parse_error.101] parse error at line 3,
 /// column 17: syntax error while parsing object - unexpected '}'; ..." into
-/// "syntax error: unexpected '}'; ...".
+/// "syntax error: unexpected '}'; ...", and "[json.exception.out_of_range.406]
+/// number overflow parsing '1e400'" into "number overflow parsing '1e400'".
 std::string syntax_message(const std::string& what) {
   std::string msg = what;
+  if (msg.rfind("[json.exception.", 0) == 0)
+    if (auto end = msg.find("] "); end != std::string::npos)
+      msg = msg.substr(end + 2);
   if (auto pos = msg.find("parse error"); pos != std::string::npos) {
     msg = msg.substr(pos);
     if (auto colon = msg.find(": "); colon != std::string::npos)
@@ -107,6 +110,27 @@ std::string syntax_message(const std::string& what) {
     msg = "syntax error: " + msg.substr(dash + 3);
   return msg;
 }
+
+/// nlohmann's DOM builder that keeps a parse error and where it happened
+/// instead of throwing: a number too large for a double (`1e400`) is an
+/// `out_of_range` error whose exception carries no position.
+class located_dom_parser : public nlohmann::detail::json_sax_dom_parser<json> {
+public:
+  explicit located_dom_parser(json& doc)
+    : nlohmann::detail::json_sax_dom_parser<json>(doc, false) {
+  }
+
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string&,
+                   const Exception& ex) {
+    error_position = position;
+    error = ex.what();
+    return false;
+  }
+
+  std::size_t error_position = 0; ///< bytes read up to the error
+  std::string error;              ///< "" when the document parsed
+};
 
 // -- fields ------------------------------------------------------------------
 
@@ -320,13 +344,13 @@ job_spec read_spec(const json& doc, std::string origin) {
 caf::expected<job_spec> parse_job_spec_text(std::string_view text,
                                             std::string origin) {
   json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    auto [line, column] = line_and_column(text, e.byte > 0 ? e.byte - 1 : 0);
+  located_dom_parser builder{doc};
+  if (!json::sax_parse(text.begin(), text.end(), &builder)) {
+    auto pos = builder.error_position;
+    auto [line, column] = line_and_column(text, pos > 0 ? pos - 1 : 0);
     return make_error(errc::invalid_job,
                       fmt::format("{}:{}:{}: {}", origin, line, column,
-                                  syntax_message(e.what())));
+                                  syntax_message(builder.error)));
   }
   try {
     return read_spec(doc, origin);
@@ -336,20 +360,10 @@ caf::expected<job_spec> parse_job_spec_text(std::string_view text,
 }
 
 caf::expected<job_spec> parse_job_spec(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file{std::fopen(path.c_str(), "rb"),
-                                              &std::fclose};
-  if (!file)
-    return spec_error(path, fmt::format("cannot read file: {}",
-                                        std::strerror(errno)));
-  std::string text;
-  char buf[8192];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof(buf), file.get())) > 0)
-    text.append(buf, n);
-  if (std::ferror(file.get()))
-    return spec_error(path, fmt::format("cannot read file: {}",
-                                        std::strerror(errno)));
-  return parse_job_spec_text(text, path);
+  auto file = read_input_file(path);
+  if (!file.problem.empty())
+    return spec_error(path, "cannot read file: " + file.problem);
+  return parse_job_spec_text(file.text, path);
 }
 
 std::vector<std::string> param_names(const job_spec& spec) {
@@ -431,6 +445,8 @@ resolve_job_graph(const job_spec& spec,
     }
     g.edges.push_back(edge_spec{e.from, e.to, part});
   }
+  make_paths_absolute(g, operators != nullptr ? *operators
+                                              : ops::registry::builtin());
   if (auto err = validate_job_graph(g, client_validation(operators)))
     return spec_error(origin, describe(err));
   return g;

@@ -6,6 +6,7 @@
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
 #include "plan/chaining.hpp"
+#include "plan/paths.hpp"
 
 namespace weir {
 
@@ -26,10 +27,14 @@ caf::error check_config(const job_graph& g) {
   return caf::none;
 }
 
+const ops::registry& registry_of(const validation_options& opts) {
+  return opts.operators != nullptr ? *opts.operators
+                                   : ops::registry::builtin();
+}
+
 std::string check_operators(const job_graph& g,
                             const validation_options& opts) {
-  auto& reg = opts.operators != nullptr ? *opts.operators
-                                        : ops::registry::builtin();
+  auto& reg = registry_of(opts);
   for (size_t i = 0; i < g.vertices.size(); ++i) {
     auto& v = g.vertices[i];
     // User operators this registry lacks are checked where their libraries
@@ -53,6 +58,11 @@ caf::error validate_job_graph(const job_graph& g,
   auto problem = check_job_graph_shape(g);
   if (problem.empty())
     problem = check_operators(g, opts);
+  if (problem.empty())
+    problem = check_output_paths(
+      g, registry_of(opts), opts.files, [&](size_t i) {
+        return vertex_name(opts, i, g.vertices[i].id);
+      });
   if (!problem.empty())
     return make_error(errc::invalid_job, std::move(problem));
   return caf::none;

@@ -156,7 +156,8 @@ TEST_CASE("unknown flags, actions and arguments are named") {
   CHECK(no_spec.err == "weir run: missing job spec (see weir run --help)\n");
   auto slots = run_weir({"run", "examples/wordcount.json", "--slots", "0"});
   CHECK(slots.exit_code == 2);
-  CHECK(slots.err == "weir run: --slots 0 is outside [1, 32768]\n");
+  CHECK(slots.err == "weir run: --slots: key 'taskmanager.numberOfTaskSlots': "
+                     "expected a value in [1, 32768], got '0'\n");
 }
 
 TEST_CASE("a local cluster too small for the job is refused at once") {

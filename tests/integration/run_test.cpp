@@ -124,8 +124,10 @@ TEST_CASE("weir info prints the execution plan without running the job") {
   CHECK(r.out
         == "Job 'wordcount': 4 vertices, 3 tasks, 5 subtasks\n"
            "Vertices:\n"
-           "  lines   source     text_file  parallelism 2  path=examples/data/sample.txt\n"
-           "  words   transform  flat_map   parallelism 2  function=tokenize\n"
+           "  lines   source     text_file  parallelism 2  path="
+             + std::filesystem::current_path().string() // absolute for -m
+             + "/examples/data/sample.txt\n"
+             "  words   transform  flat_map   parallelism 2  function=tokenize\n"
            "  counts  transform  count      parallelism 2\n"
            "  out     sink       text_file  parallelism 1  path=-\n"
            "Tasks (operator chains):\n"

@@ -68,6 +68,20 @@ TEST_CASE("flags win over configuration keys") {
   CHECK(tm.id == "from-config");
 }
 
+TEST_CASE("a flag outside its key's range names the flag, the key and the "
+          "range") {
+  auto cfg = config_of({});
+  auto res = parse_taskmanager({"--slots", "0", "--memory", "99999999"});
+  auto err = cli::flag_overrides<int32_t>(cfg, res, "slots", keys::task_slots);
+  CHECK(describe(err) == "--slots: key 'taskmanager.numberOfTaskSlots': "
+                         "expected a value in [1, 32768], got '0'");
+  err = cli::flag_overrides<int64_t>(cfg, res, "memory", keys::taskmanager_heap,
+                                     "m");
+  CHECK(describe(err) == "--memory: key 'taskmanager.memory.task.heap.size': "
+                         "expected a value in [0, 16384g], got '99999999m'");
+  CHECK(taskmanager_options::from(cfg).slots == 1);
+}
+
 TEST_CASE("a taskmanager's options from the configuration") {
   auto tm = taskmanager_options::from(
     config_of({"taskmanager.numberOfTaskSlots=4", "taskmanager.cpu.cores=2",
@@ -99,10 +113,12 @@ TEST_CASE("a jobmanager's options from the configuration") {
   CHECK(jm->resource_manager.pool.idle_timeout == 2s);
   CHECK(jm->resource_manager.heartbeat.interval == 500ms);
   CHECK(jm->job_master.heartbeat.timeout == 3s);
-  auto bad = jobmanager_options::from(config_of({"jobmanager.rpc.port=70000"}));
+  auto bad = configuration::load(std::nullopt, {"jobmanager.rpc.port=70000"});
   REQUIRE_FALSE(bad);
   CHECK(bad.error() == make_error(errc::invalid_config));
-  CHECK(describe(bad.error()) == "jobmanager.rpc.port 70000 is outside [0, 65535]");
+  CHECK(describe(bad.error())
+        == "-Djobmanager.rpc.port=70000: key 'jobmanager.rpc.port': expected a "
+           "value in [0, 65535], got '70000'");
 }
 
 TEST_CASE("the embedded cluster's options from the configuration") {

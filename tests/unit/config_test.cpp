@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "config/keys.hpp"
@@ -89,28 +90,81 @@ TEST_CASE("unknown keys and wrong types name the key and the source") {
            "'cluster.evenly-spread-out-slots': expected true or false, got 'yes'");
   CHECK(error_of(std::nullopt, {"novalue"}) == "-Dnovalue: expected -Dkey=value");
   CHECK(error_of(std::string{"/nonexistent/weir.yaml"}, {})
-        == "/nonexistent/weir.yaml: cannot read the configuration file");
+        == "/nonexistent/weir.yaml: cannot read the configuration file: No such "
+           "file or directory");
   file = write_temp("a: b: c\n");
   CHECK(error_of(file, {}) == file + ":1:5: illegal map value");
   std::remove(file.c_str());
 }
 
+TEST_CASE("numbers outside a key's range name the key and the range") {
+  CHECK(error_of(std::nullopt, {"taskmanager.numberOfTaskSlots=4294967297"})
+        == "-Dtaskmanager.numberOfTaskSlots=4294967297: key "
+           "'taskmanager.numberOfTaskSlots': expected a value in [1, 32768], "
+           "got '4294967297'");
+  CHECK(error_of(std::nullopt, {"taskmanager.numberOfTaskSlots=0"})
+        == "-Dtaskmanager.numberOfTaskSlots=0: key "
+           "'taskmanager.numberOfTaskSlots': expected a value in [1, 32768], "
+           "got '0'");
+  // Beyond int64 and double: out of range, not a crash or a wrapped value.
+  CHECK(error_of(std::nullopt, {"jobmanager.rpc.port=99999999999999999999"})
+        == "-Djobmanager.rpc.port=99999999999999999999: key "
+           "'jobmanager.rpc.port': expected a value in [0, 65535], got "
+           "'99999999999999999999'");
+  CHECK(error_of(std::nullopt, {"heartbeat.timeout=99999999999999999999h"})
+        == "-Dheartbeat.timeout=99999999999999999999h: key "
+           "'heartbeat.timeout': expected a value in [1 ms, 8760 h], got "
+           "'99999999999999999999h'");
+  auto file = write_temp("taskmanager.memory.task.heap.size: 1" +
+                         std::string(400, '0') + "g\n");
+  CHECK(error_of(file, {}).find("key 'taskmanager.memory.task.heap.size': "
+                                "expected a value in [0, 16384g]")
+        != std::string::npos);
+  std::remove(file.c_str());
+  CHECK(error_of(std::nullopt,
+                 {"restart-strategy.exponential-delay.jitter-factor=1.5"})
+        == "-Drestart-strategy.exponential-delay.jitter-factor=1.5: key "
+           "'restart-strategy.exponential-delay.jitter-factor': expected a "
+           "value in [0, 1], got '1.5'");
+  // The bounds themselves are valid.
+  CHECK(configuration::load(std::nullopt, {"heartbeat.timeout=8760 h",
+                                           "taskmanager.numberOfTaskSlots=32768",
+                                           "jobmanager.rpc.port=0"}));
+}
+
+TEST_CASE("every numeric key has a range that holds its default") {
+  for (auto& k : config_keys()) {
+    auto numeric = k.type != config_type::text
+                   && k.type != config_type::boolean;
+    CHECK_MESSAGE(numeric == !k.range.min.empty(), k.name);
+    CHECK_MESSAGE(numeric == !k.range.max.empty(), k.name);
+  }
+}
+
 namespace {
 
-/// The rows of docs/configuration.md's key table: name -> (type, default).
-std::map<std::string, std::pair<std::string, std::string>> documented_keys() {
+/// The table rows ("| `key` | ...") of a section of docs/configuration.md.
+std::vector<std::string> docs_rows(const std::string& section) {
   auto* root = std::getenv("WEIR_SOURCE_ROOT");
   REQUIRE(root != nullptr);
   std::ifstream in{std::string{root} + "/docs/configuration.md"};
   REQUIRE(in.good());
-  std::map<std::string, std::pair<std::string, std::string>> rows;
+  std::vector<std::string> rows;
   std::string line;
-  bool in_keys = false;
+  bool inside = false;
   while (std::getline(in, line)) {
     if (line.rfind("## ", 0) == 0)
-      in_keys = line == "## Keys";
-    if (!in_keys || line.rfind("| `", 0) != 0)
-      continue;
+      inside = line == section;
+    if (inside && line.rfind("| `", 0) == 0)
+      rows.push_back(line);
+  }
+  return rows;
+}
+
+/// The rows of docs/configuration.md's key table: name -> (type, default).
+std::map<std::string, std::pair<std::string, std::string>> documented_keys() {
+  std::map<std::string, std::pair<std::string, std::string>> rows;
+  for (auto& line : docs_rows("## Keys")) {
     std::vector<std::string> cells;
     std::stringstream row{line.substr(1)};
     for (std::string cell; std::getline(row, cell, '|');) {
@@ -152,6 +206,34 @@ TEST_CASE("docs/configuration.md lists every key with its type and default") {
   for (auto& [name, row] : docs)
     CHECK_MESSAGE(name == "weir.fault.jobmaster-crashes",
                   "docs/configuration.md lists an unknown key: " << name);
+}
+
+namespace {
+
+/// The rows of docs/configuration.md's range table: name -> "[min, max]".
+std::map<std::string, std::string> documented_ranges() {
+  std::map<std::string, std::string> rows;
+  for (auto& line : docs_rows("## Ranges")) {
+    auto name = line.substr(3, line.find('`', 3) - 3);
+    auto range = line.substr(line.find(" | ") + 3);
+    rows[name] = range.substr(0, range.find(" |"));
+  }
+  return rows;
+}
+
+} // namespace
+
+TEST_CASE("docs/configuration.md lists every numeric key's range") {
+  auto docs = documented_ranges();
+  for (auto& k : config_keys()) {
+    if (k.range.min.empty())
+      continue;
+    auto name = std::string{k.name};
+    auto expected = "[" + std::string{k.range.min} + ", "
+                    + std::string{k.range.max} + "]";
+    CHECK_MESSAGE(docs[name] == expected,
+                  name << ": the docs say '" << docs[name] << "'");
+  }
 }
 
 TEST_CASE("every default is a valid value of its key's type") {

@@ -638,6 +638,24 @@ TEST_CASE("map square and negate work on numbers") {
         == std::vector<std::string>{"a"});
 }
 
+TEST_CASE("map square and negate fail on int64 overflow instead of "
+          "wrapping") {
+  constexpr auto max = std::numeric_limits<int64_t>::max();
+  constexpr auto min = std::numeric_limits<int64_t>::min();
+  CHECK_THROWS_WITH_AS(
+    run_transform("map", {{"function", "square"}}, nums({4294967296})),
+    "square: int64 overflow at value 4294967296", operator_error);
+  CHECK(values(run_transform("map", {{"function", "square"}},
+                             nums({3037000499})))
+        == std::vector<int64_t>{9223372030926249001});
+  CHECK_THROWS_WITH_AS(
+    run_transform("map", {{"function", "negate"}},
+                  {record::integer("k", min, 0)}),
+    "negate: int64 overflow at key 'k'", operator_error);
+  CHECK(values(run_transform("map", {{"function", "negate"}}, nums({max})))
+        == std::vector<int64_t>{-max});
+}
+
 TEST_CASE("map appends to a non-empty output and consumes its input") {
   auto t = reg().find("map")->make_transform({{"function", "negate"}});
   std::vector<record> out = nums({100});
@@ -773,6 +791,32 @@ TEST_CASE("partial aggregates are combined, count adding the partial counts") {
   CHECK(lines(run_transform("sum", {}, partials, true)) == "a\t7\nb\t2\n");
   CHECK(lines(run_transform("min", {}, partials, true)) == "a\t3\nb\t2\n");
   CHECK(lines(run_transform("max", {}, partials, true)) == "a\t4\nb\t2\n");
+}
+
+TEST_CASE("sum and count fail on int64 overflow, naming the key") {
+  constexpr auto max = std::numeric_limits<int64_t>::max();
+  CHECK_THROWS_WITH_AS(run_transform("sum", {}, keyed({{"x", max}, {"x", 1}})),
+                       "sum: int64 overflow at key 'x'", operator_error);
+  CHECK_THROWS_WITH_AS(
+    run_transform("count", {}, keyed({{"y", max}, {"y", 1}}), true),
+    "count: int64 overflow at key 'y'", operator_error);
+  CHECK(lines(run_transform("sum", {}, keyed({{"x", max}, {"x", -1}})))
+        == "x\t" + std::to_string(max - 1) + "\n");
+  // The combiner before a hash exchange too; the aggregate stays as it was.
+  keyed_aggregation combiner{aggregation_kind::sum};
+  combiner.add(record::integer("z", max, 0), false);
+  CHECK_THROWS_WITH_AS(combiner.add(record::integer("z", 1, 0), false),
+                       "sum: int64 overflow at key 'z'", operator_error);
+  std::vector<record> out;
+  combiner.drain(out);
+  CHECK(lines(out) == "z\t" + std::to_string(max) + "\n");
+  auto long_key = std::string(100, 'k');
+  combiner.add(record::integer(long_key, max, 0), false);
+  CHECK_THROWS_WITH_AS(combiner.add(record::integer(long_key, max, 0), false),
+                       ("sum: int64 overflow at key '" + std::string(64, 'k')
+                        + "...'")
+                         .c_str(),
+                       operator_error);
 }
 
 TEST_CASE("streaming aggregations emit updated keys after every batch") {
