@@ -133,13 +133,14 @@ int submit_driver(remote_cluster& remote, job_graph g,
   caf::scoped_actor self{remote.system()};
   std::optional<job_id> id;
   int result = exit_ok;
-  self->request(remote.dispatcher(), 60s, submit_atom_v, std::move(g))
-    .receive([&](job_id x) { id = x; },
-             [&](caf::error& err) {
-               fmt::print(stderr, "weir run: application rejected: {}\n",
-                          describe(err));
-               result = exit_cluster_error;
-             });
+  ask(
+    self, remote.dispatcher(), 60s, [&](job_id x) { id = x; },
+    [&](caf::error& err) {
+      fmt::print(stderr, "weir run: application rejected: {}\n",
+                 describe(err));
+      result = exit_cluster_error;
+    },
+    submit_atom_v, std::move(g));
   if (!id)
     return result;
   fmt::print(stderr, "Application submitted with id {} (its driver job)\n",

@@ -186,8 +186,9 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
       cancel_sent = true;
       fmt::print(stderr, "{}{}: interrupted, canceling job {}\n",
                  tty ? "\r\x1b[K" : "", action, id.to_string());
-      self->request(dispatcher, 10s, cancel_atom_v, id)
-        .receive([](job_state) {}, [](caf::error&) {});
+      ask(
+        self, dispatcher, 10s, [](job_state) {}, [](caf::error&) {},
+        cancel_atom_v, id);
     }
     self->request(dispatcher, progress_interval, result_atom_v, id)
       .receive([&](job_result& r) { result = std::move(r); },

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/remote.hpp"
 #include "messages/errors.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/blob_store.hpp"
@@ -147,13 +148,14 @@ bool upload_blobs(caf::actor_system& sys, const dispatcher_actor& dispatcher,
   caf::scoped_actor self{sys};
   bool ok = true;
   for (auto& [hash, bytes] : code.blobs) {
-    self->request(dispatcher, 60s, blob_atom_v, put_atom_v, hash, bytes)
-      .receive([](bool) {},
-               [&](caf::error& err) {
-                 fmt::print(stderr, "weir {}: could not ship user code: {}\n",
-                            action, describe(err));
-                 ok = false;
-               });
+    ask(
+      self, dispatcher, 60s, [](bool) {},
+      [&](caf::error& err) {
+        fmt::print(stderr, "weir {}: could not ship user code: {}\n", action,
+                   describe(err));
+        ok = false;
+      },
+      blob_atom_v, put_atom_v, hash, bytes);
     if (!ok)
       break;
   }

@@ -38,4 +38,28 @@ std::vector<std::string> temporary_files::remove_stale() {
   return removed;
 }
 
+std::vector<std::string>
+temporary_files::remove_stale_checkpoints(const std::string& checkpoint_dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> jobs;
+  static_cast<void>(kv_.scan(notes, [&](std::string_view key, std::string_view) {
+    if (key.substr(0, prefix.size()) != prefix)
+      jobs.emplace_back(key);
+  }));
+  std::vector<std::string> removed;
+  for (auto& job : jobs) {
+    std::error_code ec;
+    for (fs::directory_iterator i{fs::path{checkpoint_dir} / job, ec}, end;
+         !ec && i != end; i.increment(ec)) {
+      auto name = i->path().filename().string();
+      bool tmp = name.rfind("chk-", 0) == 0 && name.size() > 8
+                 && name.compare(name.size() - 4, 4, ".tmp") == 0;
+      std::error_code ignored;
+      if (tmp && fs::remove(i->path(), ignored))
+        removed.push_back(i->path().string());
+    }
+  }
+  return removed;
+}
+
 } // namespace weir::storage

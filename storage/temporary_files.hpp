@@ -31,6 +31,14 @@ public:
   /// files it removed.
   std::vector<std::string> remove_stale();
 
+  /// Removes the temporary checkpoint files (`chk-<n>.tmp`) in the
+  /// directories under `checkpoint_dir` of the jobs this store has
+  /// checkpoint records of (a checkpoint is written there, synced and
+  /// renamed, on the job store's one thread); returns the files it removed.
+  /// Call it before the first checkpoint is written.
+  std::vector<std::string> remove_stale_checkpoints(
+    const std::string& checkpoint_dir);
+
 private:
   kv_store& kv_;
 };

@@ -56,8 +56,14 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
                                               std::shared_ptr<storage::kv_store> kv,
                                               std::string checkpoint_dir) {
   self->state.kv = std::move(kv);
-  // A process killed while writing a savepoint left its temporary file.
-  for (auto& path : storage::temporary_files{*self->state.kv}.remove_stale())
+  // A process killed while writing a savepoint or checkpoint left its
+  // temporary file.
+  storage::temporary_files tmp{*self->state.kv};
+  auto stale = tmp.remove_stale();
+  if (!checkpoint_dir.empty())
+    for (auto& path : tmp.remove_stale_checkpoints(checkpoint_dir))
+      stale.push_back(std::move(path));
+  for (auto& path : stale)
     log_eventf("removed the temporary file {} of a write that did not "
                "complete",
                path);

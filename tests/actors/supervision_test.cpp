@@ -168,3 +168,44 @@ TEST_CASE_FIXTURE(supervision_fixture,
   CHECK(dispatcher().address() != first.address());
 }
 #endif
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "restarts back off: the second within the window waits "
+                  "100 ms") {
+  start(3);
+  crash(dispatcher());
+  run();
+  auto second = dispatcher();
+  crash(second);
+  // Messages only, no timers: the restart waits for its backoff.
+  consume_messages();
+  auto reply = self->request(sup, caf::infinite, lookup_atom_v);
+  consume_messages();
+  reply.receive(
+    [&](dispatcher_actor& d, resource_manager_actor&) {
+      CHECK(d.address() == second.address());
+    },
+    [](caf::error& err) { FAIL_CHECK(caf::to_string(err)); });
+  advance_time(std::chrono::milliseconds{100});
+  run();
+  auto third = dispatcher();
+  CHECK(third.address() != second.address());
+  CHECK(run_job(numbers_graph(10)).state == job_state::finished);
+}
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "a Dispatcher that ends on damaged storage is not restarted") {
+  start(3);
+  self->monitor(sup);
+  auto d = dispatcher();
+  auto damaged = make_error(errc::storage_corrupt, "DIR/000009.sst: damaged");
+  caf::anon_send(caf::actor_cast<caf::actor>(d),
+                 caf::exit_msg{d.address(), damaged});
+  run();
+  caf::error reason;
+  self->receive([&](caf::down_msg& dm) { reason = dm.reason; },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(reason == make_error(errc::storage_corrupt));
+  CHECK(describe(reason) == "DIR/000009.sst: damaged");
+  sup = nullptr;
+}

@@ -27,6 +27,7 @@
 #include "messages/errors.hpp"
 #include "job_specs.hpp"
 #include "process.hpp"
+#include "storage/checkpoint_store.hpp"
 #include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
@@ -726,22 +727,36 @@ TEST_CASE("a master killed or stopped while weir stop waits for its "
   s.worker->signal(SIGKILL);
 }
 
-TEST_CASE("a savepoint's temporary file left by a killed jobmanager is "
-          "removed at the next start") {
+TEST_CASE("a savepoint's or checkpoint's temporary file left by a killed "
+          "jobmanager is removed at the next start") {
   temp_dir dir;
   auto state = dir.file("state");
   std::filesystem::create_directories(dir.file("savepoints"));
   auto stale = dir.write("savepoints/savepoint-x-1.tmp", "half written");
+  auto job = job_id::random();
+  auto job_dir = state + "/checkpoints/" + job.to_string();
+  std::string stale_checkpoint;
   {
-    // What a jobmanager killed while writing the savepoint leaves behind.
+    // What a jobmanager killed while writing leaves behind: a noted
+    // savepoint file, a checkpoint file of a job with stored checkpoints.
     auto kv = storage::open_rocksdb_store(state);
     REQUIRE(kv);
     REQUIRE_FALSE(storage::temporary_files{**kv}.begin(stale));
+    checkpoint_snapshot cp;
+    cp.id = 1;
+    REQUIRE(storage::checkpoint_store{**kv, state + "/checkpoints"}.put(job, cp,
+                                                                      1));
+    stale_checkpoint = job_dir + "/chk-2.tmp";
+    std::ofstream{stale_checkpoint} << "half written";
   }
   session s{state};
-  CHECK(s.jobmanager->wait_for_stderr("removed the temporary file " + stale
-                                        + " of a write that did not complete",
-                                      30s));
-  CHECK_FALSE(std::filesystem::exists(stale));
+  for (auto& f : {stale, stale_checkpoint}) {
+    CHECK(s.jobmanager->wait_for_stderr("removed the temporary file " + f
+                                          + " of a write that did not "
+                                            "complete",
+                                        30s));
+    CHECK_FALSE(std::filesystem::exists(f));
+  }
+  CHECK(std::filesystem::exists(job_dir + "/chk-1"));
   CHECK(s.stop() == 0);
 }
