@@ -89,6 +89,7 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
     },
     [=](collect_atom, job_id, int64_t) { return std::vector<record>{}; },
     [=](result_atom, job_id) { return job_result{}; },
+    [=](update_atom, const job_status&) {},
     [=](done_atom, const job_result& r) { self->state.results.push_back(r); },
     [=](rm_changed_atom, const resource_manager_actor&) {},
   };

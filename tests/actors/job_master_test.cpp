@@ -183,6 +183,8 @@ TEST_CASE_FIXTURE(jm_fixture, "without restarts a failed subtask fails the job")
          from(subtask(0)).to(jm).with(_, attempt(0), execution_state::canceled, _, _));
   expect((free_atom, job_id), from(jm).to(te).with(_, graph.id));
   expect((disconnect_atom, job_id, job_master_id), from(jm).to(rm));
+  while (allow((update_atom, job_status), from(jm).to(dispatcher))) {
+  }
   expect((done_atom, job_result), from(jm).to(dispatcher));
   REQUIRE(dispatcher_state().results.size() == 1);
   auto& r = dispatcher_state().results[0];
@@ -198,6 +200,8 @@ TEST_CASE_FIXTURE(jm_fixture, "a bad job config fails the job with its cause") {
   sched.run_once();
   allow((start_atom), from(jm).to(jm));
   expect((disconnect_atom, job_id, job_master_id), from(jm).to(rm));
+  while (allow((update_atom, job_status), from(jm).to(dispatcher))) {
+  }
   expect((done_atom, job_result), from(jm).to(dispatcher));
   REQUIRE(dispatcher_state().results.size() == 1);
   auto& r = dispatcher_state().results[0];
