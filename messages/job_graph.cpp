@@ -96,7 +96,24 @@ std::vector<int32_t> topological_order(const job_graph& g) {
   return order;
 }
 
+std::string name_length_problem(std::string_view field, std::string_view name) {
+  if (name.size() <= max_name_bytes)
+    return {};
+  return fmt::format("{}: {} bytes, more than the {} allowed", field,
+                     name.size(), max_name_bytes);
+}
+
 std::string check_job_graph_shape(const job_graph& g) {
+  if (auto problem = name_length_problem("job name", g.name); !problem.empty())
+    return problem;
+  for (size_t i = 0; i < g.vertices.size(); ++i) {
+    auto& v = g.vertices[i];
+    for (auto problem :
+         {name_length_problem(fmt::format("vertex {}: id", i), v.id),
+          name_length_problem(fmt::format("vertex {}: operator", i), v.op)})
+      if (!problem.empty())
+        return problem;
+  }
   if (g.vertices.empty())
     return "job has no vertices";
   std::set<std::string> ids;

@@ -17,6 +17,15 @@ namespace weir {
 /// parallelism, 2^15).
 constexpr int32_t max_parallelism = 32768;
 
+/// Longest job name, vertex id or operator name, in bytes: names end up in
+/// every event-log line and status answer about their job, so a runaway
+/// one (a file pasted into a spec) must not multiply into the logs.
+constexpr size_t max_name_bytes = 256;
+
+/// "" when `name` (what `field` names) is at most max_name_bytes long,
+/// else "FIELD: N bytes, more than the 256 allowed".
+std::string name_length_problem(std::string_view field, std::string_view name);
+
 /// How records move along an edge from producer subtasks to consumer subtasks.
 enum class partitioning : uint8_t {
   forward,   ///< subtask i → subtask i; needs equal parallelism
@@ -132,7 +141,8 @@ bool operator==(const job_graph& a, const job_graph& b);
 /// Index of the vertex named `id`, or -1.
 int32_t vertex_index(const job_graph& g, std::string_view id);
 
-/// Checks the graph's shape: unique vertex ids, edges between existing
+/// Checks the graph's shape: names at most max_name_bytes long (the job's,
+/// its vertices' ids and operators), unique vertex ids, edges between existing
 /// vertices, no cycle, parallelism in [1, max_parallelism], `forward` only
 /// between equal parallelisms, at least one source. Returns the first problem
 /// as one line naming the vertex or edge, or an empty string when the graph is

@@ -172,6 +172,15 @@ std::string non_empty_string(const json& j, const std::string& field) {
   return s;
 }
 
+/// A job name, vertex id or operator name: not empty, at most
+/// max_name_bytes long.
+std::string name_string(const json& j, const std::string& field) {
+  auto s = non_empty_string(j, field);
+  if (auto problem = name_length_problem(field, s); !problem.empty())
+    fail(problem);
+  return s;
+}
+
 /// Reads a parallelism; `subject` prefixes the range error (e.g.
 /// "vertices[0] ('lines'): ").
 int32_t as_parallelism(const json& j, const std::string& field,
@@ -272,9 +281,8 @@ spec_vertex read_vertex(const json& j, size_t i) {
   where += '.';
   check_fields(j, where, {"id", "operator", "params", "parallelism"});
   spec_vertex v;
-  v.id = non_empty_string(required_field(j, where, "id"), where + "id");
-  v.op = non_empty_string(required_field(j, where, "operator"),
-                          where + "operator");
+  v.id = name_string(required_field(j, where, "id"), where + "id");
+  v.op = name_string(required_field(j, where, "operator"), where + "operator");
   if (auto p = optional_field(j, "params"))
     v.params = as_params(*p, where + "params", false);
   if (auto p = optional_field(j, "parallelism"))
@@ -318,7 +326,7 @@ job_spec read_spec(const json& doc, std::string origin) {
                {"name", "parallelism", "params", "vertices", "edges", "config"});
   job_spec spec;
   spec.origin = std::move(origin);
-  spec.name = non_empty_string(required_field(doc, "", "name"), "name");
+  spec.name = name_string(required_field(doc, "", "name"), "name");
   if (auto p = optional_field(doc, "parallelism"))
     spec.parallelism = as_parallelism(*p, "parallelism", "");
   if (auto p = optional_field(doc, "params"))

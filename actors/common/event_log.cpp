@@ -29,11 +29,22 @@ void enable_event_log(std::FILE* out, std::string component) {
   log_component = std::move(component);
 }
 
+std::string bounded_log_line(std::string_view line) {
+  if (line.size() <= max_log_line_bytes)
+    return std::string{line};
+  auto keep = max_log_line_bytes;
+  while (keep > 0 && (static_cast<unsigned char>(line[keep]) & 0xC0) == 0x80)
+    --keep; // not inside a UTF-8 character
+  return fmt::format("{}... [{} bytes cut]", line.substr(0, keep),
+                     line.size() - keep);
+}
+
 void log_event(std::string_view line) {
   if (log_out == nullptr)
     return;
   // One fwrite per line: lines of concurrent actors never interleave.
-  auto text = fmt::format("{} {}: {}\n", timestamp(), log_component, line);
+  auto text = fmt::format("{} {}: {}\n", timestamp(), log_component,
+                          bounded_log_line(line));
   std::fwrite(text.data(), 1, text.size(), log_out);
   std::fflush(log_out);
 }
@@ -43,7 +54,7 @@ void log_problem(std::string_view line) {
     log_event(line);
     return;
   }
-  auto text = fmt::format("{}\n", line);
+  auto text = fmt::format("{}\n", bounded_log_line(line));
   std::fwrite(text.data(), 1, text.size(), stderr);
 }
 

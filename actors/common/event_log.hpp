@@ -14,6 +14,14 @@ namespace weir {
 /// cluster stays quiet. Call before the actor system starts.
 void enable_event_log(std::FILE* out, std::string component);
 
+/// Longest event line (8 KiB): a longer one is cut at a character
+/// boundary and ends with "... [N bytes cut]", so one runaway message (a
+/// huge exception text from user code) cannot flood the log.
+constexpr size_t max_log_line_bytes = 8192;
+
+/// `line` cut to max_log_line_bytes as the log writes it.
+std::string bounded_log_line(std::string_view line);
+
 /// Writes one event line if the log is on. Thread-safe.
 void log_event(std::string_view line);
 

@@ -143,6 +143,24 @@ TEST_CASE_FIXTURE(dispatcher_fixture, "an invalid graph is refused, naming the v
   CHECK(stored().puts.empty());
 }
 
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a job or vertex name longer than 256 bytes is refused "
+                  "before it is stored or logged") {
+  start();
+  auto g = evens(4);
+  g.name = std::string(10 << 20, 'n'); // a hand-written client's 10 MB name
+  auto err = submit_error(g);
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err) == "job name: 10485760 bytes, more than the 256 allowed");
+  g = evens(4);
+  g.vertices[1].id = std::string(257, 'v');
+  g.edges[0].to = g.vertices[1].id;
+  g.edges[1].from = g.vertices[1].id;
+  CHECK(describe(submit_error(g))
+        == "vertex 1: id: 257 bytes, more than the 256 allowed");
+  CHECK(stored().puts.empty());
+}
+
 TEST_CASE_FIXTURE(dispatcher_fixture, "an unknown job is reported") {
   start();
   auto id = job_id::random();

@@ -148,15 +148,18 @@ TEST_CASE("an input the worker cannot open fails the job, not the worker") {
                           dir.file("state")}};
   auto address = listening_address(master);
   REQUIRE_FALSE(address.empty());
-  // The worker runs elsewhere: the client's relative path (checked in the
-  // client's directory, the source tree) names nothing there.
-  running_process worker{{"/bin/sh", "-c",
-                          "cd '" + dir.path() + "' && exec '" + weir
-                            + "' taskmanager -m " + address
+  // The worker runs "on another host": in a mount namespace of its own where
+  // an empty file system hides the directory of the client's input.
+  auto data_dir = dir.file("data");
+  std::filesystem::create_directory(data_dir);
+  auto input = dir.write("data/in.txt", "a b a\n");
+  running_process worker{{"unshare", "--mount", "--propagation", "private",
+                          "/bin/sh", "-c",
+                          "mount -t tmpfs none '" + data_dir + "' && exec '"
+                            + weir + "' taskmanager -m " + address
                             + " --slots 2 --id worker"}};
   REQUIRE(master.wait_for_stderr("TaskExecutor worker registered", 30s));
   auto spec = dir.write("job.json", count_spec);
-  const std::string input = "examples/data/sample.txt";
   for (int i = 0; i < 10; ++i) {
     CAPTURE(i);
     auto r = run_weir({"run", "-m", address, "-p", std::to_string(1 + i % 2),
@@ -168,7 +171,7 @@ TEST_CASE("an input the worker cannot open fails the job, not the worker") {
   }
   // The worker is still there and takes the next job at once.
   auto ok = run_weir({"run", "-m", address, spec, "--input",
-                      source_path(input)}, 60s);
+                      source_path("examples/data/sample.txt")}, 60s);
   CHECK(ok.exit_code == 0);
   CHECK_FALSE(ok.out.empty());
   CHECK_FALSE(master.wait_for_stderr("TaskExecutor worker lost", 500ms));

@@ -166,3 +166,11 @@ TEST_CASE("an output that is the input, by any name, is refused") {
                         + "') lies inside the output directory '" + dir.path()
                         + "'; writing it could replace the input");
 }
+
+TEST_CASE("a 10 MB job name is refused in one short line") {
+  temp_dir dir;
+  auto spec = dir.write("job.json", R"({"name": ")" + std::string(10 << 20, 'n')
+                                      + R"(", "vertices": []})");
+  expect_refused({"run", spec},
+                 spec + ": name: 10485760 bytes, more than the 256 allowed");
+}

@@ -274,7 +274,8 @@ TEST_CASE("a single 32 MB line into a collect sink fails the job, memory "
   auto spec = dir.write("line.json", R"({
     "name": "line",
     "vertices": [
-      {"id": "lines", "operator": "text_file", "params": {"path": ")" + input + R"("}},
+      {"id": "lines", "operator": "text_file", "params": {"path": ")" + input + R"(",
+        "max_line_length": 67108864}},
       {"id": "out", "operator": "collect"}],
     "edges": [{"from": "lines", "to": "out", "partitioning": "rebalance"}]})");
   auto r = run_weir({"run", spec, "-Dcollect.max-bytes=8m"}, std::chrono::minutes(1));

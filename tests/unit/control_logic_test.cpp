@@ -5,6 +5,7 @@
 #include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/restart_strategy.hpp"
 #include "actors/job_master/savepoint_mapping.hpp"
+#include "actors/common/event_log.hpp"
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/supervisor/restart_intensity.hpp"
 #include "config/config.hpp"
@@ -279,4 +280,17 @@ TEST_CASE("a savepoint maps onto a graph by vertex id and parallelism") {
   CHECK(describe(err)
         == "savepoint 'P' holds vertex 'sums' at parallelism 2, the job runs "
            "it at 3");
+}
+
+TEST_CASE("event-log lines are cut at 8 KiB, at a character boundary, with a "
+          "marker") {
+  CHECK(bounded_log_line("short") == "short");
+  auto exact = std::string(max_log_line_bytes, 'x');
+  CHECK(bounded_log_line(exact) == exact);
+  auto cut = bounded_log_line(std::string(10 << 20, 'x'));
+  CHECK(cut == std::string(max_log_line_bytes, 'x') + "... [10477568 bytes cut]");
+  // A two-byte character across the limit goes whole.
+  auto utf8 = std::string(max_log_line_bytes - 1, 'x') + "\xc3\xa4" + "tail";
+  CHECK(bounded_log_line(utf8)
+        == std::string(max_log_line_bytes - 1, 'x') + "... [6 bytes cut]");
 }

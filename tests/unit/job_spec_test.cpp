@@ -115,6 +115,21 @@ TEST_CASE("syntax errors name the line and column") {
            "tru<U+000A>'");
 }
 
+TEST_CASE("names longer than 256 bytes are refused without echoing them") {
+  auto spec = [](const std::string& name, const std::string& id) {
+    return R"({"name": ")" + name + R"(", "vertices": [{"id": ")" + id
+           + R"(", "operator": "sequence", "params": {"from": 1, "to": 2}},
+              {"id": "out", "operator": "collect"}],
+              "edges": [{"from": ")" + id + R"(", "to": "out"}]})";
+  };
+  CHECK(problem(spec(std::string(300, 'n'), "a"))
+        == "x.json: name: 300 bytes, more than the 256 allowed");
+  CHECK(problem(spec("j", std::string(10 << 20, 'v')))
+        == "x.json: vertices[0].id: 10485760 bytes, more than the 256 "
+           "allowed");
+  CHECK(problem(spec(std::string(256, 'n'), std::string(256, 'v'))).empty());
+}
+
 TEST_CASE("a missing file is reported with the system's reason") {
   auto path = (temp_dir() / "missing.json").string();
   auto spec = parse_job_spec(path);
