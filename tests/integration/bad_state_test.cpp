@@ -442,13 +442,23 @@ TEST_CASE("a full disk: submissions fail with one line, the jobmanager serves "
   }
   auto state = disk + "/state";
   auto filler = disk + "/filler";
-  // A job graph larger than a memory page: storing it needs new space.
-  auto big = dir.write("big.json", R"({"name": "big-)" + std::string(6000, 'x')
-                                     + R"(",
+  // A job graph larger than a memory page: storing it needs new space
+  // (30 vertices with ids of 200 bytes; names may not be longer than 256).
+  std::string vertices, edges, previous = "numbers";
+  for (int i = 0; i < 30; ++i) {
+    auto id = "pad" + std::to_string(i) + std::string(200, 'x');
+    vertices += R"({"id": ")" + id
+                + R"(", "operator": "map", "params": {"function": "identity"}},)";
+    edges += R"({"from": ")" + previous + R"(", "to": ")" + id + R"("},)";
+    previous = id;
+  }
+  auto big = dir.write("big.json", R"({"name": "big",
     "vertices": [
       {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 4}},
+      )" + vertices + R"(
       {"id": "result", "operator": "collect"}],
-    "edges": [{"from": "numbers", "to": "result"}]})");
+    "edges": [)" + edges + R"({"from": ")" + previous
+                                     + R"(", "to": "result"}]})");
   std::string first;
   {
     session s{state};
@@ -477,7 +487,7 @@ TEST_CASE("a full disk: submissions fail with one line, the jobmanager serves "
     CHECK(list.exit_code == 0);
     CHECK(list.out.find(" : " + first + " : collect (FINISHED, ")
           != std::string::npos);
-    CHECK(list.out.find("big-") == std::string::npos);
+    CHECK(list.out.find(" : big (") == std::string::npos);
     std::filesystem::remove(filler);
     CHECK(s.stop() == 0); // -1 if it died of a signal (SIGABRT)
   }
