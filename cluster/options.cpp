@@ -73,13 +73,8 @@ caf::expected<jobmanager_options>
 jobmanager_options::from(const configuration& cfg) {
   jobmanager_options jm;
   jm.address = cfg.get(keys::jobmanager_address);
-  auto port = cfg.get(keys::jobmanager_port);
-  if (port < 0 || port > 65535)
-    return make_error(errc::invalid_config,
-                      fmt::format("jobmanager.rpc.port {} is outside "
-                                  "[0, 65535]",
-                                  port));
-  jm.port = static_cast<uint16_t>(port);
+  // Every value was checked against its key's range when it was set.
+  jm.port = static_cast<uint16_t>(cfg.get(keys::jobmanager_port));
   jm.state_dir = cfg.is_set(keys::storage_dir) ? cfg.get(keys::storage_dir)
                                                : default_state_dir();
   read_master_keys(cfg, jm.resource_manager, jm.job_master);

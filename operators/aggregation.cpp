@@ -33,7 +33,6 @@ namespace {
 
 constexpr size_t initial_buckets = 1024;
 
-
 /// count, sum, min or max as a transform, its aggregates in keyed state
 /// (value state named after the aggregation). Bounded jobs emit one record
 /// per key, sorted by key, in finish(); streaming jobs emit the new
