@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include <caf/atom.hpp>
+#include <caf/exit_reason.hpp>
 #include <caf/sec.hpp>
 
 namespace weir {
@@ -43,6 +44,19 @@ std::string describe(const caf::error& err) {
     return ctx.get_as<std::string>(0);
   if (err.category() == errc_category())
     return to_string(static_cast<errc>(err.code()));
+  if (err.category() == caf::atom("exit")) {
+    // How a remote actor's end reaches us: say it in words, not enum names.
+    switch (static_cast<caf::exit_reason>(err.code())) {
+      case caf::exit_reason::remote_link_unreachable:
+      case caf::exit_reason::unreachable:
+        return "the network connection to it broke or it was killed";
+      case caf::exit_reason::kill:
+      case caf::exit_reason::user_shutdown:
+        return "it was shut down";
+      default:
+        return "it ended: " + caf::to_string(err);
+    }
+  }
   if (err.category() == caf::atom("system"))
     return "system error: " + caf::to_string(static_cast<caf::sec>(err.code()));
   return caf::to_string(err);

@@ -10,7 +10,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +44,46 @@ struct launcher_state {
 };
 
 using self_ptr = worker_launcher_actor::stateful_pointer<launcher_state>;
+
+/// Starts `argv` as a worker that gets SIGTERM when this launcher's thread
+/// ends, however the jobmanager ends (even SIGKILL): workers never outlive
+/// their master. Returns 0 or the errno of fork/exec.
+int spawn_tied(std::vector<char*>& argv, pid_t& pid) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    return errno;
+  auto parent = ::getpid();
+  pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return err;
+  }
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork and exec.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) // the master died before the prctl
+      ::_exit(127);
+    ::execve(argv[0], argv.data(), environ);
+    int err = errno;
+    [[maybe_unused]] auto n = ::write(report[1], &err, sizeof err);
+    ::_exit(127);
+  }
+  ::close(report[1]);
+  int err = 0;
+  // The pipe closes on a successful exec (O_CLOEXEC) and reads 0 bytes.
+  ssize_t n;
+  do
+    n = ::read(report[0], &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == sizeof err) {
+    ::waitpid(pid, nullptr, 0);
+    return err;
+  }
+  return 0;
+}
 
 /// SIGTERM to all, then SIGKILL to those still there after the grace
 /// period; reaps them.
@@ -88,9 +128,7 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
         argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
       pid_t pid = 0;
-      if (int err = ::posix_spawn(&pid, st.cmd.program.c_str(), nullptr,
-                                  nullptr, argv.data(), environ);
-          err != 0) {
+      if (int err = spawn_tied(argv, pid); err != 0) {
         log_eventf("cannot start worker {}: {}", id.value, std::strerror(err));
         self->send(st.rm, exited_atom_v, id);
         return;

@@ -356,3 +356,31 @@ TEST_CASE("an application cluster does not outlive its killed client") {
   // Its jobmanager gets SIGTERM and stops its workers.
   CHECK(eventually([&] { return processes_mentioning(tmp.path()).empty(); }));
 }
+
+TEST_CASE("the workers of an application cluster do not outlive its killed "
+          "jobmanager") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  running_process weir{{std::getenv("WEIR_BIN"), "run", "-D", "-c",
+                        "waits_on_endless", test_drivers()}};
+  REQUIRE(weir.wait_for_stdout("waiting for ", 60s));
+  auto found = processes_mentioning(tmp.path());
+  auto jobmanager = std::find_if(found.begin(), found.end(), [](auto& p) {
+    return p.find(" jobmanager ") != std::string::npos;
+  });
+  REQUIRE(jobmanager != found.end());
+  REQUIRE(std::any_of(found.begin(), found.end(), [](auto& p) {
+    return p.find(" taskmanager ") != std::string::npos;
+  }));
+  ::kill(std::stoi(*jobmanager), SIGKILL);
+  // Nothing can stop the workers in order; the kernel tells them (SIGTERM).
+  CHECK(eventually([&] {
+    auto left = processes_mentioning(tmp.path());
+    return std::none_of(left.begin(), left.end(), [](auto& p) {
+      return p.find(" taskmanager ") != std::string::npos;
+    });
+  }));
+  auto r = weir.finish(30s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 3);
+}
