@@ -59,6 +59,13 @@ const std::vector<key_info>& config_keys() {
     network_buffers_per_channel.info(),
     task_slots.info(),
     resource_id.info(),
+    ssl_internal_enabled.info(),
+    ssl_internal_certificate.info(),
+    ssl_internal_key.info(),
+    ssl_internal_trust.info(),
+    ssl_internal_handshake_timeout.info(),
+    max_pending_connections.info(),
+    rpc_max_message_size.info(),
 #ifdef WEIR_FAULT_INJECTION
     fault_jobmaster_crashes.info(),
 #endif

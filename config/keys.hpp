@@ -270,6 +270,37 @@ inline constexpr config_key<ms> failure_rate_delay{
   "restart-strategy.failure-rate.delay", "1 s",
   "failure-rate: pause before each restart.", any_duration, per_job};
 
+// --- security and connections ----------------------------------------------
+
+inline constexpr config_key<bool> ssl_internal_enabled{
+  "security.ssl.internal.enabled", "false",
+  "Mutual TLS on every connection between weir processes and clients. A "
+  "jobmanager asked to listen on a non-loopback address refuses to start "
+  "unless this is set, to true or (explicitly) to false."};
+inline constexpr config_key<std::string> ssl_internal_certificate{
+  "security.ssl.internal.certificate", "",
+  "PEM file: this process's certificate chain (its own certificate first)."};
+inline constexpr config_key<std::string> ssl_internal_key{
+  "security.ssl.internal.key", "",
+  "PEM file: the private key of security.ssl.internal.certificate."};
+inline constexpr config_key<std::string> ssl_internal_trust{
+  "security.ssl.internal.trust-certificates", "",
+  "PEM file: the CA certificate(s) a peer's certificate must chain to."};
+inline constexpr config_key<ms> ssl_internal_handshake_timeout{
+  "security.ssl.internal.handshake-timeout", "5 s",
+  "A connection that has not finished its handshakes (TLS, when enabled, "
+  "then weir's) this long after it was accepted is closed.",
+  {"100 ms", "10 min"}};
+inline constexpr config_key<int64_t> max_pending_connections{
+  "security.max-pending-connections", "256",
+  "Accepted connections that may be in their handshake at once; beyond "
+  "that, new connections are closed at once.", {"1", "65536"}};
+inline constexpr config_key<memory_size> rpc_max_message_size{
+  "rpc.max-message-size", "256 mb",
+  "The largest message a process accepts from a peer (blobs, job graphs, "
+  "batches); a peer announcing a larger one is disconnected before "
+  "anything is allocated for it.", {"1m", "2047m"}};
+
 // --- test hooks -------------------------------------------------------------
 
 #ifdef WEIR_FAULT_INJECTION
