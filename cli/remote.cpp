@@ -10,6 +10,7 @@
 #include "cluster/gateway.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/errors.hpp"
+#include "net/transport.hpp"
 
 namespace weir::cli {
 
@@ -40,6 +41,8 @@ remote_cluster::remote_cluster() = default;
 
 remote_cluster::~remote_cluster() {
   dispatcher_ = nullptr;
+  if (sys_)
+    net::stop_transport(*sys_);
   sys_.reset();
 }
 
@@ -61,6 +64,11 @@ int remote_cluster::connect(const std::string& action,
   cfg_ = std::make_unique<caf::actor_system_config>();
   configure_actor_system(*cfg_, r);
   sys_ = std::make_unique<caf::actor_system>(*cfg_);
+  // A client logs nothing: refusals only concern listening processes.
+  if (auto err = net::start_transport(*sys_, r.transport, nullptr)) {
+    fmt::print(stderr, "{}: {}\n", action, describe(err));
+    return exit_bad_input;
+  }
   auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(3));
   if (!handles) {
     fmt::print(stderr, "{}: {}\n", action, describe(handles.error()));

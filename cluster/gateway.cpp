@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "messages/errors.hpp"
+#include "net/transport.hpp"
+#include "net/tls.hpp"
 
 namespace weir {
 
@@ -20,6 +22,21 @@ gateway_impl(cluster_gateway_actor::pointer self, supervisor_actor supervisor) {
   return {
     [=](lookup_atom) { return self->delegate(supervisor, lookup_atom_v); },
   };
+}
+
+/// Why a connection to the jobmanager at `at` failed, in the words a user
+/// acts on: the TLS handshake's reason, or that the jobmanager requires TLS
+/// that this process does not use, or CAF's error.
+std::string why_unreachable(caf::actor_system& sys, const endpoint& at,
+                            const caf::error& err) {
+  auto reason = net::connection_failure(sys, at.host, at.port);
+  if (!reason.empty())
+    return reason;
+  bool reached = err != caf::sec::cannot_connect_to_node;
+  if (reached && !net::uses_tls(sys) && net::speaks_tls(at.host, at.port))
+    return "the jobmanager requires TLS (set security.ssl.internal.enabled: "
+           "true and a certificate from its CA; see docs/security.md)";
+  return sys.render(err);
 }
 
 } // namespace
@@ -82,7 +99,7 @@ connect_gateway(caf::actor_system& sys, const endpoint& at,
   cluster_gateway_actor gateway;
   auto where = fmt::format("{}:{}", at.host, at.port);
   self
-    ->request(sys.middleman().actor_handle(), timeout, caf::connect_atom::value,
+    ->request(net::middleman_of(sys), timeout, caf::connect_atom::value,
               at.host, at.port)
     .receive(
       [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
@@ -111,7 +128,8 @@ connect_gateway(caf::actor_system& sys, const endpoint& at,
           failure = make_error(errc::timeout,
                                fmt::format("cannot reach the jobmanager at {}: "
                                            "{}",
-                                           where, sys.render(err)));
+                                           where,
+                                           why_unreachable(sys, at, err)));
       });
   if (failure)
     return failure;

@@ -7,6 +7,8 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <fmt/format.h>
+
 #include "actors/common/event_log.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "cluster/local_state.hpp"
@@ -15,6 +17,7 @@
 #include "cluster/state_dir.hpp"
 #include "cluster/stop_signal.hpp"
 #include "messages/errors.hpp"
+#include "net/transport.hpp"
 #include "storage/rocksdb_store.hpp"
 
 namespace weir {
@@ -39,6 +42,20 @@ void pause(caf::scoped_actor& self, caf::timespan d) {
   }
 }
 
+/// Starts the guarded transport (TLS when enabled); false, after one line
+/// on stderr and in the log, when its TLS files cannot be used.
+bool start_transport(caf::actor_system& sys, const remoting& r,
+                     const char* who) {
+  auto err = net::start_transport(sys, r.transport, [](const std::string& line) {
+    log_eventf("{}", line);
+  });
+  if (!err)
+    return true;
+  fmt::print(stderr, "weir {}: {}\n", who, describe(err));
+  log_eventf("cannot start: {}", describe(err));
+  return false;
+}
+
 } // namespace
 
 int run_jobmanager(const jobmanager_options& opts) {
@@ -46,6 +63,9 @@ int run_jobmanager(const jobmanager_options& opts) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
+  if (!start_transport(sys, opts.remote, "jobmanager"))
+    return exit_bad_config;
+  net::transport_scope transport{sys};
   mini_cluster_options mc;
   mc.task_executors = 0;
   mc.state_dir = opts.state_dir;
@@ -94,8 +114,8 @@ int run_jobmanager(const jobmanager_options& opts) {
     return 3;
   }
   auto gateway = spawn_gateway(sys, (*cluster)->supervisor());
-  auto port = sys.middleman().publish(gateway, opts.port, opts.address.c_str(),
-                                      true);
+  auto port = net::publish(sys, caf::actor_cast<caf::strong_actor_ptr>(gateway),
+                          sys.message_types(gateway), opts.port, opts.address);
   if (!port) {
     log_eventf("cannot listen on {}:{}: {}", opts.address, opts.port,
                sys.render(port.error()));
@@ -103,8 +123,8 @@ int run_jobmanager(const jobmanager_options& opts) {
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     return 3;
   }
-  log_eventf("listening on {}:{}, state in {}", opts.address, *port,
-             opts.state_dir);
+  log_eventf("listening on {}:{} ({}), state in {}", opts.address, *port,
+             opts.remote.transport.tls ? "TLS" : "no TLS", opts.state_dir);
   if (opts.application)
     caf::anon_send((*cluster)->resource_manager(), start_atom_v,
                    fmt::format("{}:{}", opts.address, *port));
@@ -157,6 +177,9 @@ int run_taskmanager(const taskmanager_options& opts) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
+  if (!start_transport(sys, opts.remote, "taskmanager"))
+    return exit_bad_config;
+  net::transport_scope transport{sys};
   caf::scoped_actor self{sys};
   auto local_state = claim_local_state_dir(opts.local_state_root);
   auto backoff = caf::timespan{opts.initial_backoff};

@@ -46,6 +46,10 @@ struct jobmanager_options {
 /// Exit code of an application cluster whose application failed.
 constexpr int exit_application_failed = 1;
 
+/// Exit code of a jobmanager or taskmanager whose TLS files cannot be used
+/// (security.ssl.internal.*), as for any other bad configuration.
+constexpr int exit_bad_config = 2;
+
 /// Exit code of a jobmanager that cannot use its state directory (it cannot
 /// be opened, or the stored jobs are damaged).
 constexpr int exit_storage_error = 3;

@@ -19,6 +19,15 @@ remoting remoting::from(const configuration& cfg) {
   r.cluster_id = cfg.get(keys::cluster_id);
   r.heartbeat_interval = cfg.get(keys::heartbeat_interval);
   r.heartbeat_timeout = cfg.get(keys::heartbeat_timeout);
+  auto& t = r.transport;
+  t.tls = cfg.get(keys::ssl_internal_enabled);
+  t.files.certificate = cfg.get(keys::ssl_internal_certificate);
+  t.files.key = cfg.get(keys::ssl_internal_key);
+  t.files.trust = cfg.get(keys::ssl_internal_trust);
+  t.handshake_timeout = cfg.get(keys::ssl_internal_handshake_timeout);
+  t.max_pending = static_cast<size_t>(cfg.get(keys::max_pending_connections));
+  t.max_message_size
+    = static_cast<uint32_t>(cfg.get(keys::rpc_max_message_size).mb << 20);
   return r;
 }
 
@@ -43,11 +52,11 @@ void configure_actor_system(caf::actor_system_config& cfg) {
 void configure_actor_system(caf::actor_system_config& cfg, const remoting& r) {
   configure_actor_system(cfg);
   cfg.load<caf::io::middleman>();
-  // Workers talk directly once CAF has connected them (until then through
-  // the jobmanager's node). Switching paths can reorder messages, which the
-  // data plane tolerates: batches carry numbers and an end of partition the
-  // count of batches before it (input_queue restores channel order).
-  cfg.set("middleman.enable-automatic-connections", true);
+  // Every connection is one weir opened through its transport (TLS, the
+  // guard in front of BASP): CAF's automatic connections would open a
+  // plain listener on every interface and dial peers around the guard.
+  // Workers' messages to each other go through the jobmanager's node.
+  cfg.set("middleman.enable-automatic-connections", false);
   cfg.set("middleman.app-identifiers",
           std::vector<std::string>{"weir-" WEIR_VERSION "/" + r.cluster_id});
   cfg.set("middleman.heartbeat-interval", caf::timespan{r.heartbeat_interval});

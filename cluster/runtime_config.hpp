@@ -3,6 +3,8 @@
 #include <chrono>
 #include <string>
 
+#include "net/settings.hpp"
+
 namespace caf {
 class actor_system_config;
 } // namespace caf
@@ -25,6 +27,9 @@ struct remoting {
   /// with its subtasks is not mistaken for a dead one.
   std::chrono::milliseconds heartbeat_interval{200};
   std::chrono::milliseconds heartbeat_timeout{1000};
+  /// security.* and rpc.max-message-size: TLS and the guard in front of
+  /// CAF's protocol (net/transport.hpp).
+  net::transport_settings transport;
 
   /// Reads the keys above.
   static remoting from(const configuration& cfg);

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace weir::net {
+
+/// The PEM files of security.ssl.internal.*.
+struct tls_files {
+  std::string certificate;
+  std::string key;
+  std::string trust;
+};
+
+/// How a process's connections are guarded (security.*, rpc.*).
+struct transport_settings {
+  /// security.ssl.internal.enabled and its PEM files.
+  bool tls = false;
+  tls_files files;
+  /// security.ssl.internal.handshake-timeout: an accepted connection must
+  /// finish its handshakes (TLS, then BASP's) within this.
+  std::chrono::milliseconds handshake_timeout{5000};
+  /// security.max-pending-connections: accepted connections in their
+  /// handshake at once; more are closed at once.
+  size_t max_pending = 256;
+  /// rpc.max-message-size, in bytes.
+  uint32_t max_message_size = 256u << 20;
+};
+
+} // namespace weir::net

@@ -1,0 +1,529 @@
+#include "net/transport.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <sys/socket.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/io/abstract_broker.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/middleman_actor_impl.hpp>
+#include <caf/io/network/default_multiplexer.hpp>
+#include <caf/io/network/doorman_impl.hpp>
+#include <caf/io/network/native_socket.hpp>
+#include <caf/io/network/stream_impl.hpp>
+#include <caf/io/scribe.hpp>
+#include <caf/policy/tcp.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "messages/errors.hpp"
+#include "net/basp_guard.hpp"
+#include "net/tls.hpp"
+
+namespace weir::net {
+
+namespace {
+
+namespace network = caf::io::network;
+using network::default_multiplexer;
+using network::native_socket;
+using network::operation;
+using network::rw_state;
+using clock_type = std::chrono::steady_clock;
+using reap_atom = caf::atom_constant<caf::atom("reap")>;
+
+class guarded_scribe;
+
+/// What the transport of one actor system shares between its middleman
+/// actor, its acceptors, its connections and the reaper.
+struct transport_state {
+  transport_settings settings;
+  std::shared_ptr<tls_context> tls;
+  std::function<void(const std::string&)> log;
+  caf::io::middleman_actor middleman;
+  caf::actor reaper;
+
+  std::mutex mtx;
+  /// Connections still in their handshakes, with their deadlines.
+  std::map<guarded_scribe*,
+           std::pair<clock_type::time_point, caf::intrusive_ptr<guarded_scribe>>>
+    pending;
+  size_t pending_accepted = 0;
+  /// Scribes no longer pending, released on the next reap (never inside
+  /// one of their own member functions).
+  std::vector<caf::intrusive_ptr<guarded_scribe>> released;
+  /// "host:port" → why the last connection there failed in its handshake.
+  std::map<std::string, std::string> failures;
+  /// Refusals are logged at most once a second, with a count.
+  clock_type::time_point last_refusal_log{};
+  size_t refusals_unlogged = 0;
+
+  void refused(const std::string& what) {
+    std::unique_lock<std::mutex> guard{mtx};
+    auto now = clock_type::now();
+    if (now - last_refusal_log < std::chrono::seconds(1)) {
+      ++refusals_unlogged;
+      return;
+    }
+    auto more = refusals_unlogged;
+    refusals_unlogged = 0;
+    last_refusal_log = now;
+    guard.unlock();
+    if (log)
+      log(more == 0 ? what
+                    : fmt::format("{} ({} more refused in the last second)",
+                                  what, more));
+  }
+};
+
+std::mutex states_mtx;
+std::map<caf::actor_system*, std::shared_ptr<transport_state>> states;
+
+std::shared_ptr<transport_state> state_of(caf::actor_system& sys) {
+  std::lock_guard<std::mutex> guard{states_mtx};
+  auto i = states.find(&sys);
+  return i == states.end() ? nullptr : i->second;
+}
+
+class guarded_scribe;
+
+/// How a guarded connection's stream reads and writes: TLS, or plain TCP.
+struct guarded_policy {
+  guarded_scribe* owner;
+  tls_session* tls;
+
+  rw_state read_some(size_t& result, native_socket fd, void* buf, size_t len);
+  rw_state write_some(size_t& result, native_socket fd, const void* buf,
+                      size_t len);
+  bool must_read_more(native_socket, size_t threshold) {
+    return tls != nullptr && tls->must_read_more(threshold);
+  }
+};
+
+/// A connection as CAF's BASP broker sees it (CAF's scribe), with the
+/// guard between the socket and BASP: TLS first (nothing BASP writes
+/// leaves before the peer is verified, nothing the peer sends reaches
+/// BASP before), then basp_guard on every read.
+class guarded_scribe final : public caf::io::scribe {
+public:
+  guarded_scribe(default_multiplexer& mpx, native_socket fd,
+                 std::unique_ptr<tls_session> tls, basp_guard::side side,
+                 std::shared_ptr<transport_state> state, std::string peer)
+    : caf::io::scribe(network::conn_hdl_from_socket(fd)),
+      tls_(std::move(tls)), guard_(side, state->settings.max_message_size),
+      state_(std::move(state)), peer_(std::move(peer)),
+      stream_(mpx, fd, guarded_policy{this, tls_.get()}) {
+    // nop
+  }
+
+  void configure_read(caf::io::receive_policy::config config) override {
+    stream_.configure_read(config);
+    if (!launched_) {
+      launched_ = true;
+      stream_.start(this);
+      // Starts a client's TLS handshake (its hello) right away.
+      if (tls_)
+        stream_.force_empty_write(this);
+    }
+  }
+
+  void ack_writes(bool enable) override {
+    stream_.ack_writes(enable);
+  }
+
+  std::vector<char>& wr_buf() override {
+    // Until TLS has verified the peer, BASP's bytes wait here: the stream's
+    // buffer stays empty, so the socket is not polled for writing while the
+    // handshake waits for the peer.
+    return tls_ && !tls_->established() ? held_ : stream_.wr_buf();
+  }
+
+  std::vector<char>& rd_buf() override {
+    return stream_.rd_buf();
+  }
+
+  void graceful_shutdown() override {
+    stream_.graceful_shutdown();
+    detach(&stream_.backend(), false);
+  }
+
+  void flush() override {
+    if (tls_ && !tls_->established())
+      return; // tls_established() flushes
+    stream_.flush(this);
+  }
+
+  std::string addr() const override {
+    auto x = network::remote_addr_of_fd(stream_.fd());
+    return x ? *x : std::string{};
+  }
+
+  uint16_t port() const override {
+    auto x = network::remote_port_of_fd(stream_.fd());
+    return x ? *x : 0;
+  }
+
+  void add_to_loop() override {
+    stream_.activate(this);
+  }
+
+  void remove_from_loop() override {
+    stream_.passivate();
+  }
+
+  bool consume(caf::execution_unit* ctx, const void* buf,
+               size_t size) override {
+    if (auto why = guard_.check(static_cast<const char*>(buf), size)) {
+      refuse(ctx, *why);
+      return false;
+    }
+    auto result = caf::io::scribe::consume(ctx, buf, size);
+    if (guard_.handshake_seen() && !authenticated_) {
+      authenticated_ = true;
+      forget();
+    }
+    return result;
+  }
+
+  /// The TLS handshake verified the peer: BASP's held bytes may go.
+  void tls_established() {
+    if (held_.empty())
+      return;
+    auto& out = stream_.wr_buf();
+    out.insert(out.end(), held_.begin(), held_.end());
+    held_.clear();
+    stream_.flush(this);
+  }
+
+  /// The peer failed its handshake or broke a rule: closed, with nothing
+  /// more read, and BASP told that the connection is gone.
+  void refuse(caf::execution_unit* ctx, const std::string& why) {
+    if (closed_)
+      return;
+    closed_ = true;
+    note_failure(why);
+    ::shutdown(stream_.fd(), SHUT_RDWR);
+    io_failure(ctx, operation::read);
+    stream_.passivate();
+  }
+
+  /// Remembers why an outgoing connection failed before its handshakes
+  /// were done, for the client's error message; logs refused peers.
+  void note_failure(const std::string& why) {
+    if (authenticated_)
+      return;
+    if (guard_side_connected()) {
+      std::lock_guard<std::mutex> guard{state_->mtx};
+      auto& slot = state_->failures[peer_];
+      if (slot.empty())
+        slot = why;
+    } else {
+      state_->refused(fmt::format("refused a connection from {}: {}", addr(),
+                                  why));
+    }
+  }
+
+  const tls_session* tls() const {
+    return tls_.get();
+  }
+
+  bool authenticated() const {
+    return authenticated_;
+  }
+
+protected:
+  void detach_from(caf::io::abstract_broker* ptr) override {
+    caf::io::scribe::detach_from(ptr);
+    forget();
+  }
+
+private:
+  bool guard_side_connected() const {
+    return !peer_.empty();
+  }
+
+  /// No longer pending (authenticated or closed).
+  void forget() {
+    std::lock_guard<std::mutex> guard{state_->mtx};
+    auto i = state_->pending.find(this);
+    if (i == state_->pending.end())
+      return;
+    if (!guard_side_connected())
+      --state_->pending_accepted;
+    state_->released.push_back(std::move(i->second.second));
+    state_->pending.erase(i);
+  }
+
+  std::unique_ptr<tls_session> tls_;
+  basp_guard guard_;
+  std::shared_ptr<transport_state> state_;
+  /// "host:port" of a connection this process opened; empty when accepted.
+  std::string peer_;
+  std::vector<char> held_;
+  bool launched_ = false;
+  bool authenticated_ = false;
+  bool closed_ = false;
+  network::stream_impl<guarded_policy> stream_;
+};
+
+rw_state guarded_policy::read_some(size_t& result, native_socket fd,
+                                   void* buf, size_t len) {
+  if (tls == nullptr)
+    return caf::policy::tcp::read_some(result, fd, buf, len);
+  bool was_established = tls->established();
+  auto state = tls->read_some(result, buf, len);
+  if (state == rw_state::failure)
+    owner->note_failure(tls->failure());
+  else if (!was_established && tls->established())
+    owner->tls_established();
+  return state;
+}
+
+rw_state guarded_policy::write_some(size_t& result, native_socket fd,
+                                    const void* buf, size_t len) {
+  if (tls == nullptr)
+    return caf::policy::tcp::write_some(result, fd, buf, len);
+  bool was_established = tls->established();
+  auto state = tls->write_some(result, buf, len);
+  if (state == rw_state::failure)
+    owner->note_failure(tls->failure());
+  else if (!was_established && tls->established())
+    owner->tls_established();
+  return state;
+}
+
+/// Registers a new connection as pending, with its handshake deadline.
+void track(transport_state& st, const caf::intrusive_ptr<guarded_scribe>& s,
+           bool accepted) {
+  std::lock_guard<std::mutex> guard{st.mtx};
+  auto deadline = clock_type::now() + st.settings.handshake_timeout;
+  st.pending.emplace(s.get(), std::make_pair(deadline, s));
+  if (accepted)
+    ++st.pending_accepted;
+}
+
+/// CAF's acceptor, with the cap on connections in their handshake.
+class guarded_doorman final : public network::doorman_impl {
+public:
+  guarded_doorman(default_multiplexer& mpx, native_socket fd,
+                  std::shared_ptr<transport_state> state)
+    : network::doorman_impl(mpx, fd), state_(std::move(state)) {
+    // nop
+  }
+
+  bool new_connection() override {
+    if (detached())
+      return false;
+    auto& mpx = acceptor_.backend();
+    auto fd = acceptor_.accepted_socket();
+    size_t pending = 0;
+    {
+      std::lock_guard<std::mutex> guard{state_->mtx};
+      pending = state_->pending_accepted;
+    }
+    if (pending >= state_->settings.max_pending) {
+      auto from = network::remote_addr_of_fd(fd);
+      state_->refused(fmt::format(
+        "refused a connection from {}: {} connections are in their handshake "
+        "(security.max-pending-connections)",
+        from ? *from : "?", pending));
+      network::close_socket(fd);
+      return true;
+    }
+    network::nonblocking(fd, true);
+    std::unique_ptr<tls_session> tls;
+    if (state_->tls)
+      tls = std::make_unique<tls_session>(state_->tls, fd, true, "");
+    auto scribe = caf::make_counted<guarded_scribe>(
+      mpx, fd, std::move(tls), basp_guard::side::accepted, state_,
+      std::string{});
+    track(*state_, scribe, true);
+    auto hdl = scribe->hdl();
+    parent()->add_scribe(std::move(scribe));
+    return doorman::new_connection(&mpx, hdl);
+  }
+
+private:
+  std::shared_ptr<transport_state> state_;
+};
+
+/// CAF's middleman actor (publish, connect, unpublish), opening guarded
+/// connections and acceptors.
+class guarded_middleman final : public caf::io::middleman_actor_impl {
+public:
+  guarded_middleman(caf::actor_config& cfg, caf::actor broker,
+                    std::shared_ptr<transport_state> state)
+    : caf::io::middleman_actor_impl(cfg, std::move(broker)),
+      state_(std::move(state)) {
+    // nop
+  }
+
+  const char* name() const override {
+    return "weir.middleman";
+  }
+
+protected:
+  caf::expected<caf::io::scribe_ptr> connect(const std::string& host,
+                                             uint16_t port) override {
+    auto fd = network::new_tcp_connection(host, port);
+    if (!fd)
+      return std::move(fd.error());
+    network::nonblocking(*fd, true);
+    auto peer = fmt::format("{}:{}", host, port);
+    {
+      std::lock_guard<std::mutex> guard{state_->mtx};
+      state_->failures.erase(peer);
+    }
+    std::unique_ptr<tls_session> tls;
+    if (state_->tls)
+      tls = std::make_unique<tls_session>(state_->tls, *fd, false, host);
+    auto scribe = caf::make_counted<guarded_scribe>(
+      mpx(), *fd, std::move(tls), basp_guard::side::connected, state_, peer);
+    track(*state_, scribe, false);
+    return caf::io::scribe_ptr{std::move(scribe)};
+  }
+
+  caf::expected<caf::io::doorman_ptr> open(uint16_t port, const char* addr,
+                                           bool reuse) override {
+    auto fd = network::new_tcp_acceptor_impl(port, addr, reuse);
+    if (!fd)
+      return std::move(fd.error());
+    return caf::io::doorman_ptr{
+      caf::make_counted<guarded_doorman>(mpx(), *fd, state_)};
+  }
+
+private:
+  default_multiplexer& mpx() {
+    return static_cast<default_multiplexer&>(system().middleman().backend());
+  }
+
+  std::shared_ptr<transport_state> state_;
+};
+
+/// Closes connections past their handshake deadline, on the multiplexer's
+/// thread (where every connection lives).
+void reap(transport_state& st, default_multiplexer& mpx) {
+  std::vector<caf::intrusive_ptr<guarded_scribe>> late;
+  std::vector<caf::intrusive_ptr<guarded_scribe>> released;
+  {
+    std::lock_guard<std::mutex> guard{st.mtx};
+    released.swap(st.released);
+    auto now = clock_type::now();
+    for (auto& [ptr, entry] : st.pending)
+      if (entry.first <= now)
+        late.push_back(entry.second);
+  }
+  for (auto& s : late)
+    s->refuse(&mpx,
+              fmt::format("no handshake within {} ms "
+                          "(security.ssl.internal.handshake-timeout)",
+                          st.settings.handshake_timeout.count()));
+}
+
+caf::behavior reaper(caf::event_based_actor* self,
+                     std::weak_ptr<transport_state> weak) {
+  auto interval = std::chrono::milliseconds(100);
+  self->delayed_send(self, interval, reap_atom::value);
+  return {
+    [=](reap_atom) {
+      auto st = weak.lock();
+      if (!st)
+        return;
+      auto& mpx = static_cast<default_multiplexer&>(
+        self->system().middleman().backend());
+      mpx.dispatch([st, &mpx] { reap(*st, mpx); });
+      self->delayed_send(self, interval, reap_atom::value);
+    },
+  };
+}
+
+} // namespace
+
+caf::error start_transport(caf::actor_system& sys,
+                           const transport_settings& settings,
+                           std::function<void(const std::string&)> log) {
+  auto st = std::make_shared<transport_state>();
+  st->settings = settings;
+  st->log = std::move(log);
+  if (settings.tls) {
+    std::string error;
+    st->tls = tls_context::load(settings.files, error);
+    if (!st->tls)
+      return make_error(errc::invalid_config, error);
+  }
+  auto broker = sys.middleman().named_broker<caf::io::basp_broker>(
+    caf::atom("BASP"));
+  // Detached: connect() dials with a blocking TCP connect, as CAF's does.
+  st->middleman = sys.spawn<guarded_middleman, caf::detached + caf::hidden>(
+    std::move(broker), st);
+  st->reaper = sys.spawn<caf::hidden>(reaper, std::weak_ptr{st});
+  std::lock_guard<std::mutex> guard{states_mtx};
+  states[&sys] = std::move(st);
+  return caf::none;
+}
+
+void stop_transport(caf::actor_system& sys) {
+  std::shared_ptr<transport_state> st;
+  {
+    std::lock_guard<std::mutex> guard{states_mtx};
+    auto i = states.find(&sys);
+    if (i == states.end())
+      return;
+    st = std::move(i->second);
+    states.erase(i);
+  }
+  caf::anon_send_exit(st->middleman, caf::exit_reason::kill);
+  caf::anon_send_exit(st->reaper, caf::exit_reason::kill);
+  // The actors hold this state: drop the handles, or the detached
+  // middleman is never destroyed and the actor system waits for its thread.
+  std::lock_guard<std::mutex> guard{st->mtx};
+  st->middleman = nullptr;
+  st->reaper = nullptr;
+  st->pending.clear();
+  st->released.clear();
+}
+
+caf::io::middleman_actor middleman_of(caf::actor_system& sys) {
+  if (auto st = state_of(sys))
+    return st->middleman;
+  return sys.middleman().actor_handle();
+}
+
+caf::expected<uint16_t> publish(caf::actor_system& sys,
+                                const caf::strong_actor_ptr& whom,
+                                std::set<std::string> interface,
+                                uint16_t port, const std::string& addr) {
+  caf::scoped_actor self{sys};
+  caf::expected<uint16_t> result{caf::sec::cannot_publish_invalid_actor};
+  self
+    ->request(middleman_of(sys), caf::infinite, caf::publish_atom::value,
+              port, whom, std::move(interface), addr, true)
+    .receive([&](uint16_t bound) { result = bound; },
+             [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+std::string connection_failure(caf::actor_system& sys, const std::string& host,
+                               uint16_t port) {
+  auto st = state_of(sys);
+  if (!st)
+    return {};
+  std::lock_guard<std::mutex> guard{st->mtx};
+  auto i = st->failures.find(fmt::format("{}:{}", host, port));
+  return i == st->failures.end() ? std::string{} : i->second;
+}
+
+bool uses_tls(caf::actor_system& sys) {
+  auto st = state_of(sys);
+  return st && st->tls != nullptr;
+}
+
+} // namespace weir::net
