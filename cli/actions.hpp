@@ -48,4 +48,7 @@ int stop_action(const std::vector<std::string>& args);
 /// `weir repair-state`: drops damaged records of a state directory.
 int repair_state_action(const std::vector<std::string>& args);
 
+/// `weir cert`: makes the cluster's CA, or a node or client certificate.
+int cert_action(const std::vector<std::string>& args);
+
 } // namespace weir::cli

@@ -43,6 +43,8 @@ Actions:
                  run a worker process of a session cluster
   repair-state --state-dir DIR [--dry-run]
                  drop damaged write-ahead log records, printing what each held
+  cert ca|node|client --dir DIR [--name NAME] [--host H]... [--days N]
+                 make the cluster's CA, or a node or client certificate for TLS
 
 Run 'weir ACTION --help' for the options of an action.
 )";
@@ -63,6 +65,7 @@ const std::pair<const char*, action_fn> actions[] = {
   {"savepoint", savepoint_action},
   {"stop", stop_action},
   {"repair-state", repair_state_action},
+  {"cert", cert_action},
 };
 
 } // namespace
@@ -83,7 +86,7 @@ int weir_main(std::vector<std::string> args) {
       return run(args);
   fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
                      "status, wait, cancel, checkpoint, savepoint, stop, jobmanager, "
-                     "taskmanager, repair-state; see "
+                     "taskmanager, repair-state, cert; see "
                      "weir --help)\n",
              action);
   return exit_bad_input;
