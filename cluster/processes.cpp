@@ -123,8 +123,9 @@ int run_jobmanager(const jobmanager_options& opts) {
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     return 3;
   }
-  log_eventf("listening on {}:{} ({}), state in {}", opts.address, *port,
-             opts.remote.transport.tls ? "TLS" : "no TLS", opts.state_dir);
+  log_eventf("listening on {}:{}, state in {}, {}", opts.address, *port,
+             opts.state_dir,
+             opts.remote.transport.tls ? "with TLS" : "without TLS");
   if (opts.application)
     caf::anon_send((*cluster)->resource_manager(), start_atom_v,
                    fmt::format("{}:{}", opts.address, *port));
