@@ -119,15 +119,24 @@ certificate_authority load_ca(const std::string& dir) {
   return ca;
 }
 
-/// Refuses a certificate that would stop working before its end.
+/// Refuses a certificate that would stop working before its end. One that
+/// ends less than a day after the CA (the CA and the certificate asked for
+/// the same days, made seconds apart) ends with the CA instead.
 void check_within_ca(X509* cert, const certificate_authority& ca) {
   auto* end = X509_get0_notAfter(cert);
   auto* ca_end = X509_get0_notAfter(ca.cert.get());
-  if (ASN1_TIME_compare(end, ca_end) > 0)
-    throw cert_error(fmt::format("{}: the CA is valid until {}; a certificate "
-                                 "valid until {} would outlive it (fewer days, "
-                                 "or a new CA)",
-                                 ca.cert_path, date_of(ca_end), date_of(end)));
+  if (ASN1_TIME_compare(end, ca_end) <= 0)
+    return;
+  int days = 0;
+  int seconds = 0;
+  if (ASN1_TIME_diff(&days, &seconds, ca_end, end) == 1 && days == 0) {
+    X509_set1_notAfter(cert, ca_end);
+    return;
+  }
+  throw cert_error(fmt::format("{}: the CA is valid until {}; a certificate "
+                               "valid until {} would outlive it (fewer days, "
+                               "or a new CA)",
+                               ca.cert_path, date_of(ca_end), date_of(end)));
 }
 
 /// What a node or client certificate may be used for, and where.

@@ -45,6 +45,59 @@ struct one_worker_cluster {
   }
 };
 
+/// A jobmanager on a free port (extra flags `jobmanager_flags`) plus
+/// workers (extra flags `worker_flags`); every process is stopped when the
+/// cluster goes out of scope, also when a check failed.
+struct session_cluster {
+  temp_dir dir;
+  std::unique_ptr<running_process> jobmanager;
+  std::vector<std::unique_ptr<running_process>> workers;
+  std::vector<std::string> worker_flags;
+  std::string address;
+
+  explicit session_cluster(std::vector<std::string> jobmanager_flags = {},
+                           std::vector<std::string> worker_extra = {})
+    : worker_flags(std::move(worker_extra)) {
+    std::vector<std::string> cmd{std::getenv("WEIR_BIN"), "jobmanager",
+                                 "--port", "0", "--state-dir",
+                                 dir.file("state")};
+    cmd.insert(cmd.end(), jobmanager_flags.begin(), jobmanager_flags.end());
+    jobmanager = std::make_unique<running_process>(cmd);
+    address = listening_address(*jobmanager);
+    REQUIRE_FALSE(address.empty());
+  }
+
+  ~session_cluster() {
+    for (auto& w : workers)
+      w->signal(SIGTERM);
+    for (auto& w : workers)
+      w->finish(30s);
+    jobmanager->signal(SIGTERM);
+    jobmanager->finish(30s);
+  }
+
+  /// Starts a worker; with `wait`, returns once the jobmanager logged it.
+  void add_worker(const std::string& id, int slots, bool wait = true) {
+    std::vector<std::string> cmd{std::getenv("WEIR_BIN"), "taskmanager", "-m",
+                                 address, "--slots", std::to_string(slots),
+                                 "--id", id};
+    cmd.insert(cmd.end(), worker_flags.begin(), worker_flags.end());
+    workers.push_back(std::make_unique<running_process>(cmd));
+    if (wait)
+      REQUIRE(jobmanager->wait_for_stderr(
+        fmt::format("TaskExecutor {} registered with {} slots", id, slots),
+        30s));
+  }
+
+  /// `weir ACTION -m ADDRESS ARGS... EXTRA...`
+  process_result client(std::vector<std::string> args,
+                        const std::vector<std::string>& extra = {}) {
+    args.insert(args.begin() + 1, {"-m", address});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_weir(args, 60s);
+  }
+};
+
 /// A jobmanager on state directory `state` (first on a free port) that a
 /// test kills with SIGKILL and starts again on the same port and state.
 struct restartable_jobmanager {

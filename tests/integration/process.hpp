@@ -36,6 +36,9 @@ public:
   /// Sends a signal.
   void signal(int sig);
 
+  /// The process id.
+  int pid() const { return pid_; }
+
   /// The stderr read so far (the process keeps running).
   const std::string& stderr_so_far() const { return result_.err; }
 

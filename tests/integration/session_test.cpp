@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster_fixture.hpp"
 #include "job_specs.hpp"
 #include "process.hpp"
 #include "reference.hpp"
@@ -26,48 +27,6 @@ namespace {
 std::string weir_bin() {
   return std::getenv("WEIR_BIN");
 }
-
-/// A jobmanager on a free port plus workers; every process is stopped when
-/// the cluster goes out of scope, also when a check failed.
-struct session_cluster {
-  temp_dir dir;
-  std::unique_ptr<running_process> jobmanager;
-  std::vector<std::unique_ptr<running_process>> workers;
-  std::string address;
-
-  explicit session_cluster(std::vector<std::string> extra = {}) {
-    std::vector<std::string> cmd{weir_bin(), "jobmanager", "--port", "0",
-                                 "--state-dir", dir.file("state")};
-    cmd.insert(cmd.end(), extra.begin(), extra.end());
-    jobmanager = std::make_unique<running_process>(cmd);
-    address = listening_address(*jobmanager);
-    REQUIRE_FALSE(address.empty());
-  }
-
-  ~session_cluster() {
-    for (auto& w : workers)
-      w->signal(SIGTERM);
-    for (auto& w : workers)
-      w->finish(30s);
-    jobmanager->signal(SIGTERM);
-    jobmanager->finish(30s);
-  }
-
-  /// Starts a worker; with `wait`, returns once the jobmanager logged it.
-  void add_worker(const std::string& id, int slots, bool wait = true) {
-    workers.push_back(std::make_unique<running_process>(std::vector<std::string>{
-      weir_bin(), "taskmanager", "-m", address, "--slots",
-      std::to_string(slots), "--id", id}));
-    if (wait)
-      REQUIRE(jobmanager->wait_for_stderr(
-        fmt::format("TaskExecutor {} registered with {} slots", id, slots), 30s));
-  }
-
-  process_result client(std::vector<std::string> args) {
-    args.insert(args.begin() + 1, {"-m", address});
-    return run_weir(args, 60s);
-  }
-};
 
 /// Sends `bytes` to host:port over a fresh TCP connection, then closes it.
 void send_raw(const std::string& address, const std::string& bytes) {

@@ -297,3 +297,16 @@ TEST_CASE("a broken CA directory is named") {
   CHECK(error_of([&] { issue_in(leaf_as_ca); })
         == leaf_as_ca.sub("ca.pem") + ": not a CA certificate");
 }
+
+TEST_CASE("a certificate asked for as many days as its CA ends with the CA") {
+  temp_dir dir;
+  auto ca = make_ca(dir.path(), "ca", validity{0, 3600});
+  // One second later than the CA's end: made "the same day" as the CA.
+  auto leaf = issue(dir.path(), cert_kind::node, "tm1", {}, validity{0, 3601});
+  auto cert = certificate_in(leaf.certificate);
+  auto authority = certificate_in(ca.certificate);
+  CHECK(ASN1_TIME_compare(X509_get0_notAfter(cert.get()),
+                          X509_get0_notAfter(authority.get()))
+        == 0);
+  CHECK(verify(cert.get(), authority.get()) == X509_V_OK);
+}

@@ -1,0 +1,318 @@
+// Mutual TLS and the guard in front of CAF's protocol, through real
+// processes on loopback: an exact job over TLS; clients without a trusted
+// certificate refused with one line and exit 3 while the cluster serves;
+// the headers that crashed or exhausted nodes closed before anything is
+// allocated; loopback-only listeners; handshake deadline and pending cap.
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cluster_fixture.hpp"
+#include "net/certificates.hpp"
+#include "process.hpp"
+#include "reference.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A cluster CA with a node certificate, a client certificate, an expired
+/// client certificate, and a client certificate of another CA.
+struct certificates {
+  temp_dir dir;
+  std::string ca, other;
+
+  certificates() {
+    ca = dir.file("ca");
+    other = dir.file("other");
+    weir::net::make_ca(ca, "test-ca", weir::net::validity::days(30));
+    weir::net::make_ca(other, "other-ca", weir::net::validity::days(30));
+    weir::net::issue(ca, weir::net::cert_kind::node, "node", {},
+                     weir::net::validity::days(30));
+    weir::net::issue(ca, weir::net::cert_kind::client, "client", {},
+                     weir::net::validity::days(30));
+    weir::net::issue(ca, weir::net::cert_kind::client, "expired", {},
+                     weir::net::validity{-2 * 86400, -86400});
+    weir::net::issue(other, weir::net::cert_kind::client, "client", {},
+                     weir::net::validity::days(30));
+  }
+
+  /// The -D flags of TLS with certificate NAME of the CA in `dir`.
+  std::vector<std::string> flags(const std::string& dir,
+                                 const std::string& name) const {
+    return {"-Dsecurity.ssl.internal.enabled=true",
+            "-Dsecurity.ssl.internal.certificate=" + dir + "/" + name + ".pem",
+            "-Dsecurity.ssl.internal.key=" + dir + "/" + name + "-key.pem",
+            "-Dsecurity.ssl.internal.trust-certificates=" + ca + "/ca.pem"};
+  }
+};
+
+/// A session cluster whose jobmanager and taskmanagers all get `flags`.
+struct cluster : session_cluster {
+  explicit cluster(const std::vector<std::string>& flags)
+    : session_cluster(flags, flags) {
+  }
+
+  std::vector<running_process*> nodes() {
+    std::vector<running_process*> all{jobmanager.get()};
+    for (auto& w : workers)
+      all.push_back(w.get());
+    return all;
+  }
+};
+
+/// "ADDRESS:PORT" of every TCP socket process `pid` listens on (ss).
+std::vector<std::string> listeners_of(int pid) {
+  auto r = run_process({"/usr/bin/ss", "-ltnpH"}, 30s);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> found;
+  std::regex line{R"(^LISTEN\s+\d+\s+\d+\s+(\S+)\s+.*pid=(\d+),)"};
+  for (auto& l : lines_of(r.out)) {
+    std::smatch m;
+    if (std::regex_search(l, m, line) && std::stoi(m[2]) == pid)
+      found.push_back(m[1]);
+  }
+  return found;
+}
+
+/// Resident memory of a process, in KiB (0 when it is gone).
+long rss_kib(int pid) {
+  std::ifstream in{fmt::format("/proc/{}/status", pid)};
+  std::string key;
+  long value = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      in >> value;
+      return value;
+    }
+    in.ignore(4096, '\n');
+  }
+  return 0;
+}
+
+bool alive(int pid) {
+  auto status = read_file(fmt::format("/proc/{}/stat", pid));
+  // Field 3 is the state; Z is a zombie (it has died).
+  auto close = status.rfind(')');
+  return close != std::string::npos && close + 2 < status.size()
+         && status[close + 2] != 'Z';
+}
+
+int connect_to(const std::string& address) {
+  auto colon = address.rfind(':');
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(
+    static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  return fd;
+}
+
+/// Whether the peer closes `fd` within `deadline` (reading and dropping
+/// whatever it sends first).
+bool closed_by_peer(int fd, std::chrono::seconds deadline) {
+  timeval limit{static_cast<time_t>(deadline.count()), 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  char buf[4096];
+  auto until = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < until) {
+    auto n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET))
+      return true;
+    if (n < 0 && errno != EINTR)
+      return false; // the receive timeout passed
+  }
+  return false;
+}
+
+/// Connects, sends `bytes`, and returns whether the node closed the
+/// connection (within 10 s).
+bool sent_and_closed(const std::string& address, const std::string& bytes) {
+  int fd = connect_to(address);
+  CHECK(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL)
+        == static_cast<ssize_t>(bytes.size()));
+  auto closed = closed_by_peer(fd, 10s);
+  close(fd);
+  return closed;
+}
+
+/// A 32-byte BASP header (CAF 0.17.6: operation, 2 padding bytes, flags,
+/// payload length, operation data, source and destination actor; network
+/// byte order).
+std::string basp_header(uint8_t operation, uint32_t payload,
+                        uint64_t dest_actor) {
+  std::string h(32, '\0');
+  h[0] = static_cast<char>(operation);
+  for (int i = 0; i < 4; ++i)
+    h[4 + i] = static_cast<char>(payload >> (24 - 8 * i));
+  for (int i = 0; i < 8; ++i)
+    h[24 + i] = static_cast<char>(dest_actor >> (56 - 8 * i));
+  return h;
+}
+
+/// The two headers that crashed (a client handshake without payload) and
+/// exhausted (a message announcing ~4 GiB) nodes before this guard, sent
+/// four times each to every port each node listens on. Afterwards every
+/// node is up, the jobmanager's memory has not grown, and a job runs.
+void attack_every_port(cluster& c, const std::vector<std::string>& client) {
+  auto jm = c.jobmanager->pid();
+  auto rss_before = rss_kib(jm);
+  auto crash = basp_header(0x01, 0, 0);
+  auto exhaust = basp_header(0x02, 0xfffffff0u, 1);
+  int ports = 0;
+  for (auto* node : c.nodes()) {
+    for (auto& address : listeners_of(node->pid())) {
+      ++ports;
+      for (int i = 0; i < 4; ++i) {
+        CHECK(sent_and_closed(address, crash));
+        CHECK(sent_and_closed(address, exhaust));
+      }
+    }
+  }
+  CHECK(ports == 1); // the jobmanager's; taskmanagers listen nowhere
+  for (auto* node : c.nodes())
+    CHECK(alive(node->pid()));
+  CHECK(rss_kib(jm) < rss_before + 64 * 1024);
+  auto r = c.client({"run", "examples/collect.json", "--to", "6"}, client);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2\n4\n6\n");
+}
+
+} // namespace
+
+TEST_CASE("an exact word count over TLS through a jobmanager and two "
+          "taskmanagers") {
+  certificates certs;
+  cluster c{certs.flags(certs.ca, "node")};
+  CHECK(c.jobmanager->stderr_so_far().find("with TLS") != std::string::npos);
+  c.add_worker("tm-1", 2);
+  c.add_worker("tm-2", 2);
+  auto text = random_text(5, 20000);
+  auto input = c.dir.write("in.txt", text);
+  auto out = c.dir.file("counts.txt");
+  auto r = c.client({"run", "examples/wordcount.json", "-p", "4", "--input",
+                     input, "--output", out},
+                    certs.flags(certs.ca, "client"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(sorted_lines(read_file(out)) == as_lines(reference_word_counts(text)));
+}
+
+TEST_CASE("clients without a trusted certificate are refused with exit 3 "
+          "and one line; the cluster keeps serving") {
+  certificates certs;
+  cluster c{certs.flags(certs.ca, "node")};
+  c.add_worker("tm-1", 1);
+  auto refused = [&](const std::vector<std::string>& flags,
+                     const std::string& reason) {
+    auto r = c.client({"list"}, flags);
+    CHECK(r.exit_code == 3);
+    CHECK(r.out.empty());
+    CHECK(r.err
+          == fmt::format("weir list: cannot reach the jobmanager at {}: {}\n",
+                         c.address, reason));
+  };
+  refused({}, "the jobmanager requires TLS (set security.ssl.internal."
+              "enabled: true and a certificate from its CA; see "
+              "docs/security.md)");
+  refused(certs.flags(certs.other, "client"),
+          "TLS handshake failed: certificate not trusted by the peer (this "
+          "process's security.ssl.internal.certificate is not from its CA)");
+  refused(certs.flags(certs.ca, "expired"),
+          "TLS handshake failed: certificate expired: the peer refused this "
+          "process's certificate");
+  auto ok = c.client({"run", "examples/collect.json", "--to", "4"},
+                     certs.flags(certs.ca, "client"));
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == "2\n4\n");
+  CHECK(c.jobmanager->wait_for_stderr(
+    "refused a connection from 127.0.0.1: TLS handshake failed", 10s));
+}
+
+TEST_CASE("a TLS client of a jobmanager without TLS is told so") {
+  certificates certs;
+  cluster c{{}};
+  auto r = c.client({"list"}, certs.flags(certs.ca, "client"));
+  CHECK(r.exit_code == 3);
+  CHECK(r.err
+        == fmt::format("weir list: cannot reach the jobmanager at {}: TLS "
+                       "handshake failed: the peer does not use TLS (its "
+                       "security.ssl.internal.enabled is false)\n",
+                       c.address));
+}
+
+TEST_CASE("the headers that crashed or exhausted nodes are closed before "
+          "anything is allocated, with TLS") {
+  certificates certs;
+  cluster c{certs.flags(certs.ca, "node")};
+  c.add_worker("tm-1", 1);
+  c.add_worker("tm-2", 1);
+  attack_every_port(c, certs.flags(certs.ca, "client"));
+}
+
+TEST_CASE("the headers that crashed or exhausted nodes are closed before "
+          "anything is allocated, without TLS") {
+  cluster c{{}};
+  c.add_worker("tm-1", 1);
+  c.add_worker("tm-2", 1);
+  attack_every_port(c, {});
+  CHECK(c.jobmanager->wait_for_stderr(
+    "refused a connection from 127.0.0.1: a handshake without payload", 10s));
+}
+
+TEST_CASE("told 127.0.0.1, no node listens on any other address") {
+  cluster c{{"-Djobmanager.rpc.address=127.0.0.1"}};
+  c.add_worker("tm-1", 1);
+  auto jm = listeners_of(c.jobmanager->pid());
+  REQUIRE(jm.size() == 1);
+  CHECK(jm.front() == c.address);
+  CHECK(listeners_of(c.workers.front()->pid()).empty());
+}
+
+TEST_CASE("connections that do not finish their handshake are closed; "
+          "beyond the pending cap at once") {
+  cluster c{{"-Dsecurity.ssl.internal.handshake-timeout=1 s",
+             "-Dsecurity.max-pending-connections=3"}};
+  c.add_worker("tm-1", 1);
+  std::vector<int> idle;
+  for (int i = 0; i < 3; ++i)
+    idle.push_back(connect_to(c.address));
+  // Each is accepted (and counted) once the server sent its handshake.
+  char buf[512];
+  for (int fd : idle)
+    CHECK(recv(fd, buf, sizeof buf, 0) > 0);
+  int over = connect_to(c.address);
+  CHECK(closed_by_peer(over, 10s));
+  close(over);
+  for (int fd : idle) {
+    CHECK(closed_by_peer(fd, 10s));
+    close(fd);
+  }
+  auto r = c.client({"run", "examples/collect.json", "--to", "2"}, {});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2\n");
+  CHECK(c.jobmanager->wait_for_stderr(
+    "connections are in their handshake (security.max-pending-connections)",
+    10s));
+  CHECK(c.jobmanager->wait_for_stderr(
+    "no handshake within 1000 ms (security.ssl.internal.handshake-timeout)",
+    10s));
+}
