@@ -72,17 +72,18 @@ def generate_text(path, size_bytes, vocabulary=10_000, seed=42):
 class Session:
     """A jobmanager on a free port and taskmanagers, as real processes."""
 
-    def __init__(self, weir, tmp, workers, slots, extra=(), port="0"):
+    def __init__(self, weir, tmp, workers, slots, extra=(), port="0",
+                 node_flags=()):
         self.procs = []
         self.weir = weir
         self.state = os.path.join(tmp, f"state-{time.time_ns()}")
-        self.extra = list(extra)
+        self.extra = list(extra) + list(node_flags)
         self.jm = self.start_jobmanager(port)
         self.workers = []
         for i in range(workers):
             self.workers.append(self.spawn(
                 [weir, "taskmanager", "-m", self.address, "--slots", str(slots),
-                 "--id", f"tm-{i}"]))
+                 "--id", f"tm-{i}"] + list(node_flags)))
             self.wait_for(self.jm, rf"TaskExecutor tm-{i} registered")
 
     def start_jobmanager(self, port):
@@ -124,6 +125,31 @@ class Session:
                 proc.send_signal(signal.SIGTERM)
         for proc in self.procs:
             proc.wait(timeout=30)
+
+
+def tls_flags(weir, tmp):
+    """-D flags of mutual TLS for nodes and for a client, with certificates
+    made by `weir cert` (once per run)."""
+    d = os.path.join(tmp, "certs")
+    if not os.path.exists(d):
+        for cmd in (["ca"], ["node", "--name", "node"],
+                    ["client", "--name", "client"]):
+            subprocess.run([weir, "cert", cmd[0], "--dir", d] + cmd[1:],
+                           check=True, stdout=subprocess.DEVNULL)
+
+    def flags(name):
+        return ["-Dsecurity.ssl.internal.enabled=true",
+                f"-Dsecurity.ssl.internal.certificate={d}/{name}.pem",
+                f"-Dsecurity.ssl.internal.key={d}/{name}-key.pem",
+                f"-Dsecurity.ssl.internal.trust-certificates={d}/ca.pem"]
+    return flags("node"), flags("client")
+
+
+# Figures e and f run without and with TLS, side by side: (suffix, node
+# flags, client flags).
+def transports(weir, tmp):
+    node, client = tls_flags(weir, tmp)
+    return [("", [], []), ("_tls", node, client)]
 
 
 def emit(name, unit, value, runs, target, higher_is_better, **extra):
@@ -176,18 +202,20 @@ def main():
             emit("d_subtask_deploy_rate", "subtasks/s",
                  10_000 / statistics.median(runs), runs, 20_000, True)
         if "e" in args.only:
-            runs = []
-            for _ in range(args.runs):
-                start = time.perf_counter()
-                session = Session(weir, tmp, workers=2, slots=1)
-                try:
-                    timed([weir, "run", "-m", session.address,
-                           "examples/collect.json", "--to", "10"])
-                    runs.append(time.perf_counter() - start)
-                finally:
-                    session.close()
-            emit("e_session_start_to_result", "ms", statistics.median(runs) * 1000,
-                 runs, 300, False)
+            for suffix, node, client in transports(weir, tmp):
+                runs = []
+                for _ in range(args.runs):
+                    start = time.perf_counter()
+                    session = Session(weir, tmp, workers=2, slots=1,
+                                      node_flags=node)
+                    try:
+                        timed([weir, "run", "-m", session.address,
+                               "examples/collect.json", "--to", "10"] + client)
+                        runs.append(time.perf_counter() - start)
+                    finally:
+                        session.close()
+                emit("e_session_start_to_result" + suffix, "ms",
+                     statistics.median(runs) * 1000, runs, 300, False)
         if "f" in args.only:
             lines = os.path.join(tmp, "lines.txt")
             with open(lines, "w") as f:
@@ -207,16 +235,18 @@ def main():
                                {"id": "sink", "operator": "discard"}],
                            "edges": [{"from": "lines", "to": "sink",
                                       "partitioning": "rebalance"}]}, f)
-            session = Session(weir, tmp, workers=2, slots=1)
-            try:
-                runs = repeat([weir, "run", "-m", session.address, spec],
-                              args.runs)
-            finally:
-                session.close()
             crossed = size / 2 / (1024 * 1024)
-            emit("f_cross_process_exchange", "MiB/s",
-                 crossed / statistics.median(runs), runs, 500, True,
-                 crossed_mib=round(crossed, 1))
+            for suffix, node, client in transports(weir, tmp):
+                session = Session(weir, tmp, workers=2, slots=1,
+                                  node_flags=node)
+                try:
+                    runs = repeat([weir, "run", "-m", session.address, spec]
+                                  + client, args.runs)
+                finally:
+                    session.close()
+                emit("f_cross_process_exchange" + suffix, "MiB/s",
+                     crossed / statistics.median(runs), runs, 500, True,
+                     crossed_mib=round(crossed, 1))
         if "g" in args.only:
             text = os.path.join(tmp, "words.txt")
             if not os.path.exists(text):
