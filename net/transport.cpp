@@ -9,6 +9,8 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/binary_deserializer.hpp>
+#include <caf/node_id.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/io/abstract_broker.hpp>
 #include <caf/io/basp_broker.hpp>
@@ -60,6 +62,8 @@ struct transport_state {
   /// Scribes no longer pending, released on the next reap (never inside
   /// one of their own member functions).
   std::vector<caf::intrusive_ptr<guarded_scribe>> released;
+  /// The certificate OU of each peer node that passed its handshakes.
+  std::map<caf::node_id, std::string> roles;
   /// "host:port" → why the last connection there failed in its handshake.
   std::map<std::string, std::string> failures;
   /// Refusals are logged at most once a second, with a count.
@@ -181,16 +185,30 @@ public:
 
   bool consume(caf::execution_unit* ctx, const void* buf,
                size_t size) override {
+    bool was_seen = guard_.handshake_seen();
     if (auto why = guard_.check(static_cast<const char*>(buf), size)) {
       refuse(ctx, *why);
       return false;
     }
+    if (!was_seen && guard_.handshake_seen() && tls_)
+      note_role(ctx, buf, size);
     auto result = caf::io::scribe::consume(ctx, buf, size);
     if (guard_.handshake_seen() && !authenticated_) {
       authenticated_ = true;
       forget();
     }
     return result;
+  }
+
+  /// Both BASP handshakes start with the sender's node id: remember which
+  /// role its verified certificate gives that node.
+  void note_role(caf::execution_unit* ctx, const void* buf, size_t size) {
+    caf::binary_deserializer source{ctx, static_cast<const char*>(buf), size};
+    caf::node_id node;
+    if (source(node) || !node)
+      return;
+    std::lock_guard<std::mutex> guard{state_->mtx};
+    state_->roles[node] = tls_->peer_role();
   }
 
   /// The TLS handshake verified the peer: BASP's held bytes may go.
@@ -519,6 +537,15 @@ std::string connection_failure(caf::actor_system& sys, const std::string& host,
   std::lock_guard<std::mutex> guard{st->mtx};
   auto i = st->failures.find(fmt::format("{}:{}", host, port));
   return i == st->failures.end() ? std::string{} : i->second;
+}
+
+bool may_act_as_node(caf::actor_system& sys, const caf::node_id& node) {
+  auto st = state_of(sys);
+  if (!st || !st->tls || node == sys.node())
+    return true;
+  std::lock_guard<std::mutex> guard{st->mtx};
+  auto i = st->roles.find(node);
+  return i != st->roles.end() && i->second == "weir-node";
 }
 
 bool uses_tls(caf::actor_system& sys) {

@@ -55,6 +55,12 @@ caf::expected<uint16_t> publish(caf::actor_system& sys,
 std::string connection_failure(caf::actor_system& sys,
                                const std::string& host, uint16_t port);
 
+/// Whether the process on `node` may act as a node of the cluster, such as
+/// registering a TaskExecutor: with TLS only when its certificate's OU is
+/// weir-node (a client certificate may use the CLI, nothing more); always
+/// without TLS, and for this process's own actors.
+bool may_act_as_node(caf::actor_system& sys, const caf::node_id& node);
+
 /// Whether the transport of `sys` uses TLS.
 bool uses_tls(caf::actor_system& sys);
 

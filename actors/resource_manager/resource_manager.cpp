@@ -11,6 +11,7 @@
 
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
+#include "net/transport.hpp"
 #include "actors/common/heartbeat_sender.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
 #include "messages/errors.hpp"
@@ -235,6 +236,15 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     [=](register_atom, resource_id id, task_executor_actor te,
         slot_report& report) -> caf::result<resource_manager_id> {
       auto& st = self->state;
+      if (auto sender = self->current_sender();
+          sender && !net::may_act_as_node(self->system(), sender->node())) {
+        log_eventf("refused TaskExecutor {}: its certificate is not a node "
+                   "certificate (OU=weir-node)",
+                   id.value);
+        return make_error(errc::invalid_config,
+                          "a TaskExecutor needs a node certificate "
+                          "(OU=weir-node, weir cert node); this one is not");
+      }
       if (auto old = st.workers.find(id); old != st.workers.end())
         st.worker_by_addr.erase(old->second.address());
       st.slots->register_task_executor(id, report);

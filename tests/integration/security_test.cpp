@@ -316,3 +316,29 @@ TEST_CASE("connections that do not finish their handshake are closed; "
     "no handshake within 1000 ms (security.ssl.internal.handshake-timeout)",
     10s));
 }
+
+TEST_CASE("a client certificate may use the CLI but not register a "
+          "TaskExecutor") {
+  certificates certs;
+  cluster c{certs.flags(certs.ca, "node")};
+  running_process intruder{{std::getenv("WEIR_BIN"), "taskmanager", "-m",
+                            c.address, "--slots", "4", "--id", "intruder",
+                            certs.flags(certs.ca, "client")[0],
+                            certs.flags(certs.ca, "client")[1],
+                            certs.flags(certs.ca, "client")[2],
+                            certs.flags(certs.ca, "client")[3]}};
+  CHECK(c.jobmanager->wait_for_stderr(
+    "refused TaskExecutor intruder: its certificate is not a node "
+    "certificate (OU=weir-node)",
+    30s));
+  c.add_worker("tm-1", 1);
+  auto r = c.client({"run", "examples/collect.json", "--to", "4"},
+                    certs.flags(certs.ca, "client"));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2\n4\n");
+  CHECK(c.jobmanager->stderr_so_far().find("TaskExecutor intruder registered")
+        == std::string::npos);
+  intruder.signal(SIGTERM);
+  auto ended = intruder.finish(30s);
+  CHECK(ended.err.find("a TaskExecutor needs a node certificate") != std::string::npos);
+}
