@@ -209,6 +209,7 @@ public:
       return;
     std::lock_guard<std::mutex> guard{state_->mtx};
     state_->roles[node] = tls_->peer_role();
+    node_ = node;
   }
 
   /// The TLS handshake verified the peer: BASP's held bytes may go.
@@ -261,6 +262,10 @@ protected:
   void detach_from(caf::io::abstract_broker* ptr) override {
     caf::io::scribe::detach_from(ptr);
     forget();
+    if (node_) { // the node's role goes with its connection
+      std::lock_guard<std::mutex> guard{state_->mtx};
+      state_->roles.erase(node_);
+    }
   }
 
 private:
@@ -286,6 +291,8 @@ private:
   /// "host:port" of a connection this process opened; empty when accepted.
   std::string peer_;
   std::vector<char> held_;
+  /// The peer's node, once its handshake named it (with TLS).
+  caf::node_id node_;
   bool launched_ = false;
   bool authenticated_ = false;
   bool closed_ = false;
