@@ -1,7 +1,5 @@
 #include "storage/kv_store.hpp"
 
-#include <fmt/format.h>
-
 namespace weir::storage {
 
 std::string to_string(column c) {
@@ -16,19 +14,6 @@ std::string to_string(column c) {
       return "blobs";
   }
   return "unknown";
-}
-
-std::string printable(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  for (auto ch : bytes) {
-    auto byte = static_cast<unsigned char>(ch);
-    if (byte >= 0x20 && byte < 0x7f && byte != '\\')
-      out += ch;
-    else
-      out += fmt::format("\\x{:02x}", byte);
-  }
-  return out;
 }
 
 std::string key_name(column c, std::string_view key) {

@@ -11,6 +11,8 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "messages/printable.hpp"
+
 namespace weir::storage {
 
 /// The column families of a cluster's store (docs/architecture.md § Storage).
@@ -32,10 +34,6 @@ constexpr std::array<column, 4> all_columns{column::job_graphs,
 
 /// The column family's name ("job_graphs", ...).
 std::string to_string(column c);
-
-/// `bytes` with every byte outside printable ASCII (and the backslash)
-/// escaped as `\xNN`, so that it fits in a one-line message.
-std::string printable(std::string_view bytes);
 
 /// `<column>/<key>` with the key made printable: names a key in messages.
 std::string key_name(column c, std::string_view key);
