@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "messages/file_names.hpp"
 #include "messages/ids.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/record.hpp"
@@ -89,4 +90,54 @@ TEST_CASE("records print as key, tab, value") {
   append_text_line(out, record::string("", "a line"));
   append_text_line(out, record::integer("", -7));
   CHECK(out == "word\t3\na line\n-7\n");
+}
+
+TEST_CASE("a file name is one path component; a content hash 32 hex digits") {
+  CHECK(is_file_name("libwords.so"));
+  CHECK(is_file_name("..hidden"));
+  CHECK(is_file_name("a b\tc"));
+  CHECK(is_file_name(std::string(255, 'x')));
+  CHECK_FALSE(is_file_name(""));
+  CHECK_FALSE(is_file_name("."));
+  CHECK_FALSE(is_file_name(".."));
+  CHECK_FALSE(is_file_name("../../x"));
+  CHECK_FALSE(is_file_name("/etc/passwd"));
+  CHECK_FALSE(is_file_name("dir/"));
+  CHECK_FALSE(is_file_name(std::string("a\0b", 3)));
+  CHECK_FALSE(is_file_name(std::string(256, 'x')));
+
+  CHECK(is_content_hash("0123456789abcdef0123456789abcdef"));
+  CHECK_FALSE(is_content_hash("0123456789ABCDEF0123456789abcdef"));
+  CHECK_FALSE(is_content_hash("0123456789abcdef0123456789abcde"));
+  CHECK_FALSE(is_content_hash("0123456789abcdef0123456789abcdef0"));
+  CHECK_FALSE(is_content_hash("../../../../../../../../../../xy"));
+  CHECK_FALSE(is_content_hash(""));
+}
+
+TEST_CASE("a refused name or hash is named in one line, printable and cut") {
+  CHECK(file_name_problem("library name", "libwords.so") == "");
+  CHECK(file_name_problem("library name", "../../x")
+        == "library name '../../x' is not a file name");
+  CHECK(file_name_problem("file name", "") == "file name '' is not a file name");
+  CHECK(file_name_problem("file name", "x/\ny")
+        == "file name 'x/\\x0ay' is not a file name");
+  CHECK(file_name_problem("file name", std::string(300, 'x'))
+        == "file name '" + std::string(64, 'x')
+             + "...' (300 bytes) is not a file name");
+  CHECK(content_hash_problem("blob hash", "zz")
+        == "blob hash 'zz' is not a content hash (32 lowercase hex digits)");
+}
+
+TEST_CASE("user code: the first bad library or file name or hash") {
+  auto hash = std::string(32, 'a');
+  user_code code;
+  code.libraries = {{"libok.so", hash, "/tmp/libok.so"}};
+  code.files = {{"data.txt", hash, ""}};
+  code.classpath = {"/opt/libs/../shared"}; // paths on purpose
+  CHECK(user_code_problem(code) == "");
+  code.files[0].hash = "XYZ";
+  CHECK(user_code_problem(code)
+        == "file hash 'XYZ' is not a content hash (32 lowercase hex digits)");
+  code.libraries.push_back({"../../x", hash, ""});
+  CHECK(user_code_problem(code) == "library name '../../x' is not a file name");
 }

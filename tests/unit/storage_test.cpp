@@ -15,7 +15,9 @@
 #include <rocksdb/status.h>
 
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 #include "temp_dir.hpp"
+#include "storage/blob_store.hpp"
 #include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
 #include "storage/job_result_store.hpp"
@@ -456,4 +458,9 @@ TEST_CASE("key_name: names the column and escapes unprintable bytes") {
   CHECK(key_name(column::blobs, "ab c") == "blobs/ab c");
   CHECK(key_name(column::checkpoints, std::string("a\n\\\0\x7f", 5))
         == "checkpoints/a\\x0a\\x5c\\x00\\x7f");
+}
+
+TEST_CASE("content_hash: what is_content_hash accepts (the names blobs travel by)") {
+  for (auto bytes : {std::string{}, std::string{"x"}, std::string(1000, '\xff')})
+    CHECK(is_content_hash(content_hash(bytes)));
 }
