@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "messages/file_names.hpp"
+
 namespace weir {
 
 std::string to_string(partitioning x) {
@@ -120,6 +122,9 @@ std::string check_job_graph_shape(const job_graph& g) {
   for (auto& v : g.vertices) {
     if (v.id.empty())
       return "a vertex has an empty id";
+    // Vertex ids name a subtask's state directories and checkpoint files.
+    if (auto problem = file_name_problem("vertex id", v.id); !problem.empty())
+      return problem;
     if (!ids.insert(v.id).second)
       return fmt::format("vertex '{}': duplicate vertex id", v.id);
     if (v.parallelism < 1 || v.parallelism > max_parallelism)

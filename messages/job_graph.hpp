@@ -142,11 +142,13 @@ bool operator==(const job_graph& a, const job_graph& b);
 int32_t vertex_index(const job_graph& g, std::string_view id);
 
 /// Checks the graph's shape: names at most max_name_bytes long (the job's,
-/// its vertices' ids and operators), unique vertex ids, edges between existing
-/// vertices, no cycle, parallelism in [1, max_parallelism], `forward` only
-/// between equal parallelisms, at least one source. Returns the first problem
-/// as one line naming the vertex or edge, or an empty string when the graph is
-/// well-formed. Operator names and parameters are checked by the registry.
+/// its vertices' ids and operators), vertex ids that are file names
+/// (is_file_name: they name state files), unique vertex ids, edges between
+/// existing vertices, no cycle, parallelism in [1, max_parallelism],
+/// `forward` only between equal parallelisms, at least one source. Returns
+/// the first problem as one line naming the vertex or edge, or an empty
+/// string when the graph is well-formed. Operator names and parameters are
+/// checked by the registry.
 std::string check_job_graph_shape(const job_graph& g);
 
 /// Vertex indices in topological order (sources first). Assumes no cycle.

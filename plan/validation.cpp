@@ -4,6 +4,7 @@
 
 #include "config/config.hpp"
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 #include "operators/registry.hpp"
 #include "plan/chaining.hpp"
 #include "plan/paths.hpp"
@@ -56,6 +57,8 @@ caf::error validate_job_graph(const job_graph& g,
   if (auto err = check_config(g))
     return err;
   auto problem = check_job_graph_shape(g);
+  if (problem.empty())
+    problem = user_code_problem(g.code);
   if (problem.empty())
     problem = check_operators(g, opts);
   if (problem.empty())

@@ -127,7 +127,11 @@ TEST_CASE("names longer than 256 bytes are refused without echoing them") {
   CHECK(problem(spec("j", std::string(10 << 20, 'v')))
         == "x.json: vertices[0].id: 10485760 bytes, more than the 256 "
            "allowed");
-  CHECK(problem(spec(std::string(256, 'n'), std::string(256, 'v'))).empty());
+  CHECK(problem(spec(std::string(256, 'n'), std::string(255, 'v'))).empty());
+  // A vertex id is also a file name (it names state files): 255 bytes.
+  CHECK(problem(spec("j", std::string(256, 'v')))
+        == "x.json: vertex id '" + std::string(64, 'v')
+             + "...' (256 bytes) is not a file name");
 }
 
 TEST_CASE("a missing file is reported with the system's reason") {
@@ -467,10 +471,25 @@ TEST_CASE("one validation: a job with user code may use operators the "
   auto g = file_count_graph("in.txt");
   g.vertices[1].op = "my_count";
   CHECK(!problem_of(g, dispatcher_validation()).empty());
-  g.code.libraries.push_back(blob_ref{"libmy.so", "abc", "libmy.so"});
+  g.code.libraries.push_back(
+    blob_ref{"libmy.so", std::string(32, 'a'), "libmy.so"});
   CHECK(problem_of(g, dispatcher_validation()).empty());
   // A known operator is still checked for its role.
   g.vertices[0].op = "count";
   CHECK(problem_of(g, dispatcher_validation())
         == "vertex 'lines': operator 'count' cannot be a source");
+}
+
+TEST_CASE("one validation: library and file names are file names, hashes "
+          "content hashes") {
+  auto g = file_count_graph("in.txt");
+  g.code.files.push_back(blob_ref{"../../x", std::string(32, 'a'), ""});
+  CHECK(validate_job_graph(g, dispatcher_validation())
+        == make_error(errc::invalid_job));
+  CHECK(problem_of(g, dispatcher_validation())
+        == "file name '../../x' is not a file name");
+  g.code.files[0] = blob_ref{"x", "../../x", ""};
+  CHECK(problem_of(g, client_validation(nullptr))
+        == "file hash '../../x' is not a content hash (32 lowercase hex "
+           "digits)");
 }

@@ -82,6 +82,13 @@ TEST_CASE("job graph shape checks name the vertex or edge") {
   zero.vertices[0].parallelism = 0;
   CHECK(check_job_graph_shape(zero)
         == "vertex 'a': parallelism 0 is outside [1, 32768]");
+
+  // Vertex ids name state directories and checkpoint files.
+  auto slash = g;
+  slash.vertices[2].id = "../../c";
+  slash.edges[1].to = "../../c";
+  CHECK(check_job_graph_shape(slash)
+        == "vertex id '../../c' is not a file name");
 }
 
 TEST_CASE("records print as key, tab, value") {
