@@ -16,10 +16,12 @@ namespace weir {
 /// The Dispatcher: clients' entry point (Flink's DispatcherGateway).
 using dispatcher_actor = caf::typed_actor<
   /// Client: submit a job. The reply comes after the JobGraph is stored
-  /// (synced); a duplicate id or an invalid graph is refused.
+  /// (synced); a duplicate id or an invalid graph (validate_job_graph:
+  /// vertex ids, library and file names and hashes included) is refused.
   caf::replies_to<submit_atom, job_graph>::with<job_id>,
   /// Client: store a user library or file of a job about to be submitted,
-  /// by content hash (synced; the reply comes after).
+  /// by content hash (synced; the reply comes after). A hash that is not
+  /// one (is_content_hash) is refused with `errc::invalid_job`.
   caf::replies_to<blob_atom, put_atom, std::string, std::string>::with<bool>,
   /// Client: every known job, running or ended.
   caf::replies_to<list_atom>::with<std::vector<job_status>>,

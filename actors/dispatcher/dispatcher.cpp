@@ -12,6 +12,7 @@
 #include "actors/dispatcher/applications.hpp"
 #include "actors/dispatcher/job_table.hpp"
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 #include "plan/validation.hpp"
 #include "storage/job_graph_store.hpp"
 
@@ -190,8 +191,11 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   auto& st = self->state;
   if (!g.id.valid())
     g.id = job_id::random();
-  if (auto err = validate_job_graph(g, dispatcher_validation()))
+  // Whoever sent it: names from the graph build paths on every node.
+  if (auto err = validate_job_graph(g, dispatcher_validation())) {
+    log_eventf("job {} refused: {}", g.id.to_string(), describe(err));
     return err;
+  }
   if (!st.apps.accepts(g.application))
     return make_error(errc::not_running,
                       fmt::format("application {} is being cancelled: it "
@@ -295,7 +299,13 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
   };
   return {
     [=](submit_atom, job_graph& g) { return submit(self, g); },
-    [=](blob_atom a, put_atom p, std::string& hash, std::string& bytes) {
+    [=](blob_atom a, put_atom p, std::string& hash,
+        std::string& bytes) -> caf::result<bool> {
+      if (auto problem = content_hash_problem("blob hash", hash);
+          !problem.empty()) {
+        log_eventf("blob refused: {}", problem);
+        return make_error(errc::invalid_job, std::move(problem));
+      }
       return self->delegate(self->state.store, a, p, std::move(hash),
                             std::move(bytes));
     },

@@ -5,6 +5,7 @@
 #include "actors/dispatcher/dispatcher.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/task_executor/task_executor.hpp"
+#include "event_log_capture.hpp"
 #include "fakes.hpp"
 #include "messages/errors.hpp"
 #include "storage/job_graph_store.hpp"
@@ -159,6 +160,66 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   CHECK(describe(submit_error(g))
         == "vertex 1: id: 257 bytes, more than the 256 allowed");
   CHECK(stored().puts.empty());
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a library or file name that is no file name is refused "
+                  "before it is stored, and logged once") {
+  start();
+  event_log_capture log;
+  auto hash = std::string(32, 'a');
+  // What a hand-written client sends, with no CLI checking it first.
+  auto g = evens(4);
+  g.code.libraries = {{"../../x", hash, ""}};
+  auto err = submit_error(g);
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err) == "library name '../../x' is not a file name");
+  CHECK(log.lines_with("refused").size() == 1);
+  CHECK(log.lines_with("job " + g.id.to_string()
+                       + " refused: library name '../../x' is not a file "
+                         "name")
+          .size()
+        == 1);
+  g.code.libraries = {{"libok.so", hash, ""}};
+  g.code.files = {{"..", hash, ""}};
+  CHECK(describe(submit_error(g)) == "file name '..' is not a file name");
+  g.code.files = {{"data.txt", "../../x", ""}};
+  CHECK(describe(submit_error(g))
+        == "file hash '../../x' is not a content hash (32 lowercase hex "
+           "digits)");
+  // Vertex ids name state files on the workers.
+  g = evens(4);
+  g.vertices[2].id = "../../result";
+  g.edges[1].to = g.vertices[2].id;
+  CHECK(describe(submit_error(g))
+        == "vertex id '../../result' is not a file name");
+  CHECK(log.lines_with("refused").size() == 4);
+  CHECK(stored().puts.empty());
+  CHECK(request<std::vector<job_status>>(dispatcher, list_atom_v).empty());
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a blob put whose hash is not a content hash is refused "
+                  "before it reaches the store, and logged once") {
+  start();
+  event_log_capture log;
+  auto err = error_of<bool>(*this, dispatcher, blob_atom_v, put_atom_v,
+                            std::string{"../../x"}, std::string{"bytes"});
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err)
+        == "blob hash '../../x' is not a content hash (32 lowercase hex "
+           "digits)");
+  CHECK(log.lines_with("refused").size() == 1);
+  CHECK(log.lines_with("blob refused: blob hash '../../x' is not a content "
+                       "hash")
+          .size()
+        == 1);
+  CHECK(stored().blob_puts.empty());
+  // A well-formed hash goes on to the store (which checks the content).
+  auto hash = std::string(32, '0');
+  CHECK(request<bool>(dispatcher, blob_atom_v, put_atom_v, hash,
+                      std::string{"bytes"}));
+  CHECK(stored().blob_puts == std::vector<std::string>{hash});
 }
 
 TEST_CASE_FIXTURE(dispatcher_fixture, "an unknown job is reported") {

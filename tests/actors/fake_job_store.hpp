@@ -15,6 +15,8 @@ struct fake_job_store_state {
   recovered_jobs stored;
   std::vector<job_graph> puts;
   std::vector<job_result> dones;
+  /// Hashes of the blobs put.
+  std::vector<std::string> blob_puts;
 };
 
 using fake_job_store_impl

@@ -57,7 +57,8 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       return path;
     },
     [=](savepoint_atom, const std::string&) { return savepoint_data{}; },
-    [=](blob_atom, put_atom, const std::string&, const std::string&) {
+    [=](blob_atom, put_atom, const std::string& hash, const std::string&) {
+      self->state.blob_puts.push_back(hash);
       return true;
     },
     [=](blob_atom, const std::string&) { return std::string{}; },
