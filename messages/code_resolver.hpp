@@ -14,7 +14,8 @@ namespace weir {
 /// or fetches them from the job's JobMaster into its cache.
 using code_resolver_actor = caf::typed_actor<
   /// TaskExecutor: the local paths of `code`; blobs this node lacks come
-  /// from `jm`. An error names what could not be found or written.
+  /// from `jm`. An error names what could not be found or written, or
+  /// the name or hash that is refused (`errc::invalid_job`).
   caf::replies_to<blob_atom, user_code, job_master_actor>::with<local_code>>;
 
 } // namespace weir

@@ -16,6 +16,7 @@
 
 #include "actors/common/event_log.hpp"
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 #include "storage/blob_store.hpp"
 
 namespace weir {
@@ -138,6 +139,14 @@ caf::expected<std::vector<std::string>> classpath_libraries(self_ptr self,
   return libs;
 }
 
+/// Refuses a job's user code for `problem`, once in the event log too.
+caf::error refuse(self_ptr self, const std::string& problem) {
+  auto what = fmt::format("TaskExecutor {} refuses the job's user code: {}",
+                          self->state.node, problem);
+  log_event(what);
+  return make_error(errc::invalid_job, std::move(what));
+}
+
 /// What is still being fetched for one request.
 struct pending_request {
   caf::typed_response_promise<local_code> rp;
@@ -155,6 +164,10 @@ code_resolver_actor::behavior_type resolver_impl(self_ptr self,
   return {
     [=](blob_atom, const user_code& code,
         job_master_actor jm) -> caf::result<local_code> {
+      // Names and hashes become paths in the cache: whoever sent them,
+      // nothing is looked up or written for a job with one that is bad.
+      if (auto problem = user_code_problem(code); !problem.empty())
+        return refuse(self, problem);
       auto req = std::make_shared<pending_request>();
       req->rp = self->make_response_promise<local_code>();
       for (auto& entry : code.classpath) {
