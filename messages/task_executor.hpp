@@ -24,7 +24,8 @@ using task_executor_actor = caf::typed_actor<
   caf::replies_to<request_atom, resource_manager_id, job_id, job_master_id,
                   job_master_actor, std::vector<slot_grant>>::with<int32_t>,
   /// JobMaster: deploy subtasks into slots it accepted; the reply holds the
-  /// spawned subtasks in the same order.
+  /// spawned subtasks in the same order. A vertex id or a library or file
+  /// name or hash that cannot be used in a path is refused (invalid_job).
   caf::replies_to<submit_atom, job_master_id, job_master_actor,
                   std::vector<task_deployment>>::with<std::vector<subtask_actor>>,
   /// JobMaster: the job ended; cancel what is left of it and free its slots.

@@ -18,6 +18,7 @@
 #include "actors/task_executor/code_resolver.hpp"
 #include "actors/task_executor/subtask.hpp"
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 
 namespace weir {
 
@@ -87,6 +88,22 @@ caf::error check_fencing(self_ptr self, job_master_id leader,
                         fmt::format("allocation {} is not held by this "
                                     "JobMaster",
                                     d.alloc.to_string()));
+  return caf::none;
+}
+
+/// An error (logged once) unless every vertex id of `deployments` is a file
+/// name: they name the subtasks' state directories and checkpoint files.
+caf::error check_vertex_ids(self_ptr self,
+                            const std::vector<task_deployment>& deployments) {
+  for (auto& d : deployments)
+    for (auto& v : d.chain)
+      if (auto problem = file_name_problem("vertex id", v.id);
+          !problem.empty()) {
+        auto what = fmt::format("TaskExecutor {} refuses the deployment: {}",
+                                self->state.opts.id.value, problem);
+        log_event(what);
+        return make_error(errc::invalid_job, std::move(what));
+      }
   return caf::none;
 }
 
@@ -310,6 +327,8 @@ task_executor_impl(self_ptr self, task_executor_options opts,
         std::vector<task_deployment>& deployments)
       -> caf::result<std::vector<subtask_actor>> {
       if (auto err = check_fencing(self, leader, deployments))
+        return err;
+      if (auto err = check_vertex_ids(self, deployments))
         return err;
       // One job per submission: its user code is resolved once.
       if (deployments.empty() || deployments.front().code.empty())

@@ -57,6 +57,18 @@ struct slot_fixture : actor_fixture {
     return result;
   }
 
+  /// A deployment into the one slot of a new TaskExecutor "te-1" (the
+  /// last of task_executors), granted to JobMaster `leader`.
+  task_deployment deployment_in_granted_slot() {
+    add_task_executor("te-1", 1);
+    auto reqs = requests(1);
+    request<int32_t>(rm, request_atom_v, leader, job, jm, reqs);
+    task_deployment d;
+    d.job = job;
+    d.alloc = reqs[0].alloc;
+    return d;
+  }
+
   fake_job_master_state& jm_state() {
     return deref<fake_job_master_impl>(jm).state;
   }
@@ -166,15 +178,23 @@ TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor refuses a replaced ResourceManag
 }
 
 TEST_CASE_FIXTURE(slot_fixture, "a TaskExecutor deploys only for the slot's JobMaster") {
-  auto te = add_task_executor("te-1", 1);
-  auto reqs = requests(1);
-  request<int32_t>(rm, request_atom_v, leader, job, jm, reqs);
-  task_deployment d;
-  d.job = job;
-  d.alloc = reqs[0].alloc;
-  auto err = error_of<std::vector<subtask_actor>>(*this, te, submit_atom_v, job_master_id::random(), jm,
+  auto d = deployment_in_granted_slot();
+  auto err = error_of<std::vector<subtask_actor>>(*this, task_executors.back(), submit_atom_v, job_master_id::random(), jm,
                       std::vector<task_deployment>{d});
   CHECK(err == make_error(errc::fencing_token_mismatch));
-  CHECK(describe(err) == "allocation " + reqs[0].alloc.to_string()
+  CHECK(describe(err) == "allocation " + d.alloc.to_string()
                            + " is not held by this JobMaster");
+}
+
+TEST_CASE_FIXTURE(slot_fixture,
+                  "a TaskExecutor refuses a vertex id that is not a file name") {
+  auto d = deployment_in_granted_slot();
+  d.chain = {{"../../numbers", "sequence", {{"from", "1"}, {"to", "2"}}, 1}};
+  auto err = error_of<std::vector<subtask_actor>>(
+    *this, task_executors.back(), submit_atom_v, leader, jm,
+    std::vector<task_deployment>{d});
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err)
+        == "TaskExecutor te-1 refuses the deployment: vertex id "
+           "'../../numbers' is not a file name");
 }
