@@ -50,4 +50,15 @@ struct weir_config : caf::actor_system_config {
 /// fake clock, `run()`, `expect(...)`, `self`.
 using actor_fixture = test_coordinator_fixture<weir_config>;
 
+/// Sends `f`'s test actor's request `xs...` to `h`, runs everything, and
+/// returns the error it fails with (its reply would be a `T`).
+template <class T, class Fixture, class Handle, class... Ts>
+caf::error error_of(Fixture& f, const Handle& h, Ts... xs) {
+  caf::error result;
+  auto reply = f.self->request(h, caf::infinite, std::move(xs)...);
+  f.run();
+  reply.receive([](T&) {}, [&](caf::error& e) { result = e; });
+  return result;
+}
+
 } // namespace weir::test

@@ -47,15 +47,4 @@ task_executor_actor::behavior_type fake_task_executor(
 /// sequence 1..n (parallelism 2) → collect.
 job_graph numbers_graph(int64_t n);
 
-/// Sends `f`'s test actor's request `xs...` to `h`, runs everything, and
-/// returns the error it fails with (its reply would be a `T`).
-template <class T, class Fixture, class Handle, class... Ts>
-caf::error error_of(Fixture& f, const Handle& h, Ts... xs) {
-  caf::error result;
-  auto reply = f.self->request(h, caf::infinite, std::move(xs)...);
-  f.run();
-  reply.receive([](T&) {}, [&](caf::error& e) { result = e; });
-  return result;
-}
-
 } // namespace weir::test
