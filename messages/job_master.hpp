@@ -28,7 +28,9 @@ using job_master_actor = caf::typed_actor<
   /// cause when FAILED).
   caf::reacts_to<update_atom, execution_attempt_id, execution_state, io_metrics,
                  std::string>,
-  /// TaskExecutor: a user library or file of the job, by content hash.
+  /// TaskExecutor: a user library or file of the job, by content hash; a
+  /// hash that is not one (invalid_job) or not the job's (blob_not_found)
+  /// is refused.
   caf::replies_to<blob_atom, std::string>::with<std::string>,
   /// Subtask: progress counters, sent now and then while running.
   caf::reacts_to<metrics_atom, execution_attempt_id, io_metrics>,

@@ -18,11 +18,14 @@
 // the handles of its consumers and starts.
 #include "actors/job_master/job_master.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "actors/common/crash.hpp"
 #include "actors/job_master/job_master_state.hpp"
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 
 namespace weir {
 
@@ -52,6 +55,24 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
   st.checkpoints = std::make_unique<checkpoint_coordinator>(
     st.settings.checkpoints, static_cast<int32_t>(st.graph->size()));
   st.hb = heartbeat_monitor{st.opts.heartbeat};
+}
+
+/// An error (logged once) unless `hash` is a content hash of one of the
+/// job's libraries or files: a TaskExecutor fetches only those.
+caf::error check_blob_request(self_ptr self, const std::string& hash) {
+  auto why = errc::invalid_job;
+  auto problem = content_hash_problem("blob hash", hash);
+  if (problem.empty()) {
+    auto& code = self->state.graph->graph().code;
+    auto is_it = [&](const blob_ref& b) { return b.hash == hash; };
+    if (std::any_of(code.libraries.begin(), code.libraries.end(), is_it)
+        || std::any_of(code.files.begin(), code.files.end(), is_it))
+      return caf::none;
+    why = errc::blob_not_found;
+    problem = fmt::format("the job has no blob {}", hash);
+  }
+  log_job(self, "refused a blob request: {}", problem);
+  return make_error(why, std::move(problem));
 }
 
 /// Without its Dispatcher or ResourceManager the JobMaster is of no use: it
@@ -152,6 +173,8 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                                    st.collected.max_bytes()));
     },
     [=](blob_atom a, std::string& hash) -> caf::result<std::string> {
+      if (auto err = check_blob_request(self, hash))
+        return err;
       if (!self->state.opts.store)
         return make_error(errc::invalid_job, "this cluster has no blob store");
       return self->delegate(self->state.opts.store, a, std::move(hash));

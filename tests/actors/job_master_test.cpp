@@ -304,3 +304,28 @@ TEST_CASE_FIXTURE(jm_fixture, "weir stop answers once the job has FINISHED") {
   CHECK(dispatcher_state().results[0].state == job_state::finished);
   caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE_FIXTURE(jm_fixture,
+                  "the JobMaster serves only its job's blobs, by content hash") {
+  auto hash = std::string(32, 'a');
+  graph.code.libraries = {{"libx.so", hash, ""}};
+  spawn_jm();
+  auto blob_error = [&](const std::string& h) {
+    auto reply = self->request(jm, caf::infinite, blob_atom_v, h);
+    expect((blob_atom, std::string), from(self).to(jm));
+    caf::error err;
+    reply.receive([](std::string&) {}, [&](caf::error& e) { err = e; });
+    return err;
+  };
+  auto err = blob_error("../../x");
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err)
+        == "blob hash '../../x' is not a content hash (32 lowercase hex "
+           "digits)");
+  auto other = std::string(32, 'b');
+  err = blob_error(other);
+  CHECK(err == make_error(errc::blob_not_found));
+  CHECK(describe(err) == "the job has no blob " + other);
+  // The job's own goes on to the store (this test's cluster has none).
+  CHECK(describe(blob_error(hash)) == "this cluster has no blob store");
+}
