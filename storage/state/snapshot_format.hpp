@@ -59,7 +59,8 @@ struct native_handle {
 
 bool is_native(const std::string& bytes);
 std::string encode_native(const native_handle& h);
-/// Throws std::runtime_error when the bytes are malformed.
+/// Throws std::runtime_error when the bytes are malformed or a file's
+/// name is not a file name (is_file_name).
 native_handle decode_native(const std::string& bytes);
 
 /// The files that the vertex snapshot `bytes` refers to (none unless it

@@ -2,6 +2,7 @@
 // (RocksDB) snapshots, incremental checkpoints, and the count/sum
 // operators' state across a snapshot and restore.
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <set>
@@ -239,6 +240,21 @@ TEST_CASE("a missing RocksDB checkpoint file is an error naming it") {
                         + "': No such file or directory")
                          .c_str(),
                        std::runtime_error);
+}
+
+TEST_CASE("a RocksDB snapshot naming a file outside its database is "
+          "refused before anything is copied") {
+  backend_maker m{"rocksdb", {}};
+  auto source = m.dir.sub("source");
+  std::ofstream{source} << "bytes";
+  native_handle h;
+  h.files = {{"../../escaped", source}};
+  auto b = m.make(); // its database: <dir>/local-0/db
+  CHECK_THROWS_WITH_AS(
+    b->restore(encode_native(h)),
+    "RocksDB snapshot file '../../escaped' is not a file name",
+    std::runtime_error);
+  CHECK_FALSE(fs::exists(m.dir.sub("escaped")));
 }
 
 TEST_CASE("a large heap snapshot is written while processing goes on "
