@@ -64,6 +64,13 @@ bool decode_vertices(binary_reader& r, savepoint_data& sp) {
   return r.done();
 }
 
+/// Whether `path` lies inside directory `dir`, as written (lexically).
+bool lies_inside(const fs::path& dir, const std::string& path) {
+  auto rel = fs::path{path}.lexically_normal().lexically_relative(
+    dir.lexically_normal());
+  return !rel.empty() && rel != "." && *rel.begin() != "..";
+}
+
 /// Every file the native (RocksDB) state of `cp` refers to.
 std::set<std::string> referenced_files(const checkpoint_snapshot& cp) {
   std::set<std::string> files;
@@ -216,9 +223,12 @@ void checkpoint_store::drop(const job_id& job, const checkpoint_snapshot& newest
     for (auto id : retained)
       if (id != newest.id)
         keep.merge(files_of(job, id));
+    // The paths came from subtasks' acknowledgements: only files in the
+    // job's own directory are deleted, whatever a TaskExecutor claimed.
+    auto job_root = fs::path{dir_} / job.to_string();
     for (auto id : dropped) {
       for (auto& f : files_of(job, id))
-        if (keep.count(f) == 0)
+        if (keep.count(f) == 0 && lies_inside(job_root, f))
           fs::remove(f, ec);
       fs::remove(file_of(job, id), ec);
     }

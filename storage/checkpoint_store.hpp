@@ -40,8 +40,8 @@ private:
   /// The RocksDB files checkpoint `id`'s file refers to.
   std::set<std::string> files_of(const job_id& job, int64_t id) const;
   /// Deletes the files of the `dropped` checkpoints that no retained one
-  /// refers to, and the file directories of checkpoints that never
-  /// completed.
+  /// refers to (those inside `<dir>/<job id>/` only), and the file
+  /// directories of checkpoints that never completed.
   void drop(const job_id& job, const checkpoint_snapshot& newest,
             const std::vector<int64_t>& retained,
             const std::vector<int64_t>& dropped);

@@ -141,3 +141,22 @@ TEST_CASE("shared state files go with the last checkpoint that refers to "
   CHECK(problems[0] == "checkpoint 3 of job " + job.to_string()
                          + ": its state file '" + d + "' is missing");
 }
+
+TEST_CASE("a dropped checkpoint deletes only files inside its job's "
+          "directory, whatever its state claims") {
+  temp_dir dir;
+  memory_store mem;
+  checkpoint_store store{mem, dir.sub("checkpoints")};
+  auto job = job_id::random();
+  auto own = dir.sub("checkpoints/" + job.to_string() + "/shared");
+  std::filesystem::create_directories(own);
+  auto inside = own + "/a.sst";
+  // What a TaskExecutor could name in its acknowledgement.
+  auto outside = dir.sub("precious.sst");
+  auto sneaky = own + "/../../../precious2.sst";
+  REQUIRE(store.put(job, native_checkpoint(1, {inside, outside, sneaky}), 1));
+  REQUIRE(store.put(job, native_checkpoint(2, {}), 1)); // drops checkpoint 1
+  CHECK_FALSE(std::filesystem::exists(inside));
+  CHECK(std::filesystem::exists(outside));
+  CHECK(std::filesystem::exists(dir.sub("precious2.sst")));
+}
