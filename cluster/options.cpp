@@ -1,5 +1,8 @@
 // The options of the cluster's processes as the configuration sets them
 // (command-line flags, applied by cli/, win over these).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -69,10 +72,44 @@ mini_cluster_options mini_cluster_options::from(const configuration& cfg) {
   return mc;
 }
 
+bool is_loopback_address(const std::string& address) {
+  if (::strcasecmp(address.c_str(), "localhost") == 0)
+    return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1)
+    return (ntohl(v4.s_addr) >> 24) == 127; // 127.0.0.0/8
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1
+         && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
+caf::expected<std::string>
+listen_security_warning(const configuration& cfg, const std::string& address) {
+  if (is_loopback_address(address))
+    return std::string{};
+  auto shown = address.empty() ? std::string{"'' (every address)"} : address;
+  if (!cfg.is_set(keys::ssl_internal_enabled))
+    return make_error(
+      errc::invalid_config,
+      fmt::format("refusing to listen on {} without TLS: set {}: true (see "
+                  "docs/security.md), or false to accept unauthenticated "
+                  "connections from the network",
+                  shown, keys::ssl_internal_enabled.name));
+  if (cfg.get(keys::ssl_internal_enabled))
+    return std::string{};
+  return fmt::format("WARNING: listening on {} without TLS: anyone who can "
+                     "reach this port can run code on the cluster",
+                     shown);
+}
+
 caf::expected<jobmanager_options>
 jobmanager_options::from(const configuration& cfg) {
   jobmanager_options jm;
   jm.address = cfg.get(keys::jobmanager_address);
+  auto warning = listen_security_warning(cfg, jm.address);
+  if (!warning)
+    return warning.error();
+  jm.security_warning = std::move(*warning);
   // Every value was checked against its key's range when it was set.
   jm.port = static_cast<uint16_t>(cfg.get(keys::jobmanager_port));
   jm.state_dir = cfg.is_set(keys::storage_dir) ? cfg.get(keys::storage_dir)

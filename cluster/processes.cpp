@@ -126,6 +126,8 @@ int run_jobmanager(const jobmanager_options& opts) {
   log_eventf("listening on {}:{}, state in {}, {}", opts.address, *port,
              opts.state_dir,
              opts.remote.transport.tls ? "with TLS" : "without TLS");
+  if (!opts.security_warning.empty())
+    log_event(opts.security_warning);
   if (opts.application)
     caf::anon_send((*cluster)->resource_manager(), start_atom_v,
                    fmt::format("{}:{}", opts.address, *port));

@@ -21,6 +21,9 @@ namespace weir {
 struct jobmanager_options {
   /// jobmanager.rpc.address: the address to listen on.
   std::string address = "127.0.0.1";
+  /// A line for the event log once listening ("": none): the warning of
+  /// listen_security_warning.
+  std::string security_warning;
   /// jobmanager.rpc.port: 0 picks a free port (printed in the log).
   uint16_t port = 6123;
   /// high-availability.storageDir: the RocksDB state directory.
@@ -39,9 +42,25 @@ struct jobmanager_options {
   /// Reads jobmanager.rpc.*, high-availability.storageDir (default
   /// $XDG_STATE_HOME/weir, else ~/.local/state/weir), the ResourceManager's
   /// and JobMasters' keys, heartbeats, supervision and remoting. Fails
-  /// (`errc::invalid_config`) when jobmanager.rpc.port is not a port.
+  /// (`errc::invalid_config`) when the address needs a TLS decision that
+  /// was not made (listen_security_warning).
   static caf::expected<jobmanager_options> from(const configuration& cfg);
 };
+
+/// Whether `address` is reachable from this host only: 127.0.0.0/8, ::1 or
+/// "localhost". Anything else is not, "0.0.0.0", "::" and "" (every
+/// address) included.
+bool is_loopback_address(const std::string& address);
+
+/// The rule for a jobmanager that listens on `address`
+/// (docs/operations.md § A session cluster): on a loopback address nothing
+/// is needed; on any other, security.ssl.internal.enabled must have been
+/// set explicitly, to true or false. Returns the refusal when it was not
+/// (`errc::invalid_config`, one line: "refusing to listen on ADDR without
+/// TLS: ..."), the warning for the event log when it is false ("WARNING:
+/// listening on ADDR without TLS: ..."), else "".
+caf::expected<std::string>
+listen_security_warning(const configuration& cfg, const std::string& address);
 
 /// Exit code of an application cluster whose application failed.
 constexpr int exit_application_failed = 1;

@@ -121,6 +121,54 @@ TEST_CASE("a jobmanager's options from the configuration") {
            "value in [0, 65535], got '70000'");
 }
 
+TEST_CASE("loopback addresses: 127.0.0.0/8, ::1 and localhost only") {
+  for (auto a : {"127.0.0.1", "127.255.0.9", "::1", "localhost", "LocalHost",
+                 "0:0:0:0:0:0:0:1"})
+    CHECK_MESSAGE(is_loopback_address(a), a);
+  for (auto a : {"0.0.0.0", "::", "", "10.0.0.1", "128.0.0.1", "::2",
+                 "::ffff:10.0.0.1", "localhost.example.com", "master",
+                 "127.0.0.1 ", "127.1"})
+    CHECK_FALSE_MESSAGE(is_loopback_address(a), a);
+}
+
+TEST_CASE("a jobmanager on a non-loopback address needs an explicit TLS "
+          "decision") {
+  auto rule = [](const std::string& address,
+                 std::vector<std::string> dynamic = {}) {
+    auto w = listen_security_warning(config_of(dynamic), address);
+    return w ? *w : "error: " + describe(w.error());
+  };
+  // Loopback: nothing to decide.
+  CHECK(rule("127.0.0.1") == "");
+  CHECK(rule("::1", {"security.ssl.internal.enabled=false"}) == "");
+  // Anything else: refused unless the key is set, to either value.
+  CHECK(rule("0.0.0.0")
+        == "error: refusing to listen on 0.0.0.0 without TLS: set "
+           "security.ssl.internal.enabled: true (see docs/security.md), or "
+           "false to accept unauthenticated connections from the network");
+  CHECK(rule("::").find("error: refusing to listen on :: without TLS") == 0);
+  CHECK(rule("").find("error: refusing to listen on '' (every address) "
+                      "without TLS")
+        == 0);
+  CHECK(rule("10.1.2.3", {"security.ssl.internal.enabled=true"}) == "");
+  CHECK(rule("0.0.0.0", {"security.ssl.internal.enabled=false"})
+        == "WARNING: listening on 0.0.0.0 without TLS: anyone who can reach "
+           "this port can run code on the cluster");
+  // The jobmanager's options carry the decision.
+  auto refused = jobmanager_options::from(
+    config_of({"jobmanager.rpc.address=0.0.0.0"}));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error() == make_error(errc::invalid_config));
+  auto warned = jobmanager_options::from(
+    config_of({"jobmanager.rpc.address=0.0.0.0",
+               "security.ssl.internal.enabled=false"}));
+  REQUIRE(warned);
+  CHECK(warned->security_warning.find("WARNING: listening on 0.0.0.0") == 0);
+  auto local = jobmanager_options::from(config_of({}));
+  REQUIRE(local);
+  CHECK(local->security_warning == "");
+}
+
 TEST_CASE("the embedded cluster's options from the configuration") {
   auto mc = mini_cluster_options::from(config_of({}));
   CHECK(mc.task_executors == 1);
