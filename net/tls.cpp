@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -290,7 +292,17 @@ std::string tls_session::peer_role() const {
   return unit;
 }
 
+void block_sigpipe_in_this_thread() {
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+}
+
 bool speaks_tls(const std::string& host, uint16_t port) {
+  // The probe writes with OpenSSL too; the client's thread does not rely
+  // on SIGPIPE.
+  block_sigpipe_in_this_thread();
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;

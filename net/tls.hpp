@@ -87,6 +87,10 @@ private:
   std::string failure_;
 };
 
+/// Blocks SIGPIPE in the calling thread: OpenSSL's writes to a socket the
+/// peer closed then fail with EPIPE instead of ending the process.
+void block_sigpipe_in_this_thread();
+
 /// Whether something at host:port answers a TLS hello (a short blocking
 /// probe, for the client's error message when it does not use TLS itself).
 bool speaks_tls(const std::string& host, uint16_t port);

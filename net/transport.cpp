@@ -490,6 +490,11 @@ caf::error start_transport(caf::actor_system& sys,
   st->middleman = sys.spawn<guarded_middleman, caf::detached + caf::hidden>(
     std::move(broker), st);
   st->reaper = sys.spawn<caf::hidden>(reaper, std::weak_ptr{st});
+  // OpenSSL writes to sockets with write(2): a peer that closed its end
+  // raises SIGPIPE, which would end the process. Every TLS read and write
+  // runs on the multiplexer's thread; there it only fails with EPIPE.
+  auto& mpx = static_cast<default_multiplexer&>(sys.middleman().backend());
+  mpx.dispatch([] { block_sigpipe_in_this_thread(); });
   std::lock_guard<std::mutex> guard{states_mtx};
   states[&sys] = std::move(st);
   return caf::none;

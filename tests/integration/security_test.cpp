@@ -342,3 +342,24 @@ TEST_CASE("a client certificate may use the CLI but not register a "
   auto ended = intruder.finish(30s);
   CHECK(ended.err.find("a TaskExecutor needs a node certificate") != std::string::npos);
 }
+
+TEST_CASE("driver mode over TLS: the application cluster runs the driver "
+          "and ends cleanly") {
+  certificates certs;
+  temp_dir tmp;
+  std::vector<std::string> args{"run", "-D"};
+  for (auto& flag : certs.flags(certs.ca, "node"))
+    args.push_back(flag);
+  args.insert(args.end(),
+              {"-c", "top_words", "--libjars", std::getenv("WEIR_EXAMPLE_OPS"),
+               std::getenv("WEIR_EXAMPLE_DRIVER"),
+               source_path("examples/data/sample.txt"), "3"});
+  // Each run ends its cluster's connections; none may end a process with
+  // SIGPIPE (exit 141 of the application cluster).
+  for (int i = 0; i < 3; ++i) {
+    auto r = run_weir(args, 120s);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "the\t8\nhe\t5\nand\t4\n");
+    CHECK(r.err.find("ended with code") == std::string::npos);
+  }
+}
