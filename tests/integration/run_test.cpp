@@ -86,6 +86,21 @@ TEST_CASE("keyed sum over a sequence gives exact sums per key") {
   CHECK(sorted_lines(r.out) == as_lines(expected));
 }
 
+TEST_CASE("a bounded keyed sum emits each key once, in key order within "
+          "each subtask (docs/operations.md § Bounded and unbounded jobs)") {
+  auto r = run_weir({"run", "examples/keyed_sum.json", "--modulus", "3",
+                     "--to", "30"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(sorted_lines(r.out)
+        == std::vector<std::string>{"0\t165", "1\t145", "2\t155"});
+  // Keys 1 and 2 hash to one subtask, 0 to the other: 1 comes before 2
+  // wherever 0 lands.
+  auto lines = lines_of(r.out);
+  auto one = std::find(lines.begin(), lines.end(), "1\t145");
+  auto two = std::find(lines.begin(), lines.end(), "2\t155");
+  CHECK(one < two);
+}
+
 TEST_CASE("a three-stage job mixing forward, hash, rebalance and broadcast") {
   auto r = run_weir({"run", "examples/pipeline.json"});
   REQUIRE(r.exit_code == 0);
