@@ -84,6 +84,10 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
                                 "--host",      "127.0.0.1",  "--port",
                                 "0",           "--state-dir", dir_ + "/state",
                                 "--log",       log};
+  // Detached, no client prints what the driver prints: the jobmanager
+  // writes it to its stdout, logs/stdout.txt.
+  if (detached)
+    args.push_back("--print-driver-output");
   args.insert(args.end(), config_args.begin(), config_args.end());
   std::vector<char*> argv;
   for (auto& a : args)

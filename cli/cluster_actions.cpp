@@ -48,6 +48,8 @@ int jobmanager_action(const std::vector<std::string>& args) {
     ("application", "driver mode (used by weir run -D without -m): start "
      "workers on demand, end with the application, remove the state "
      "directory")
+    ("print-driver-output", "with --application: also write what the "
+     "driver prints to stdout (a detached application's logs/stdout.txt)")
     ("h,help", "print this help");
   cxxopts::ParseResult res;
   int code = exit_ok;
@@ -68,6 +70,7 @@ int jobmanager_action(const std::vector<std::string>& args) {
     return exit_bad_input;
   }
   auto& jm = *options;
+  jm.job_master.print_driver_output = res.count("print-driver-output") > 0;
   if (res.count("application") > 0) {
     jm.application = true;
     auto& rm = jm.resource_manager;

@@ -248,6 +248,10 @@ int driver_run_action(const std::vector<std::string>& args) {
   if (detached) {
     if (result != exit_ok)
       cluster.kill();
+    else
+      fmt::print(stderr, "weir run: the driver's output goes to "
+                         "{}/logs/stdout.txt\n",
+                 cluster.dir());
     return result;
   }
   // The cluster ends with the application; every process it started is

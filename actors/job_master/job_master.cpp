@@ -19,6 +19,7 @@
 #include "actors/job_master/job_master.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,16 @@ namespace weir {
 namespace job_master_detail {
 
 namespace {
+
+/// Writes records as the client prints them, one line each, and flushes:
+/// a detached application's output must be in its file while it runs.
+void print_lines(const std::vector<record>& records) {
+  std::string out;
+  for (auto& r : records)
+    append_text_line(out, r);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+}
 
 /// Sets up the state: the graph, the job's settings (a bad job config fails
 /// the job when it starts) and the classes built from them.
@@ -167,6 +178,9 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       auto flat = st.graph->find(attempt);
       if (flat < 0)
         return; // from an attempt before a restart
+      if (st.opts.print_driver_output
+          && st.graph->graph().priority == job_priority::driver)
+        print_lines(b.records);
       if (!st.collected.add(flat, std::move(b.records)))
         fail_job(self, fmt::format("collect sink: result exceeds {} bytes "
                                    "(collect.max-bytes)",

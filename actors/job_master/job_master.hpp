@@ -39,6 +39,11 @@ struct job_master_options {
   /// execution.checkpointing.dir as resolved for the cluster (empty: none);
   /// RocksDB checkpoints write their files under `<dir>/<job id>`.
   std::string checkpoint_dir;
+  /// Driver jobs: also write what the driver prints (ctx.print) to this
+  /// process's stdout as it arrives. Set for a detached application's
+  /// jobmanager, whose stdout is the application's logs/stdout.txt and
+  /// which has no client to print it.
+  bool print_driver_output = false;
 };
 
 /// Spawns the JobMaster of `graph`. It schedules the job at once and reports

@@ -209,6 +209,25 @@ TEST_CASE("a detached application: the driver's slot profile, workers on "
   CHECK_FALSE(fs::exists(fs::path{logs}.parent_path() / "state"));
 }
 
+TEST_CASE("a detached application's driver output is in its logs/stdout.txt") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  auto r = run_weir({"run", "-D", "-d", "-c", "top_words", "--libjars",
+                     std::getenv("WEIR_EXAMPLE_OPS"),
+                     std::getenv("WEIR_EXAMPLE_DRIVER"),
+                     source_path("examples/data/sample.txt"), "3"});
+  REQUIRE(r.exit_code == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.err, m,
+                            std::regex{R"(listening on (\S+) \(logs in (\S+)\))"}));
+  auto logs = m[2].str();
+  CHECK(r.err.find("the driver's output goes to " + logs + "/stdout.txt")
+        != std::string::npos);
+  // The cluster ends with the application; what the driver printed stays.
+  CHECK(eventually([&] { return processes_mentioning(tmp.path()).empty(); }));
+  CHECK(read_file(logs + "/stdout.txt") == "the\t8\nhe\t5\nand\t4\n");
+}
+
 TEST_CASE("-s and -n apply to the jobs a driver submits") {
   one_worker_cluster c;
   running_process more{{c.weir, "taskmanager", "-m", c.address, "--slots",
