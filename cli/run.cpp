@@ -1,8 +1,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -16,6 +18,7 @@
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/driver_flags.hpp"
+#include "actors/common/event_log.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/job_command.hpp"
 #include "cli/remote.hpp"
@@ -79,6 +82,8 @@ cxxopts::Options run_options() {
     ("r,resume", "start the job from the newest retained checkpoint under "
      "this directory (execution.checkpointing.dir or a job's part of it)",
      cxxopts::value<std::string>())
+    ("log", "append the embedded cluster's event log to this file (off by "
+     "default)", cxxopts::value<std::string>())
     ("h,help", "print this help");
   add_user_code_flags(opts);
   add_config_flags(opts);
@@ -281,7 +286,7 @@ int run_action(const std::vector<std::string>& args) {
   std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",
                                        "--slots", "--state-dir", "-m",
                                        "--jobmanager", "--config", "--jobid",
-                                       "-s", "--fromSavepoint", "-r",
+                                       "-s", "--fromSavepoint", "-r", "--log",
                                        "--resume"};
   for (auto& f : user_code_value_flags())
     value_flags.push_back(f);
@@ -393,6 +398,16 @@ int run_action(const std::vector<std::string>& args) {
   // The job's subtasks run in this process: whatever one of them is stuck
   // in, Ctrl-C ends the process within seconds.
   end_process_after_stop("weir run", exit_job_failed);
+  if (res.count("log") > 0) {
+    auto path = res["log"].as<std::string>();
+    auto* log = std::fopen(path.c_str(), "a");
+    if (log == nullptr) {
+      fmt::print(stderr, "weir run: --log: cannot open '{}': {}\n", path,
+                 std::strerror(errno));
+      return exit_bad_input;
+    }
+    enable_event_log(log, "weir run");
+  }
   caf::actor_system_config system_cfg;
   configure_actor_system(system_cfg);
   caf::actor_system sys{system_cfg};

@@ -86,6 +86,25 @@ TEST_CASE("keyed sum over a sequence gives exact sums per key") {
   CHECK(sorted_lines(r.out) == as_lines(expected));
 }
 
+TEST_CASE("weir run --log FILE appends the embedded cluster's event log") {
+  temp_dir dir;
+  auto log = dir.file("events.log");
+  auto r = run_weir({"run", "examples/collect.json", "--to", "4", "--log",
+                     log});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "2\n4\n");
+  auto events = read_file(log);
+  CHECK(events.find("Z weir run: TaskExecutor taskexecutor-0 registered")
+        != std::string::npos);
+  CHECK(events.find("(collect) switched from RUNNING to FINISHED")
+        != std::string::npos);
+  auto bad = run_weir({"run", "examples/collect.json", "--log",
+                       dir.file("missing/events.log")});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "weir run: --log: cannot open '" + dir.file("missing/events.log")
+                     + "': No such file or directory\n");
+}
+
 TEST_CASE("a bounded keyed sum emits each key once, in key order within "
           "each subtask (docs/operations.md § Bounded and unbounded jobs)") {
   auto r = run_weir({"run", "examples/keyed_sum.json", "--modulus", "3",
