@@ -201,7 +201,12 @@ int driver_run_action(const std::vector<std::string>& args) {
     restore_from = res["fromSavepoint"].as<std::string>();
   if (res.count("resume") > 0) {
     auto dir = res["resume"].as<std::string>();
-    restore_from = newest_checkpoint(dir);
+    std::string problem;
+    restore_from = newest_checkpoint(dir, problem);
+    if (!problem.empty()) {
+      fmt::print(stderr, "weir run: -r: {}\n", problem);
+      return exit_bad_input;
+    }
     if (restore_from.empty()) {
       fmt::print(stderr, "weir run: -r: no retained checkpoint under '{}'\n",
                  dir);

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/input_file.hpp"
 #include "messages/errors.hpp"
@@ -113,20 +115,31 @@ std::optional<std::string> load_job(const job_args& args,
 }
 
 /// The newest `chk-<n>` file under `dir` (highest n), or "".
-std::string newest_checkpoint(const std::string& dir) {
+std::string newest_checkpoint(const std::string& dir, std::string& problem) {
   std::string best;
   int64_t best_n = -1;
+  std::set<std::string> jobs;
   std::error_code ec;
   for (auto i = std::filesystem::recursive_directory_iterator(dir, ec);
        !ec && i != std::filesystem::recursive_directory_iterator(); i.increment(ec)) {
     auto name = i->path().filename().string();
     if (name.rfind("chk-", 0) != 0 || !i->is_regular_file())
       continue;
+    jobs.insert(i->path().parent_path().filename().string());
     auto n = std::strtoll(name.c_str() + 4, nullptr, 10);
     if (n > best_n) {
       best_n = n;
       best = i->path().string();
     }
+  }
+  if (jobs.size() > 1) {
+    problem = fmt::format("'{}' holds checkpoints of {} jobs ({}): give one "
+                          "job's directory, e.g. {}/{}",
+                          dir, jobs.size(), fmt::join(jobs, ", "),
+                          std::filesystem::path{dir}.lexically_normal()
+                            .string(),
+                          *jobs.begin());
+    return {};
   }
   return best;
 }

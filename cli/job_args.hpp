@@ -41,7 +41,10 @@ std::optional<std::string> load_job(const job_args& args,
                                     const ops::registry* operators = nullptr);
 
 /// The newest `chk-<n>` file under `dir` (highest n), or "" (`-r DIR`).
-std::string newest_checkpoint(const std::string& dir);
+/// Checkpoint numbers of different jobs say nothing about which is newer:
+/// when `dir` holds checkpoints of several jobs (several `<job id>/`
+/// directories), returns "" and says so in `problem`.
+std::string newest_checkpoint(const std::string& dir, std::string& problem);
 
 /// Checks a savepoint or checkpoint file a job is to start from (`-s`,
 /// `-r`) and makes `path` absolute: the jobmanager reads it. Returns the

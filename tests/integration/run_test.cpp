@@ -105,6 +105,25 @@ TEST_CASE("weir run --log FILE appends the embedded cluster's event log") {
                      + "': No such file or directory\n");
 }
 
+TEST_CASE("-r over checkpoints of several jobs is refused: it names them "
+          "and asks for one job's directory") {
+  temp_dir dir;
+  for (auto job : {"0123456789abcdef0123456789abcdef",
+                   "fedcba9876543210fedcba9876543210"})
+    std::filesystem::create_directories(dir.file("checkpoints/") + job);
+  dir.write("checkpoints/0123456789abcdef0123456789abcdef/chk-7", "");
+  dir.write("checkpoints/fedcba9876543210fedcba9876543210/chk-3", "");
+  auto r = run_weir({"run", "examples/collect.json", "-r",
+                     dir.file("checkpoints")});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err
+        == "weir run: -r: '" + dir.file("checkpoints")
+             + "' holds checkpoints of 2 jobs (0123456789abcdef0123456789abcdef, "
+               "fedcba9876543210fedcba9876543210): give one job's directory, "
+               "e.g. " + dir.file("checkpoints")
+             + "/0123456789abcdef0123456789abcdef\n");
+}
+
 TEST_CASE("a bounded keyed sum emits each key once, in key order within "
           "each subtask (docs/operations.md § Bounded and unbounded jobs)") {
   auto r = run_weir({"run", "examples/keyed_sum.json", "--modulus", "3",
