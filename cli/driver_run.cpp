@@ -15,6 +15,7 @@
 #include "cli/job_args.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
+#include "cluster/stop_signal.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "operators/driver_services.hpp"
@@ -128,6 +129,10 @@ job_graph driver_job(const std::string& name, const cxxopts::ParseResult& res,
 /// Submits the driver job; attached, waits for it like `weir run`.
 int submit_driver(remote_cluster& remote, job_graph g,
                   const prepared_code& code, bool detached) {
+  // Attached, a Ctrl-C from here on cancels the application (once it is
+  // submitted), however early it comes.
+  if (!detached)
+    catch_stop_signals(second_signal::ends_process);
   if (!upload_blobs(remote.system(), remote.dispatcher(), code, "run"))
     return exit_cluster_error;
   caf::scoped_actor self{remote.system()};

@@ -144,12 +144,16 @@ std::string newest_checkpoint(const std::string& dir, std::string& problem) {
   return best;
 }
 
-std::optional<std::string> check_restore_file(std::string& path) {
+std::optional<std::string> check_restore_file(std::string& path,
+                                              savepoint_data* data) {
   path = std::filesystem::absolute(path).lexically_normal().string();
   if (auto problem = special_file_problem(path); !problem.empty())
     return fmt::format("{}: {}", path, problem);
-  if (auto sp = storage::read_savepoint(path); !sp)
+  auto sp = storage::read_savepoint(path);
+  if (!sp)
     return describe(sp.error());
+  if (data != nullptr)
+    *data = std::move(*sp);
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/checkpoint.hpp"
 #include "messages/job_graph.hpp"
 
 namespace weir::ops {
@@ -49,7 +50,8 @@ std::string newest_checkpoint(const std::string& dir, std::string& problem);
 /// Checks a savepoint or checkpoint file a job is to start from (`-s`,
 /// `-r`) and makes `path` absolute: the jobmanager reads it. Returns the
 /// one-line problem: missing, not a regular file (a FIFO would block the
-/// reader), not a savepoint.
-std::optional<std::string> check_restore_file(std::string& path);
+/// reader), not a savepoint. With `data`, the savepoint read goes there.
+std::optional<std::string> check_restore_file(std::string& path,
+                                              savepoint_data* data = nullptr);
 
 } // namespace weir::cli

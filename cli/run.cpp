@@ -28,6 +28,7 @@
 #include "cluster/stop_signal.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
+#include "plan/savepoint_fit.hpp"
 
 namespace weir::cli {
 
@@ -192,8 +193,8 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
       fmt::print(stderr, "{}{}: interrupted, canceling job {}\n",
                  tty ? "\r\x1b[K" : "", action, id.to_string());
       ask(
-        self, dispatcher, 10s, [](job_state) {}, [](caf::error&) {},
-        cancel_atom_v, id);
+        self, dispatcher, 10s, [](const cancel_outcome&) {},
+        [](caf::error&) {}, cancel_atom_v, id);
     }
     self->request(dispatcher, progress_interval, result_atom_v, id)
       .receive([&](job_result& r) { result = std::move(r); },
@@ -364,12 +365,21 @@ int run_action(const std::vector<std::string>& args) {
   }
   if (restore_from) {
     auto path = *restore_from;
-    if (auto problem = check_restore_file(path)) {
-      fmt::print(stderr, "weir run: -s: {}\n", *problem);
+    auto flag = res.count("fromSavepoint") > 0 ? "-s" : "-r";
+    savepoint_data sp;
+    if (auto problem = check_restore_file(path, &sp)) {
+      fmt::print(stderr, "weir run: {}: {}\n", flag, *problem);
+      return exit_bad_input;
+    }
+    // What the JobMaster would fail the job for is refused here, before
+    // anything is submitted (a detached client would not see it).
+    bool skip_unclaimed = res.count("allowNonRestoredState") > 0;
+    if (auto err = check_savepoint_fits(graph, sp, skip_unclaimed, path)) {
+      fmt::print(stderr, "weir run: {}: {}\n", flag, describe(err));
       return exit_bad_input;
     }
     graph.config[std::string{keys::savepoint_path.name}] = path;
-    if (res.count("allowNonRestoredState") > 0)
+    if (skip_unclaimed)
       graph.config[std::string{keys::savepoint_ignore_unclaimed_state.name}]
         = "true";
   } else if (res.count("allowNonRestoredState") > 0) {

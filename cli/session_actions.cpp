@@ -47,6 +47,12 @@ std::string describe_job(const job_status& s) {
                      static_cast<double>(end - s.start_time_ms) / 1000.0);
 }
 
+/// Whether the job failed or is failing: its cause is shown with it.
+bool shows_cause(const job_status& s) {
+  return (s.state == job_state::failed || s.state == job_state::failing)
+         && !s.error.empty();
+}
+
 void print_section(const char* title, const std::vector<job_status>& jobs,
                    const char* none) {
   if (jobs.empty()) {
@@ -55,8 +61,43 @@ void print_section(const char* title, const std::vector<job_status>& jobs,
   }
   fmt::print("{:-^62}\n", fmt::format(" {} ", title));
   for (auto& j : jobs)
-    fmt::print("{}\n", describe_job(j));
+    if (shows_cause(j))
+      fmt::print("{} cause: {}\n", describe_job(j), j.error);
+    else
+      fmt::print("{}\n", describe_job(j));
   fmt::print("{:-^62}\n", "");
+}
+
+/// The job's record counters: every attempt's (they never go down), and
+/// the current attempt's once the job has restarted.
+std::string describe_records(const job_status& s) {
+  auto line = fmt::format("Records: {} in, {} out", s.metrics.records_in,
+                          s.metrics.records_out);
+  if (s.restarts <= 0)
+    return line;
+  return fmt::format("{} (all attempts; the current one, after {} restart{}: "
+                     "{} in, {} out)",
+                     line, s.restarts, s.restarts == 1 ? "" : "s",
+                     s.attempt_metrics.records_in,
+                     s.attempt_metrics.records_out);
+}
+
+/// What a cancel did, as `weir cancel` says it.
+std::string describe_cancel(const std::string& job, const cancel_outcome& o) {
+  if (is_globally_terminal(o.before))
+    return fmt::format("Job {} had already ended ({}); nothing to cancel.",
+                       job, to_string(o.before));
+  if (o.before == job_state::cancelling)
+    return fmt::format("Job {} is being cancelled already ({}).", job,
+                       to_string(o.after));
+  if (o.after == job_state::canceled)
+    return fmt::format("Cancelled job {}: it is CANCELED.", job);
+  if (o.after == job_state::cancelling)
+    return fmt::format("Cancelled job {}: it is CANCELLING until its "
+                       "subtasks have stopped.",
+                       job);
+  return fmt::format("Job {} cannot be cancelled: it is {}.", job,
+                     to_string(o.after));
 }
 
 } // namespace
@@ -124,11 +165,8 @@ int cancel_action(const std::vector<std::string>& args) {
   caf::scoped_actor self{remote.system()};
   ask(
     self, remote.dispatcher(), 10s,
-    [&](job_state s) {
-      if (is_globally_terminal(s))
-        fmt::print("Job {} has already ended ({}).\n", text, to_string(s));
-      else
-        fmt::print("Cancelled job {}.\n", text);
+    [&](const cancel_outcome& o) {
+      fmt::print("{}\n", describe_cancel(text, o));
     },
     [&](caf::error& err) {
       fmt::print(stderr, "{}\n", job_error_line("weir cancel", err, *id));
@@ -157,8 +195,9 @@ int status_action(const std::vector<std::string>& args) {
     self, remote.dispatcher(), 10s,
       [&](job_status& s) {
         fmt::print("Job {}\n", describe_job(s));
-        fmt::print("Records: {} in, {} out\n", s.metrics.records_in,
-                   s.metrics.records_out);
+        if (shows_cause(s))
+          fmt::print("Cause: {}\n", s.error);
+        fmt::print("{}\n", describe_records(s));
         if (!(s.slot_profile == resource_profile{}))
           fmt::print("Slot profile: {}\n", to_string(s.slot_profile));
         if (s.subtasks.empty())

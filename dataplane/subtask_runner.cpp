@@ -234,6 +234,27 @@ void subtask_runner::trigger(const checkpoint_barrier& b) {
   guarded([&] { take_checkpoint(b); });
 }
 
+void subtask_runner::stop_at(const checkpoint_barrier& b) {
+  if (phase_ != phase::running || !chain_->has_source())
+    return;
+  guarded([&] { take_checkpoint(b); });
+  halted_ = true;
+}
+
+void subtask_runner::end_input() {
+  if (phase_ != phase::running || !chain_->has_source())
+    return;
+  halted_ = false;
+  guarded([&] { end_of_input(); });
+}
+
+void subtask_runner::resume() {
+  if (!halted_)
+    return;
+  halted_ = false;
+  schedule_produce();
+}
+
 /// The alignment of checkpoint `id` completed: snapshot, then process what
 /// waited for it.
 void subtask_runner::aligned(int64_t id) {
@@ -296,7 +317,7 @@ void subtask_runner::on_credit(int32_t gate, int32_t consumer, int32_t n) {
 
 void subtask_runner::produce() {
   produce_pending_ = false;
-  if (phase_ != phase::running || chain_->backlogged())
+  if (phase_ != phase::running || halted_ || chain_->backlogged())
     return;
   guarded([&] {
     if (!chain_->run_source()) {
@@ -340,7 +361,8 @@ void subtask_runner::drain() {
 }
 
 void subtask_runner::schedule_produce() {
-  if (phase_ != phase::running || produce_pending_ || !chain_->has_source())
+  if (phase_ != phase::running || halted_ || produce_pending_
+      || !chain_->has_source())
     return;
   produce_pending_ = true;
   port_.schedule_produce(chain_->source()->pause());

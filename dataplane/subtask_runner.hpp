@@ -127,6 +127,14 @@ public:
 
   /// The JobMaster triggers a checkpoint (sources only; others ignore it).
   void trigger(const checkpoint_barrier& b);
+  /// `weir stop` (sources only): takes the barrier's savepoint as trigger()
+  /// does, then produces nothing more until end_input() or resume().
+  void stop_at(const checkpoint_barrier& b);
+  /// The stop's savepoint is written (sources only): the input ends here,
+  /// so the subtask and those downstream finish.
+  void end_input();
+  /// The stop failed (sources only): producing goes on.
+  void resume();
   /// The deferred parts of checkpoint `id` were written: acknowledge it.
   void snapshot_written(int64_t id, operator_states&& states);
   /// Writing checkpoint `id` failed: the subtask fails.
@@ -187,6 +195,8 @@ private:
   /// its handle).
   checkpoint_storage storage_;
   phase phase_ = phase::created;
+  /// A stop halted the source at its savepoint's barrier.
+  bool halted_ = false;
   /// Timers scheduled through the port and not fired yet.
   bool produce_pending_ = false;
   bool flush_pending_ = false;

@@ -28,8 +28,9 @@ using dispatcher_actor = caf::typed_actor<
   /// Client: one job's live status, with every subtask if `detailed` (and
   /// the job still runs).
   caf::replies_to<status_atom, job_id, bool>::with<job_status>,
-  /// Client: cancel a job; the reply is its state after the request.
-  caf::replies_to<cancel_atom, job_id>::with<job_state>,
+  /// Client: cancel a job; the reply is its state before and after the
+  /// request (before terminal: it had ended already).
+  caf::replies_to<cancel_atom, job_id>::with<cancel_outcome>,
   /// Client: take a checkpoint of a running job now (a full one, sharing no
   /// files with earlier checkpoints, when the flag is set); the reply is
   /// its id, once it completed.

@@ -50,8 +50,9 @@ using job_master_actor = caf::typed_actor<
   /// Dispatcher: take a savepoint into `dir` (stopping the job after it when
   /// `stop`); the reply is its path.
   caf::replies_to<savepoint_atom, std::string, bool>::with<std::string>,
-  /// Dispatcher: cancel the job; the reply is the state after the request.
-  caf::replies_to<cancel_atom>::with<job_state>,
+  /// Dispatcher: cancel the job; the reply is its state before and after
+  /// the request.
+  caf::replies_to<cancel_atom>::with<cancel_outcome>,
   /// ResourceManager: these allocations died with their TaskExecutor (perhaps
   /// before it could offer them).
   caf::reacts_to<free_atom, std::vector<allocation_id>>,

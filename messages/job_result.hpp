@@ -72,10 +72,19 @@ struct job_status {
   job_state state = job_state::created;
   int64_t start_time_ms = 0;
   int64_t end_time_ms = 0; ///< 0 while the job runs
+  /// Why the job failed (FAILING, FAILED) or was canceled; empty otherwise.
+  std::string error;
   int32_t subtasks_total = 0;
   int32_t subtasks_running = 0;
   int32_t subtasks_finished = 0;
+  /// Records of every attempt of the job under its current JobMaster: the
+  /// finished attempts' and the current one's (records replayed after a
+  /// restart count again), so they never go down while it runs.
   io_metrics metrics;
+  /// Records of the current attempt alone (since the last restart).
+  io_metrics attempt_metrics;
+  /// Restarts of the job under its current JobMaster (0: its first attempt).
+  int32_t restarts = 0;
   /// Every subtask, when asked for details and the job still runs.
   std::vector<subtask_status> subtasks;
   /// What every slot of the job must offer (a driver's -Dhm/-Ddm/-Dc/-Dnm;
@@ -92,9 +101,28 @@ struct job_status {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.name, x.state,
-           x.start_time_ms, x.end_time_ms, x.subtasks_total, x.subtasks_running,
-           x.subtasks_finished, x.metrics, x.subtasks, x.slot_profile,
+           x.start_time_ms, x.end_time_ms, x.error, x.subtasks_total,
+           x.subtasks_running, x.subtasks_finished, x.metrics,
+           x.attempt_metrics, x.restarts, x.subtasks, x.slot_profile,
            x.slots_needed, x.slots_missing, x.waiting_since_ms);
+}
+
+/// What a cancel request did: the job's state when it arrived and after it.
+/// `before` terminal: the job had ended already; `after` CANCELED: this
+/// request canceled it (at once: nothing of it was running); CANCELLING:
+/// its subtasks are stopping.
+struct cancel_outcome {
+  job_state before = job_state::created;
+  job_state after = job_state::created;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel_outcome& x) {
+  return f(caf::meta::type_name("cancel_outcome"), x.before, x.after);
+}
+
+inline bool operator==(const cancel_outcome& a, const cancel_outcome& b) {
+  return a.before == b.before && a.after == b.after;
 }
 
 /// Milliseconds since the Unix epoch, wall clock.

@@ -44,6 +44,17 @@ using subtask_actor = caf::typed_actor<
   /// JobMaster (to source subtasks): take the barrier's checkpoint now and
   /// send the barrier downstream.
   caf::reacts_to<trigger_atom, checkpoint_barrier>,
+  /// JobMaster (to source subtasks), for `weir stop`: take the barrier's
+  /// savepoint, send the barrier downstream, then produce nothing more
+  /// until told to finish or resume (Flink's synchronous savepoint).
+  caf::reacts_to<stop_atom, checkpoint_barrier>,
+  /// JobMaster (to sources a stop_atom halted): the stop's savepoint is
+  /// written: end the input here, so every subtask finishes (sinks publish
+  /// their output) and the job FINISHES.
+  caf::reacts_to<finish_atom>,
+  /// JobMaster (to sources a stop_atom halted): the stop failed; produce
+  /// again.
+  caf::reacts_to<resume_atom>,
   /// JobMaster: checkpoint `id` completed; sinks publish what it covers.
   caf::reacts_to<commit_atom, int64_t>,
   /// JobMaster or TaskExecutor: stop and report CANCELED.

@@ -63,7 +63,7 @@ void cancel_jobs(self_ptr self, const std::vector<job_id>& ids,
                entry->graph.name, why);
     if (entry->jm)
       self->request(entry->jm, store_timeout, cancel_atom_v)
-        .then([](job_state) {}, [](caf::error&) {});
+        .then([](const cancel_outcome&) {}, [](caf::error&) {});
     else
       entry->cancel_requested = true;
   }
@@ -239,6 +239,7 @@ caf::result<job_status> live_status(self_ptr self, job_id id,
       [=](job_status& s) mutable {
         if (auto* e = self->state.jobs.find(id); e != nullptr && e->live) {
           s.state = e->live->state;
+          s.error = e->live->error;
           s.slots_needed = e->live->slots_needed;
           s.slots_missing = e->live->slots_missing;
           s.waiting_since_ms = e->live->waiting_since_ms;
@@ -321,13 +322,15 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       // A driver blocked waiting for its jobs ends once they do.
       cancel_jobs(self, self->state.apps.cancelled(id),
                   "its application's driver is cancelled");
-      return by_job<job_state>(
+      return by_job<cancel_outcome>(
         self, id,
         [=](job_master_actor& jm) { return self->delegate(jm, cancel_atom_v); },
-        [](const job_result& r) { return r.state; },
+        [](const job_result& r) { return cancel_outcome{r.state, r.state}; },
         [](job_entry& e) {
+          auto before = e.cancel_requested ? job_state::cancelling
+                                           : job_state::created;
           e.cancel_requested = true;
-          return job_state::cancelling;
+          return cancel_outcome{before, job_state::cancelling};
         });
     },
     [=](collect_atom a, job_id id, int64_t offset) {

@@ -155,6 +155,7 @@ job_status job_table::status_of(const job_result& r) {
   s.state = r.state;
   s.start_time_ms = r.start_time_ms;
   s.end_time_ms = r.end_time_ms;
+  s.error = r.error;
   s.metrics = r.metrics;
   return s;
 }

@@ -62,6 +62,7 @@ bool job_lifecycle::stop() {
 
 void job_lifecycle::restart() {
   ++epoch_;
+  stopping_ = false;
   set_state(job_state::running);
 }
 
@@ -70,7 +71,7 @@ std::optional<job_state> job_lifecycle::end_state(bool all_finished) const {
     return job_state::failed;
   if (state_ == job_state::cancelling)
     return job_state::canceled;
-  if (all_finished || stopping_)
+  if (all_finished)
     return job_state::finished;
   return std::nullopt;
 }

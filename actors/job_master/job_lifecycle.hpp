@@ -44,8 +44,8 @@ public:
   /// Why the job failed or was canceled (empty: it did not).
   const std::string& failure() const { return failure_; }
 
-  /// Whether a stop with a savepoint canceled the subtasks (the job then
-  /// FINISHES).
+  /// Whether a stop's savepoint is written and its sources end their input
+  /// (the job then FINISHES once every subtask finished); a restart ends it.
   bool stopping() const { return stopping_; }
 
   /// How long to wait before the pending restart.

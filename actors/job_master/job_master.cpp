@@ -114,15 +114,18 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   }
 }
 
-/// A client's cancel; the reply is the job's state after it.
-job_state on_cancel(self_ptr self) {
+/// A client's cancel; the reply is the job's state before and after it.
+/// Prompt in every state: subtasks not deployed yet (waiting for slots,
+/// being deployed) are canceled at once, running ones are told to stop, and
+/// a restart's pending delay is dropped.
+cancel_outcome on_cancel(self_ptr self) {
   auto& st = self->state;
   auto from = st.job->state();
   if (st.job->cancel()) {
     log_transition(self, from);
     cancel_all(self);
   }
-  return st.job->state();
+  return cancel_outcome{from, st.job->state()};
 }
 
 /// "300 s", or "1500 ms" when not whole seconds (as the key is written).

@@ -14,17 +14,45 @@ namespace weir::job_master_detail {
 
 namespace {
 
-/// Tells every source subtask to take checkpoint `id` (they send the
-/// barriers downstream).
-void send_barrier_triggers(self_ptr self, int64_t id,
-                           state::snapshot_kind kind) {
+/// Sends `xs` to every source subtask.
+template <class... Ts>
+void send_to_sources(self_ptr self, const Ts&... xs) {
   auto& st = self->state;
   auto& g = *st.graph;
   for (size_t i = 0; i < g.size(); ++i)
     if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
         && st.handles[i])
-      self->send(st.handles[i], trigger_atom_v,
-                 checkpoint_barrier{id, to_checkpoint_kind(kind)});
+      self->send(st.handles[i], xs...);
+}
+
+/// Tells every source subtask to take checkpoint `id` (they send the
+/// barriers downstream); for a stop, to halt after it.
+void send_barrier_triggers(self_ptr self, int64_t id,
+                           state::snapshot_kind kind, bool stop = false) {
+  checkpoint_barrier b{id, to_checkpoint_kind(kind)};
+  if (stop)
+    send_to_sources(self, stop_atom_v, b);
+  else
+    send_to_sources(self, trigger_atom_v, b);
+}
+
+/// The stop's savepoint is written: the halted sources end their input, so
+/// every subtask finishes (sinks publish their output) and the job
+/// FINISHES; the client is answered then.
+void finish_stop(self_ptr self, checkpoint_request req,
+                 const std::string& written) {
+  auto& st = self->state;
+  st.stop_checkpoint.reset();
+  if (!st.job->stop()) {
+    req.refuse(make_error(errc::not_running,
+                          fmt::format("the job is {}: not stopped (savepoint "
+                                      "{} was written)",
+                                      to_string(st.job->state()), written)));
+    return;
+  }
+  log_job(self, "stops: its sources end at the savepoint");
+  st.stop_reply.emplace(std::move(req), written);
+  send_to_sources(self, finish_atom_v);
 }
 
 /// Writes a completed checkpoint through the job store (a detached actor),
@@ -59,14 +87,14 @@ void write_savepoint(self_ptr self, const completed_checkpoint& done,
     .then(
       [=](const std::string& written) mutable {
         log_job(self, "wrote savepoint {}", written);
-        if (req.stop() && self->state.job->stop()) {
-          self->state.stop_reply.emplace(std::move(req), written);
-          cancel_all(self);
-        } else {
+        if (req.stop())
+          finish_stop(self, std::move(req), written);
+        else
           req.complete(written);
-        }
       },
       [=](caf::error& err) mutable {
+        if (req.stop())
+          stop_failed(self);
         req.refuse(make_error(errc::storage_failure,
                               "could not write the savepoint: "
                                 + describe(err)));
@@ -134,6 +162,8 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
   auto now = self->clock().now();
   for (auto id : st.checkpoints->expire(now)) {
     log_job(self, "checkpoint {} expired", id);
+    if (id == st.stop_checkpoint)
+      stop_failed(self);
     st.requests.refuse(id, make_error(errc::timeout,
                                       fmt::format("checkpoint {} expired", id)));
   }
@@ -205,7 +235,7 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
   auto& st = self->state;
   auto& g = *st.graph;
   if (st.job->state() != job_state::running || st.deployed != g.size()
-      || st.job->stopping()) {
+      || st.job->stopping() || st.stop_checkpoint) {
     req.refuse(make_error(errc::not_running,
                           fmt::format("job {} is not running",
                                       g.graph().id.to_string())));
@@ -218,8 +248,19 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
     return;
   }
   auto id = st.checkpoints->trigger(self->clock().now(), true);
-  send_barrier_triggers(self, *id, req.kind());
+  if (req.stop())
+    st.stop_checkpoint = *id;
+  send_barrier_triggers(self, *id, req.kind(), req.stop());
   st.requests.add(*id, std::move(req));
+}
+
+void stop_failed(self_ptr self) {
+  auto& st = self->state;
+  if (!st.stop_checkpoint)
+    return;
+  st.stop_checkpoint.reset();
+  log_job(self, "is not stopped: its sources produce again");
+  send_to_sources(self, resume_atom_v);
 }
 
 } // namespace weir::job_master_detail

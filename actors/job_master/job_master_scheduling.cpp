@@ -47,7 +47,7 @@ void finalize(self_ptr self) {
   result.error = st.job->failure();
   result.start_time_ms = st.start_time_ms;
   result.end_time_ms = now_ms();
-  result.metrics = st.graph->total_metrics();
+  result.metrics = job_metrics(self);
   result.collected = st.collected.take_all();
   free_job_everywhere(self);
   self->send(st.dispatcher, done_atom_v, std::move(result));
@@ -182,6 +182,7 @@ job_status summary(self_ptr self) {
   s.name = g.graph().name;
   s.state = st.job->state();
   s.start_time_ms = st.start_time_ms;
+  s.error = st.job->failure();
   s.slot_profile = st.settings.slot_profile;
   s.slots_needed = g.slots_needed();
   if (st.job->state() == job_state::running && st.slots->pending() > 0) {
@@ -297,7 +298,7 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
   if (s == execution_state::failed)
     on_task_failure(self, error);
   else if (s == execution_state::canceled
-           && st.job->state() == job_state::running && !st.job->stopping())
+           && st.job->state() == job_state::running)
     on_task_failure(self, "a subtask was canceled outside the JobMaster (its "
                           "TaskExecutor is shutting down)");
   maybe_finalize(self);
@@ -362,6 +363,7 @@ void restart(self_ptr self) {
   // Also drops this job's pending requests of the last round (say, a
   // replacement for a slot lost before it was offered) before asking again.
   free_job_everywhere(self);
+  st.earlier_attempts = job_metrics(self);
   st.graph->restart();
   st.handles.assign(st.graph->size(), subtask_actor{});
   st.flat_by_addr.clear();
@@ -371,6 +373,16 @@ void restart(self_ptr self) {
   // are cut back to what it covered. Else start over from the sources.
   st.checkpoints->abort_pending();
   st.collected.abort_pending();
+  // A stop in progress ends with the attempt it halted (the new attempt's
+  // sources produce).
+  st.stop_checkpoint.reset();
+  if (st.stop_reply) {
+    st.stop_reply->first.refuse(make_error(
+      errc::not_running, fmt::format("the job failed while stopping and "
+                                     "restarts (savepoint {} was written)",
+                                     st.stop_reply->second)));
+    st.stop_reply.reset();
+  }
   st.requests.abort_all("the job restarts");
   auto* latest = st.settings.resumable ? st.checkpoints->latest() : nullptr;
   st.restore_state = latest != nullptr;
@@ -394,7 +406,9 @@ job_status make_status(self_ptr self, bool detailed) {
   s.subtasks_total = static_cast<int32_t>(g.size());
   s.subtasks_running = g.count(execution_state::running);
   s.subtasks_finished = g.count(execution_state::finished);
-  s.metrics = g.total_metrics();
+  s.metrics = job_metrics(self);
+  s.attempt_metrics = g.total_metrics();
+  s.restarts = static_cast<int32_t>(st.job->epoch());
   if (detailed) {
     for (auto& x : g.executions()) {
       auto& t = g.tasks()[static_cast<size_t>(x.task)];
@@ -405,6 +419,13 @@ job_status make_status(self_ptr self, bool detailed) {
     }
   }
   return s;
+}
+
+io_metrics job_metrics(self_ptr self) {
+  auto& st = self->state;
+  auto current = st.graph->total_metrics();
+  return io_metrics{st.earlier_attempts.records_in + current.records_in,
+                    st.earlier_attempts.records_out + current.records_out};
 }
 
 } // namespace weir::job_master_detail

@@ -68,12 +68,20 @@ struct jm_state {
   size_t deployed = 0;
   /// When this round's slot request went out (wall clock, for `status`).
   int64_t slots_requested_ms = 0;
+  /// Records of the attempts before the current one (restarts): the job's
+  /// counters are these plus the current attempt's, so they never go down.
+  io_metrics earlier_attempts;
   collected_results collected;
   std::unique_ptr<checkpoint_coordinator> checkpoints;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
   checkpoint_requests requests;
+  /// A `weir stop` being taken: the id of its savepoint's checkpoint. The
+  /// sources halted at its barrier (they produce nothing more) until the
+  /// savepoint is written (they end their input) or the stop fails (they
+  /// produce again).
+  std::optional<int64_t> stop_checkpoint;
   /// A `weir stop` whose savepoint is written: answered with the path once
-  /// every subtask has stopped and the job FINISHED (as Flink's
+  /// every subtask has finished and the job FINISHED (as Flink's
   /// stop-with-savepoint), so its client sees the job's final output.
   std::optional<std::pair<checkpoint_request, std::string>> stop_reply;
   /// Whether the next deployment restores the newest completed checkpoint
@@ -145,6 +153,10 @@ void restart(self_ptr self);
 /// The job's live status.
 job_status make_status(self_ptr self, bool detailed);
 
+/// Records of every attempt of the job so far (the finished ones and the
+/// current one).
+io_metrics job_metrics(self_ptr self);
+
 // -- job_master_checkpoints.cpp ----------------------------------------------
 
 /// Periodic trigger of scheduling round `epoch`.
@@ -161,5 +173,9 @@ void load_checkpoint_then_schedule(self_ptr self);
 /// A client's `weir checkpoint` or `weir savepoint`/`weir stop`: triggers
 /// the checkpoint, or refuses `req` at once.
 void request_checkpoint(self_ptr self, checkpoint_request req);
+
+/// A `weir stop` failed before its savepoint was written: the sources it
+/// halted produce again.
+void stop_failed(self_ptr self);
 
 } // namespace weir::job_master_detail

@@ -1,8 +1,6 @@
 #include "actors/job_master/savepoint_mapping.hpp"
 
-#include <fmt/format.h>
-
-#include "messages/errors.hpp"
+#include "plan/savepoint_fit.hpp"
 
 namespace weir {
 
@@ -25,25 +23,8 @@ caf::error from_savepoint(const execution_graph& g, const savepoint_data& sp,
                           bool ignore_unclaimed, const std::string& path,
                           completed_checkpoint& out) {
   auto& graph = g.graph();
-  for (auto& [vertex, subtasks] : sp.vertices) {
-    auto v = vertex_index(graph, vertex);
-    if (v < 0) {
-      if (ignore_unclaimed)
-        continue;
-      return make_error(errc::invalid_job,
-                        fmt::format("savepoint '{}' holds state of vertex "
-                                    "'{}', which this job does not have "
-                                    "(-n/--allowNonRestoredState skips it)",
-                                    path, vertex));
-    }
-    auto parallelism = graph.vertices[static_cast<size_t>(v)].parallelism;
-    if (static_cast<size_t>(parallelism) != subtasks.size())
-      return make_error(errc::invalid_job,
-                        fmt::format("savepoint '{}' holds vertex '{}' at "
-                                    "parallelism {}, the job runs it at {}",
-                                    path, vertex, subtasks.size(),
-                                    parallelism));
-  }
+  if (auto err = check_savepoint_fits(graph, sp, ignore_unclaimed, path))
+    return err;
   for (size_t flat = 0; flat < g.size(); ++flat) {
     auto& x = g.executions()[flat];
     for (auto v : g.tasks()[static_cast<size_t>(x.task)].vertices) {

@@ -213,6 +213,11 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
     [=](trigger_atom, const checkpoint_barrier& b) {
       self->state.runner->trigger(b);
     },
+    [=](stop_atom, const checkpoint_barrier& b) {
+      self->state.runner->stop_at(b);
+    },
+    [=](finish_atom) { self->state.runner->end_input(); },
+    [=](resume_atom) { self->state.runner->resume(); },
     [=](commit_atom, int64_t id) { self->state.runner->commit(id); },
     [=](cancel_atom) { self->state.runner->cancel(); },
     [=](produce_atom) { self->state.runner->produce(); },

@@ -310,7 +310,9 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   expect((submit_atom, job_graph), from(self).to(dispatcher));
   self->send(dispatcher, cancel_atom_v, g.id);
   expect((cancel_atom, job_id), from(self).to(dispatcher));
-  expect((job_state), from(dispatcher).to(self).with(job_state::cancelling));
+  expect((cancel_outcome), from(dispatcher).to(self)
+                             .with(cancel_outcome{job_state::created,
+                                                  job_state::cancelling}));
   run();
   self->receive([](job_id) {});
   auto r = result_of(g.id);

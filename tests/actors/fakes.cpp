@@ -22,7 +22,9 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](collect_atom, execution_attempt_id, const record_batch&) {},
     [=](collect_atom, int64_t) { return std::vector<record>{}; },
     [=](status_atom, bool) { return job_status{}; },
-    [=](cancel_atom) { return job_state::cancelling; },
+    [=](cancel_atom) {
+      return cancel_outcome{job_state::running, job_state::cancelling};
+    },
     [=](free_atom, const std::vector<allocation_id>& allocs) {
       auto& lost = self->state.lost;
       lost.insert(lost.end(), allocs.begin(), allocs.end());

@@ -34,6 +34,15 @@ fake_subtask(subtask_actor::stateful_pointer<fake_subtask_state> self,
     [=](trigger_atom, const checkpoint_barrier& b) {
       self->state.triggers.push_back(b);
     },
+    [=](stop_atom, const checkpoint_barrier& b) {
+      self->state.triggers.push_back(b);
+      self->state.halted = true;
+    },
+    [=](finish_atom) {
+      self->state.halted = false;
+      self->state.finish_requested = true;
+    },
+    [=](resume_atom) { self->state.halted = false; },
     [=](commit_atom, int64_t id) { self->state.commits.push_back(id); },
     [=](cancel_atom) {
       self->state.canceled = true;
@@ -82,7 +91,9 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
     },
     [=](list_atom) { return std::vector<job_status>{}; },
     [=](status_atom, job_id, bool) { return job_status{}; },
-    [=](cancel_atom, job_id) { return job_state::canceled; },
+    [=](cancel_atom, job_id) {
+      return cancel_outcome{job_state::running, job_state::canceled};
+    },
     [=](take_checkpoint_atom, job_id, bool) { return int64_t{0}; },
     [=](savepoint_atom, job_id, const std::string&, bool) {
       return std::string{};

@@ -39,6 +39,10 @@ struct fake_subtask_state {
   std::vector<checkpoint_barrier> triggers;
   std::vector<int64_t> commits;
   bool canceled = false;
+  /// A stop halted it (stop_atom), and no finish or resume came yet.
+  bool halted = false;
+  /// The JobMaster told it to end its input (finish_atom).
+  bool finish_requested = false;
 };
 
 using fake_subtask_impl = caf::stateful_actor<fake_subtask_state, subtask_actor::base>;

@@ -277,9 +277,11 @@ TEST_CASE_FIXTURE(jm_fixture, "weir stop answers once the job has FINISHED") {
   auto reply = self->request(jm, caf::infinite, savepoint_atom_v,
                              std::string{"/sp"}, true);
   expect((savepoint_atom, std::string, bool), from(self).to(jm));
-  expect((trigger_atom, checkpoint_barrier),
+  // The source takes the savepoint and halts at its barrier.
+  expect((stop_atom, checkpoint_barrier),
          from(jm).to(subtask(0))
            .with(_, checkpoint_barrier{1, checkpoint_kind::savepoint}));
+  CHECK(subtask_state(0).halted);
   ack(0, 1);
   ack(1, 1);
   expect((commit_atom, int64_t), from(jm).to(subtask(0)));
@@ -290,11 +292,19 @@ TEST_CASE_FIXTURE(jm_fixture, "weir stop answers once the job has FINISHED") {
   expect((savepoint_atom, std::string, savepoint_data), from(jm).to(store));
   expect((std::string), from(store).to(jm));
   expect((std::string), from(store).to(jm));
-  // The savepoint is written: the subtasks are canceled, and the client
-  // waits until they have stopped.
-  expect((cancel_atom), from(jm).to(subtask(0)));
-  expect((cancel_atom), from(jm).to(subtask(1)));
+  // The savepoint is written: the source ends its input (nothing is
+  // canceled), and the client waits until every subtask has finished, so
+  // that the sinks published their output.
+  expect((finish_atom), from(jm).to(subtask(0)));
+  CHECK(subtask_state(0).finish_requested);
+  CHECK_FALSE(subtask_state(1).canceled);
+  sched.run();
   CHECK(self->mailbox().size() == waiting); // no answer yet
+  CHECK(dispatcher_state().results.empty());
+  for (size_t i : {size_t{0}, size_t{1}})
+    for (auto s : {execution_state::running, execution_state::finished})
+      self->send(jm, update_atom_v, attempt(i), s, io_metrics{3, 3},
+                 std::string{});
   sched.run();
   std::string path;
   reply.receive([&](std::string& p) { path = std::move(p); },
@@ -328,4 +338,119 @@ TEST_CASE_FIXTURE(jm_fixture,
   CHECK(describe(err) == "the job has no blob " + other);
   // The job's own goes on to the store (this test's cluster has none).
   CHECK(describe(blob_error(hash)) == "this cluster has no blob store");
+}
+
+namespace {
+
+/// The JobMaster fixture with a client's requests.
+struct jm_client_fixture : jm_fixture {
+  /// The job, cancelled by a client: what the reply says.
+  cancel_outcome cancel_job() {
+    auto reply = self->request(jm, caf::infinite, cancel_atom_v);
+    expect((cancel_atom), from(self).to(jm));
+    cancel_outcome out;
+    reply.receive([&](cancel_outcome& o) { out = o; },
+                  [](caf::error& err) { FAIL_CHECK(describe(err)); });
+    return out;
+  }
+
+  /// The job's status, as a client sees it.
+  job_status status() {
+    auto reply = self->request(jm, caf::infinite, status_atom_v, false);
+    expect((status_atom, bool), from(self).to(jm));
+    job_status out;
+    reply.receive([&](job_status& s) { out = std::move(s); },
+                  [](caf::error& err) { FAIL_CHECK(describe(err)); });
+    return out;
+  }
+
+  /// Runs everything left and checks that the job ended CANCELED.
+  void check_canceled() {
+    sched.run();
+    REQUIRE(dispatcher_state().results.size() == 1);
+    CHECK(dispatcher_state().results[0].state == job_state::canceled);
+    jm = nullptr; // it has quit
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(jm_client_fixture, "a cancel while waiting for slots ends the job "
+                              "at once and says so") {
+  spawn_jm();
+  // Its slot request is pending: nothing of it runs anywhere.
+  CHECK(cancel_job()
+        == cancel_outcome{job_state::running, job_state::canceled});
+  check_canceled();
+  CHECK(rm_state().disconnects == 1); // its pending request is dropped
+}
+
+TEST_CASE_FIXTURE(jm_client_fixture, "a cancel while the subtasks are being "
+                              "deployed ends the job at once") {
+  spawn_jm();
+  auto alloc = rm_state().requests.back().at(0).alloc;
+  self->send(te, request_atom_v, resource_manager_id{}, graph.id,
+             job_master_id{}, jm, std::vector<slot_grant>{{alloc, 0}});
+  expect((request_atom, resource_manager_id, job_id, job_master_id,
+          job_master_actor, std::vector<slot_grant>),
+         from(self).to(te));
+  expect((offer_atom, resource_id, std::vector<slot_offer>),
+         from(te).to(jm));
+  // The deployment is on its way to the TaskExecutor.
+  CHECK(cancel_job()
+        == cancel_outcome{job_state::running, job_state::canceled});
+  check_canceled();
+  CHECK(te_state().freed == std::vector<job_id>{graph.id});
+}
+
+TEST_CASE_FIXTURE(jm_client_fixture, "a cancel of a running job stops its subtasks") {
+  spawn_jm();
+  offer_and_deploy();
+  CHECK(cancel_job()
+        == cancel_outcome{job_state::running, job_state::cancelling});
+  expect((cancel_atom), from(jm).to(subtask(1)));
+  expect((cancel_atom), from(jm).to(subtask(0)));
+  check_canceled();
+}
+
+TEST_CASE_FIXTURE(jm_client_fixture, "a cancel while restarting ends the job without "
+                              "waiting for the restart delay") {
+  spawn_jm({{"restart-strategy.type", "fixed-delay"},
+            {"restart-strategy.fixed-delay.delay", "300 s"}});
+  offer_and_deploy();
+  fail_subtask(0);
+  expect((cancel_atom), from(jm).to(subtask(1)));
+  expect((update_atom, execution_attempt_id, execution_state, io_metrics,
+          std::string),
+         from(subtask(1)).to(jm));
+  CHECK(jm_state().job->state() == job_state::restarting);
+  CHECK(cancel_job()
+        == cancel_outcome{job_state::restarting, job_state::canceled});
+  check_canceled();
+}
+
+TEST_CASE_FIXTURE(jm_client_fixture, "record counters count every attempt: they do "
+                              "not go down after a restart") {
+  spawn_jm({{"restart-strategy.type", "fixed-delay"},
+            {"restart-strategy.fixed-delay.delay", "1 s"}});
+  offer_and_deploy();
+  self->send(jm, update_atom_v, attempt(0), execution_state::failed,
+             io_metrics{600, 0}, std::string{"boom"});
+  expect((update_atom, execution_attempt_id, execution_state, io_metrics,
+          std::string),
+         from(self).to(jm));
+  expect((cancel_atom), from(jm).to(subtask(1)));
+  expect((update_atom, execution_attempt_id, execution_state, io_metrics,
+          std::string),
+         from(subtask(1)).to(jm));
+  advance_time(1s);
+  sched.run();
+  offer_and_deploy(); // the second attempt: subtasks 2 and 3
+  self->send(jm, metrics_atom_v, attempt(2), io_metrics{40, 0});
+  expect((metrics_atom, execution_attempt_id, io_metrics), from(self).to(jm));
+  auto s = status();
+  CHECK(s.restarts == 1);
+  // The source's records: 600 of the first attempt, 40 of the second.
+  CHECK(s.attempt_metrics.records_in == 40);
+  CHECK(s.metrics.records_in == 640);
 }

@@ -49,18 +49,6 @@ struct scoped_tmpdir {
   }
 };
 
-/// Whether `done()` holds within 30 s (polled: a log or the process table).
-template <class Predicate>
-bool eventually(Predicate done) {
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline)
-      return false;
-    std::this_thread::sleep_for(20ms); // polling, with a deadline
-  }
-  return true;
-}
-
 /// Processes whose command line mentions `text` (none may be left).
 std::vector<std::string> processes_mentioning(const std::string& text) {
   std::vector<std::string> found;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace weir::test {
@@ -108,5 +109,18 @@ std::vector<std::string> sorted_lines(const std::string& text);
 
 /// Path of a file in the source tree (WEIR_SOURCE_ROOT environment variable).
 std::string source_path(const std::string& relative);
+
+/// Whether `done()` holds within 30 s (polled every 20 ms: a log, a
+/// client's answer, the process table).
+template <class Predicate>
+bool eventually(Predicate done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20)); // polling
+  }
+  return true;
+}
 
 } // namespace weir::test

@@ -157,13 +157,13 @@ TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
   run_weir({"cancel", "-m", c.address, id});
   // No `counts` vertex in this job.
   auto spec = counts_spec(c.dir, "plain", 100, 0, c.dir.file("b"), false);
+  // The client reads the savepoint and refuses before submitting.
   auto refused = run_weir({"run", "-m", c.address, "-s", savepoint, spec});
-  CHECK(refused.exit_code == 1);
-  CHECK(refused.err.find("ended FAILED: savepoint '" + savepoint
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err == "weir run: -s: savepoint '" + savepoint
                          + "' holds state of vertex 'counts', which this job "
                            "does not have (-n/--allowNonRestoredState skips "
-                           "it)")
-        != std::string::npos);
+                           "it)\n");
   auto allowed = run_weir({"run", "-m", c.address, "-s", savepoint, "-n", spec});
   CHECK(allowed.exit_code == 0);
   // Disposal, and a path that is not a savepoint.

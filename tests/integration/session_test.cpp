@@ -130,7 +130,9 @@ TEST_CASE("detached runs, list and cancel") {
 
   auto cancel = c.client({"cancel", id});
   CHECK(cancel.exit_code == 0);
-  CHECK(cancel.out == "Cancelled job " + id + ".\n");
+  CHECK(cancel.out == "Cancelled job " + id
+                        + ": it is CANCELLING until its subtasks have "
+                          "stopped.\n");
   REQUIRE(c.jobmanager->wait_for_stderr("(forever) CANCELED", 30s));
   auto after = c.client({"list", "-a"});
   CHECK(after.out.find(" : " + id + " : forever (CANCELED, ") != std::string::npos);

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+
+#include <caf/error.hpp>
+
+#include "messages/checkpoint.hpp"
+#include "messages/job_graph.hpp"
+
+namespace weir {
+
+/// Whether savepoint `sp` (read from `path`) can start job `g`: every vertex
+/// it holds state of is one of the job's (unless `ignore_unclaimed`), at the
+/// same parallelism. Returns none, or `errc::invalid_job` with one line
+/// naming the savepoint and the vertex. The client checks this before it
+/// submits a job with `-s`/`-r`, the JobMaster again when it restores.
+caf::error check_savepoint_fits(const job_graph& g, const savepoint_data& sp,
+                                bool ignore_unclaimed, const std::string& path);
+
+} // namespace weir
