@@ -2,6 +2,8 @@
 // acknowledgements that complete a checkpoint, storing it, answering
 // clients' checkpoint and savepoint requests, and finding the state a new
 // JobMaster of the job starts from.
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "actors/job_master/job_master_state.hpp"
@@ -56,8 +58,12 @@ void finish_stop(self_ptr self, checkpoint_request req,
 }
 
 /// Writes a completed checkpoint through the job store (a detached actor),
-/// so that a later JobMaster of the job resumes from it.
-void store_checkpoint(self_ptr self, const completed_checkpoint& done) {
+/// so that a later JobMaster of the job resumes from it; then `stored`.
+/// A checkpoint that cannot be stored is not confirmed: its sinks commit
+/// with the next one.
+template <class F>
+void store_checkpoint(self_ptr self, const completed_checkpoint& done,
+                      F stored) {
   auto& st = self->state;
   auto id = done.id;
   self
@@ -65,7 +71,7 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done) {
               st.graph->graph().id,
               checkpoint_snapshot{done.id, to_savepoint(*st.graph, done)},
               st.checkpoints->options().retained)
-    .then([](const std::string&) {},
+    .then([stored](const std::string&) mutable { stored(); },
           [=](caf::error& err) {
             log_job(self, "could not store checkpoint {}: {}", id,
                     describe(err));
@@ -184,23 +190,33 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
                                           self->clock().now());
   if (!done)
     return;
-  st.collected.commit(id);
-  for (auto& h : st.handles)
-    if (h)
-      self->send(h, commit_atom_v, done->id);
+  // As in Flink, a checkpoint is confirmed (sinks commit, the client sees
+  // its collected records, "completed checkpoint N" is logged) only once
+  // it is stored: a master killed right after must resume from it or a
+  // later one, never from an older one.
+  auto completed = std::make_shared<completed_checkpoint>(std::move(*done));
+  auto confirm = [self, done = completed] {
+    auto& st = self->state;
+    st.collected.commit(done->id);
+    for (auto& h : st.handles)
+      if (h)
+        self->send(h, commit_atom_v, done->id);
+    if (auto req = st.requests.take(done->id)) {
+      if (req->is_savepoint())
+        write_savepoint(self, *done, std::move(*req));
+      else
+        req->complete(done->id);
+    }
+    log_job(self, "completed checkpoint {} ({} bytes in {} ms)", done->id,
+            done->bytes, done->duration.count());
+  };
   // Stored even when a later JobMaster would not resume from it (collected
   // output): the store keeps the state files of the retained checkpoints
   // and deletes the others.
   if (st.opts.store)
-    store_checkpoint(self, *done);
-  if (auto req = st.requests.take(done->id)) {
-    if (req->is_savepoint())
-      write_savepoint(self, *done, std::move(*req));
-    else
-      req->complete(done->id);
-  }
-  log_job(self, "completed checkpoint {} ({} bytes in {} ms)", done->id,
-          done->bytes, done->duration.count());
+    store_checkpoint(self, *completed, std::move(confirm));
+  else
+    confirm();
 }
 
 void load_checkpoint_then_schedule(self_ptr self) {

@@ -284,13 +284,14 @@ TEST_CASE_FIXTURE(jm_fixture, "weir stop answers once the job has FINISHED") {
   CHECK(subtask_state(0).halted);
   ack(0, 1);
   ack(1, 1);
-  expect((commit_atom, int64_t), from(jm).to(subtask(0)));
-  expect((commit_atom, int64_t), from(jm).to(subtask(1)));
-  // Stored as the job's newest checkpoint, then written as the savepoint.
+  // Stored as the job's newest checkpoint, confirmed to the sinks once
+  // stored, then written as the savepoint.
   expect((checkpoint_atom, job_id, checkpoint_snapshot, int32_t),
          from(jm).to(store));
-  expect((savepoint_atom, std::string, savepoint_data), from(jm).to(store));
   expect((std::string), from(store).to(jm));
+  expect((commit_atom, int64_t), from(jm).to(subtask(0)));
+  expect((commit_atom, int64_t), from(jm).to(subtask(1)));
+  expect((savepoint_atom, std::string, savepoint_data), from(jm).to(store));
   expect((std::string), from(store).to(jm));
   // The savepoint is written: the source ends its input (nothing is
   // canceled), and the client waits until every subtask has finished, so
