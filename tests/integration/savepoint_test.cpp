@@ -103,6 +103,7 @@ void stop_and_resume_exactly_once(const std::string& backend) {
   REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 12 ", 30s));
   auto stopped = run_weir({"stop", "-m", c.address, id, "--savepointPath",
                            c.dir.file("savepoints")});
+  INFO("weir stop said: " << stopped.err);
   REQUIRE(stopped.exit_code == 0);
   const std::string prefix = "Savepoint completed. Path: ";
   auto at = stopped.out.find(prefix);
@@ -151,6 +152,7 @@ TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
   REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
   auto stopped = run_weir({"savepoint", "-m", c.address, id,
                            c.dir.file("savepoints")});
+  INFO("weir stop said: " << stopped.err);
   REQUIRE(stopped.exit_code == 0);
   auto savepoint = stopped.out.substr(stopped.out.find("Path: ") + 6);
   savepoint = savepoint.substr(0, savepoint.find('\n'));
@@ -185,6 +187,7 @@ TEST_CASE("a savepoint of one cluster starts a job on another (RocksDB "
   REQUIRE(a.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
   auto stopped = run_weir({"stop", "-m", a.address, id, "--savepointPath",
                            a.dir.file("savepoints")});
+  INFO("weir stop said: " << stopped.err);
   REQUIRE(stopped.exit_code == 0);
   auto savepoint = stopped.out.substr(stopped.out.find("Path: ") + 6);
   savepoint = savepoint.substr(0, savepoint.find('\n'));
