@@ -94,20 +94,23 @@ configuration::load(const std::optional<std::string>& file,
     if (!entries)
       return entries.error();
     for (auto& [key, node] : *entries) {
+      auto where = fmt::format("{}:{}", *file, node.Mark().line + 1);
       if (!node.IsScalar())
         return config_error(
-          fmt::format("{}: key '{}': expected a single value", *file, key));
-      if (auto problem = cfg.set(key, node.as<std::string>()); !problem.empty())
-        return config_error(fmt::format("{}: {}", *file, problem));
+          fmt::format("{}: key '{}': expected a single value", where, key));
+      if (auto problem = cfg.set(key, node.as<std::string>(), where);
+          !problem.empty())
+        return config_error(fmt::format("{}: {}", where, problem));
     }
   }
   for (auto& d : dynamic) {
     auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0)
       return config_error(fmt::format("-D{}: expected -Dkey=value", d));
-    if (auto problem = cfg.set(d.substr(0, eq), d.substr(eq + 1));
+    auto where = "-D" + d;
+    if (auto problem = cfg.set(d.substr(0, eq), d.substr(eq + 1), where);
         !problem.empty())
-      return config_error(fmt::format("-D{}: {}", d, problem));
+      return config_error(fmt::format("{}: {}", where, problem));
   }
   if (auto err = cfg.check_consistency())
     return err;
@@ -115,33 +118,45 @@ configuration::load(const std::optional<std::string>& file,
 }
 
 caf::error configuration::check_consistency() const {
+  // "5000 ms, -Dheartbeat.interval=5 s": a value and where it came from.
+  auto value_of = [this](const config_key<std::chrono::milliseconds>& key) {
+    auto from = origin(key);
+    return fmt::format("{} ms, {}", get(key).count(),
+                       from.empty() ? "default" : from);
+  };
   auto hb = get(keys::heartbeat_interval);
   auto timeout = get(keys::heartbeat_timeout);
   if (hb.count() <= 0 || timeout <= hb)
-    return config_error(fmt::format("heartbeat.interval ({} ms) must be above "
-                                    "0 and below heartbeat.timeout ({} ms)",
-                                    hb.count(), timeout.count()));
+    return config_error(fmt::format("heartbeat.interval ({}) must be above 0 "
+                                    "and below heartbeat.timeout ({})",
+                                    value_of(keys::heartbeat_interval),
+                                    value_of(keys::heartbeat_timeout)));
   auto initial = get(keys::registration_initial_timeout);
   if (initial.count() <= 0 || get(keys::registration_max_timeout) < initial)
-    return config_error("cluster.registration.initial-timeout must be above 0 "
-                        "and at most cluster.registration.max-timeout");
+    return config_error(fmt::format(
+      "cluster.registration.initial-timeout ({}) must be above 0 and at most "
+      "cluster.registration.max-timeout ({})",
+      value_of(keys::registration_initial_timeout),
+      value_of(keys::registration_max_timeout)));
   return caf::none;
 }
 
-std::string configuration::set(const std::string& key, const std::string& value) {
+std::string configuration::set(const std::string& key, const std::string& value,
+                               const std::string& origin) {
   auto* k = find_key(key);
   if (k == nullptr)
     return fmt::format("unknown key '{}' (see docs/configuration.md)", key);
   if (auto problem = detail::type_problem(*k, value); !problem.empty())
     return fmt::format("key '{}': {}, got '{}'", key, problem, value);
   values_[key] = detail::trim(value);
+  origins_[key] = origin;
   return {};
 }
 
 caf::error configuration::apply(const std::map<std::string, std::string>& values,
                                 const std::string& origin) {
   for (auto& [key, value] : values)
-    if (auto problem = set(key, value); !problem.empty())
+    if (auto problem = set(key, value, origin); !problem.empty())
       return config_error(fmt::format("{}: {}", origin, problem));
   return caf::none;
 }

@@ -30,8 +30,9 @@ public:
   load(const std::optional<std::string>& file,
        const std::vector<std::string>& dynamic);
 
-  /// Applies `values` (say, a job's own settings) on top; the error names
-  /// `origin` and the key.
+  /// Applies `values` (say, a job's own settings, or a flag's value) on top;
+  /// the error names `origin` and the key, and `origin` is each value's
+  /// origin from then on.
   caf::error apply(const std::map<std::string, std::string>& values,
                    const std::string& origin);
 
@@ -54,18 +55,28 @@ public:
     return values_.count(std::string{key.name}) > 0;
   }
 
+  /// Where the value of `key` came from: "FILE:LINE", "-Dkey=value", or the
+  /// origin given to apply() ("--slots 4"); "" when it is the default.
+  template <class T>
+  std::string origin(const config_key<T>& key) const {
+    auto i = origins_.find(std::string{key.name});
+    return i == origins_.end() ? std::string{} : i->second;
+  }
+
   /// The keys starting with `prefix` that the file or `-D` set.
   std::map<std::string, std::string> set_with_prefix(const std::string& prefix) const;
 
 private:
-  /// Checks and stores one value; "" or a problem.
-  std::string set(const std::string& key, const std::string& value);
+  /// Checks and stores one value from `origin`; "" or a problem.
+  std::string set(const std::string& key, const std::string& value,
+                  const std::string& origin);
   /// The set value of a key, else its default.
   std::string raw(std::string_view key, std::string_view default_value) const;
   /// Cross-checks of keys that depend on each other.
   caf::error check_consistency() const;
 
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::string> origins_; ///< of each set value
 };
 
 /// Checks that a job sets only keys of scope `config_scope::job` (its

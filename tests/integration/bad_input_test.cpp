@@ -177,7 +177,7 @@ TEST_CASE("bad configuration keys and values are named with their source") {
   auto file = dir.write("weir.yaml", "slot.request.timeout: soon\n");
   auto value = run_weir({"run", "--config", file, "examples/collect.json"});
   CHECK(value.exit_code == 2);
-  CHECK(value.err == "weir run: " + file + ": key 'slot.request.timeout': "
+  CHECK(value.err == "weir run: " + file + ":1: key 'slot.request.timeout': "
                      "expected a duration such as '500 ms' or '10 s', got "
                      "'soon'\n");
   auto ok = run_weir({"run", "--config", dir.write("ok.yaml",
@@ -203,6 +203,7 @@ TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
                         "state.checkpoints.num-retained, state.backend.type)\n");
   auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=5 s"});
   CHECK(hb.exit_code == 2);
-  CHECK(hb.err == "weir run: heartbeat.interval (5000 ms) must be above 0 and "
-                  "below heartbeat.timeout (3000 ms)\n");
+  CHECK(hb.err == "weir run: heartbeat.interval (5000 ms, "
+                  "-Dheartbeat.interval=5 s) must be above 0 and "
+                  "below heartbeat.timeout (3000 ms, default)\n");
 }

@@ -83,7 +83,7 @@ TEST_CASE("configuration values outside their key's range name key and range") {
   auto yaml = dir.write("weir.yaml", "restart-strategy.fixed-delay.attempts: "
                                      "-1\n");
   expect_refused({"run", "--config", yaml, spec},
-                 "weir run: " + yaml + ": key "
+                 "weir run: " + yaml + ":1: key "
                  "'restart-strategy.fixed-delay.attempts': expected a value in "
                  "[0, 2147483647], got '-1'");
   expect_refused({"jobmanager", "--port", "99999", "--state-dir",

@@ -75,12 +75,18 @@ TEST_CASE("durations and memory sizes take Flink's units") {
 
 TEST_CASE("unknown keys and wrong types name the key and the source") {
   auto file = write_temp("taskmanager.numberOfTaskSlotz: 2\n");
-  CHECK(error_of(file, {}) == file + ": unknown key 'taskmanager.numberOfTaskSlotz' "
-                              "(see docs/configuration.md)");
+  CHECK(error_of(file, {}) == file + ":1: unknown key "
+                              "'taskmanager.numberOfTaskSlotz' (see "
+                              "docs/configuration.md)");
   std::remove(file.c_str());
   file = write_temp("taskmanager.numberOfTaskSlots: two\n");
-  CHECK(error_of(file, {}) == file + ": key 'taskmanager.numberOfTaskSlots': "
+  CHECK(error_of(file, {}) == file + ":1: key 'taskmanager.numberOfTaskSlots': "
                               "expected an integer, got 'two'");
+  std::remove(file.c_str());
+  file = write_temp("heartbeat:\n  interval: 1 s\n  timeout: never\n");
+  CHECK(error_of(file, {}) == file + ":3: key 'heartbeat.timeout': expected a "
+                              "duration such as '500 ms' or '10 s', got "
+                              "'never'");
   std::remove(file.c_str());
   CHECK(error_of(std::nullopt, {"slot.request.timeout=soon"})
         == "-Dslot.request.timeout=soon: key 'slot.request.timeout': expected a "
@@ -94,6 +100,19 @@ TEST_CASE("unknown keys and wrong types name the key and the source") {
            "file or directory");
   file = write_temp("a: b: c\n");
   CHECK(error_of(file, {}) == file + ":1:5: illegal map value");
+  std::remove(file.c_str());
+}
+
+TEST_CASE("each set value knows where it came from") {
+  auto file = write_temp("# cluster\njobmanager.rpc.port: 7000\nheartbeat:\n"
+                         "  timeout: 4 s\n");
+  auto cfg = configuration::load(file, {"heartbeat.timeout=5 s"});
+  REQUIRE(cfg);
+  CHECK(cfg->origin(keys::jobmanager_port) == file + ":2");
+  CHECK(cfg->origin(keys::heartbeat_timeout) == "-Dheartbeat.timeout=5 s");
+  CHECK(cfg->origin(keys::task_slots).empty()); // the default
+  CHECK_FALSE(cfg->apply({{"taskmanager.numberOfTaskSlots", "4"}}, "--slots 4"));
+  CHECK(cfg->origin(keys::task_slots) == "--slots 4");
   std::remove(file.c_str());
 }
 
@@ -272,8 +291,8 @@ TEST_CASE("configuration errors carry errc::invalid_config") {
   REQUIRE_FALSE(bad);
   CHECK(bad.error() == make_error(errc::invalid_config));
   CHECK(describe(bad.error())
-        == "heartbeat.interval (5000 ms) must be above 0 and below "
-           "heartbeat.timeout (3000 ms)");
+        == "heartbeat.interval (5000 ms, -Dheartbeat.interval=5 s) must be "
+           "above 0 and below heartbeat.timeout (3000 ms, default)");
   configuration cfg;
   CHECK(cfg.apply({{"state.backend.type", "disk"}}, "job config")
         == make_error(errc::invalid_config));
