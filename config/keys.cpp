@@ -31,6 +31,7 @@ const std::vector<key_info>& config_keys() {
     jobmanager_address.info(),
     jobmanager_port.info(),
     minicluster_task_managers.info(),
+    parallelism_default.info(),
     taskmanager_timeout.info(),
     start_worker_max_failure_rate.info(),
     restart_strategy.info(),

@@ -65,6 +65,11 @@ inline constexpr config_key<int64_t> jobmanager_port{
 inline constexpr config_key<int64_t> minicluster_task_managers{
   "minicluster.number-of-taskmanagers", "1",
   "TaskExecutors of the embedded cluster of `weir run`.", {"1", "1024"}};
+inline constexpr config_key<int64_t> parallelism_default{
+  "parallelism.default", "1",
+  "Parallelism of the vertices of a job that set none (`weir run -p`, `weir "
+  "info -p`); when set it replaces the spec's `parallelism`.",
+  {"1", "32768"}};
 inline constexpr config_key<ms> taskmanager_timeout{
   "resourcemanager.taskmanager-timeout", "30 s",
   "Driver mode (a CLI-created cluster): a worker the ResourceManager started "

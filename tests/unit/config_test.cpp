@@ -116,6 +116,16 @@ TEST_CASE("each set value knows where it came from") {
   std::remove(file.c_str());
 }
 
+TEST_CASE("parallelism.default: Flink's key of -p, in [1, 32768]") {
+  CHECK(configuration{}.get(keys::parallelism_default) == 1);
+  CHECK(configuration::load(std::nullopt, {"parallelism.default=3"})
+          ->get(keys::parallelism_default)
+        == 3);
+  CHECK(error_of(std::nullopt, {"parallelism.default=0"})
+        == "-Dparallelism.default=0: key 'parallelism.default': expected a "
+           "value in [1, 32768], got '0'");
+}
+
 TEST_CASE("numbers outside a key's range name the key and the range") {
   CHECK(error_of(std::nullopt, {"taskmanager.numberOfTaskSlots=4294967297"})
         == "-Dtaskmanager.numberOfTaskSlots=4294967297: key "
