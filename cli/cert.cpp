@@ -8,6 +8,7 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
@@ -38,8 +39,14 @@ bool is_kind(const std::string& word) {
   return word == "ca" || word == "node" || word == "client";
 }
 
-/// The flags of `weir cert KIND`.
-cxxopts::Options options_of(const std::string& kind, int default_days) {
+int default_days_of(const std::string& kind) {
+  return kind == "ca" ? default_ca_days : default_leaf_days;
+}
+
+} // namespace
+
+cxxopts::Options cert_flags(const std::string& kind) {
+  auto default_days = default_days_of(kind);
   cxxopts::Options opts(action + " " + kind, kind == "ca"
                                                ? "Make the cluster's CA."
                                                : "Sign a " + kind
@@ -61,6 +68,8 @@ cxxopts::Options options_of(const std::string& kind, int default_days) {
                        cxxopts::value<std::vector<std::string>>());
   return opts;
 }
+
+namespace {
 
 /// `path` quoted for a shell when it needs it.
 std::string shell_word(const std::string& path) {
@@ -165,8 +174,8 @@ std::optional<cert_request> parse_request(const std::vector<std::string>& args,
                                           int& code) {
   cert_request req;
   req.kind = args[0];
-  auto default_days = req.kind == "ca" ? default_ca_days : default_leaf_days;
-  auto opts = options_of(req.kind, default_days);
+  auto default_days = default_days_of(req.kind);
+  auto opts = cert_flags(req.kind);
   cxxopts::ParseResult res;
   if (code = parse_flags(opts, action, {args.begin() + 1, args.end()}, res);
       code >= 0)

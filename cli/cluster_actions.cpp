@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "actors/common/event_log.hpp"
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/app_cluster.hpp"
 #include "cli/exit_codes.hpp"
@@ -31,7 +32,7 @@ std::FILE* open_log(const cxxopts::ParseResult& res, const std::string& action) 
 
 } // namespace
 
-int jobmanager_action(const std::vector<std::string>& args) {
+cxxopts::Options jobmanager_flags() {
   cxxopts::Options opts("weir jobmanager",
                         "Run the master of a session cluster: Dispatcher, "
                         "ResourceManager and the JobMasters of its jobs.");
@@ -51,6 +52,12 @@ int jobmanager_action(const std::vector<std::string>& args) {
     ("print-driver-output", "with --application: also write what the "
      "driver prints to stdout (a detached application's logs/stdout.txt)")
     ("h,help", "print this help");
+  add_config_flags(opts);
+  return opts;
+}
+
+int jobmanager_action(const std::vector<std::string>& args) {
+  auto opts = jobmanager_flags();
   cxxopts::ParseResult res;
   int code = exit_ok;
   auto cfg = parse_with_config(opts, "weir jobmanager", args, res, code);
@@ -112,8 +119,8 @@ int taskmanager_action(const std::vector<std::string>& args) {
   auto address = jobmanager_address(res, *cfg);
   auto at = parse_endpoints(address);
   if (!at) {
-    fmt::print(stderr, "weir taskmanager: -m '{}' is not HOST:PORT[,HOST:PORT...]\n",
-               address);
+    fmt::print(stderr, "weir taskmanager: {}\n",
+               bad_jobmanager_address(res, *cfg));
     return exit_bad_input;
   }
   if (report_first(

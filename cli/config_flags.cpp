@@ -39,7 +39,6 @@ std::optional<configuration> parse_with_config(cxxopts::Options& opts,
                                                const std::vector<std::string>& args,
                                                cxxopts::ParseResult& flags,
                                                int& exit_code) {
-  add_config_flags(opts);
   if (auto code = parse_flags(opts, action, args, flags); code >= 0) {
     exit_code = code;
     return std::nullopt;
@@ -77,6 +76,23 @@ std::string jobmanager_address(const cxxopts::ParseResult& flags,
     return flags["jobmanager"].as<std::string>();
   return fmt::format("{}:{}", cfg.get(keys::jobmanager_address),
                      cfg.get(keys::jobmanager_port));
+}
+
+std::string bad_jobmanager_address(const cxxopts::ParseResult& flags,
+                                   const configuration& cfg) {
+  auto address = jobmanager_address(flags, cfg);
+  if (flags.count("jobmanager") > 0)
+    return fmt::format("-m '{}' is not HOST:PORT", address);
+  auto from = [&](const auto& key) {
+    auto origin = cfg.origin(key);
+    return origin.empty() ? std::string{"default"} : origin;
+  };
+  return fmt::format("jobmanager.rpc.address '{}' ({}) and jobmanager.rpc.port "
+                     "{} ({}) give '{}', which is not HOST:PORT (no -m given)",
+                     cfg.get(keys::jobmanager_address),
+                     from(keys::jobmanager_address),
+                     cfg.get(keys::jobmanager_port), from(keys::jobmanager_port),
+                     address);
 }
 
 } // namespace weir::cli

@@ -19,8 +19,8 @@ void add_config_flags(cxxopts::Options& opts);
 std::optional<configuration> load_config(const std::string& action,
                                          const cxxopts::ParseResult& flags);
 
-/// Adds the configuration flags, parses an action's flags and loads the
-/// configuration. Returns the configuration, or nothing with `exit_code` set
+/// Parses an action's flags (its options hold the configuration flags) and
+/// loads the configuration. Returns the configuration, or nothing with `exit_code` set
 /// after printing the help (0) or a one-line error (2).
 std::optional<configuration> parse_with_config(cxxopts::Options& opts,
                                                const std::string& action,
@@ -34,16 +34,20 @@ std::vector<std::string> config_args(const cxxopts::ParseResult& flags);
 
 /// Flags win over configuration keys: when `flag` was given, its value
 /// (with `unit` appended, "m" for a flag in MB) replaces `key`'s in `cfg`
-/// (options are then built from `cfg` alone). The error names the flag, the
-/// key and its range.
+/// (options are then built from `cfg` alone), with the flag as the value's
+/// origin: `typed` (how the user wrote it, "-p"; default "--" + flag) and
+/// the value. The error names that origin, the key and its range.
 template <class Flag, class T>
 caf::error flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
                           const std::string& flag, const config_key<T>& key,
-                          const char* unit = "") {
+                          const char* unit = "", const std::string& typed = "") {
   if (flags.count(flag) == 0)
     return caf::none;
-  auto text = fmt::format("{}{}", flags[flag].template as<Flag>(), unit);
-  return cfg.apply({{std::string{key.name}, text}}, "--" + flag);
+  auto value = flags[flag].template as<Flag>();
+  auto origin = fmt::format("{} {}", typed.empty() ? "--" + flag : typed,
+                            value);
+  return cfg.apply({{std::string{key.name}, fmt::format("{}{}", value, unit)}},
+                   origin);
 }
 
 /// Prints the first of `errors` as `action: error`; whether there was one.
@@ -54,5 +58,11 @@ bool report_first(const std::string& action,
 /// jobmanager.rpc.port from the configuration.
 std::string jobmanager_address(const cxxopts::ParseResult& flags,
                                const configuration& cfg);
+
+/// The line saying that jobmanager_address() is not HOST:PORT[,...], naming
+/// where it came from: "-m 'x' is not HOST:PORT", or the keys and their
+/// origins.
+std::string bad_jobmanager_address(const cxxopts::ParseResult& flags,
+                                   const configuration& cfg);
 
 } // namespace weir::cli

@@ -25,6 +25,13 @@ bool is_flag(const std::string& a) {
 
 } // namespace
 
+std::vector<std::string> driver_resource_flags() {
+  std::vector<std::string> out;
+  for (auto& entry : short_driver_flags())
+    out.push_back(entry.first);
+  return out;
+}
+
 bool wants_driver_mode(const std::vector<std::string>& args,
                        const std::vector<std::string>& value_flags) {
   auto& shorts = short_driver_flags();

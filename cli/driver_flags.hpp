@@ -18,6 +18,10 @@ struct driver_args {
   std::string error;
 };
 
+/// The seed's short forms of the driver's resources: "-Dhm", "-Ddm", "-Dc",
+/// "-Dnm" (each the same as a long flag of driver mode).
+std::vector<std::string> driver_resource_flags();
+
 /// Whether `weir run` arguments ask for driver mode (-D or --driver before
 /// the first positional argument; `value_flags` take the next argument as
 /// their value, and so do -Dhm, -Ddm, -Dc, -Dnm and -c).

@@ -7,11 +7,14 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/app_cluster.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/driver_flags.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flag_table.hpp"
+#include "cli/job_command.hpp"
 #include "cli/job_args.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
@@ -27,11 +30,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-cxxopts::Options driver_options() {
+} // namespace
+
+cxxopts::Options driver_run_flags() {
   cxxopts::Options opts("weir run -D",
-                        "Run a driver program (from a user library) as a job "
-                        "of its own in a cluster: a session (-m), or one "
-                        "created for the application that ends with it.");
+                        "Driver mode: run a driver program (from a user "
+                        "library) as a job of its own in a cluster: a session "
+                        "(-m), or one created for the application that ends "
+                        "with it. Options go before the driver library; what "
+                        "follows it is the driver's own arguments.");
   opts.custom_help("-c NAME [OPTIONS] DRIVER_LIBRARY [ARGS...]");
   opts.add_options()
     ("driver", "driver mode (-D)")
@@ -48,8 +55,8 @@ cxxopts::Options driver_options() {
      cxxopts::value<double>())
     ("drivernativememory", "-Dnm: native memory of the driver's slot, MB",
      cxxopts::value<int64_t>())
-    ("p,parallelism", "default parallelism of the jobs the driver submits",
-     cxxopts::value<int32_t>())
+    ("p,parallelism", "default parallelism of the jobs the driver submits "
+     "(parallelism.default)", cxxopts::value<int32_t>())
     ("s,fromSavepoint", "the jobs the driver submits start from this "
      "savepoint", cxxopts::value<std::string>())
     ("n,allowNonRestoredState", "with -s or -r: skip state no vertex claims")
@@ -61,16 +68,7 @@ cxxopts::Options driver_options() {
   return opts;
 }
 
-std::vector<std::string> driver_value_flags() {
-  std::vector<std::string> flags{"-c", "--class", "-m", "--jobmanager",
-                                 "--driverheapmemory", "--driverdirectmemory",
-                                 "--drivercpus", "--drivernativememory", "-p",
-                                 "--parallelism", "-s", "--fromSavepoint", "-r",
-                                 "--resume", "--config"};
-  for (auto& f : user_code_value_flags())
-    flags.push_back(f);
-  return flags;
-}
+namespace {
 
 /// Options of the seed's table that a C++ runtime does not offer.
 std::string out_of_scope(const std::string& flag) {
@@ -94,15 +92,15 @@ std::string out_of_scope(const std::string& flag) {
 /// prints.
 job_graph driver_job(const std::string& name, const cxxopts::ParseResult& res,
                      const std::vector<std::string>& program,
+                     std::optional<int64_t> parallelism,
                      const std::string& restore_from) {
   job_graph g;
   g.name = "driver " + name;
   vertex_spec driver{"driver", ops::driver_operator_name, {}, 1};
   driver.params["class"] = name;
   driver.params["args"] = ops::encode_driver_args(program);
-  if (res.count("parallelism") > 0)
-    driver.params["parallelism"]
-      = std::to_string(res["parallelism"].as<int32_t>());
+  if (parallelism)
+    driver.params["parallelism"] = std::to_string(*parallelism);
   if (!restore_from.empty()) {
     driver.params["savepoint"] = restore_from;
     if (res.count("allowNonRestoredState") > 0)
@@ -161,7 +159,8 @@ int submit_driver(remote_cluster& remote, job_graph g,
 } // namespace
 
 int driver_run_action(const std::vector<std::string>& args) {
-  auto split = split_driver_args(args, driver_value_flags());
+  auto split = split_driver_args(args,
+                                 flag_table{driver_run_flags()}.value_flags());
   for (auto& f : split.flags)
     if (auto why = out_of_scope(f); !why.empty()) {
       fmt::print(stderr, "weir run: {}\n", why);
@@ -171,7 +170,7 @@ int driver_run_action(const std::vector<std::string>& args) {
     fmt::print(stderr, "weir run: {}\n", split.error);
     return exit_bad_input;
   }
-  auto opts = driver_options();
+  auto opts = driver_run_flags();
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir run", split.flags, res); code >= 0)
     return code;
@@ -187,6 +186,11 @@ int driver_run_action(const std::vector<std::string>& args) {
   }
   auto cfg = load_config("weir run", res);
   if (!cfg)
+    return exit_bad_input;
+  if (report_first("weir run",
+                   {flag_overrides<int32_t>(
+                     *cfg, res, "parallelism", keys::parallelism_default, "",
+                     typed_flag(split.flags, "-p", "parallelism"))}))
     return exit_bad_input;
   auto code = prepare_user_code("run", res, {split.library});
   if (!code)
@@ -224,7 +228,9 @@ int driver_run_action(const std::vector<std::string>& args) {
       return exit_bad_input;
     }
   }
-  auto graph = driver_job(name, res, split.program, restore_from);
+  auto graph = driver_job(name, res, split.program,
+                          cfg->get_if_set(keys::parallelism_default),
+                          restore_from);
   graph.code = code->code;
   bool detached = res.count("detached") > 0;
   remote_cluster remote;

@@ -2,28 +2,44 @@
 
 #include <cxxopts.hpp>
 
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
+#include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/job_command.hpp"
 #include "plan/chaining.hpp"
 
 namespace weir::cli {
 
-int info_action(const std::vector<std::string>& args) {
+cxxopts::Options info_flags() {
   cxxopts::Options opts("weir info",
                         "Print the execution plan of a job: vertices, "
-                        "operator chains and edges.");
-  opts.custom_help("SPEC [-p N] [--param VALUE ...]");
-  opts.add_options()("p,parallelism", "default parallelism of the job",
-                     cxxopts::value<int32_t>())("h,help", "print this help");
-  opts.allow_unrecognised_options();
+                        "operator chains and edges. weir's flags go anywhere "
+                        "after 'info'; --PARAM VALUE after the spec sets the "
+                        "spec's parameter PARAM.");
+  opts.custom_help("SPEC [OPTIONS] [--PARAM VALUE ...]");
+  opts.add_options()
+    ("p,parallelism", "parallelism of the vertices that set none "
+     "(parallelism.default; default: the spec's)", cxxopts::value<int32_t>())
+    ("h,help", "print this help");
+  add_config_flags(opts);
+  return opts;
+}
+
+int info_action(const std::vector<std::string>& args) {
+  auto opts = info_flags();
   int code = exit_ok;
-  auto cmd = parse_job_command("info", opts, args, {"-p", "--parallelism"},
-                               code);
+  auto cmd = parse_job_command("info", opts, args, code);
   if (!cmd)
     return code;
+  auto cfg = load_config("weir info", cmd->flags);
+  if (!cfg)
+    return exit_bad_input;
+  std::optional<int32_t> parallelism;
+  if (!default_parallelism("weir info", *cfg, *cmd, parallelism))
+    return exit_bad_input;
   job_graph g;
-  if (auto err = load_job(cmd->args, parallelism_flag(cmd->flags), g)) {
+  if (auto err = load_job(cmd->args, parallelism, g)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/flag_table.hpp"
 #include "config/input_file.hpp"
 #include "messages/errors.hpp"
 #include "plan/job_spec.hpp"
@@ -34,66 +35,58 @@ std::string flag_name(const std::string& a) {
 
 std::optional<std::string> split_job_args(const std::string& action,
                                           const std::vector<std::string>& args,
-                                          const std::vector<std::string>& value_flags,
-                                          const std::vector<std::string>& known_flags,
+                                          const flag_table& flags,
                                           job_args& out) {
   out.weir_args.push_back("weir " + action);
-  size_t i = 0;
-  auto takes_value = [&](const std::string& a) {
-    return a.find('=') == std::string::npos
-           && std::find(value_flags.begin(), value_flags.end(), a)
-                != value_flags.end();
+  std::vector<std::string> params;
+  std::string job_name;
+  /// The problem with flag `a`, in the words of the spec when there is one.
+  auto refuse = [&](const std::string& a, const std::string& problem) {
+    if (out.spec_path.empty())
+      return fmt::format("weir {}: {} (see weir {} --help)", action, problem,
+                         action);
+    auto takes = params.empty()
+                   ? std::string{"no parameters"}
+                   : fmt::format("--{}", fmt::join(params, ", --"));
+    if (!is_flag(a))
+      return fmt::format("weir {}: unexpected argument '{}' after the job "
+                         "spec (job '{}' takes {}; see weir {} --help)",
+                         action, a, job_name, takes, action);
+    return fmt::format("weir {}: {} (job '{}' takes {}; see weir {} --help)",
+                       action, problem, job_name, takes, action);
   };
-  for (; i < args.size(); ++i) {
+  for (size_t i = 0; i < args.size(); ++i) {
     auto& a = args[i];
-    if (!is_flag(a)) {
+    if (!is_flag(a) && out.spec_path.empty()) {
       out.spec_path = a;
-      ++i;
-      break;
-    }
-    out.weir_args.push_back(a);
-    if (takes_value(a) && i + 1 < args.size())
-      out.weir_args.push_back(args[++i]);
-  }
-  if (out.spec_path.empty())
-    return std::nullopt; // the caller reports the missing spec (or --help)
-  auto spec = parse_job_spec(out.spec_path);
-  if (!spec)
-    return describe(spec.error());
-  auto params = param_names(*spec);
-  for (; i < args.size(); ++i) {
-    auto& a = args[i];
-    if (a.rfind("--", 0) == 0
-        && std::binary_search(params.begin(), params.end(), flag_name(a))) {
-      auto name = flag_name(a);
-      if (auto eq = a.find('='); eq != std::string::npos) {
-        out.program_args[name] = a.substr(eq + 1);
-      } else if (i + 1 < args.size()) {
-        out.program_args[name] = args[++i];
-      } else {
-        return fmt::format("weir {}: program argument --{} needs a value",
-                           action, name);
-      }
+      auto spec = parse_job_spec(out.spec_path);
+      if (!spec)
+        return describe(spec.error());
+      params = param_names(*spec);
+      job_name = spec->name;
       continue;
     }
-    auto known = std::find(known_flags.begin(), known_flags.end(),
-                           a.substr(0, a.find('=')))
-                   != known_flags.end()
-                 || (a.size() > 2 && a.rfind("-D", 0) == 0); // -Dkey=value
-    if (!is_flag(a) || !known) {
-      auto takes = params.empty()
-                     ? std::string{"no parameters"}
-                     : fmt::format("--{}", fmt::join(params, ", --"));
-      if (!is_flag(a))
-        return fmt::format("weir {}: unexpected argument '{}' after the job "
-                           "spec (job '{}' takes {}; see weir {} --help)",
-                           action, a, spec->name, takes, action);
-      return fmt::format("weir {}: unknown flag '{}' (job '{}' takes {}; see "
-                         "weir {} --help)",
-                         action, a, spec->name, takes, action);
+    if (!out.spec_path.empty() && a.rfind("--", 0) == 0
+        && std::binary_search(params.begin(), params.end(), flag_name(a))) {
+      auto name = flag_name(a);
+      if (auto eq = a.find('='); eq != std::string::npos)
+        out.program_args[name] = a.substr(eq + 1);
+      else if (i + 1 < args.size())
+        out.program_args[name] = args[++i];
+      else
+        return fmt::format("weir {}: program argument --{} needs a value",
+                           action, name);
+      continue;
     }
+    if (!is_flag(a))
+      return refuse(a, "");
+    bool value_follows = false;
+    if (a == "--")
+      return refuse(a, "unknown flag '--'");
+    if (auto problem = flags.check(a, value_follows); !problem.empty())
+      return refuse(a, problem);
     out.weir_args.push_back(a);
-    if (takes_value(a) && i + 1 < args.size())
+    if (value_follows && i + 1 < args.size())
       out.weir_args.push_back(args[++i]);
   }
   return std::nullopt;

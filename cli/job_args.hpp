@@ -14,6 +14,8 @@ class registry;
 
 namespace weir::cli {
 
+class flag_table;
+
 /// A job action's command line taken apart: the spec, weir's own flags and
 /// the program arguments (`--param value`) that override job params.
 struct job_args {
@@ -22,15 +24,15 @@ struct job_args {
   std::map<std::string, std::string> program_args;
 };
 
-/// Finds the spec path (the first argument that is not a flag or the value of
-/// one of `value_flags`) and splits the rest. Arguments after the spec that
-/// name a job parameter are program arguments; those in `known_flags` (all of
-/// weir's flags, with or without values) are left for weir's own parser;
-/// anything else is an error. Fails with a one-line message.
+/// Finds the spec path (the first argument that is neither a flag nor a
+/// flag's value) and splits the command line: weir's own flags (`flags`)
+/// may come anywhere; after the spec, `--NAME VALUE` (or `--NAME=VALUE`)
+/// where NAME is a parameter of the spec is a program argument, even when
+/// weir has a flag of that name (give that flag before the spec). Any
+/// other argument is an error. Fails with a one-line message.
 std::optional<std::string> split_job_args(const std::string& action,
                                           const std::vector<std::string>& args,
-                                          const std::vector<std::string>& value_flags,
-                                          const std::vector<std::string>& known_flags,
+                                          const flag_table& flags,
                                           job_args& out);
 
 /// Loads the spec and builds the JobGraph with program arguments and the

@@ -2,19 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flag_table.hpp"
+#include "config/keys.hpp"
 
 namespace weir::cli {
 
 std::optional<job_command>
 parse_job_command(const std::string& action, cxxopts::Options& opts,
-                  const std::vector<std::string>& args,
-                  const std::vector<std::string>& value_flags, int& exit_code) {
+                  const std::vector<std::string>& args, int& exit_code,
+                  const std::string& more_help) {
   exit_code = exit_bad_input;
   job_args ja;
-  auto known = value_flags;
-  known.insert(known.end(), {"-h", "--help", "-d", "--detached"});
-  if (auto err = split_job_args(action, args, value_flags, known, ja)) {
+  if (auto err = split_job_args(action, args, flag_table{opts}, ja)) {
     fmt::print(stderr, "{}\n", *err);
     return std::nullopt;
   }
@@ -24,13 +25,8 @@ parse_job_command(const std::string& action, cxxopts::Options& opts,
       argv.push_back(a.c_str());
     auto res = opts.parse(static_cast<int>(argv.size()), argv.data());
     if (res.count("help") > 0) {
-      fmt::print("{}", opts.help());
+      fmt::print("{}{}", help_text(opts), more_help);
       exit_code = exit_ok;
-      return std::nullopt;
-    }
-    if (!res.unmatched().empty()) {
-      fmt::print(stderr, "weir {}: unknown flag '{}' (see weir {} --help)\n",
-                 action, res.unmatched().front(), action);
       return std::nullopt;
     }
     if (ja.spec_path.empty()) {
@@ -45,10 +41,30 @@ parse_job_command(const std::string& action, cxxopts::Options& opts,
   }
 }
 
-std::optional<int32_t> parallelism_flag(const cxxopts::ParseResult& flags) {
-  if (flags.count("parallelism") == 0)
-    return std::nullopt;
-  return flags["parallelism"].as<int32_t>();
+std::string typed_flag(const std::vector<std::string>& words,
+                       const std::string& short_form, const std::string& flag) {
+  auto long_form = "--" + flag;
+  std::string typed = long_form;
+  for (auto& w : words) {
+    if (w.rfind(long_form, 0) == 0)
+      typed = long_form;
+    else if (w.rfind("--", 0) != 0 && w.rfind(short_form, 0) == 0)
+      typed = short_form;
+  }
+  return typed;
+}
+
+bool default_parallelism(const std::string& action, configuration& cfg,
+                         const job_command& cmd, std::optional<int32_t>& out) {
+  auto typed = typed_flag(cmd.args.weir_args, "-p", "parallelism");
+  if (auto err = flag_overrides<int32_t>(cfg, cmd.flags, "parallelism",
+                                         keys::parallelism_default, "", typed);
+      report_first(action, {err}))
+    return false;
+  out.reset();
+  if (auto p = cfg.get_if_set(keys::parallelism_default))
+    out = static_cast<int32_t>(*p); // within [1, 32768]: checked when set
+  return true;
 }
 
 } // namespace weir::cli

@@ -7,6 +7,7 @@
 
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flag_table.hpp"
 #include "cluster/gateway.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/errors.hpp"
@@ -16,6 +17,10 @@ namespace weir::cli {
 
 int parse_flags(cxxopts::Options& opts, const std::string& action,
                 const std::vector<std::string>& args, cxxopts::ParseResult& out) {
+  if (auto problem = check_flags(flag_table{opts}, args); !problem.empty()) {
+    fmt::print(stderr, "{}: {} (see {} --help)\n", action, problem, action);
+    return exit_bad_input;
+  }
   std::vector<const char*> argv{action.c_str()};
   for (auto& a : args)
     argv.push_back(a.c_str());
@@ -26,7 +31,7 @@ int parse_flags(cxxopts::Options& opts, const std::string& action,
     return exit_bad_input;
   }
   if (out.count("help") > 0) {
-    fmt::print("{}", opts.help());
+    fmt::print("{}", help_text(opts));
     return exit_ok;
   }
   if (!out.unmatched().empty()) {
@@ -51,7 +56,13 @@ int remote_cluster::connect(const std::string& action,
   auto cfg = load_config(action, flags);
   if (!cfg)
     return exit_bad_input;
-  return connect(action, jobmanager_address(flags, *cfg), remoting::from(*cfg));
+  auto address = jobmanager_address(flags, *cfg);
+  if (!parse_endpoints(address)) {
+    fmt::print(stderr, "{}: {}\n", action,
+               bad_jobmanager_address(flags, *cfg));
+    return exit_bad_input;
+  }
+  return connect(action, address, remoting::from(*cfg));
 }
 
 int remote_cluster::connect(const std::string& action,
@@ -78,28 +89,26 @@ int remote_cluster::connect(const std::string& action,
   return -1;
 }
 
-/// Parses "-m HOST:PORT JOBID" (and the configuration flags) of a job
-/// action and connects. Returns the job id, or nothing with `code` set after
-/// printing the help or a one-line error.
-std::optional<job_id> connect_for_job(const std::string& action,
-                                      const std::string& about,
-                                      const std::vector<std::string>& args,
-                                      remote_cluster& remote, int& code,
-                                      cxxopts::ParseResult& res,
-                                      const job_flags& extra) {
+cxxopts::Options job_action_flags(const std::string& action,
+                                  const std::string& about,
+                                  const std::string& usage) {
   cxxopts::Options opts(action, about);
-  opts.custom_help("-m HOST:PORT JOBID" + extra.usage);
+  opts.custom_help("[-m HOST:PORT] JOBID" + usage);
+  opts.positional_help("");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
-    ("jobid", "the job", cxxopts::value<std::string>())
+    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
+     "jobmanager.rpc.address:jobmanager.rpc.port)",
+     cxxopts::value<std::string>())
     ("h,help", "print this help");
-  std::vector<std::string> positional{"jobid"};
-  if (extra.add)
-    extra.add(opts, positional);
-  opts.parse_positional(positional);
+  opts.add_options(positional_group)("jobid", "the job",
+                                     cxxopts::value<std::string>());
+  opts.parse_positional({"jobid"});
   add_config_flags(opts);
-  if (code = parse_flags(opts, action, args, res); code >= 0)
-    return std::nullopt;
+  return opts;
+}
+
+std::optional<job_id> job_id_flag(const std::string& action,
+                                  const cxxopts::ParseResult& res, int& code) {
   code = exit_bad_input;
   if (res.count("jobid") == 0) {
     fmt::print(stderr, "{}: missing JOBID (see {} --help)\n", action, action);
@@ -112,6 +121,20 @@ std::optional<job_id> connect_for_job(const std::string& action,
                action, text);
     return std::nullopt;
   }
+  code = exit_ok;
+  return id;
+}
+
+std::optional<job_id> connect_for_job(const std::string& action,
+                                      cxxopts::Options& opts,
+                                      const std::vector<std::string>& args,
+                                      remote_cluster& remote, int& code,
+                                      cxxopts::ParseResult& res) {
+  if (code = parse_flags(opts, action, args, res); code >= 0)
+    return std::nullopt;
+  auto id = job_id_flag(action, res, code);
+  if (!id)
+    return std::nullopt;
   if (code = remote.connect(action, res); code >= 0)
     return std::nullopt;
   code = exit_ok;

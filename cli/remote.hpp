@@ -1,6 +1,5 @@
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,22 +35,26 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
 
 class remote_cluster;
 
-/// More flags of a job action: `add` declares them (and appends
-/// positional ones after JOBID); `usage` is appended to "-m HOST:PORT JOBID".
-struct job_flags {
-  std::function<void(cxxopts::Options&, std::vector<std::string>&)> add;
-  std::string usage;
-};
+/// The options of a job action (`weir status` and the like): -m, JOBID (a
+/// positional argument), --config, -D and -h; `usage` follows
+/// "[-m HOST:PORT] JOBID" in the usage line. Actions add their own flags.
+cxxopts::Options job_action_flags(const std::string& action,
+                                  const std::string& about,
+                                  const std::string& usage = "");
 
-/// Parses "-m HOST:PORT JOBID" (plus `extra` and the configuration flags)
-/// of a job action into `res` and connects. Returns the job id, or nothing
-/// with `code` set after printing the help or a one-line error.
+/// Parses a job action's command line with `opts` (job_action_flags() and
+/// the action's own) into `res` and connects. Returns the job id, or
+/// nothing with `code` set after printing the help or a one-line error.
 std::optional<job_id> connect_for_job(const std::string& action,
-                                      const std::string& about,
+                                      cxxopts::Options& opts,
                                       const std::vector<std::string>& args,
                                       remote_cluster& remote, int& code,
-                                      cxxopts::ParseResult& res,
-                                      const job_flags& extra = {});
+                                      cxxopts::ParseResult& res);
+
+/// The job id of a parsed job action: nothing, with `code` set, after a
+/// one-line error (missing, not a job id).
+std::optional<job_id> job_id_flag(const std::string& action,
+                                  const cxxopts::ParseResult& res, int& code);
 
 /// Exit code of a failed request about one job: 2 for an unknown job, else
 /// 3.

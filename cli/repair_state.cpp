@@ -5,34 +5,52 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
+#include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "storage/state_repair.hpp"
 
 namespace weir::cli {
 
-int repair_state_action(const std::vector<std::string>& args) {
-  const std::string action = "weir repair-state";
-  cxxopts::Options opts(action,
+cxxopts::Options repair_state_flags() {
+  cxxopts::Options opts("weir repair-state",
                         "Drop the damaged records of a state directory's "
                         "write-ahead log (the jobmanager refuses to start on "
                         "one) and print what each held. Stop the jobmanager "
                         "first.");
   opts.add_options()
-    ("state-dir", "the state directory (high-availability.storageDir)",
-     cxxopts::value<std::string>())
+    ("state-dir", "the state directory (default: high-availability.storageDir "
+     "if the configuration sets it)", cxxopts::value<std::string>())
     ("dry-run", "only print what a repair would drop; change nothing")
     ("h,help", "print this help");
+  add_config_flags(opts);
+  return opts;
+}
+
+int repair_state_action(const std::vector<std::string>& args) {
+  const std::string action = "weir repair-state";
+  auto opts = repair_state_flags();
   cxxopts::ParseResult res;
-  if (auto code = parse_flags(opts, action, args, res); code >= 0)
+  int code = exit_ok;
+  auto cfg = parse_with_config(opts, action, args, res, code);
+  if (!cfg)
     return code;
-  if (res.count("state-dir") == 0) {
-    fmt::print(stderr, "{}: missing --state-dir DIR\n", action);
+  if (auto err = flag_overrides<std::string>(*cfg, res, "state-dir",
+                                             keys::storage_dir)) {
+    fmt::print(stderr, "{}: {}\n", action, describe(err));
     return exit_bad_input;
   }
-  auto dir = res["state-dir"].as<std::string>();
+  if (!cfg->is_set(keys::storage_dir)) {
+    fmt::print(stderr, "{}: missing --state-dir DIR (or "
+                       "high-availability.storageDir in the configuration)\n",
+               action);
+    return exit_bad_input;
+  }
+  auto dir = cfg->get(keys::storage_dir);
   bool dry_run = res.count("dry-run") > 0;
   auto report = storage::repair_state_dir(dir, dry_run);
   if (!report) {

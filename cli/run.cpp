@@ -15,11 +15,13 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/driver_flags.hpp"
 #include "actors/common/event_log.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flag_table.hpp"
 #include "cli/job_command.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
@@ -45,20 +47,26 @@ void cancel_on_interrupt() {
 /// How often the client asks for the job's status.
 constexpr auto progress_interval = 200ms;
 
-struct run_flags {
+struct run_settings {
   std::optional<int32_t> parallelism;
   std::string jobmanager; ///< -m: a session cluster instead of a local one
   bool detached = false;
 };
 
-cxxopts::Options run_options() {
+} // namespace
+
+cxxopts::Options run_flags() {
   cxxopts::Options opts("weir run",
                         "Run a job on an embedded local cluster (Dispatcher, "
-                        "ResourceManager and TaskExecutors in this process).");
-  opts.custom_help("SPEC [OPTIONS] [--param VALUE ...]");
+                        "ResourceManager and TaskExecutors in this process), "
+                        "or with -m on a session cluster. weir's flags go "
+                        "anywhere after 'run'; --PARAM VALUE after the spec "
+                        "sets the spec's parameter PARAM. Driver mode "
+                        "(-D, its flags below) runs a driver program instead.");
+  opts.custom_help("SPEC [OPTIONS] [--PARAM VALUE ...]");
   opts.add_options()
-    ("p,parallelism", "default parallelism of the job's vertices",
-     cxxopts::value<int32_t>())
+    ("p,parallelism", "parallelism of the vertices that set none "
+     "(parallelism.default; default: the spec's)", cxxopts::value<int32_t>())
     ("taskmanagers", "number of TaskExecutors of the local cluster "
      "(minicluster.number-of-taskmanagers; default 1)",
      cxxopts::value<int32_t>())
@@ -88,9 +96,10 @@ cxxopts::Options run_options() {
     ("h,help", "print this help");
   add_user_code_flags(opts);
   add_config_flags(opts);
-  opts.allow_unrecognised_options();
   return opts;
 }
+
+namespace {
 
 void print_progress(const job_status& s) {
   fmt::print(stderr,
@@ -252,8 +261,8 @@ namespace {
 
 /// Submits to a session cluster (its user code first); waits unless
 /// detached.
-int run_remote(const run_flags& flags, const remoting& remoting, job_graph graph,
-               const prepared_code& user) {
+int run_remote(const run_settings& flags, const remoting& remoting,
+               job_graph graph, const prepared_code& user) {
   cancel_on_interrupt();
   remote_cluster remote;
   if (auto code = remote.connect("weir run", flags.jobmanager, remoting);
@@ -281,29 +290,36 @@ int run_remote(const run_flags& flags, const remoting& remoting, job_graph graph
   return code;
 }
 
+/// "taskmanager.numberOfTaskSlots 4 (weir.yaml:3)": a key's value and
+/// where it came from.
+template <class T>
+std::string key_with_origin(const configuration& cfg, const config_key<T>& key,
+                            int64_t value, const char* unset) {
+  auto origin = cfg.origin(key);
+  return fmt::format("{} {} ({})", key.name, value,
+                     origin.empty() ? unset : origin);
+}
+
 } // namespace
 
 int run_action(const std::vector<std::string>& args) {
-  std::vector<std::string> value_flags{"-p", "--parallelism", "--taskmanagers",
-                                       "--slots", "--state-dir", "-m",
-                                       "--jobmanager", "--config", "--jobid",
-                                       "-s", "--fromSavepoint", "-r", "--log",
-                                       "--resume"};
-  for (auto& f : user_code_value_flags())
-    value_flags.push_back(f);
-  if (wants_driver_mode(args, value_flags))
+  flag_table both_modes{run_flags()};
+  both_modes.add(driver_run_flags());
+  if (wants_driver_mode(args, both_modes.value_flags()))
     return driver_run_action(args);
-  auto opts = run_options();
+  auto opts = run_flags();
   int code = exit_ok;
-  auto cmd = parse_job_command("run", opts, args, value_flags, code);
+  auto cmd = parse_job_command("run", opts, args, code,
+                               "\n" + help_text(driver_run_flags()));
   if (!cmd)
     return code;
   auto& res = cmd->flags;
   auto cfg = load_config("weir run", res);
   if (!cfg)
     return exit_bad_input;
-  run_flags flags;
-  flags.parallelism = parallelism_flag(res);
+  run_settings flags;
+  if (!default_parallelism("weir run", *cfg, *cmd, flags.parallelism))
+    return exit_bad_input;
   // Flags win over configuration keys, which win over the defaults.
   if (report_first(
         "weir run",
@@ -405,8 +421,14 @@ int run_action(const std::vector<std::string>& args) {
     // only delay the same failure.
     fmt::print(stderr,
                "weir run: the job needs {} slots (its highest parallelism) but "
-               "--taskmanagers {} x --slots {} give {}\n",
-               highest, mc.task_executors, mc.slots_per_task_executor, total);
+               "{} x {} give {}\n",
+               highest,
+               key_with_origin(*cfg, keys::minicluster_task_managers,
+                               mc.task_executors, "default"),
+               key_with_origin(*cfg, keys::task_slots,
+                               mc.slots_per_task_executor,
+                               "enough for the job"),
+               total);
     return exit_bad_input;
   }
   cancel_on_interrupt();

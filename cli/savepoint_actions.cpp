@@ -9,9 +9,11 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flag_table.hpp"
 #include "cli/job_args.hpp"
 #include "cli/remote.hpp"
 #include "config/keys.hpp"
@@ -83,21 +85,22 @@ int dispose_savepoint(std::string path) {
 
 } // namespace
 
+cxxopts::Options checkpoint_flags() {
+  auto opts = job_action_flags("weir checkpoint",
+                               "Take a checkpoint of a running job now.",
+                               " [--full]");
+  opts.add_options()("full", "a full checkpoint, sharing no files with "
+                             "earlier ones (matters with incremental RocksDB "
+                             "checkpoints)");
+  return opts;
+}
+
 int checkpoint_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
   cxxopts::ParseResult res;
-  auto id = connect_for_job("weir checkpoint",
-                            "Take a checkpoint of a running job now.", args,
-                            remote, code, res,
-                            job_flags{[](cxxopts::Options& o, auto&) {
-                                        o.add_options()(
-                                          "full", "a full checkpoint, sharing no files with "
-                                                  "earlier ones (matters with "
-                                                  "incremental RocksDB "
-                                                  "checkpoints)");
-                                      },
-                                      " [--full]"});
+  auto opts = checkpoint_flags();
+  auto id = connect_for_job("weir checkpoint", opts, args, remote, code, res);
   if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
@@ -114,56 +117,68 @@ int checkpoint_action(const std::vector<std::string>& args) {
   return code;
 }
 
+cxxopts::Options savepoint_flags() {
+  auto opts = job_action_flags("weir savepoint",
+                               "Take a savepoint of a running job, or dispose "
+                               "of one (-d).",
+                               " [DIR] | weir savepoint -d PATH");
+  opts.add_options()("d,dispose", "dispose of (delete) the savepoint at "
+                                  "PATH; needs no cluster",
+                     cxxopts::value<std::string>());
+  opts.add_options(positional_group)("directory", "where the savepoint goes",
+                                     cxxopts::value<std::string>());
+  opts.parse_positional({"jobid", "directory"});
+  return opts;
+}
+
 int savepoint_action(const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "-d" || args[i] == "--dispose") {
-      if (i + 1 >= args.size()) {
-        fmt::print(stderr, "weir savepoint: -d needs a PATH\n");
-        return exit_bad_input;
-      }
-      return dispose_savepoint(args[i + 1]);
-    }
-  }
-  remote_cluster remote;
-  int code = exit_ok;
+  const std::string action = "weir savepoint";
+  auto opts = savepoint_flags();
   cxxopts::ParseResult res;
-  auto id = connect_for_job(
-    "weir savepoint",
-    "Take a savepoint of a running job (or `weir savepoint -d PATH`: dispose "
-    "of one).",
-    args, remote, code, res,
-    job_flags{[](cxxopts::Options& o, std::vector<std::string>& positional) {
-                o.add_options()("directory", "where the savepoint goes",
-                                cxxopts::value<std::string>());
-                positional.push_back("directory");
-              },
-              " [DIR]"});
+  if (auto code = parse_flags(opts, action, args, res); code >= 0)
+    return code;
+  if (res.count("dispose") > 0) {
+    if (res.count("jobid") > 0 || res.count("jobmanager") > 0) {
+      fmt::print(stderr, "{}: -d PATH disposes of a savepoint and takes no "
+                         "JOBID, DIR or -m (see {} --help)\n",
+                 action, action);
+      return exit_bad_input;
+    }
+    return dispose_savepoint(res["dispose"].as<std::string>());
+  }
+  int code = exit_ok;
+  auto id = job_id_flag(action, res, code);
   if (!id)
+    return code;
+  remote_cluster remote;
+  if (code = remote.connect(action, res); code >= 0)
     return code;
   auto given = res.count("directory") > 0 ? res["directory"].as<std::string>()
                                           : std::string{};
-  auto dir = savepoint_dir("weir savepoint", given, res);
+  auto dir = savepoint_dir(action, given, res);
   if (dir.empty())
     return exit_bad_input;
-  return take_savepoint("weir savepoint", remote, *id, dir, false);
+  return take_savepoint(action, remote, *id, dir, false);
+}
+
+cxxopts::Options stop_flags() {
+  auto opts = job_action_flags("weir stop",
+                               "Stop a running job with a savepoint.",
+                               " [--savepointPath DIR] [--drain]");
+  opts.add_options()
+    ("p,savepointPath", "where the savepoint goes (default: "
+     "execution.checkpointing.savepoint-dir)", cxxopts::value<std::string>())
+    ("drain", "accepted for Flink compatibility; weir has no event time to "
+     "advance");
+  return opts;
 }
 
 int stop_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
   cxxopts::ParseResult res;
-  auto id = connect_for_job(
-    "weir stop", "Stop a running job with a savepoint.", args, remote, code,
-    res,
-    job_flags{[](cxxopts::Options& o, auto&) {
-                o.add_options()("p,savepointPath", "where the savepoint goes "
-                                                   "(default: execution."
-                                                   "checkpointing.savepoint-dir)",
-                                cxxopts::value<std::string>())(
-                  "drain", "accepted for Flink compatibility; weir has no "
-                           "event time to advance");
-              },
-              " [--savepointPath DIR] [--drain]"});
+  auto opts = stop_flags();
+  auto id = connect_for_job("weir stop", opts, args, remote, code, res);
   if (!id)
     return code;
   auto given = res.count("savepointPath") > 0

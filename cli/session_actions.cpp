@@ -8,6 +8,7 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
@@ -102,15 +103,23 @@ std::string describe_cancel(const std::string& job, const cancel_outcome& o) {
 
 } // namespace
 
-int list_action(const std::vector<std::string>& args) {
+cxxopts::Options list_flags() {
   cxxopts::Options opts("weir list", "List the jobs of a session cluster.");
+  opts.custom_help("[-m HOST:PORT] [-r|-s|-a]");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager", cxxopts::value<std::string>())
+    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
+     "jobmanager.rpc.address:jobmanager.rpc.port)",
+     cxxopts::value<std::string>())
     ("r,running", "only running jobs")
     ("s,scheduled", "only scheduled jobs")
     ("a,all", "all jobs, terminated ones included")
     ("h,help", "print this help");
   add_config_flags(opts);
+  return opts;
+}
+
+int list_action(const std::vector<std::string>& args) {
+  auto opts = list_flags();
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir list", args, res); code >= 0)
     return code;
@@ -153,12 +162,16 @@ int list_action(const std::vector<std::string>& args) {
   return exit_ok;
 }
 
+cxxopts::Options cancel_flags() {
+  return job_action_flags("weir cancel", "Cancel a job of a session cluster.");
+}
+
 int cancel_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
   cxxopts::ParseResult res;
-  auto id = connect_for_job("weir cancel", "Cancel a job of a session cluster.",
-                            args, remote, code, res);
+  auto opts = cancel_flags();
+  auto id = connect_for_job("weir cancel", opts, args, remote, code, res);
   if (!id)
     return code;
   auto text = id->to_string();
@@ -180,14 +193,18 @@ int cancel_action(const std::vector<std::string>& args) {
 
 namespace weir::cli {
 
+cxxopts::Options status_flags() {
+  return job_action_flags("weir status",
+                          "Show a job of a session cluster: its state, "
+                          "counters and where each subtask runs.");
+}
+
 int status_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
   cxxopts::ParseResult res;
-  auto id = connect_for_job("weir status",
-                            "Show a job of a session cluster: its state, "
-                            "counters and where each subtask runs.",
-                            args, remote, code, res);
+  auto opts = status_flags();
+  auto id = connect_for_job("weir status", opts, args, remote, code, res);
   if (!id)
     return code;
   caf::scoped_actor self{remote.system()};
@@ -224,15 +241,19 @@ int status_action(const std::vector<std::string>& args) {
 
 namespace weir::cli {
 
+cxxopts::Options wait_flags() {
+  return job_action_flags("weir wait",
+                          "Wait for a job of a session cluster to end and "
+                          "print its result, as an attached `weir run` "
+                          "would.");
+}
+
 int wait_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   int code = exit_ok;
   cxxopts::ParseResult res;
-  auto id = connect_for_job("weir wait",
-                            "Wait for a job of a session cluster to end and "
-                            "print its result, as an attached `weir run` "
-                            "would.",
-                            args, remote, code, res);
+  auto opts = wait_flags();
+  auto id = connect_for_job("weir wait", opts, args, remote, code, res);
   if (!id)
     return code;
   // An unknown job is an error now rather than a wait forever.

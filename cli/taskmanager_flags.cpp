@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/config_flags.hpp"
+
 namespace weir::cli {
 
 namespace {
@@ -37,6 +39,7 @@ cxxopts::Options taskmanager_flags() {
     ("log", "append the event log to this file instead of stderr",
      cxxopts::value<std::string>())
     ("h,help", "print this help");
+  add_config_flags(opts);
   return opts;
 }
 

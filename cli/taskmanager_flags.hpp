@@ -9,7 +9,7 @@
 
 namespace weir::cli {
 
-/// The options of `weir taskmanager` (without --config and -D).
+/// The options of `weir taskmanager`, --config and -D included.
 cxxopts::Options taskmanager_flags();
 
 /// The `weir taskmanager` arguments that start the worker `w` (totals of

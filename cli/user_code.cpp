@@ -82,10 +82,6 @@ void add_user_code_flags(cxxopts::Options& opts) {
      "the blob store, even to nodes that see them at the same path");
 }
 
-std::vector<std::string> user_code_value_flags() {
-  return {"--libjars", "--file", "-C", "--classpath"};
-}
-
 std::optional<prepared_code>
 prepare_user_code(const std::string& action, const cxxopts::ParseResult& flags,
                   const std::vector<std::string>& extra_libraries) {

@@ -33,9 +33,6 @@ struct prepared_code {
 /// to `opts`.
 void add_user_code_flags(cxxopts::Options& opts);
 
-/// Flags of add_user_code_flags() that take a value (for split_job_args).
-std::vector<std::string> user_code_value_flags();
-
 /// Reads and hashes the libraries and files the flags name, and loads the
 /// libraries here to check the job's operators. `extra_libraries` come
 /// first (the driver library of `weir run -D`). Prints a one-line error

@@ -17,36 +17,42 @@ constexpr const char* usage = R"(weir: a cluster runtime for dataflow jobs
 Usage: weir ACTION [OPTIONS] [ARGS]
 
 Actions:
-  run SPEC [OPTIONS] [--param VALUE ...]
+  run SPEC [OPTIONS] [--PARAM VALUE ...]
                  run a job (a JSON job spec) on an embedded local cluster
-  info SPEC [OPTIONS] [--param VALUE ...]
-                 print the job's execution plan without running it
   run -m HOST:PORT [-d] SPEC ...
                  run a job on a session cluster (-d: return once submitted)
-  list -m HOST:PORT [-r|-s|-a]
+  run -D -c NAME [OPTIONS] DRIVER_LIBRARY [ARGS...]
+                 driver mode: run a driver program from a user library in a
+                 cluster of its own, or in a session with -m
+  info SPEC [OPTIONS] [--PARAM VALUE ...]
+                 print the job's execution plan without running it
+  list [-m HOST:PORT] [-r|-s|-a]
                  list the jobs of a session cluster
-  status -m HOST:PORT JOBID
+  status [-m HOST:PORT] JOBID
                  show a job: state, counters, where each subtask runs
-  wait -m HOST:PORT JOBID
+  wait [-m HOST:PORT] JOBID
                  wait for a job's result (say, after the master restarted)
-  cancel -m HOST:PORT JOBID
+  cancel [-m HOST:PORT] JOBID
                  cancel a job of a session cluster
-  checkpoint -m HOST:PORT JOBID
+  checkpoint [-m HOST:PORT] JOBID [--full]
                  take a checkpoint of a running job now
-  savepoint -m HOST:PORT JOBID [DIR] | savepoint -d PATH
+  savepoint [-m HOST:PORT] JOBID [DIR] | savepoint -d PATH
                  take a savepoint of a running job (-d: dispose of one)
-  stop -m HOST:PORT JOBID [--savepointPath DIR]
+  stop [-m HOST:PORT] JOBID [-p DIR] [--drain]
                  stop a running job with a savepoint (resume: run -s PATH)
   jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
                  run the master process of a session cluster
-  taskmanager -m HOST:PORT [--slots N]
+  taskmanager [-m HOST:PORT] [--slots N]
                  run a worker process of a session cluster
   repair-state --state-dir DIR [--dry-run]
                  drop damaged write-ahead log records, printing what each held
   cert ca|node|client --dir DIR [--name NAME] [--host H]... [--days N]
                  make the cluster's CA, or a node or client certificate for TLS
 
-Run 'weir ACTION --help' for the options of an action.
+Every action but cert takes --config FILE (YAML, Flink's key names) and
+-Dkey=value (a configuration key); -m defaults to jobmanager.rpc.address and
+jobmanager.rpc.port. weir's flags go anywhere after the action (driver mode:
+before the driver library). Run 'weir ACTION --help' for an action's flags.
 )";
 
 using action_fn = int (*)(const std::vector<std::string>&);

@@ -11,6 +11,7 @@
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
+#include "refusal.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
@@ -23,16 +24,6 @@ constexpr const char* collect_spec = R"({
     {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 3}},
     {"id": "out", "operator": "collect"}],
   "edges": [{"from": "numbers", "to": "out"}]})";
-
-/// Runs weir and checks the bad-input contract: exit 2, one line, quickly.
-void expect_refused(const std::vector<std::string>& args,
-                    const std::string& message) {
-  auto r = run_weir(args, 30s);
-  CHECK_FALSE(r.timed_out);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err == message + "\n");
-}
 
 } // namespace
 
@@ -88,8 +79,8 @@ TEST_CASE("configuration values outside their key's range name key and range") {
                  "[0, 2147483647], got '-1'");
   expect_refused({"jobmanager", "--port", "99999", "--state-dir",
                   dir.file("state")},
-                 "weir jobmanager: --port: key 'jobmanager.rpc.port': expected "
-                 "a value in [0, 65535], got '99999'");
+                 "weir jobmanager: --port 99999: key 'jobmanager.rpc.port': "
+                 "expected a value in [0, 65535], got '99999'");
 }
 
 TEST_CASE("int64 overflow in a built-in operator fails the job, naming it") {

@@ -196,16 +196,38 @@ TEST_CASE("weir info prints the execution plan without running the job") {
 TEST_CASE("--help lists every flag") {
   auto top = run_weir({"--help"});
   CHECK(top.exit_code == 0);
-  CHECK(top.out.find("run SPEC") != std::string::npos);
-  CHECK(top.out.find("info SPEC") != std::string::npos);
+  for (auto form : {"\n  run SPEC", "\n  info SPEC",
+                    "\n  run -D -c NAME [OPTIONS] DRIVER_LIBRARY [ARGS...]\n",
+                    "but cert takes --config FILE"})
+    CHECK_MESSAGE(top.out.find(form) != std::string::npos, form);
+  // weir run --help: both modes, driver mode's -D forms included.
   auto run = run_weir({"run", "--help"});
   CHECK(run.exit_code == 0);
   for (auto flag : {"--parallelism", "--taskmanagers", "--slots", "--state-dir",
-                    "--help"})
+                    "--help", "--disableSubmitOptimization", "--config",
+                    "-D arg", "--driver", "--class", "-Dhm", "-Ddm", "-Dc",
+                    "-Dnm"})
     CHECK_MESSAGE(run.out.find(flag) != std::string::npos, flag);
   auto info = run_weir({"info", "--help"});
   CHECK(info.exit_code == 0);
   CHECK(info.out.find("--parallelism") != std::string::npos);
+  CHECK(run_weir({"savepoint", "--help"}).out.find("-d, --dispose")
+        != std::string::npos);
+  auto stop = run_weir({"stop", "--help"}).out;
+  CHECK(stop.find("-p, --savepointPath") != std::string::npos);
+  CHECK(stop.find("--drain") != std::string::npos);
+  // Every action's help; its usage line without cxxopts' stray words.
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"run", "-D"}, {"jobmanager"}, {"taskmanager"},
+        {"list"}, {"status"}, {"wait"}, {"cancel"}, {"checkpoint"},
+        {"savepoint"}, {"stop"}, {"repair-state"}, {"cert", "node"}}) {
+    args.push_back("--help");
+    CAPTURE(args.front());
+    auto r = run_weir(args);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Usage:") != std::string::npos);
+    CHECK(r.out.find("positional parameters") == std::string::npos);
+  }
 }
 
 TEST_CASE("a job that fails at run time exits 1 and leaves no output file") {

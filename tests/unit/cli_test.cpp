@@ -1,16 +1,29 @@
 // The CLI's option tables and the cluster's options as the configuration
-// sets them.
+// sets them; command lines read flag by flag; --help against the docs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "cli/action_flags.hpp"
 #include "cli/config_flags.hpp"
+#include "cli/driver_flags.hpp"
+#include "cli/flag_table.hpp"
+#include "cli/job_args.hpp"
+#include "cli/job_command.hpp"
 #include "cli/taskmanager_flags.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/processes.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
+#include "temp_dir.hpp"
 
 using namespace weir;
 using namespace std::chrono_literals;
@@ -25,7 +38,6 @@ configuration config_of(const std::vector<std::string>& dynamic) {
 
 cxxopts::ParseResult parse_taskmanager(const std::vector<std::string>& args) {
   auto opts = cli::taskmanager_flags();
-  cli::add_config_flags(opts);
   std::vector<const char*> argv{"weir"};
   for (auto& a : args)
     argv.push_back(a.c_str());
@@ -73,11 +85,12 @@ TEST_CASE("a flag outside its key's range names the flag, the key and the "
   auto cfg = config_of({});
   auto res = parse_taskmanager({"--slots", "0", "--memory", "99999999"});
   auto err = cli::flag_overrides<int32_t>(cfg, res, "slots", keys::task_slots);
-  CHECK(describe(err) == "--slots: key 'taskmanager.numberOfTaskSlots': "
+  CHECK(describe(err) == "--slots 0: key 'taskmanager.numberOfTaskSlots': "
                          "expected a value in [1, 32768], got '0'");
   err = cli::flag_overrides<int64_t>(cfg, res, "memory", keys::taskmanager_heap,
                                      "m");
-  CHECK(describe(err) == "--memory: key 'taskmanager.memory.task.heap.size': "
+  CHECK(describe(err) == "--memory 99999999: key "
+                         "'taskmanager.memory.task.heap.size': "
                          "expected a value in [0, 16384g], got '99999999m'");
   CHECK(taskmanager_options::from(cfg).slots == 1);
 }
@@ -182,4 +195,232 @@ TEST_CASE("the embedded cluster's options from the configuration") {
   CHECK(mc.task_executors == 3);
   CHECK(mc.checkpoint_dir == "/s/checkpoints");
   CHECK(mc.resource_manager.evenly_spread_out_slots);
+}
+
+// --- command lines: every flag read as itself ----------------------------
+
+namespace {
+
+/// Whether `word` is a flag of `form` (with `value_follows` set).
+bool accepts(const std::string& form, const std::string& word,
+             bool* value_follows = nullptr) {
+  bool follows = false;
+  auto ok = cli::flag_table{cli::flags_of(form)}.check(word, follows).empty();
+  if (value_follows != nullptr)
+    *value_follows = follows;
+  return ok;
+}
+
+/// A spec with parameters `input` and `file` (a name weir's flags use too).
+std::string write_spec(const test::temp_dir& dir) {
+  auto path = dir.sub("job.json");
+  std::ofstream{path} << R"({"name": "p", "params": {"input": "a", "file": "b"},
+    "vertices": [{"id": "s", "operator": "sequence", "params": {"from": 1, "to": 2}},
+                 {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "s", "to": "out"}]})";
+  return path;
+}
+
+} // namespace
+
+TEST_CASE("every action but cert takes --config FILE and -Dkey=value") {
+  for (auto& form : cli::command_forms()) {
+    CAPTURE(form);
+    bool follows = false;
+    bool config = accepts(form, "--config", &follows);
+    bool dynamic = accepts(form, "-Dheartbeat.timeout=2s");
+    if (form.rfind("cert ", 0) == 0) {
+      CHECK_FALSE(config); // weir cert reads no configuration
+      CHECK_FALSE(dynamic);
+      continue;
+    }
+    CHECK(config);
+    CHECK(follows);
+    CHECK(dynamic);
+    CHECK(accepts(form, "-h"));
+    CHECK(accepts(form, "--help"));
+  }
+}
+
+TEST_CASE("a word whose letters are not all flags is no flag at all") {
+  for (auto& form : cli::command_forms()) {
+    CAPTURE(form);
+    auto opts = cli::flags_of(form);
+    auto listed = cli::listed_flags(opts);
+    cli::flag_table table{opts};
+    for (char c = 'A'; c <= 'z'; ++c) {
+      std::string flag{'-', c};
+      if (!std::isalpha(static_cast<unsigned char>(c))
+          || std::find(listed.begin(), listed.end(), flag) != listed.end())
+        continue;
+      // `c` is no flag: no word with it is one, even when the rest of it
+      // reads as flags ("-xh" is not -h).
+      CAPTURE(c);
+      bool follows = false;
+      CHECK_FALSE(table.check(flag + "h", follows).empty());
+      CHECK_FALSE(table.check(std::string{'-', 'h', c}, follows).empty());
+    }
+  }
+  bool follows = true;
+  CHECK(cli::flag_table{cli::flags_of("info")}.check("-xhelp", follows)
+        == "unknown flag '-xhelp'");
+  // A value flag takes the rest of its word; boolean flags combine.
+  CHECK(accepts("run", "-p4", &follows));
+  CHECK_FALSE(follows);
+  CHECK(accepts("run", "-dn"));
+  CHECK(accepts("run", "-dp", &follows));
+  CHECK(follows);
+  CHECK(cli::flag_table{cli::flags_of("run")}.check("-D", follows)
+        == "-D needs key=value: -Dkey=value sets a configuration key");
+}
+
+TEST_CASE("weir run: weir's flags anywhere, job parameters after the spec") {
+  test::temp_dir dir;
+  auto spec = write_spec(dir);
+  cli::flag_table run{cli::flags_of("run")};
+  cli::job_args ja;
+  auto err = cli::split_job_args(
+    "run",
+    {"-d", spec, "-b", "--input", "x", "--disableSubmitOptimization",
+     "-Dheartbeat.timeout=2s", "--file=y", "-p", "2", "--config", "c.yaml",
+     "-n"},
+    run, ja);
+  REQUIRE_FALSE(err);
+  CHECK(ja.spec_path == spec);
+  CHECK(ja.weir_args
+        == std::vector<std::string>{"weir run", "-d", "-b",
+                                    "--disableSubmitOptimization",
+                                    "-Dheartbeat.timeout=2s", "-p", "2",
+                                    "--config", "c.yaml", "-n"});
+  // `file` is the spec's parameter after the spec, weir's flag before it.
+  CHECK(ja.program_args
+        == std::map<std::string, std::string>{{"file", "y"}, {"input", "x"}});
+  cli::job_args before;
+  REQUIRE_FALSE(cli::split_job_args("run", {"--file", "f.txt", spec}, run,
+                                    before));
+  CHECK(before.program_args.empty());
+  CHECK(before.weir_args
+        == std::vector<std::string>{"weir run", "--file", "f.txt"});
+}
+
+TEST_CASE("weir run: unknown flags are named wherever they are") {
+  test::temp_dir dir;
+  auto spec = write_spec(dir);
+  cli::flag_table run{cli::flags_of("run")};
+  cli::job_args ja;
+  CHECK(cli::split_job_args("run", {"-xhelp", spec}, run, ja)
+        == "weir run: unknown flag '-xhelp' (see weir run --help)");
+  cli::job_args after;
+  CHECK(cli::split_job_args("run", {spec, "--inptu", "x"}, run, after)
+        == "weir run: unknown flag '--inptu' (job 'p' takes --file, --input; "
+           "see weir run --help)");
+  cli::job_args positional;
+  CHECK(cli::split_job_args("run", {spec, "x"}, run, positional)
+        == "weir run: unexpected argument 'x' after the job spec (job 'p' "
+           "takes --file, --input; see weir run --help)");
+}
+
+TEST_CASE("-p sets parallelism.default; the key alone works too") {
+  test::temp_dir dir;
+  auto spec = write_spec(dir);
+  auto opts = cli::flags_of("run");
+  int code = 0;
+  auto cmd = cli::parse_job_command("run", opts, {spec, "-p", "5"}, code);
+  REQUIRE(cmd);
+  auto cfg = config_of({"parallelism.default=3"});
+  std::optional<int32_t> p;
+  REQUIRE(cli::default_parallelism("weir run", cfg, *cmd, p));
+  CHECK(p == 5);
+  CHECK(cfg.origin(keys::parallelism_default) == "-p 5");
+  auto without = cli::parse_job_command("run", opts, {spec}, code);
+  REQUIRE(without);
+  cfg = config_of({"parallelism.default=3"});
+  REQUIRE(cli::default_parallelism("weir run", cfg, *without, p));
+  CHECK(p == 3);
+  cfg = config_of({});
+  REQUIRE(cli::default_parallelism("weir run", cfg, *without, p));
+  CHECK_FALSE(p); // the spec's
+  auto typed_long = cli::parse_job_command("run", opts,
+                                           {spec, "--parallelism=0"}, code);
+  REQUIRE(typed_long);
+  CHECK_FALSE(cli::default_parallelism("weir run", cfg, *typed_long, p));
+}
+
+// --- --help and docs/configuration.md ------------------------------------
+
+namespace {
+
+/// The flags docs/configuration.md's "## Flags of `weir X`" tables list,
+/// by command ("run", "status", "cert"; "" for every action's).
+std::map<std::string, std::set<std::string>> documented_flags() {
+  auto* root = std::getenv("WEIR_SOURCE_ROOT");
+  REQUIRE(root != nullptr);
+  std::ifstream in{std::string{root} + "/docs/configuration.md"};
+  REQUIRE(in.good());
+  std::map<std::string, std::set<std::string>> out;
+  std::vector<std::string> commands;
+  std::regex heading{"`weir ([^`]+)`"};
+  std::regex token{"`(-[^` ]+)"};
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("## ", 0) == 0) {
+      commands.clear();
+      if (line == "## Flags of every action")
+        commands.push_back("");
+      else if (line.rfind("## Flags of ", 0) == 0)
+        for (std::sregex_iterator i{line.begin(), line.end(), heading}, end;
+             i != end; ++i)
+          commands.push_back((*i)[1]);
+      continue;
+    }
+    if (commands.empty() || line.rfind("| `", 0) != 0)
+      continue;
+    auto first_cell = line.substr(1, line.find('|', 1) - 1);
+    for (std::sregex_iterator i{first_cell.begin(), first_cell.end(), token},
+         end;
+         i != end; ++i) {
+      auto flag = (*i)[1].str();
+      if (flag.rfind("-D", 0) == 0 && flag.find('=') != std::string::npos)
+        flag = "-D"; // -Dkey=value
+      flag = flag.substr(0, flag.find('='));
+      if (flag.size() > 2 && flag[1] == '-' && std::isupper(flag[2]))
+        continue; // --PARAM: a job parameter
+      for (auto& c : commands)
+        out[c].insert(flag);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("each action's --help lists the flags docs/configuration.md lists") {
+  auto docs = documented_flags();
+  REQUIRE(docs.count("") == 1);
+  std::map<std::string, std::set<std::string>> helped; // by command
+  for (auto& form : cli::command_forms()) {
+    auto command = form.rfind("cert ", 0) == 0 ? std::string{"cert"} : form;
+    auto opts = cli::flags_of(form);
+    for (auto& flag : cli::listed_flags(opts))
+      helped[command].insert(flag);
+    CHECK_MESSAGE(cli::help_text(opts).find("positional parameters")
+                    == std::string::npos,
+                  form);
+  }
+  for (auto& flag : cli::driver_resource_flags())
+    helped["run -D"].insert(flag); // -Dhm MB: --driverheapmemory MB
+  for (auto& [command, flags] : helped) {
+    CAPTURE(command);
+    auto expected = docs[command];
+    if (command != "cert")
+      expected.insert(docs[""].begin(), docs[""].end());
+    for (auto& f : flags)
+      CHECK_MESSAGE(expected.count(f) == 1,
+                    "weir " << command << " --help lists " << f
+                            << ", docs/configuration.md does not");
+    for (auto& f : expected)
+      CHECK_MESSAGE(flags.count(f) == 1,
+                    "docs/configuration.md lists " << f << " for weir "
+                                                   << command
+                                                   << ", its --help does not");
+  }
 }
