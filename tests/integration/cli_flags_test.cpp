@@ -161,11 +161,11 @@ TEST_CASE("parallelism.default with -m: the job on the session has it") {
                              "-Dparallelism.default=2"});
   REQUIRE(submitted.exit_code == 0);
   auto id = submitted.out.substr(0, 32);
-  auto until = std::chrono::steady_clock::now() + 30s;
   std::string status;
-  while (std::chrono::steady_clock::now() < until
-         && status.find("2/2") == std::string::npos)
+  CHECK(eventually([&] {
     status = run_weir({"status", "-m", c.address, id}, 30s).out;
+    return status.find("2/2") != std::string::npos;
+  }));
   CHECK(status.find("1/2") != std::string::npos);
   CHECK(status.find("2/2") != std::string::npos);
   CHECK(run_weir({"cancel", "-m", c.address, id}, 30s).exit_code == 0);
