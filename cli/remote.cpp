@@ -80,7 +80,10 @@ int remote_cluster::connect(const std::string& action,
     fmt::print(stderr, "{}: {}\n", action, describe(err));
     return exit_bad_input;
   }
-  auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(3));
+  // A jobmanager that is not there fails at once (connection refused); one
+  // that is there but busy (a loaded host, a TLS handshake, a cold start)
+  // gets this long for the handshakes and its first answer.
+  auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(10));
   if (!handles) {
     fmt::print(stderr, "{}: {}\n", action, describe(handles.error()));
     return exit_cluster_error;

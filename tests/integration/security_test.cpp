@@ -358,6 +358,7 @@ TEST_CASE("driver mode over TLS: the application cluster runs the driver "
   // SIGPIPE (exit 141 of the application cluster).
   for (int i = 0; i < 3; ++i) {
     auto r = run_weir(args, 120s);
+    INFO("weir run -D said: " << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out == "the\t8\nhe\t5\nand\t4\n");
     CHECK(r.err.find("ended with code") == std::string::npos);
