@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/config_flags.hpp"
+#include "cli/local_recovery.hpp"
 #include "cli/taskmanager_flags.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/processes.hpp"
@@ -182,4 +183,33 @@ TEST_CASE("the embedded cluster's options from the configuration") {
   CHECK(mc.task_executors == 3);
   CHECK(mc.checkpoint_dir == "/s/checkpoints");
   CHECK(mc.resource_manager.evenly_spread_out_slots);
+}
+
+TEST_CASE("weir run --state-dir says what became of each recovered job") {
+  job_status s;
+  s.id = job_id::random();
+  s.name = "wide";
+  s.state = job_state::running;
+  auto id = s.id.to_string();
+  auto line = [&](const std::optional<job_result>& r = std::nullopt) {
+    return cli::recovered_job_line(s, r, "DIR", 1);
+  };
+  auto head = "weir run: recovered job " + id + " (wide) from DIR; ";
+  CHECK(line() == head + "it was still RUNNING and was left unfinished in DIR");
+  s.slots_needed = 2;
+  s.slots_missing = 2;
+  CHECK(line() == head + "it is waiting for 2 of its 2 slots (this cluster "
+                         "has 1) and was left unfinished in DIR");
+  job_result r;
+  r.id = s.id;
+  r.state = job_state::failed;
+  r.error = "boom";
+  s.state = job_state::failed;
+  CHECK(line(r) == head + "it ended FAILED: boom");
+  r.state = job_state::finished;
+  r.error.clear();
+  CHECK(line(r) == head + "it finished");
+  // An ended job whose result could not be fetched.
+  s.state = job_state::canceled;
+  CHECK(line() == head + "it ended CANCELED");
 }
