@@ -23,6 +23,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "cli/job_command.hpp"
+#include "cli/local_recovery.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
 #include "cluster/mini_cluster.hpp"
@@ -454,11 +455,19 @@ int run_action(const std::vector<std::string>& args) {
                describe(cluster.error()));
     return exit_cluster_error;
   }
-  if (!upload_blobs(sys, (*cluster)->dispatcher(), *user, "run")) {
+  auto dispatcher = (*cluster)->dispatcher();
+  // Unfinished jobs of the state directory run too: say which, and at the
+  // end what became of them.
+  auto recovered = mc.state_dir.empty()
+                     ? std::vector<job_status>{}
+                     : recovered_jobs_of(sys, dispatcher, graph.id);
+  announce_recovered_jobs(recovered, mc.state_dir);
+  if (!upload_blobs(sys, dispatcher, *user, "run")) {
     (*cluster)->stop();
     return exit_cluster_error;
   }
-  auto result = submit_and_wait(sys, (*cluster)->dispatcher(), std::move(graph));
+  auto result = submit_and_wait(sys, dispatcher, std::move(graph));
+  report_recovered_jobs(sys, dispatcher, recovered, mc.state_dir, total);
   (*cluster)->stop();
   return result;
 }

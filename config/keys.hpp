@@ -47,10 +47,11 @@ inline constexpr config_key<ms> registration_max_timeout{
   positive_duration};
 inline constexpr config_key<int64_t> supervision_max_restarts{
   "jobmanager.supervision.max-restarts", "3",
-  "Crashes of JobMasters (counted by the Dispatcher) or of the Dispatcher and "
-  "ResourceManager (counted by the jobmanager's supervisor) that are "
-  "restarted within jobmanager.supervision.within; one more and the "
-  "supervisor gives up (the jobmanager exits with code 4).", {"0", "1000000"}};
+  "Crashes that are restarted within jobmanager.supervision.within: of each "
+  "job's JobMasters (counted per job by the Dispatcher; one more and that job "
+  "fails) and of the Dispatcher and ResourceManager (counted by the "
+  "jobmanager's supervisor; one more and it gives up, the jobmanager exits "
+  "with code 4).", {"0", "1000000"}};
 inline constexpr config_key<ms> supervision_within{
   "jobmanager.supervision.within", "1 min",
   "The window of jobmanager.supervision.max-restarts.", positive_duration};

@@ -26,11 +26,15 @@ using namespace std::chrono_literals;
 constexpr auto store_timeout = 60s;
 constexpr auto job_master_timeout = 60s;
 
+/// The Dispatcher's own timer: the backoff before a new JobMaster for the
+/// job whose JobMaster (that incarnation) crashed has passed.
+using dispatcher_private_actor
+  = dispatcher_actor::extend<caf::reacts_to<restart_atom, job_id, int32_t>>;
+
 struct dispatcher_state {
   job_store_actor store;
   resource_manager_actor rm;
   job_master_options jm_opts;
-  std::unique_ptr<restart_intensity> intensity;
   job_table jobs;
   /// Driver mode: applications, and whether this cluster ends with one.
   application_tracker apps;
@@ -38,7 +42,7 @@ struct dispatcher_state {
   static inline const char* name = "dispatcher";
 };
 
-using self_ptr = dispatcher_actor::stateful_pointer<dispatcher_state>;
+using self_ptr = dispatcher_private_actor::stateful_pointer<dispatcher_state>;
 
 void start_job_master(self_ptr self, job_entry& entry) {
   auto& st = self->state;
@@ -46,7 +50,7 @@ void start_job_master(self_ptr self, job_entry& entry) {
   opts.incarnation = ++entry.incarnation;
   opts.store = st.store;
   auto jm = spawn_job_master(self->system(), entry.graph, opts,
-                             dispatcher_actor{self}, st.rm);
+                             caf::actor_cast<dispatcher_actor>(self), st.rm);
   self->monitor(jm);
   st.jobs.started(entry, std::move(jm), st.rm.address());
 }
@@ -140,10 +144,50 @@ void stop_job_masters(self_ptr self, const caf::error& reason) {
     self->send_exit(jm, reason);
 }
 
+/// The backoff after a crash has passed: a new JobMaster, unless the job
+/// was cancelled meanwhile.
+void restart_job_master(self_ptr self, job_id id, int32_t incarnation) {
+  auto& st = self->state;
+  auto* entry = st.jobs.restart_due(id, incarnation);
+  if (entry == nullptr)
+    return;
+  if (entry->cancel_requested)
+    complete(self, job_table::canceled_before_start(id, entry->graph.name,
+                                                    now_ms()));
+  else
+    start_job_master(self, *entry);
+}
+
+/// A JobMaster crashed: it is started again on the stored JobGraph
+/// (one-for-one), with a backoff, within the job's restart intensity; past
+/// it the job fails and its result is stored (it is not recovered again).
+/// One job's crashes never end the Dispatcher.
+void on_job_master_crash(self_ptr self, job_entry& entry,
+                         const caf::error& why) {
+  auto& st = self->state;
+  auto id = entry.graph.id;
+  auto reason = describe(why);
+  auto d = st.jobs.job_master_crashed(id, self->clock().now(), reason,
+                                      now_ms());
+  if (!d.restart) {
+    log_eventf("job {} ({}): JobMaster crashed ({}); failing the job after {}",
+               id.to_string(), entry.graph.name, reason, d.limit);
+    complete(self, std::move(d.failure));
+    return;
+  }
+  log_eventf("job {} ({}): JobMaster crashed ({}); restarting it{} ({} of {})",
+             id.to_string(), entry.graph.name, reason,
+             d.delay.count() > 0 ? fmt::format(" in {} ms", d.delay.count())
+                                 : "",
+             d.restarts, d.limit);
+  if (d.delay.count() > 0)
+    self->delayed_send(self, d.delay, restart_atom_v, id, entry.incarnation);
+  else
+    restart_job_master(self, id, entry.incarnation);
+}
+
 /// A JobMaster ended without a result. It lost its ResourceManager: it is
-/// started again with the new one. It crashed: it is started again on the
-/// stored JobGraph (one-for-one) within the restart intensity; past that,
-/// the Dispatcher gives up and ends, leaving the decision to its supervisor.
+/// started again with the new one. It crashed: on_job_master_crash.
 void on_job_master_down(self_ptr self, const caf::down_msg& dm) {
   using end = job_table::job_master_end;
   auto& st = self->state;
@@ -153,26 +197,10 @@ void on_job_master_down(self_ptr self, const caf::down_msg& dm) {
   if (d.what == end::ignore || d.what == end::await_resource_manager)
     return;
   auto& entry = *st.jobs.find(d.job);
-  if (d.what == end::restart) {
+  if (d.what == end::restart)
     start_job_master(self, entry);
-    return;
-  }
-  auto id = d.job.to_string();
-  auto& name = entry.graph.name;
-  auto reason = describe(dm.reason);
-  if (!st.intensity->on_crash(self->clock().now())) {
-    log_eventf("job {} ({}): JobMaster crashed ({}); giving up after {}", id,
-               name, reason, st.intensity->describe());
-    stop_job_masters(self, caf::exit_reason::user_shutdown);
-    self->quit(make_error(errc::supervision_gave_up,
-                          fmt::format("JobMasters crashed more than {}",
-                                      st.intensity->describe())));
-    return;
-  }
-  log_eventf("job {} ({}): JobMaster crashed ({}); restarting it ({} of {})",
-             id, name, reason, st.intensity->recent(),
-             st.intensity->describe());
-  start_job_master(self, entry);
+  else
+    on_job_master_crash(self, entry, dm.reason);
 }
 
 /// The job is stored: it runs now, unless it was cancelled meanwhile.
@@ -265,15 +293,14 @@ caf::result<T> by_job(self_ptr self, job_id id, Running running, Ended ended,
   return running(entry->jm);
 }
 
-dispatcher_actor::behavior_type
+dispatcher_private_actor::behavior_type
 dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
                 job_master_options jm_opts, supervision_options supervision,
                 bool application_mode) {
   report_crashes(self);
   auto& st = self->state;
   st.application_mode = application_mode;
-  st.intensity = std::make_unique<restart_intensity>(supervision.max_restarts,
-                                                     supervision.within);
+  st.jobs = job_table{supervision};
   st.store = std::move(store);
   st.rm = std::move(rm);
   st.jm_opts = jm_opts;
@@ -383,6 +410,9 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       for (auto& id : st.jobs.awaiting_resource_manager())
         start_job_master(self, *st.jobs.find(id));
     },
+    [=](restart_atom, job_id id, int32_t incarnation) {
+      restart_job_master(self, id, incarnation);
+    },
   };
 }
 
@@ -393,8 +423,9 @@ dispatcher_actor spawn_dispatcher(caf::actor_system& sys, job_store_actor store,
                                   job_master_options jm_opts,
                                   supervision_options supervision,
                                   bool application_mode) {
-  return sys.spawn(dispatcher_impl, std::move(store), std::move(rm), jm_opts,
-                   supervision, application_mode);
+  return caf::actor_cast<dispatcher_actor>(
+    sys.spawn(dispatcher_impl, std::move(store), std::move(rm), jm_opts,
+              supervision, application_mode));
 }
 
 } // namespace weir

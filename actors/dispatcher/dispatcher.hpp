@@ -15,9 +15,10 @@ namespace weir {
 /// Spawns a Dispatcher. Its first step is recovery: it loads every stored
 /// JobGraph from `store`, skips the jobs that have a stored result, and runs
 /// the others; only then does it serve clients. It supervises its
-/// JobMasters: one that crashes is started again on the stored JobGraph
-/// until `supervision` is used up; then the Dispatcher itself ends with
-/// supervision_gave_up (and its own supervisor decides).
+/// JobMasters: one that crashes is started again on the stored JobGraph,
+/// with a backoff, until its job's `supervision` (counted per job) is used
+/// up; then that job fails and its result is stored, so it is not
+/// recovered again. A job's crashes never end the Dispatcher.
 ///
 /// Jobs of a driver (driver mode) form an application (application_tracker).
 /// With `application_mode` the cluster serves one application: when it has

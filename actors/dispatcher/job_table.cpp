@@ -2,10 +2,15 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "actors/job_master/collected_results.hpp"
 #include "storage/job_graph_store.hpp"
 
 namespace weir {
+
+job_table::job_table(supervision_options per_job) : per_job_(per_job) {
+}
 
 job_entry* job_table::find(const job_id& id) {
   auto i = jobs_.find(id);
@@ -31,6 +36,7 @@ job_entry& job_table::add(job_graph g, int64_t now_ms) {
   auto& e = jobs_[g.id];
   e.graph = std::move(g);
   e.submitted_ms = now_ms;
+  e.crashes = restart_intensity{per_job_};
   return e;
 }
 
@@ -55,6 +61,7 @@ std::vector<job_id> job_table::recover(const recovered_jobs& rec,
 void job_table::started(job_entry& e, job_master_actor jm,
                         caf::actor_addr rm) {
   e.awaiting_rm = false;
+  e.restart_pending = false;
   e.rm_of_jm = std::move(rm);
   job_by_jm_[jm.address()] = e.graph.id;
   e.jm = std::move(jm);
@@ -80,7 +87,9 @@ job_status job_table::status_of(const job_id& id, const job_entry& e) {
   job_status s;
   s.id = id;
   s.name = e.graph.name;
-  s.state = e.cancel_requested ? job_state::cancelling : job_state::created;
+  s.state = e.cancel_requested ? job_state::cancelling
+            : e.restart_pending ? job_state::restarting
+                                : job_state::created;
   s.start_time_ms = e.submitted_ms;
   return s;
 }
@@ -104,6 +113,44 @@ job_table::job_master_ended(const caf::actor_addr& jm, bool leader_lost,
     return {job_master_end::restart, id};
   e.awaiting_rm = true;
   return {job_master_end::await_resource_manager, id};
+}
+
+job_table::crash_decision
+job_table::job_master_crashed(const job_id& id,
+                              restart_intensity::clock::time_point now,
+                              const std::string& reason, int64_t now_ms) {
+  auto& e = jobs_[id];
+  crash_decision d;
+  d.limit = e.crashes.describe();
+  if (e.crashes.on_crash(now)) {
+    e.restart_pending = true;
+    d.restart = true;
+    d.delay = e.crashes.backoff();
+    d.restarts = e.crashes.recent();
+    return d;
+  }
+  // The crashes within the window: every restart it allowed, and this one.
+  auto crashed = e.crashes.recent() + 1;
+  auto& r = d.failure;
+  r.id = id;
+  r.name = e.graph.name;
+  r.state = job_state::failed;
+  r.error = fmt::format("its JobMaster crashed {} time{} within {} ms "
+                        "(last: {})",
+                        crashed, crashed == 1 ? "" : "s",
+                        e.crashes.within().count(), reason);
+  r.start_time_ms = e.submitted_ms;
+  r.end_time_ms = now_ms;
+  return d;
+}
+
+job_entry* job_table::restart_due(const job_id& id, int32_t incarnation) {
+  auto* e = find(id);
+  if (e == nullptr || e->ending() || !e->restart_pending || e->jm
+      || e->incarnation != incarnation)
+    return nullptr;
+  e->restart_pending = false;
+  return e;
 }
 
 std::vector<job_id> job_table::awaiting_resource_manager() const {

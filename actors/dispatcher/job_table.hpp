@@ -1,13 +1,16 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <caf/actor_addr.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/supervisor/restart_intensity.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/job_master.hpp"
 #include "messages/job_result.hpp"
@@ -36,6 +39,10 @@ struct job_entry {
   /// The JobMaster ended with its ResourceManager; a new one starts with
   /// the next ResourceManager.
   bool awaiting_rm = false;
+  /// Crashes of the job's JobMasters within the job's restart intensity.
+  restart_intensity crashes;
+  /// Its JobMaster crashed; a new one starts after a backoff (RESTARTING).
+  bool restart_pending = false;
   /// Clients waiting for the result: the newest request of each client (a
   /// client that re-asks after a timeout replaces its older request).
   std::map<caf::actor_addr, caf::typed_response_promise<job_result>> waiting;
@@ -49,6 +56,10 @@ struct job_entry {
 /// submission, recovery, what to do when a JobMaster ends).
 class job_table {
 public:
+  /// `per_job`: how often each job's JobMaster may crash
+  /// (jobmanager.supervision.*) before the job fails.
+  explicit job_table(supervision_options per_job = {});
+
   /// What a JobMaster's end means for its job.
   enum class job_master_end {
     /// Not a current JobMaster, or its job is ending anyway.
@@ -107,6 +118,34 @@ public:
   end_decision job_master_ended(const caf::actor_addr& jm, bool leader_lost,
                                 const caf::actor_addr& rm);
 
+  /// What a JobMaster's crash means for its job.
+  struct crash_decision {
+    /// Start a new JobMaster after `delay` (restart_due); else the job
+    /// fails with `failure`.
+    bool restart = false;
+    std::chrono::milliseconds delay{0};
+    /// Restarts of the job within its window, this one included.
+    int restarts = 0;
+    /// The job's limit: "3 restarts within 60000 ms".
+    std::string limit;
+    /// The job's FAILED result when it is not restarted: "its JobMaster
+    /// crashed N times within W ms (last: REASON)".
+    job_result failure;
+  };
+
+  /// The JobMaster of job `id` crashed with `reason` at `now` (wall clock
+  /// `now_ms`), as job_master_ended said. Within the job's restart
+  /// intensity it starts again after restart_intensity::backoff (the job
+  /// is RESTARTING until then); past it the job fails, and only that job.
+  crash_decision job_master_crashed(const job_id& id,
+                                    restart_intensity::clock::time_point now,
+                                    const std::string& reason, int64_t now_ms);
+
+  /// The backoff of a restart job_master_crashed allowed has passed: the
+  /// job, unless it is ending or a JobMaster was started for it since
+  /// (`incarnation` is the one that crashed); nullptr otherwise.
+  job_entry* restart_due(const job_id& id, int32_t incarnation);
+
   /// A new ResourceManager: the jobs whose JobMaster waited for it.
   std::vector<job_id> awaiting_resource_manager() const;
 
@@ -137,6 +176,7 @@ public:
                                           int64_t now_ms);
 
 private:
+  supervision_options per_job_;
   std::map<job_id, job_entry> jobs_;
   std::map<caf::actor_addr, job_id> job_by_jm_;
 };

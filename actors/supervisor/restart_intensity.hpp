@@ -27,6 +27,11 @@ public:
 
   restart_intensity(int max_restarts, std::chrono::milliseconds within);
 
+  /// jobmanager.supervision.max-restarts within jobmanager.supervision.within.
+  explicit restart_intensity(const supervision_options& opts = {})
+    : restart_intensity(opts.max_restarts, opts.within) {
+  }
+
   /// Records a crash at `now`; true when a restart is still allowed.
   bool on_crash(clock::time_point now);
 

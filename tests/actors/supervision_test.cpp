@@ -1,6 +1,7 @@
 // Supervision on CAF's deterministic scheduler: the jobmanager's supervisor
 // restarts a crashed ResourceManager or Dispatcher (one-for-one) and gives
-// up past its restart intensity; the Dispatcher restarts crashed JobMasters.
+// up past its restart intensity; the Dispatcher restarts crashed JobMasters
+// within each job's own restart intensity and fails only that job past it.
 #include "caf_doctest.hpp"
 
 #include "actors/supervisor/supervisor.hpp"
@@ -152,20 +153,53 @@ TEST_CASE_FIXTURE(supervision_fixture,
 }
 
 TEST_CASE_FIXTURE(supervision_fixture,
-                  "JobMasters crashing too often take the Dispatcher down") {
+                  "a JobMaster crashing past its job's restart intensity "
+                  "fails that job, not the Dispatcher") {
   start(2);
   auto first = dispatcher();
-  self->monitor(first);
+  auto poisoned = numbers_graph(10);
+  poisoned.config["weir.fault.jobmaster-crashes"] = "1000";
+  auto r = run_job(poisoned);
+  CHECK(r.state == job_state::failed);
+  CHECK(r.error
+        == "its JobMaster crashed 3 times within 86400000 ms (last: uncaught "
+           "exception: injected JobMaster crash 3 of 1000 "
+           "(weir.fault.jobmaster-crashes))");
+  // Its result is stored: a later Dispatcher does not recover it.
+  auto& dones = deref<fake_job_store_impl>(store).state.dones;
+  REQUIRE(dones.size() == 1);
+  CHECK(dones[0].id == poisoned.id);
+  CHECK(dones[0].state == job_state::failed);
+  // The same Dispatcher goes on serving, the job's limit is its own.
+  CHECK(dispatcher().address() == first.address());
+  auto other = numbers_graph(100);
+  other.config["weir.fault.jobmaster-crashes"] = "2";
+  auto ok = run_job(other);
+  CHECK(ok.state == job_state::finished);
+  CHECK(sum_of(ok) == 5050);
+}
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "a crashed JobMaster's restarts back off: the second waits "
+                  "100 ms, its job RESTARTING meanwhile") {
+  start(3);
+  auto d = dispatcher();
   auto g = numbers_graph(10);
-  g.config["weir.fault.jobmaster-crashes"] = "3";
-  CHECK(request<job_id>(first, submit_atom_v, g) == g.id);
-  run();
-  caf::error reason;
-  self->receive([&](caf::down_msg& dm) { reason = dm.reason; });
-  CHECK(describe(reason)
-        == "JobMasters crashed more than 2 restarts within 86400000 ms");
-  // The supervisor started another Dispatcher (its first restart).
-  CHECK(dispatcher().address() != first.address());
+  g.config["weir.fault.jobmaster-crashes"] = "2";
+  self->send(d, submit_atom_v, g);
+  // Messages only, no timers: the first restart is at once, the second
+  // waits for its backoff.
+  consume_messages();
+  self->receive([](job_id) {});
+  auto status = self->request(d, caf::infinite, status_atom_v, g.id, false);
+  consume_messages();
+  status.receive(
+    [&](job_status& s) { CHECK(s.state == job_state::restarting); },
+    [](caf::error& err) { FAIL_CHECK(caf::to_string(err)); });
+  advance_time(std::chrono::milliseconds{100});
+  auto r = request<job_result>(d, result_atom_v, g.id);
+  CHECK(r.state == job_state::finished);
+  CHECK(r.collected.size() == 10);
 }
 #endif
 

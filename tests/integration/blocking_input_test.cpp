@@ -173,6 +173,7 @@ TEST_CASE("an input the worker cannot open fails the job, not the worker") {
     auto r = run_weir({"run", "-m", address, "-p", std::to_string(1 + i % 2),
                        "-Drestart-strategy.type=none", spec, "--input", input},
                       60s);
+    INFO("weir run said: " << r.err);
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("ended FAILED: lines -> words (") != std::string::npos);
     CHECK(r.err.find("cannot open '" + input + "': No such file or directory")

@@ -227,6 +227,20 @@ void lose_worker_during_job(int sig) {
   master.finish(30s);
 }
 
+/// A jobmanager that a test kills and starts again on its state directory,
+/// with one registered taskmanager "tm-1" of 2 slots.
+struct restartable_cluster {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  restartable_jobmanager master{dir.file("state")};
+  running_process worker{{weir, "taskmanager", "-m", master.address, "--slots",
+                          "2", "--id", "tm-1"}};
+
+  restartable_cluster() {
+    REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
+  }
+};
+
 } // namespace
 
 TEST_CASE("a killed worker's subtasks run again on the surviving worker") {
@@ -238,13 +252,9 @@ TEST_CASE("a stopped (hung) worker is declared lost by heartbeats") {
 }
 
 TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") {
-  temp_dir dir;
-  std::string weir = std::getenv("WEIR_BIN");
-  restartable_jobmanager master{dir.file("state")};
+  restartable_cluster c;
+  auto& [dir, weir, master, worker] = c;
   auto& address = master.address;
-  running_process worker{{weir, "taskmanager", "-m", address, "--slots", "2",
-                          "--id", "tm-1"}};
-  REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
   auto done = done_spec(dir);
   auto finished = run_weir({"run", "-m", address, done}, 60s);
   REQUIRE(finished.exit_code == 0);
@@ -356,21 +366,48 @@ TEST_CASE("a crashed JobMaster is restarted and its job finishes once") {
   CHECK(list.out.find("No running jobs.\nNo scheduled jobs.\n") == 0);
 }
 
-TEST_CASE("past the restart intensity the jobmanager exits with code 4") {
-  one_worker_cluster c{{"-Djobmanager.supervision.max-restarts=1"}};
-  auto& master = *c.master;
-  auto& address = c.address;
-  // Two JobMaster crashes take the Dispatcher down; its replacement
-  // recovers the job, which crashes it again: the supervisor gives up.
-  auto submitted = run_weir({"run", "-m", address, "-d",
-                             crashing_spec(c.dir, 1000)});
-  CHECK(submitted.exit_code == 0);
-  auto r = master.finish(60s);
-  CHECK(r.exit_code == 4);
-  CHECK(r.err.find("supervisor: the Dispatcher crashed (") != std::string::npos);
-  CHECK(r.err.find("jobmanager: exiting: the Dispatcher crashed more than 1 "
-                   "restarts within 60000 ms\n")
+TEST_CASE("a job whose JobMaster keeps crashing fails alone and is not "
+          "recovered again") {
+  restartable_cluster c;
+  auto& [dir, weir, master, worker] = c;
+  auto& address = master.address;
+  // Four crashes within a minute (the default intensity: 3 restarts, after
+  // 0, 100 and 200 ms) fail the job; before, they took the Dispatcher down,
+  // and every new Dispatcher recovered the job and crashed the same way.
+  auto r = run_weir({"run", "-m", address, crashing_spec(dir, 1000)}, 60s);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("ended FAILED: its JobMaster crashed 4 times within 60000 "
+                   "ms (last: uncaught exception: injected JobMaster crash 4 "
+                   "of 1000 (weir.fault.jobmaster-crashes))\n")
         != std::string::npos);
+  REQUIRE(master->wait_for_stderr(
+    "(crashing): JobMaster crashed (uncaught exception: injected JobMaster "
+    "crash 4 of 1000 (weir.fault.jobmaster-crashes)); failing the job after 3 "
+    "restarts within 60000 ms",
+    30s));
+  auto log = master->stderr_so_far();
+  CHECK(log.find("(crashing): JobMaster crashed (uncaught exception: injected "
+                 "JobMaster crash 2 of 1000 (weir.fault.jobmaster-crashes)); "
+                 "restarting it in 100 ms (2 of 3 restarts within 60000 ms)")
+        != std::string::npos);
+  CHECK(log.find("supervisor:") == std::string::npos);
+  // The jobmanager goes on serving.
+  auto ok = run_weir({"run", "-m", address, "examples/collect.json", "--to",
+                      "4"}, 60s);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == "2\n4\n");
+  // Its result is stored: a new jobmanager on the directory lists it FAILED
+  // and does not run it again.
+  master.kill();
+  master.restart();
+  auto list = run_weir({"list", "-m", address, "-a"}, 30s);
+  CHECK(list.out.find(" : crashing (FAILED, ") != std::string::npos);
+  worker.signal(SIGTERM);
+  worker.finish(30s);
+  master->signal(SIGTERM);
+  auto second = master->finish(30s);
+  CHECK(second.exit_code == 0);
+  CHECK(second.err.find("recovered") == std::string::npos);
 }
 #endif
 

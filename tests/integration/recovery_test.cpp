@@ -10,6 +10,8 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <fmt/format.h>
+
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/errors.hpp"
@@ -120,4 +122,69 @@ TEST_CASE("weir run with a state directory keeps the job's result there") {
   REQUIRE(results->entries.size() == 1);
   CHECK(results->entries[0].result.state == job_state::finished);
   CHECK(r.err.find(results->entries[0].result.id.to_string()) != std::string::npos);
+}
+
+namespace {
+
+/// A state directory holding `g`, stored and never run (a `weir run` that
+/// was killed, say).
+void store_unfinished(const std::string& state, const job_graph& g) {
+  auto kv = storage::open_rocksdb_store(state);
+  REQUIRE(kv);
+  REQUIRE_FALSE(storage::job_graph_store{**kv}.put(g));
+}
+
+} // namespace
+
+TEST_CASE("weir run --state-dir says what it recovered and what became of "
+          "it") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  auto recovered = [&](const job_graph& g) {
+    return fmt::format("weir run: recovered job {} (evens) from {}",
+                       g.id.to_string(), state);
+  };
+  SUBCASE("a job that needs more slots than the local cluster has waits") {
+    auto wide = evens_graph(10, 2);
+    store_unfinished(state, wide);
+    // The local cluster is sized to this run's job: one slot.
+    auto r = run_weir({"run", "examples/collect.json", "--to", "4",
+                       "--state-dir", state});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "2\n4\n");
+    CHECK(r.err.find(recovered(wide) + ", left unfinished there; it is "
+                                       "started too\n")
+          == 0);
+    CHECK(r.err.find(recovered(wide) + "; it is waiting for 2 of its 2 slots "
+                                       "(this cluster has 1) and was left "
+                                       "unfinished in " + state + "\n")
+          != std::string::npos);
+    // It is still there for the next run.
+    auto again = run_weir({"run", "examples/collect.json", "--to", "2",
+                           "--state-dir", state, "--slots", "3"});
+    CHECK(again.exit_code == 0);
+    CHECK(again.err.find(recovered(wide) + ", left unfinished there")
+          != std::string::npos);
+  }
+  SUBCASE("a job that gets its slots runs; a finished one is said so") {
+    auto small = evens_graph(10, 1);
+    store_unfinished(state, small);
+    // Paced for about half a second: the recovered job, started first,
+    // finishes meanwhile.
+    auto paced = dir.write("paced.json", R"({
+      "name": "paced",
+      "vertices": [
+        {"id": "gen", "operator": "generator", "params": {"count": 500, "rate": 1000, "keys": 2}},
+        {"id": "out", "operator": "discard"}],
+      "edges": [{"from": "gen", "to": "out", "partitioning": "forward"}]})");
+    auto r = run_weir({"run", paced, "--slots", "2", "--state-dir", state});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find(recovered(small) + "; it finished\n")
+          != std::string::npos);
+    // Its result is stored: the next run recovers nothing.
+    auto again = run_weir({"run", "examples/collect.json", "--to", "2",
+                           "--state-dir", state});
+    CHECK(again.exit_code == 0);
+    CHECK(again.err.find("recovered") == std::string::npos);
+  }
 }

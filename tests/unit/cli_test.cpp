@@ -18,6 +18,7 @@
 #include "cli/flag_table.hpp"
 #include "cli/job_args.hpp"
 #include "cli/job_command.hpp"
+#include "cli/local_recovery.hpp"
 #include "cli/taskmanager_flags.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/processes.hpp"
@@ -423,4 +424,33 @@ TEST_CASE("each action's --help lists the flags docs/configuration.md lists") {
                                                    << command
                                                    << ", its --help does not");
   }
+}
+
+TEST_CASE("weir run --state-dir says what became of each recovered job") {
+  job_status s;
+  s.id = job_id::random();
+  s.name = "wide";
+  s.state = job_state::running;
+  auto id = s.id.to_string();
+  auto line = [&](const std::optional<job_result>& r = std::nullopt) {
+    return cli::recovered_job_line(s, r, "DIR", 1);
+  };
+  auto head = "weir run: recovered job " + id + " (wide) from DIR; ";
+  CHECK(line() == head + "it was still RUNNING and was left unfinished in DIR");
+  s.slots_needed = 2;
+  s.slots_missing = 2;
+  CHECK(line() == head + "it is waiting for 2 of its 2 slots (this cluster "
+                         "has 1) and was left unfinished in DIR");
+  job_result r;
+  r.id = s.id;
+  r.state = job_state::failed;
+  r.error = "boom";
+  s.state = job_state::failed;
+  CHECK(line(r) == head + "it ended FAILED: boom");
+  r.state = job_state::finished;
+  r.error.clear();
+  CHECK(line(r) == head + "it finished");
+  // An ended job whose result could not be fetched.
+  s.state = job_state::canceled;
+  CHECK(line() == head + "it ended CANCELED");
 }

@@ -130,6 +130,55 @@ TEST_CASE_FIXTURE(table_fixture, "a JobMaster's end: crash, lost "
   }
 }
 
+TEST_CASE_FIXTURE(table_fixture, "a crashed JobMaster restarts with a "
+                                 "backoff within its job's intensity, then "
+                                 "the job fails") {
+  using namespace std::chrono_literals;
+  job_table limited{supervision_options{2, 10000ms}};
+  auto g = graph("poisoned");
+  auto& e = limited.add(g, 5);
+  auto other = graph("other");
+  limited.add(other, 5);
+  auto rm = idle();
+  auto t0 = restart_intensity::clock::now();
+  auto crash = [&](restart_intensity::clock::time_point at) {
+    auto jm = idle<job_master_actor>();
+    ++e.incarnation;
+    limited.started(e, jm, rm.address());
+    CHECK(limited.job_master_ended(jm.address(), false, rm.address()).what
+          == end::crashed);
+    return limited.job_master_crashed(g.id, at, "boom", 42);
+  };
+  auto first = crash(t0);
+  CHECK(first.restart);
+  CHECK(first.delay == 0ms);
+  CHECK(first.restarts == 1);
+  CHECK(first.limit == "2 restarts within 10000 ms");
+  CHECK(job_table::status_of(g.id, e).state == job_state::restarting);
+  CHECK(limited.restart_due(g.id, e.incarnation) == &e);
+  auto second = crash(t0 + 1ms);
+  CHECK(second.restart);
+  CHECK(second.delay == 100ms);
+  CHECK(second.restarts == 2);
+  // A stale timer (an older incarnation's) starts nothing; the due one once.
+  CHECK(limited.restart_due(g.id, e.incarnation - 1) == nullptr);
+  CHECK(limited.restart_due(g.id, e.incarnation) == &e);
+  CHECK(limited.restart_due(g.id, e.incarnation) == nullptr);
+  auto third = crash(t0 + 2ms);
+  CHECK_FALSE(third.restart);
+  CHECK(third.failure.id == g.id);
+  CHECK(third.failure.name == "poisoned");
+  CHECK(third.failure.state == job_state::failed);
+  CHECK(third.failure.error
+        == "its JobMaster crashed 3 times within 10000 ms (last: boom)");
+  CHECK(third.failure.start_time_ms == 5);
+  CHECK(third.failure.end_time_ms == 42);
+  // Crashes are counted per job.
+  CHECK(limited.job_master_crashed(other.id, t0 + 3ms, "boom", 43).restart);
+  // Past the window, the job's crashes are forgotten.
+  CHECK(crash(t0 + 20000ms).restart);
+}
+
 TEST_CASE_FIXTURE(table_fixture, "a result is stored once; the list shows "
                                  "every job's state") {
   auto created = graph("created");
