@@ -60,6 +60,9 @@ bool start_transport(caf::actor_system& sys, const remoting& r,
 
 int run_jobmanager(const jobmanager_options& opts) {
   catch_stop_signals();
+  // Whatever it waits for (a standby for the lock, a teardown for a peer),
+  // a stopped jobmanager ends.
+  end_process_after_stop("jobmanager", 0);
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
@@ -162,6 +165,9 @@ int run_jobmanager(const jobmanager_options& opts) {
       },
       caf::after(signal_poll) >> [] {});
   if (ended) {
+    // Exiting means exiting: in every role (a standby that took over too),
+    // whatever the teardown waits for.
+    end_process_after("jobmanager", code);
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     (*cluster)->stop();
     return code;

@@ -1,12 +1,14 @@
 #include "cluster/stop_signal.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -21,13 +23,40 @@ volatile std::sig_atomic_t stop_flag = 0;
 /// (-1: none armed); writing is async-signal-safe.
 volatile std::sig_atomic_t watchdog_fd = -1;
 
+/// The same for the watchdog of end_process_after.
+volatile std::sig_atomic_t exit_watchdog_fd = -1;
+
+void wake(int fd) {
+  if (fd < 0)
+    return;
+  char byte = 1;
+  [[maybe_unused]] auto n = ::write(fd, &byte, 1);
+}
+
 extern "C" void on_stop_signal(int) {
   stop_flag = 1;
-  if (watchdog_fd >= 0) {
-    char byte = 1;
-    auto saved = errno;
-    [[maybe_unused]] auto n = ::write(watchdog_fd, &byte, 1);
-    errno = saved;
+  auto saved = errno;
+  wake(watchdog_fd);
+  wake(exit_watchdog_fd);
+  errno = saved;
+}
+
+/// Waits up to `grace` for a byte on `in`; true when one came (a stop
+/// signal), false at the deadline.
+bool signalled_within(int in, std::chrono::milliseconds grace) {
+  using clock = std::chrono::steady_clock;
+  auto until = clock::now() + grace;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      until - clock::now());
+    if (left.count() <= 0)
+      return false;
+    pollfd p{in, POLLIN, 0};
+    auto n = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (n > 0)
+      return true;
+    if (n < 0 && errno != EINTR)
+      return false;
   }
 }
 
@@ -46,15 +75,34 @@ bool stop_requested() {
   return stop_flag != 0;
 }
 
+namespace {
+
+/// Opens the pipe a stop signal writes to (its write end goes to `slot`)
+/// and runs `watch` with its read end on a thread of its own; nothing when
+/// no pipe can be had.
+template <class Watch>
+void start_watchdog(volatile std::sig_atomic_t& slot, Watch watch) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return;
+  slot = fds[1];
+  std::thread{[watch, in = fds[0]] { watch(in); }}.detach();
+}
+
+/// Ends the process with `code` after one line on stderr.
+[[noreturn]] void end_now(const char* who, int code, const std::string& why) {
+  fmt::print(stderr, "{}: {}\n", who, why);
+  std::fflush(stderr);
+  ::_exit(code);
+}
+
+} // namespace
+
 void end_process_after_stop(const char* who, int code,
                             std::chrono::milliseconds grace) {
   static std::once_flag armed;
   std::call_once(armed, [&] {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      return;
-    watchdog_fd = fds[1];
-    std::thread{[who, code, grace, in = fds[0]] {
+    start_watchdog(watchdog_fd, [who, code, grace](int in) {
       // The handler sets the flag before it writes; a signal that came
       // before the pipe existed set only the flag.
       while (!stop_requested()) {
@@ -64,11 +112,25 @@ void end_process_after_stop(const char* who, int code,
           return; // the pipe broke: no watchdog
       }
       std::this_thread::sleep_for(grace); // the process should be gone by now
-      fmt::print(stderr, "{}: still running {} ms after the stop signal; "
-                         "exiting\n", who, grace.count());
-      std::fflush(stderr);
-      ::_exit(code);
-    }}.detach();
+      end_now(who, code,
+              fmt::format("still running {} ms after the stop signal; exiting",
+                          grace.count()));
+    });
+  });
+}
+
+void end_process_after(const char* who, int code,
+                       std::chrono::milliseconds grace) {
+  static std::once_flag armed;
+  std::call_once(armed, [&] {
+    start_watchdog(exit_watchdog_fd, [who, code, grace](int in) {
+      if (signalled_within(in, grace))
+        end_now(who, code, "a stop signal while exiting; exiting now");
+      end_now(who, code,
+              fmt::format("still running {} ms after deciding to exit; "
+                          "exiting",
+                          grace.count()));
+    });
   });
 }
 

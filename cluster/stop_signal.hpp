@@ -30,4 +30,11 @@ constexpr std::chrono::seconds stop_grace{10};
 void end_process_after_stop(const char* who, int code,
                             std::chrono::milliseconds grace = stop_grace);
 
+/// Ends the process with `code` if it still runs `grace` from now, saying
+/// so on stderr as `who`, and at once on a stop signal: a process that has
+/// decided to exit (its supervisor gave up) exits, whatever its teardown
+/// waits for. A thread of its own waits; call it once.
+void end_process_after(const char* who, int code,
+                       std::chrono::milliseconds grace = stop_grace);
+
 } // namespace weir

@@ -69,6 +69,7 @@ const std::vector<key_info>& config_keys() {
     rpc_max_message_size.info(),
 #ifdef WEIR_FAULT_INJECTION
     fault_jobmaster_crashes.info(),
+    fault_dispatcher_crash.info(),
 #endif
   };
   return all;

@@ -315,6 +315,12 @@ inline constexpr config_key<int64_t> fault_jobmaster_crashes{
   "Test hook (builds with -Dfault_injection=true, the default): the first N "
   "JobMasters of the job crash once the job is deployed. Per job.",
   {"0", "1000"}, per_job};
+inline constexpr config_key<bool> fault_dispatcher_crash{
+  "weir.fault.dispatcher-crash", "false",
+  "Test hook (builds with -Dfault_injection=true, the default): the "
+  "Dispatcher crashes once the job's result is stored and the clients "
+  "waiting for it are answered. Per job.",
+  {}, per_job};
 #endif
 
 } // namespace weir::keys

@@ -3,6 +3,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include <sys/socket.h>
@@ -42,6 +44,12 @@ using network::rw_state;
 using clock_type = std::chrono::steady_clock;
 using reap_atom = caf::atom_constant<caf::atom("reap")>;
 
+/// How long the connections of a stopped transport may take to send what
+/// is queued for them before they are closed hard. CAF's middleman ends
+/// only once every connection has drained: a peer that does not read
+/// (stopped, hung, cut off) would otherwise keep the process alive.
+constexpr auto drain_timeout = std::chrono::seconds(1);
+
 class guarded_scribe;
 
 /// What the transport of one actor system shares between its middleman
@@ -62,6 +70,8 @@ struct transport_state {
   /// Scribes no longer pending, released on the next reap (never inside
   /// one of their own member functions).
   std::vector<caf::intrusive_ptr<guarded_scribe>> released;
+  /// Every connection whose socket is open (its scribe exists).
+  std::set<guarded_scribe*> live;
   /// The certificate OU of each peer node that passed its handshakes.
   std::map<caf::node_id, std::string> roles;
   /// "host:port" → why the last connection there failed in its handshake.
@@ -125,7 +135,22 @@ public:
       tls_(std::move(tls)), guard_(side, state->settings.max_message_size),
       state_(std::move(state)), peer_(std::move(peer)),
       stream_(mpx, fd, guarded_policy{this, tls_.get()}) {
-    // nop
+    std::lock_guard<std::mutex> guard{state_->mtx};
+    state_->live.insert(this);
+  }
+
+  ~guarded_scribe() override {
+    // Before stream_ closes the socket: what stop_transport cuts is never
+    // a closed (or reused) descriptor.
+    std::lock_guard<std::mutex> guard{state_->mtx};
+    state_->live.erase(this);
+  }
+
+  /// Shuts the socket down in both directions, from any thread: what is
+  /// still queued fails to send, and the multiplexer drops the connection.
+  /// The caller holds the state's lock.
+  void abort_socket() {
+    ::shutdown(stream_.fd(), SHUT_RDWR);
   }
 
   void configure_read(caf::io::receive_policy::config config) override {
@@ -514,11 +539,25 @@ void stop_transport(caf::actor_system& sys) {
   caf::anon_send_exit(st->reaper, caf::exit_reason::kill);
   // The actors hold this state: drop the handles, or the detached
   // middleman is never destroyed and the actor system waits for its thread.
-  std::lock_guard<std::mutex> guard{st->mtx};
-  st->middleman = nullptr;
-  st->reaper = nullptr;
-  st->pending.clear();
-  st->released.clear();
+  // The scribes are released after the lock (their destructor takes it).
+  decltype(st->pending) pending;
+  decltype(st->released) released;
+  {
+    std::lock_guard<std::mutex> guard{st->mtx};
+    st->middleman = nullptr;
+    st->reaper = nullptr;
+    pending.swap(st->pending);
+    released.swap(st->released);
+  }
+  // The actor system ends next, and its middleman waits for every
+  // connection to drain; past drain_timeout, those left are cut. A process
+  // that is gone by then never runs this.
+  std::thread{[st] {
+    std::this_thread::sleep_for(drain_timeout);
+    std::lock_guard<std::mutex> guard{st->mtx};
+    for (auto* scribe : st->live)
+      scribe->abort_socket();
+  }}.detach();
 }
 
 caf::io::middleman_actor middleman_of(caf::actor_system& sys) {

@@ -1,5 +1,7 @@
 #include "actors/dispatcher/dispatcher.hpp"
 
+#include <stdexcept>
+
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -11,6 +13,7 @@
 #include "actors/common/event_log.hpp"
 #include "actors/dispatcher/applications.hpp"
 #include "actors/dispatcher/job_table.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
 #include "plan/validation.hpp"
@@ -90,6 +93,19 @@ void on_application_progress(self_ptr self,
                           d.error));
 }
 
+#ifdef WEIR_FAULT_INJECTION
+/// Test hook (weir.fault.dispatcher-crash): whether the Dispatcher crashes
+/// once job `id` has ended.
+bool crashes_after(self_ptr self, const job_id& id) {
+  auto* entry = self->state.jobs.find(id);
+  if (entry == nullptr)
+    return false;
+  auto cfg = self->state.jm_opts.config;
+  return !cfg.apply(entry->graph.config, "job config")
+         && cfg.get(keys::fault_dispatcher_crash);
+}
+#endif
+
 /// Stores the result, then answers everyone waiting for it.
 void complete(self_ptr self, job_result result) {
   auto& st = self->state;
@@ -105,6 +121,11 @@ void complete(self_ptr self, job_result result) {
     auto& ended = self->state.jobs.completed(id, std::move(r));
     on_application_progress(
       self, self->state.apps.ended(id, ended.result->state, ended.result->error));
+#ifdef WEIR_FAULT_INJECTION
+    if (crashes_after(self, id))
+      throw std::runtime_error(
+        "injected Dispatcher crash (weir.fault.dispatcher-crash)");
+#endif
   };
   self->request(st.store, store_timeout, finish_atom_v, result)
     .then([=](bool) { finish(result); },

@@ -322,6 +322,109 @@ TEST_CASE("a standby jobmanager takes over when the leader dies") {
 }
 
 
+namespace {
+
+/// numbers 1..500000 → collect: a result of megabytes, more than the
+/// socket buffers of a connection hold.
+std::string large_result_spec(const temp_dir& dir) {
+  return dir.write("large.json", R"({
+    "name": "large",
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 500000}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "out", "partitioning": "forward"}]})");
+}
+
+/// Runs the large job with a client that stops reading while the job's
+/// result is stored (that takes seconds); returns once the jobmanager sent
+/// it the result, which then waits in the connection. The jobmanager's
+/// heartbeat.timeout must outlast the test: it keeps the silent client's
+/// connection.
+std::unique_ptr<running_process> client_not_reading(running_process& master,
+                                                    const std::string& address,
+                                                    const temp_dir& dir) {
+  auto client = std::make_unique<running_process>(std::vector<std::string>{
+    std::getenv("WEIR_BIN"), "run", "-m", address, large_result_spec(dir)});
+  // By now the client asks for the result (it did so right after the
+  // submission); the answer leaves once the result is stored.
+  REQUIRE(master.wait_for_stderr("(large) switched from RUNNING to FINISHED",
+                                 60s));
+  client->signal(SIGSTOP);
+  REQUIRE(master.wait_for_stderr("(large) FINISHED\n", 60s));
+  // A request through the same connection layer after the result: by its
+  // answer, the result has been written towards the client.
+  CHECK(run_weir({"list", "-m", address}, 60s).exit_code == 0);
+  return client;
+}
+
+} // namespace
+
+TEST_CASE("SIGTERM ends a jobmanager whose client stopped reading") {
+  one_worker_cluster c{{"-Dheartbeat.timeout=10min"}};
+  auto& master = *c.master;
+  auto client = client_not_reading(master, c.address, c.dir);
+  // Before, the end waited for the client to take what was queued for it:
+  // the jobmanager, no longer listening, went on running and ignored
+  // further signals for as long as the client did not read.
+  master.signal(SIGTERM);
+  auto r = master.finish(5s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  client->signal(SIGCONT);
+  client->finish(30s);
+}
+
+#ifdef WEIR_FAULT_INJECTION
+TEST_CASE("a standby that took over exits with code 4 when its supervisor "
+          "gives up, also while a client does not read") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  auto state = dir.file("state");
+  running_process leader{{weir, "jobmanager", "--port", "0", "--state-dir",
+                          state}};
+  REQUIRE_FALSE(listening_address(leader).empty());
+  running_process standby{{weir, "jobmanager", "--port", "0", "--state-dir",
+                           state, "-Djobmanager.supervision.max-restarts=0",
+                           "-Dheartbeat.timeout=10min"}};
+  REQUIRE(standby.wait_for_stderr("waiting to take over", 30s));
+  leader.signal(SIGKILL);
+  leader.finish(30s);
+  REQUIRE(standby.wait_for_stderr("took over " + state + " as the leader",
+                                  30s));
+  auto address = listening_address(standby);
+  running_process worker{{weir, "taskmanager", "-m", address, "--id", "tm-1"}};
+  REQUIRE(standby.wait_for_stderr("TaskExecutor tm-1 registered", 30s));
+  auto client = client_not_reading(standby, address, dir);
+  // The Dispatcher crashes once this job's result is out (test hook); with
+  // no restart allowed, the supervisor gives up.
+  auto crash = dir.write("crash.json", R"({
+    "name": "crash", "config": {"weir.fault.dispatcher-crash": true},
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 4}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "out", "partitioning": "forward"}]})");
+  auto last = run_weir({"run", "-m", address, crash}, 60s);
+  CHECK(last.exit_code == 0);
+  REQUIRE(standby.wait_for_stderr("jobmanager: exiting: the Dispatcher "
+                                  "crashed more than 0 restarts within 60000 "
+                                  "ms\n",
+                                  30s));
+  // Before, it went on running here, not listening and deaf to SIGTERM, for
+  // as long as the client did not read.
+  auto r = standby.finish(5s);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 4);
+  CHECK(r.err.find("supervisor: the Dispatcher crashed (uncaught exception: "
+                   "injected Dispatcher crash (weir.fault.dispatcher-crash)); "
+                   "giving up after 0 restarts within 60000 ms")
+        != std::string::npos);
+  client->signal(SIGCONT);
+  client->finish(30s);
+  worker.signal(SIGTERM);
+  worker.finish(30s);
+}
+#endif
+
 #ifdef WEIR_FAULT_INJECTION
 namespace {
 

@@ -233,7 +233,7 @@ TEST_CASE("docs/configuration.md lists every key with its type and default") {
     docs.erase(i);
   }
   for (auto& [name, row] : docs)
-    CHECK_MESSAGE(name == "weir.fault.jobmaster-crashes",
+    CHECK_MESSAGE(name.rfind("weir.fault.", 0) == 0,
                   "docs/configuration.md lists an unknown key: " << name);
 }
 
