@@ -231,6 +231,20 @@ std::optional<rw_state> tls_session::advance_handshake(bool writing,
   }
 }
 
+rw_state tls_session::transferred(int ret, size_t& result) {
+  if (ret > 0) {
+    result = static_cast<size_t>(ret);
+    return rw_state::success;
+  }
+  switch (SSL_get_error(ssl_, ret)) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE:
+      return rw_state::success; // nothing moved; poll again
+    default:
+      return fail(ret);
+  }
+}
+
 rw_state tls_session::read_some(size_t& result, void* buf, size_t len) {
   result = 0;
   if (auto state = advance_handshake(false, len))
@@ -238,19 +252,10 @@ rw_state tls_session::read_some(size_t& result, void* buf, size_t len) {
   if (len == 0)
     return rw_state::success;
   ERR_clear_error();
-  auto ret = SSL_read(ssl_, buf, static_cast<int>(len));
-  if (ret > 0) {
+  auto state = transferred(SSL_read(ssl_, buf, static_cast<int>(len)), result);
+  if (result > 0)
     had_data_ = true;
-    result = static_cast<size_t>(ret);
-    return rw_state::success;
-  }
-  switch (SSL_get_error(ssl_, ret)) {
-    case SSL_ERROR_WANT_READ:
-    case SSL_ERROR_WANT_WRITE:
-      return rw_state::success;
-    default:
-      return fail(ret);
-  }
+  return state;
 }
 
 rw_state tls_session::write_some(size_t& result, const void* buf,
@@ -261,18 +266,7 @@ rw_state tls_session::write_some(size_t& result, const void* buf,
   if (len == 0)
     return rw_state::indeterminate;
   ERR_clear_error();
-  auto ret = SSL_write(ssl_, buf, static_cast<int>(len));
-  if (ret > 0) {
-    result = static_cast<size_t>(ret);
-    return rw_state::success;
-  }
-  switch (SSL_get_error(ssl_, ret)) {
-    case SSL_ERROR_WANT_READ:
-    case SSL_ERROR_WANT_WRITE:
-      return rw_state::success;
-    default:
-      return fail(ret);
-  }
+  return transferred(SSL_write(ssl_, buf, static_cast<int>(len)), result);
 }
 
 bool tls_session::must_read_more(size_t threshold) {

@@ -76,6 +76,8 @@ private:
   /// Drives the handshake; nothing once it is done, else the state to
   /// report for this read or write.
   std::optional<rw_state> advance_handshake(bool writing, size_t len);
+  /// The state of an SSL_read or SSL_write that returned `ret`.
+  rw_state transferred(int ret, size_t& result);
   rw_state fail(int ret);
 
   std::shared_ptr<tls_context> ctx_;

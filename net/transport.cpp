@@ -120,6 +120,10 @@ struct guarded_policy {
   bool must_read_more(native_socket, size_t threshold) {
     return tls != nullptr && tls->must_read_more(threshold);
   }
+
+  /// Tells the scribe what a TLS read or write did: why it failed, or that
+  /// the handshake just verified the peer.
+  rw_state observed(bool was_established, rw_state state);
 };
 
 /// A connection as CAF's BASP broker sees it (CAF's scribe), with the
@@ -324,12 +328,7 @@ private:
   network::stream_impl<guarded_policy> stream_;
 };
 
-rw_state guarded_policy::read_some(size_t& result, native_socket fd,
-                                   void* buf, size_t len) {
-  if (tls == nullptr)
-    return caf::policy::tcp::read_some(result, fd, buf, len);
-  bool was_established = tls->established();
-  auto state = tls->read_some(result, buf, len);
+rw_state guarded_policy::observed(bool was_established, rw_state state) {
   if (state == rw_state::failure)
     owner->note_failure(tls->failure());
   else if (!was_established && tls->established())
@@ -337,17 +336,20 @@ rw_state guarded_policy::read_some(size_t& result, native_socket fd,
   return state;
 }
 
+rw_state guarded_policy::read_some(size_t& result, native_socket fd,
+                                   void* buf, size_t len) {
+  if (tls == nullptr)
+    return caf::policy::tcp::read_some(result, fd, buf, len);
+  bool was_established = tls->established();
+  return observed(was_established, tls->read_some(result, buf, len));
+}
+
 rw_state guarded_policy::write_some(size_t& result, native_socket fd,
                                     const void* buf, size_t len) {
   if (tls == nullptr)
     return caf::policy::tcp::write_some(result, fd, buf, len);
   bool was_established = tls->established();
-  auto state = tls->write_some(result, buf, len);
-  if (state == rw_state::failure)
-    owner->note_failure(tls->failure());
-  else if (!was_established && tls->established())
-    owner->tls_established();
-  return state;
+  return observed(was_established, tls->write_some(result, buf, len));
 }
 
 /// Registers a new connection as pending, with its handshake deadline.
