@@ -9,6 +9,7 @@
 
 #include "messages/ids.hpp"
 #include "messages/job_graph.hpp"
+#include "messages/schema.hpp"
 
 namespace weir {
 
@@ -32,14 +33,19 @@ struct output_desc {
   int32_t consumers = 0;     ///< parallelism of the consuming task
   int32_t channel_base = 0;  ///< first channel of this edge on each consumer
   /// When not empty, records are pre-aggregated with this keyed aggregation
-  /// (count, sum, min, max) before they are sent (a combiner).
+  /// (count, sum, min, max, avg) before they are sent (a combiner).
   std::string combine;
+  /// The consuming aggregation's parameters (its field), for the combiner.
+  std::map<std::string, std::string> combine_params;
+  /// Hash partitioning: the key fields, by name, in the producer's output
+  /// schema (the edge's `key`).
+  std::vector<std::string> key;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, output_desc& x) {
   return f(caf::meta::type_name("output_desc"), x.part, x.consumers,
-           x.channel_base, x.combine);
+           x.channel_base, x.combine, x.combine_params, x.key);
 }
 
 /// The checkpointed state of one subtask's operators: vertex id → bytes.
@@ -87,6 +93,11 @@ struct task_deployment {
   std::string job_name;
   std::string task_name;     ///< e.g. "lines -> words"
   std::vector<vertex_spec> chain;
+  /// The schema of the rows on every input gate (the upstream vertices'
+  /// output schema; equal for all inputs), and the key fields of the input
+  /// edges by name (hash partitioning; empty otherwise).
+  schema input;
+  std::vector<std::string> input_key;
   std::vector<input_gate_desc> inputs;
   std::vector<output_desc> outputs;
   /// False when some source of the job never ends (a streaming job).
@@ -104,7 +115,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
   return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
            x.task_index, x.subtask_index, x.parallelism, x.job_name, x.task_name, x.chain,
-           x.inputs, x.outputs, x.bounded, x.restore, x.backend, x.code);
+           x.input, x.input_key, x.inputs, x.outputs, x.bounded, x.restore, x.backend, x.code);
 }
 
 } // namespace weir

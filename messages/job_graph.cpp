@@ -32,11 +32,12 @@ std::optional<partitioning> parse_partitioning(std::string_view text) {
 
 bool operator==(const vertex_spec& a, const vertex_spec& b) {
   return a.id == b.id && a.op == b.op && a.params == b.params
-         && a.parallelism == b.parallelism;
+         && a.parallelism == b.parallelism && a.output == b.output;
 }
 
 bool operator==(const edge_spec& a, const edge_spec& b) {
-  return a.from == b.from && a.to == b.to && a.part == b.part;
+  return a.from == b.from && a.to == b.to && a.part == b.part
+         && a.key == b.key;
 }
 
 bool operator==(const blob_ref& a, const blob_ref& b) {

@@ -10,6 +10,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "messages/ids.hpp"
+#include "messages/schema.hpp"
 
 namespace weir {
 
@@ -44,12 +45,16 @@ struct vertex_spec {
   std::string op;
   std::map<std::string, std::string> params;
   int32_t parallelism = 1;
+  /// The schema of the rows the vertex emits, as the planner derived it
+  /// (plan/schemas.hpp); empty for a sink, and in JobGraphs stored before
+  /// rows existed (derived again when they are loaded).
+  schema output;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, vertex_spec& x) {
   return f(caf::meta::type_name("vertex_spec"), x.id, x.op, x.params,
-           x.parallelism);
+           x.parallelism, x.output);
 }
 
 bool operator==(const vertex_spec& a, const vertex_spec& b);
@@ -59,11 +64,14 @@ struct edge_spec {
   std::string from;
   std::string to;
   partitioning part = partitioning::forward;
+  /// Hash partitioning: the fields rows are keyed by, by name (the spec's
+  /// "key"; by default "key" when the producer's schema has that field).
+  std::vector<std::string> key;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, edge_spec& x) {
-  return f(caf::meta::type_name("edge_spec"), x.from, x.to, x.part);
+  return f(caf::meta::type_name("edge_spec"), x.from, x.to, x.part, x.key);
 }
 
 bool operator==(const edge_spec& a, const edge_spec& b);

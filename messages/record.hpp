@@ -6,6 +6,8 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "messages/row_batch.hpp"
+
 namespace weir {
 
 /// One data record: a key (empty when unkeyed), a value that is either an
@@ -36,6 +38,28 @@ bool operator==(const record& a, const record& b);
 /// The text form used by the text_file and stdout sinks and by the CLI for
 /// collected records: `key<TAB>value`, or just `value` for unkeyed records.
 void append_text_line(std::string& out, const record& r);
+
+/// Appends `r` as a row of `out`, a batch of one of the default schemas
+/// `s` (default_schema::matches). False (nothing appended) when the record
+/// does not fit: a text value for an int64 field or the other way round, a
+/// key where the schema has none.
+bool append_record(row_batch& out, const schema& s, const record& r);
+
+/// Row `i` of `b` (schema `s`) as a record: the key and value fields of a
+/// default schema; any other row as an unkeyed text record holding the
+/// row's text form (append_row_text without the newline).
+record to_record(const row_batch& b, const schema& s, size_t i);
+
+/// Appends value `i` of column `c` as text: integers in decimal, doubles
+/// in their shortest exact form, bools as true/false, timestamps as ISO
+/// 8601 UTC (2026-11-30T10:00:01Z, milliseconds when not zero), strings
+/// and bytes as they are, null as nothing.
+void append_value_text(std::string& out, const column& c, size_t i);
+
+/// Appends row `i` of `b` as one line: its fields' text forms separated
+/// by `separator`, then '\n' (the text sinks' format).
+void append_row_text(std::string& out, const row_batch& b, size_t i,
+                     char separator = '\t');
 
 /// Records travel between subtasks in batches, never one message per record.
 struct record_batch {

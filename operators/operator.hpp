@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "messages/record.hpp"
+#include "messages/row_batch.hpp"
 #include "storage/state/keyed_backend.hpp"
 
 namespace weir::ops {
@@ -38,6 +39,31 @@ struct operator_context {
   const registry* operators = nullptr;
   /// For the driver operator: its cluster (driver mode).
   driver_services* driver = nullptr;
+  /// The schema of the rows the operator receives (nullptr for a source)
+  /// and of those it emits (nullptr for a sink), as the plan derived them.
+  const schema* input = nullptr;
+  const schema* output = nullptr;
+  /// The indices in `*input` of the key fields of the input edge (keyed
+  /// operators; empty when the input is not keyed).
+  std::vector<size_t> key;
+};
+
+/// What an operator's rows look like, from its parameters and its input
+/// (docs/rows.md § Schemas): a planner's question, answered before anything
+/// runs.
+struct schema_query {
+  /// The input edge's schema; nullptr for a source.
+  const schema* input = nullptr;
+  /// The input edge's key fields by name (hash partitioning); empty if none.
+  std::vector<std::string> key;
+};
+
+/// The answer: the output schema, or one line saying what does not fit
+/// (naming the field and the types), e.g. "field 'bytes' is string, sum
+/// needs int64 or double".
+struct derived_schema {
+  schema value;
+  std::string problem;
 };
 
 /// Thrown by operators when they cannot go on; the subtask reports FAILED with
@@ -51,9 +77,10 @@ class source {
 public:
   virtual ~source() = default;
   virtual void open(const operator_context&) {}
-  /// Appends at most `max_records` records to `out`. Returns false once the
-  /// source is exhausted (it may still have appended its last records).
-  virtual bool next(std::vector<record>& out, size_t max_records) = 0;
+  /// Appends at most `max_rows` rows to `out` (its columns are those of
+  /// the output schema). Returns false once the source is exhausted (it may
+  /// still have appended its last rows).
+  virtual bool next(row_batch& out, size_t max_rows) = 0;
   /// How long to wait before `next` may produce again (rate limiting).
   virtual std::chrono::microseconds pause() const { return {}; }
   /// Whether `next` does blocking I/O (the subtask then gets its own thread).
@@ -70,14 +97,13 @@ class transform {
 public:
   virtual ~transform() = default;
   virtual void open(const operator_context&) {}
-  /// Consumes `in` (records may be moved from) and appends results to `out`.
+  /// Consumes `in` (its columns may be moved from; the caller clears it)
+  /// and appends results to `out`, whose columns are the output schema's.
   /// `partial` is true when `in` holds partial aggregates from a combiner.
-  virtual void process(std::vector<record>& in, std::vector<record>& out,
-                       bool partial)
-    = 0;
+  virtual void process(row_batch& in, row_batch& out, bool partial) = 0;
   /// End of all input: append what is still held (keyed aggregations emit one
-  /// final record per key here).
-  virtual void finish(std::vector<record>&) {}
+  /// final row per key here).
+  virtual void finish(row_batch&) {}
   /// Whether the operator keeps keyed state (operator_context::keyed_state):
   /// the runtime then gives it a backend, and checkpoints and restores it.
   virtual bool uses_keyed_state() const { return false; }
@@ -92,7 +118,7 @@ class sink {
 public:
   virtual ~sink() = default;
   virtual void open(const operator_context&) {}
-  virtual void write(const std::vector<record>& in) = 0;
+  virtual void write(const row_batch& in) = 0;
   /// End of input: make the output final (flush, rename in-progress files).
   virtual void finish() {}
   /// The subtask failed or was canceled: remove in-progress output.

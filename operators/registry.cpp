@@ -130,3 +130,26 @@ std::string registry::check(const std::string& name, role r,
 }
 
 } // namespace weir::ops
+
+namespace weir::ops {
+
+derived_schema registry::output_schema(const std::string& name, role r,
+                                       const params& p,
+                                       const schema_query& q) const {
+  const auto* f = find(name);
+  if (f == nullptr)
+    return {{}, fmt::format("unknown operator '{}'", name)};
+  if (f->output_schema)
+    return f->output_schema(p, q);
+  switch (r) {
+    case role::source:
+      return {default_schema::keyed_lines(), {}};
+    case role::transform:
+      return {q.input ? *q.input : schema{}, {}};
+    case role::sink:
+      break;
+  }
+  return {};
+}
+
+} // namespace weir::ops

@@ -63,6 +63,12 @@ struct operator_factory {
   /// Sinks: what their output guarantees, with these parameters (unset:
   /// external_at_least_once).
   std::function<sink_guarantee(const params&)> guarantee;
+  /// The schema of what the operator emits with these parameters and this
+  /// input (sinks: the empty schema, or a problem with the input). Unset:
+  /// a transform emits its input's schema, a sink takes any, a source
+  /// emits default_schema::keyed_lines().
+  std::function<derived_schema(const params&, const schema_query&)>
+    output_schema;
 };
 
 /// Operators (and drivers) by name. `builtin()` holds weir's own
@@ -98,6 +104,11 @@ public:
   /// a source" or "parameter 'path': ...".
   std::string check(const std::string& name, role r, const params& p,
                     file_checks files = file_checks::on) const;
+
+  /// What operator `name` emits with `p` given `q` (the factory's
+  /// output_schema, or its default); unknown operators are a problem.
+  derived_schema output_schema(const std::string& name, role r,
+                               const params& p, const schema_query& q) const;
 
 private:
   std::map<std::string, operator_factory> factories_;
