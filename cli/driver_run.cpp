@@ -96,7 +96,7 @@ job_graph driver_job(const std::string& name, const cxxopts::ParseResult& res,
                      const std::string& restore_from) {
   job_graph g;
   g.name = "driver " + name;
-  vertex_spec driver{"driver", ops::driver_operator_name, {}, 1};
+  vertex_spec driver{"driver", ops::driver_operator_name, {}, 1, {}};
   driver.params["class"] = name;
   driver.params["args"] = ops::encode_driver_args(program);
   if (parallelism)
@@ -107,8 +107,8 @@ job_graph driver_job(const std::string& name, const cxxopts::ParseResult& res,
       driver.params["allow-non-restored"] = "true";
   }
   g.vertices.push_back(std::move(driver));
-  g.vertices.push_back(vertex_spec{"output", "collect", {}, 1});
-  g.edges.push_back(edge_spec{"driver", "output", partitioning::forward});
+  g.vertices.push_back(vertex_spec{"output", "collect", {}, 1, {}});
+  g.edges.push_back(edge_spec{"driver", "output", partitioning::forward, {}});
   g.priority = job_priority::driver;
   // The driver's slot profile (-Dhm, -Ddm, -Dnm in MB; -Dc cores).
   for (auto [flag, key] :

@@ -21,7 +21,7 @@ struct channel_end {};
 struct input_event {
   int32_t channel = 0;
   int32_t port = 0; ///< the producer's output that sent it
-  std::variant<record_batch, checkpoint_barrier, channel_end> body;
+  std::variant<row_batch, checkpoint_barrier, channel_end> body;
 };
 
 /// A credit owed for a processed batch of `channel` (whose producer sent it

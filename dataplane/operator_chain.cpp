@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "operators/key_codec.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
 #include "storage/state/snapshot_format.hpp"
@@ -25,16 +26,43 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
   auto& reg = ops::registry_for(env.code.libraries);
   bool has_inputs = !d.inputs.empty();
   bool has_outputs = !d.outputs.empty();
+  // Schemas first: contexts point into these vectors.
+  inputs_.resize(d.chain.size());
+  outputs_.resize(d.chain.size());
+  for (size_t i = 0; i < d.chain.size(); ++i) {
+    inputs_[i] = i == 0 ? d.input : d.chain[i - 1].output;
+    outputs_[i] = d.chain[i].output;
+  }
+  gate_rows_ = d.input;
+  if (!d.chain.empty())
+    gate_partials_ = d.chain.front().output;
   for (size_t i = 0; i < d.chain.size(); ++i) {
     auto& v = d.chain[i];
     auto* f = reg.find(v.op);
     if (f == nullptr)
       throw ops::operator_error(
         fmt::format("vertex '{}': unknown operator '{}'", v.id, v.op));
-    ops::operator_context ctx{d.job_name, v.id, d.subtask_index,
-                              d.parallelism, d.bounded};
+    ops::operator_context ctx;
+    ctx.job_name = d.job_name;
+    ctx.vertex_id = v.id;
+    ctx.subtask_index = d.subtask_index;
+    ctx.parallelism = d.parallelism;
+    ctx.bounded = d.bounded;
     ctx.files = &files_;
     ctx.operators = &reg;
+    bool first_is_source = i == 0 && !has_inputs;
+    bool is_sink = i + 1 == d.chain.size() && !has_outputs;
+    if (!first_is_source)
+      ctx.input = &inputs_[i];
+    if (!is_sink)
+      ctx.output = &outputs_[i];
+    if (i == 0 && has_inputs) {
+      try {
+        ctx.key = ops::field_indices(d.input, d.input_key);
+      } catch (const std::exception& e) {
+        throw ops::operator_error(fmt::format("vertex '{}': {}", v.id, e.what()));
+      }
+    }
     if (v.op == ops::driver_operator_name && env.make_driver) {
       driver_ = env.make_driver();
       ctx.driver = driver_.get();
@@ -67,8 +95,19 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
   }
   for (auto& in : d.inputs)
     preaggregated_.push_back(in.preaggregated);
-  for (auto& out : d.outputs)
-    gates_.emplace_back(out, d.subtask_index, opts);
+  for (size_t t = 0; t < transforms_.size(); ++t) {
+    auto i = t + (source_ ? 1 : 0);
+    transform_out_.emplace_back(outputs_[i]);
+  }
+  auto& last = d.chain.empty() ? d.input : d.chain.back().output;
+  for (auto& out : d.outputs) {
+    try {
+      gates_.emplace_back(out, d.subtask_index, opts, last);
+    } catch (const std::exception& e) {
+      throw ops::operator_error(fmt::format(
+        "vertex '{}': {}", d.chain.empty() ? "?" : d.chain.back().id, e.what()));
+    }
+  }
 }
 
 template <class F>
@@ -155,49 +194,53 @@ bool operator_chain::blocking_io() const {
 }
 
 bool operator_chain::run_source() {
-  std::vector<record> batch;
+  row_batch batch(outputs_.front());
   batch.reserve(batch_records_);
   bool more = source_->next(batch, batch_records_);
-  metrics_.records_in += static_cast<int64_t>(batch.size());
+  metrics_.records_in += static_cast<int64_t>(batch.rows);
   push(batch, 0, false);
   return more;
 }
 
-void operator_chain::process(size_t gate, std::vector<record>& batch) {
-  metrics_.records_in += static_cast<int64_t>(batch.size());
+void operator_chain::process(size_t gate, row_batch& batch) {
   bool partial = gate < preaggregated_.size() && preaggregated_[gate];
+  auto& expected = partial ? gate_partials_ : gate_rows_;
+  if (!batch.conforms_to(expected))
+    throw ops::operator_error(fmt::format(
+      "input {}: a batch does not have the columns of {}", gate,
+      to_string(expected)));
+  metrics_.records_in += static_cast<int64_t>(batch.rows);
   push(batch, 0, partial);
 }
 
-void operator_chain::push(std::vector<record>& batch, size_t first_transform,
+void operator_chain::push(row_batch& batch, size_t first_transform,
                           bool partial) {
+  row_batch* current = &batch;
   for (size_t i = first_transform; i < transforms_.size(); ++i) {
-    scratch_.clear();
-    transforms_[i]->process(batch, scratch_, partial && i == first_transform);
-    batch.swap(scratch_);
+    auto& out = transform_out_[i];
+    out.clear();
+    transforms_[i]->process(*current, out, partial && i == first_transform);
+    current = &out;
   }
-  deliver(batch);
+  deliver(*current);
 }
 
-void operator_chain::deliver(std::vector<record>& batch) {
-  if (batch.empty())
+void operator_chain::deliver(row_batch& batch) {
+  if (batch.rows == 0)
     return;
-  metrics_.records_out += static_cast<int64_t>(batch.size());
+  metrics_.records_out += static_cast<int64_t>(batch.rows);
   if (sink_) {
     sink_->write(batch);
     return;
   }
-  for (size_t g = 0; g + 1 < gates_.size(); ++g) {
-    auto copy = batch;
-    gates_[g].emit(copy);
-  }
-  if (!gates_.empty())
-    gates_.back().emit(batch);
+  for (auto& g : gates_)
+    g.emit(batch);
 }
 
 void operator_chain::finish() {
   for (size_t i = 0; i < transforms_.size(); ++i) {
-    std::vector<record> tail;
+    auto c = i + (source_ ? 1 : 0);
+    row_batch tail(outputs_[c]);
     transforms_[i]->finish(tail);
     push(tail, i + 1, false);
   }

@@ -49,8 +49,10 @@ public:
   /// source is exhausted.
   bool run_source();
 
-  /// Pushes an input batch of gate `gate` through the chain.
-  void process(size_t gate, std::vector<record>& batch);
+  /// Pushes an input batch of gate `gate` through the chain. Throws
+  /// ops::operator_error when its columns are not the gate's schema (bytes
+  /// from the network are checked, not trusted).
+  void process(size_t gate, row_batch& batch);
 
   /// End of all input: lets aggregations emit, closes open batches and
   /// finishes the sink.
@@ -83,8 +85,8 @@ public:
   bool backlogged() const;
 
 private:
-  void push(std::vector<record>& batch, size_t first_transform, bool partial);
-  void deliver(std::vector<record>& batch);
+  void push(row_batch& batch, size_t first_transform, bool partial);
+  void deliver(row_batch& batch);
 
   /// The operator of context `i`, whichever kind it is.
   template <class F>
@@ -102,7 +104,15 @@ private:
   std::unique_ptr<ops::sink> sink_;
   std::vector<output_gate> gates_;
   std::vector<bool> preaggregated_; // per input gate
-  std::vector<record> scratch_;
+  /// Schemas by context index (operator_context points here): what each
+  /// operator receives and emits.
+  std::vector<schema> inputs_;
+  std::vector<schema> outputs_;
+  /// What arrives on input gates: rows, or partial aggregates.
+  schema gate_rows_;
+  schema gate_partials_;
+  /// Each transform's output batch, reused.
+  std::vector<row_batch> transform_out_;
   size_t batch_records_;
   io_metrics metrics_;
 };

@@ -1,22 +1,55 @@
 #include "dataplane/output_gate.hpp"
 
-#include <xxhash.h>
-
 #include "operators/aggregation.hpp"
 
 namespace weir {
 
 namespace {
 
-size_t approx_bytes(const record& r) {
-  return r.key.size() + r.text.size() + 24;
+/// Appends the rows of `src` to the batches `dst[lane_of_row[i]]`, a column
+/// at a time (the type switch outside the row loop).
+void scatter(const row_batch& src, const std::vector<uint32_t>& lane_of_row,
+             std::vector<row_batch*>& dst) {
+  auto n = src.rows;
+  for (size_t c = 0; c < src.columns.size(); ++c) {
+    auto& col = src.columns[c];
+    bool plain = col.nulls.empty();
+    for (auto* d : dst)
+      plain = plain && d->columns[c].nulls.empty();
+    if (!plain) {
+      for (size_t i = 0; i < n; ++i)
+        dst[lane_of_row[i]]->columns[c].push_from(col, i);
+    } else if (holds_chars(col.type)) {
+      for (size_t i = 0; i < n; ++i) {
+        auto& d = dst[lane_of_row[i]]->columns[c];
+        auto v = col.str(i);
+        d.chars.append(v.data(), v.size());
+        d.ends.push_back(static_cast<uint32_t>(d.chars.size()));
+      }
+    } else if (col.type == field_type::float64) {
+      for (size_t i = 0; i < n; ++i)
+        dst[lane_of_row[i]]->columns[c].floats.push_back(col.floats[i]);
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        dst[lane_of_row[i]]->columns[c].ints.push_back(col.ints[i]);
+    }
+  }
+  bool times = !src.times.empty();
+  for (auto* d : dst)
+    times = times || !d->times.empty();
+  for (size_t i = 0; i < n; ++i) {
+    auto* d = dst[lane_of_row[i]];
+    ++d->rows;
+    if (times)
+      d->push_time(src.time(i));
+  }
 }
 
 } // namespace
 
 output_gate::output_gate(const output_desc& desc, int32_t producer_index,
-                         const exchange_options& opts)
-  : desc_(desc), opts_(opts) {
+                         const exchange_options& opts, const schema& rows)
+  : desc_(desc), opts_(opts), sent_(rows) {
   bool forward = desc.part == partitioning::forward;
   channel_ = desc.channel_base + (forward ? 0 : producer_index);
   // A forward output has one consumer, so one lane: lanes per consumer of
@@ -33,70 +66,96 @@ output_gate::output_gate(const output_desc& desc, int32_t producer_index,
   // Rebalance starts at a different consumer per producer, so that many
   // producers with few records do not all load consumer 0.
   next_rebalance_ = static_cast<size_t>(producer_index);
-  if (!desc.combine.empty())
+  if (desc.part == partitioning::hash)
+    key_ = ops::field_indices(rows, desc.key);
+  if (!desc.combine.empty()) {
     combiner_ = std::make_unique<ops::keyed_aggregation>(
-      ops::parse_aggregation_kind(desc.combine).value());
+      ops::parse_aggregation_kind(desc.combine).value(), desc.combine_params,
+      rows, key_);
+    sent_ = combiner_->output();
+    partials_.reset(sent_);
+    // The partial aggregates' key fields come first.
+    for (size_t i = 0; i < key_.size(); ++i)
+      key_[i] = i;
+  }
+  for (auto& l : lanes_)
+    l.open.reset(sent_);
 }
 
 output_gate::~output_gate() = default;
 output_gate::output_gate(output_gate&&) noexcept = default;
 output_gate& output_gate::operator=(output_gate&&) noexcept = default;
 
-void output_gate::emit(std::vector<record>& records) {
+void output_gate::emit(const row_batch& rows) {
+  if (rows.rows == 0)
+    return;
   if (combiner_) {
-    for (auto& r : records)
-      combiner_->add(std::move(r), false);
+    combiner_->add(rows, false);
     if (combiner_->size() >= opts_.combiner_keys)
       drain_combiner();
     return;
   }
-  for (auto& r : records)
-    route(std::move(r));
+  route(rows);
 }
 
 void output_gate::drain_combiner() {
-  std::vector<record> partials;
-  combiner_->drain(partials);
-  for (auto& r : partials)
-    route(std::move(r));
+  partials_.clear();
+  combiner_->drain(partials_);
+  route(partials_);
 }
 
-void output_gate::route(record&& r) {
+void output_gate::route(const row_batch& rows) {
+  if (rows.rows == 0)
+    return;
   switch (desc_.part) {
     case partitioning::forward:
-      append(lanes_.front(), std::move(r));
-      break;
+      lanes_.front().open.append(rows);
+      check_full(lanes_.front());
+      return;
+    case partitioning::broadcast:
+      for (auto& l : lanes_) {
+        l.open.append(rows);
+        check_full(l);
+      }
+      return;
     case partitioning::hash: {
-      auto h = XXH3_64bits(r.key.data(), r.key.size());
-      append(lanes_[h % lanes_.size()], std::move(r));
+      ops::key_hashes(rows, key_, hashes_);
+      lane_of_row_.resize(rows.rows);
+      auto n = lanes_.size();
+      for (size_t i = 0; i < rows.rows; ++i)
+        lane_of_row_[i] = static_cast<uint32_t>(hashes_[i] % n);
       break;
     }
-    case partitioning::rebalance:
-      append(lanes_[next_rebalance_++ % lanes_.size()], std::move(r));
+    case partitioning::rebalance: {
+      lane_of_row_.resize(rows.rows);
+      auto n = lanes_.size();
+      for (size_t i = 0; i < rows.rows; ++i)
+        lane_of_row_[i] = static_cast<uint32_t>(next_rebalance_++ % n);
       break;
-    case partitioning::broadcast:
-      for (size_t i = 0; i + 1 < lanes_.size(); ++i)
-        append(lanes_[i], record{r});
-      append(lanes_.back(), std::move(r));
-      break;
+    }
   }
+  std::vector<row_batch*> dst;
+  dst.reserve(lanes_.size());
+  for (auto& l : lanes_)
+    dst.push_back(&l.open);
+  scatter(rows, lane_of_row_, dst);
+  for (auto& l : lanes_)
+    check_full(l);
 }
 
-void output_gate::append(lane& l, record&& r) {
-  if (l.open.empty())
-    l.open.reserve(opts_.batch_records);
-  l.open_bytes += approx_bytes(r);
-  l.open.push_back(std::move(r));
-  if (l.open.size() >= opts_.batch_records || l.open_bytes >= opts_.batch_bytes)
+void output_gate::check_full(lane& l) {
+  if (l.open.rows >= opts_.batch_records
+      || l.open.byte_size() >= opts_.batch_bytes)
     close(l);
 }
 
 void output_gate::close(lane& l) {
-  if (l.open.empty())
+  if (l.open.rows == 0)
     return;
-  l.closed.emplace_back(record_batch{std::move(l.open)});
-  l.open = {};
-  l.open_bytes = 0;
+  row_batch next(sent_);
+  next.reserve(opts_.batch_records);
+  l.closed.emplace_back(std::move(l.open));
+  l.open = std::move(next);
 }
 
 void output_gate::flush() {
@@ -131,7 +190,7 @@ bool output_gate::has_open_data() const {
   if (combiner_ && combiner_->size() > 0)
     return true;
   for (auto t : targets_)
-    if (!lanes_[lane_index(t)].open.empty())
+    if (lanes_[lane_index(t)].open.rows > 0)
       return true;
   return false;
 }

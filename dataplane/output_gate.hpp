@@ -9,7 +9,7 @@
 #include "dataplane/exchange_options.hpp"
 #include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
-#include "messages/record.hpp"
+#include "messages/row_batch.hpp"
 
 namespace weir::ops {
 class keyed_aggregation;
@@ -23,15 +23,17 @@ namespace weir {
 /// what `drain` hands it.
 class output_gate {
 public:
+  /// `rows`: the schema of what the producer emits into the gate.
   output_gate(const output_desc& desc, int32_t producer_index,
-              const exchange_options& opts);
+              const exchange_options& opts, const schema& rows);
   ~output_gate();
 
   output_gate(output_gate&&) noexcept;
   output_gate& operator=(output_gate&&) noexcept;
 
-  /// Routes `records` (moved from) to the consumers' open batches.
-  void emit(std::vector<record>& records);
+  /// Routes the rows of `rows` to the consumers' open batches (or into the
+  /// combiner).
+  void emit(const row_batch& rows);
 
   /// Closes every open batch (and drains the combiner) so it can be sent.
   void flush();
@@ -72,10 +74,9 @@ public:
 
 private:
   struct lane {
-    std::vector<record> open;
-    size_t open_bytes = 0;
+    row_batch open;
     /// Closed batches and barriers waiting for credit.
-    std::deque<std::variant<record_batch, checkpoint_barrier>> closed;
+    std::deque<std::variant<row_batch, checkpoint_barrier>> closed;
     int32_t credit = 0;
     int64_t sent = 0;
   };
@@ -85,8 +86,9 @@ private:
   }
   lane& lane_of(int32_t consumer) { return lanes_[lane_index(consumer)]; }
 
-  void route(record&& r);
-  void append(lane& l, record&& r);
+  void route(const row_batch& rows);
+  /// Closes `l`'s open batch when it is full.
+  void check_full(lane& l);
   void close(lane& l);
   void drain_combiner();
 
@@ -97,7 +99,14 @@ private:
   /// One per consumer subtask (index = subtask); forward: one.
   std::vector<lane> lanes_;
   size_t next_rebalance_ = 0;
+  /// What travels: the producer's rows, or the combiner's partial
+  /// aggregates.
+  schema sent_;
+  std::vector<size_t> key_;
   std::unique_ptr<ops::keyed_aggregation> combiner_;
+  row_batch partials_;
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> lane_of_row_;
 };
 
 template <class OnBatch, class OnBarrier>
@@ -107,7 +116,7 @@ void output_gate::drain(OnBatch&& on_batch, OnBarrier&& on_barrier) {
     while (l.credit > 0 && !l.closed.empty()) {
       --l.credit;
       auto seq = l.sent++;
-      if (auto* b = std::get_if<record_batch>(&l.closed.front()))
+      if (auto* b = std::get_if<row_batch>(&l.closed.front()))
         on_batch(t, channel_, seq, std::move(*b));
       else
         on_barrier(t, channel_, seq,

@@ -141,7 +141,7 @@ void subtask_runner::try_finish() {
 // -- input --------------------------------------------------------------------
 
 void subtask_runner::on_batch(int32_t channel, int32_t port, int64_t seq,
-                              record_batch&& b) {
+                              row_batch&& b) {
   if (terminal())
     return;
   inputs_.push(seq, input_event{channel, port, std::move(b)});
@@ -183,7 +183,7 @@ void subtask_runner::pump() {
 }
 
 void subtask_runner::dispatch(input_event& ev) {
-  if (std::holds_alternative<record_batch>(ev.body))
+  if (std::holds_alternative<row_batch>(ev.body))
     process_batch(ev);
   else if (std::holds_alternative<checkpoint_barrier>(ev.body))
     process_barrier(ev);
@@ -192,7 +192,7 @@ void subtask_runner::dispatch(input_event& ev) {
 }
 
 void subtask_runner::process_batch(input_event& ev) {
-  auto& records = std::get<record_batch>(ev.body).records;
+  auto& records = std::get<row_batch>(ev.body);
   chain_->process(static_cast<size_t>(gate_of_channel_[ev.channel]), records);
   hand_over_collected();
   drain();
@@ -351,7 +351,7 @@ void subtask_runner::drain() {
   auto& gates = chain_->gates();
   for (size_t g = 0; g < gates.size(); ++g)
     gates[g].drain(
-      [&](int32_t consumer, int32_t channel, int64_t seq, record_batch&& b) {
+      [&](int32_t consumer, int32_t channel, int64_t seq, row_batch&& b) {
         port_.send_batch(g, consumer, channel, seq, std::move(b));
       },
       [&](int32_t consumer, int32_t channel, int64_t seq,

@@ -31,7 +31,7 @@ public:
   /// Event number `seq` of input channel `channel` of consumer `consumer` of
   /// output `gate` is `batch`.
   virtual void send_batch(size_t gate, int32_t consumer, int32_t channel,
-                          int64_t seq, record_batch&& batch)
+                          int64_t seq, row_batch&& batch)
     = 0;
   /// Event number `seq` of that channel is `barrier`.
   virtual void send_barrier(size_t gate, int32_t consumer, int32_t channel,
@@ -117,7 +117,7 @@ public:
   void start();
 
   /// Input from a producer (see subtask_actor).
-  void on_batch(int32_t channel, int32_t port, int64_t seq, record_batch&& b);
+  void on_batch(int32_t channel, int32_t port, int64_t seq, row_batch&& b);
   void on_barrier(int32_t channel, int32_t port, int64_t seq,
                   const checkpoint_barrier& b);
   void on_end(int32_t channel, int64_t events);

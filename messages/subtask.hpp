@@ -29,7 +29,7 @@ using subtask_actor = caf::typed_actor<
   /// Upstream subtask: event number `seq` of input channel `channel` is a
   /// batch, sent through the producer's output `port`; the consumer answers
   /// with one credit once it processed it.
-  caf::reacts_to<data_atom, int32_t, int32_t, int64_t, record_batch>,
+  caf::reacts_to<data_atom, int32_t, int32_t, int64_t, row_batch>,
   /// Upstream subtask: event number `seq` of input channel `channel` is a
   /// checkpoint barrier, sent through the producer's output `port` after
   /// everything the producer emitted before its snapshot; answered with one

@@ -1,9 +1,13 @@
 #include "operators/aggregation.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 #include <optional>
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/strings/string_view.h>
+#include <fmt/format.h>
 
 #include "operators/builtins.hpp"
 #include "operators/params.hpp"
@@ -11,17 +15,39 @@
 
 namespace weir::state {
 
+// 16 bytes (value, event time) for int64 aggregates, as before rows, so
+// their savepoints restore; 32 bytes (int, double, count, event time) for
+// the others.
 template <>
 struct codec<ops::aggregate> {
   static void append(std::string& out, const ops::aggregate& a) {
-    codec<int64_t>::append(out, a.value);
+    bool simple = a.d == 0 && a.count == 1;
+    codec<int64_t>::append(out, a.i);
+    if (!simple) {
+      int64_t bits = 0;
+      std::memcpy(&bits, &a.d, 8);
+      codec<int64_t>::append(out, bits);
+      codec<int64_t>::append(out, a.count);
+    }
     codec<int64_t>::append(out, a.timestamp);
   }
   static ops::aggregate decode(std::string_view bytes) {
-    if (bytes.size() != 16)
-      throw std::runtime_error("an aggregate in keyed state is not 16 bytes");
-    return {codec<int64_t>::decode(bytes.substr(0, 8)),
-            codec<int64_t>::decode(bytes.substr(8))};
+    ops::aggregate a;
+    if (bytes.size() == 16) {
+      a.i = codec<int64_t>::decode(bytes.substr(0, 8));
+      a.timestamp = codec<int64_t>::decode(bytes.substr(8));
+      a.count = 1;
+      return a;
+    }
+    if (bytes.size() != 32)
+      throw std::runtime_error(
+        "an aggregate in keyed state is neither 16 nor 32 bytes");
+    a.i = codec<int64_t>::decode(bytes.substr(0, 8));
+    auto bits = codec<int64_t>::decode(bytes.substr(8, 8));
+    std::memcpy(&a.d, &bits, 8);
+    a.count = codec<int64_t>::decode(bytes.substr(16, 8));
+    a.timestamp = codec<int64_t>::decode(bytes.substr(24));
+    return a;
   }
 };
 
@@ -29,105 +55,7 @@ struct codec<ops::aggregate> {
 
 namespace weir::ops {
 
-namespace {
-
-constexpr size_t initial_buckets = 1024;
-
-/// count, sum, min or max as a transform, its aggregates in keyed state
-/// (value state named after the aggregation). Bounded jobs emit one record
-/// per key, sorted by key, in finish(); streaming jobs emit the new
-/// aggregate of every key a batch changed right after that batch, and
-/// nothing in finish().
-class aggregation_transform : public transform {
-public:
-  explicit aggregation_transform(aggregation_kind kind) : kind_(kind) {
-  }
-
-  bool uses_keyed_state() const override { return true; }
-
-  void open(const operator_context& ctx) override {
-    streaming_ = !ctx.bounded;
-    keyed_ = ctx.keyed_state;
-    if (keyed_ == nullptr) { // used outside a subtask (tests, tools)
-      own_ = std::make_unique<state::heap_backend>();
-      keyed_ = own_.get();
-    }
-    values_.emplace(*keyed_, to_string(kind_));
-    values_->reserve(initial_buckets);
-  }
-
-  void process(std::vector<record>& in, std::vector<record>& out,
-               bool partial) override {
-    for (auto& r : in) {
-      keyed_->set_current_key(r.key);
-      values_->modify(
-        [&](aggregate& a, bool fresh) { fold(kind_, a, fresh, r, partial); });
-      if (streaming_ && touched_set_.insert(r.key).second)
-        touched_.push_back(std::move(r.key));
-    }
-    in.clear();
-    if (!streaming_)
-      return;
-    out.reserve(out.size() + touched_.size());
-    for (auto& key : touched_) {
-      keyed_->set_current_key(key);
-      auto a = values_->value().value_or(aggregate{});
-      out.push_back(record::integer(std::move(key), a.value, a.timestamp));
-    }
-    touched_.clear();
-    touched_set_.clear();
-  }
-
-  void finish(std::vector<record>& out) override {
-    if (streaming_)
-      return;
-    auto first = static_cast<std::ptrdiff_t>(out.size());
-    values_->for_each([&](std::string_view key, const aggregate& a) {
-      out.push_back(record::integer(std::string{key}, a.value, a.timestamp));
-    });
-    values_->clear_all();
-    std::sort(out.begin() + first, out.end(),
-              [](const record& a, const record& b) { return a.key < b.key; });
-  }
-
-private:
-  aggregation_kind kind_;
-  bool streaming_ = false;
-  state::keyed_backend* keyed_ = nullptr;
-  std::unique_ptr<state::keyed_backend> own_;
-  std::optional<state::value_state<aggregate>> values_;
-  /// Streaming: keys changed by the current batch, in order.
-  std::vector<std::string> touched_;
-  absl::flat_hash_set<std::string> touched_set_;
-};
-
-} // namespace
-
-void fold(aggregation_kind kind, aggregate& a, bool fresh, const record& r,
-          bool partial) {
-  auto value = kind == aggregation_kind::count && !partial ? 1 : r.num;
-  if (fresh) {
-    a.value = value;
-    a.timestamp = r.timestamp;
-    return;
-  }
-  switch (kind) {
-    case aggregation_kind::count:
-    case aggregation_kind::sum:
-      if (int64_t sum = 0; __builtin_add_overflow(a.value, value, &sum))
-        throw_overflow(to_string(kind), r.key, value);
-      else
-        a.value = sum;
-      break;
-    case aggregation_kind::min:
-      a.value = std::min(a.value, value);
-      break;
-    case aggregation_kind::max:
-      a.value = std::max(a.value, value);
-      break;
-  }
-  a.timestamp = std::max(a.timestamp, r.timestamp);
-}
+// -- planning -----------------------------------------------------------------
 
 std::string to_string(aggregation_kind kind) {
   switch (kind) {
@@ -139,6 +67,8 @@ std::string to_string(aggregation_kind kind) {
       return "min";
     case aggregation_kind::max:
       return "max";
+    case aggregation_kind::avg:
+      return "avg";
   }
   return "unknown";
 }
@@ -146,48 +76,374 @@ std::string to_string(aggregation_kind kind) {
 std::optional<aggregation_kind>
 parse_aggregation_kind(const std::string& name) {
   for (auto kind : {aggregation_kind::count, aggregation_kind::sum,
-                    aggregation_kind::min, aggregation_kind::max})
+                    aggregation_kind::min, aggregation_kind::max,
+                    aggregation_kind::avg})
     if (name == to_string(kind))
       return kind;
   return std::nullopt;
 }
 
-keyed_aggregation::keyed_aggregation(aggregation_kind kind) : kind_(kind) {
-  table_.reserve(initial_buckets);
+namespace {
+
+const std::vector<param_spec>& aggregation_params(aggregation_kind kind) {
+  static const std::vector<param_spec> count_params{
+    {"as", param_kind::text, false}};
+  static const std::vector<param_spec> field_params{
+    {"field", param_kind::text, false}, {"as", param_kind::text, false}};
+  return kind == aggregation_kind::count ? count_params : field_params;
 }
 
-void keyed_aggregation::add(record&& r, bool partial) {
-  auto [i, inserted] = table_.try_emplace(std::move(r.key));
-  // try_emplace moves the key only into a new entry, which cannot overflow:
-  // an overflow's message still has it.
-  fold(kind_, i->second, inserted, r, partial);
+} // namespace
+
+planned_aggregation plan_aggregation(aggregation_kind kind, const params& p,
+                                     const schema& input,
+                                     const std::vector<size_t>& key) {
+  planned_aggregation result;
+  auto& plan = result.plan;
+  plan.kind = kind;
+  plan.key = key;
+  auto name = to_string(kind);
+  bool legacy = default_schema::matches(input) && p.count("as") == 0;
+  for (auto k : key)
+    plan.output.fields.push_back(input.fields[k]);
+  field out;
+  if (kind == aggregation_kind::count) {
+    out = {legacy ? "value" : text_param(p, "as", "count"), field_type::int64,
+           false};
+  } else {
+    auto field_name = text_param(p, "field", "value");
+    auto f = input.find(field_name);
+    if (!f) {
+      result.problem = p.count("field") == 0
+        ? fmt::format("{} needs a field to aggregate: give \"field\" (the "
+                      "input is {})",
+                      name, to_string(input))
+        : fmt::format("parameter 'field': '{}' is not in {}", field_name,
+                      to_string(input));
+      return result;
+    }
+    plan.field = *f;
+    auto type = input.fields[*f].type;
+    bool numeric = type == field_type::int64 || type == field_type::float64;
+    bool ordered = numeric || type == field_type::timestamp;
+    if (kind == aggregation_kind::min || kind == aggregation_kind::max
+          ? !ordered
+          : !numeric) {
+      result.problem = fmt::format(
+        "field '{}' is {}: {} needs int64 or double{}", field_name,
+        to_string(type), name,
+        kind == aggregation_kind::min || kind == aggregation_kind::max
+          ? " or timestamp"
+          : "");
+      return result;
+    }
+    out.name = text_param(p, "as", field_name);
+    out.type = kind == aggregation_kind::avg ? field_type::float64 : type;
+    out.nullable = input.fields[*f].nullable;
+  }
+  if (plan.output.find(out.name)) {
+    result.problem = fmt::format(
+      "the aggregate's name '{}' is a key field too: give \"as\"", out.name);
+    return result;
+  }
+  plan.output.fields.push_back(std::move(out));
+  return result;
 }
 
-void keyed_aggregation::drain(std::vector<record>& out) {
-  out.reserve(out.size() + table_.size());
-  for (const auto& [key, e] : table_)
-    out.push_back(record::integer(key, e.value, e.timestamp));
-  table_.clear();
+// -- folding ------------------------------------------------------------------
+
+void aggregate_folder::fold(aggregate& a, const row_batch& b, size_t row,
+                            bool partial, const key_codec& keys) const {
+  auto& plan = *plan_;
+  auto ts = b.time(row);
+  auto kind = plan.kind;
+  if (kind == aggregation_kind::count) {
+    int64_t add = partial ? b.columns[plan.key.size()].ints[row] : 1;
+    if (int64_t n = 0; __builtin_add_overflow(a.i, add, &n))
+      throw_overflow("count", keys.describe(b, row), add);
+    else
+      a.i = n;
+    a.count = 1;
+    a.timestamp = std::max(a.timestamp, ts);
+    return;
+  }
+  auto& c = b.columns[partial ? plan.key.size() : *plan.field];
+  if (c.is_null(row))
+    return; // SQL: aggregates skip nulls
+  if (kind == aggregation_kind::avg) {
+    // Not combinable: rows are always input rows.
+    a.d += c.type == field_type::float64 ? c.floats[row]
+                                         : static_cast<double>(c.ints[row]);
+    ++a.count;
+  } else if (c.type == field_type::float64) {
+    auto v = c.floats[row];
+    if (kind == aggregation_kind::sum)
+      a.d += v;
+    else if (a.count == 0)
+      a.d = v;
+    else
+      a.d = kind == aggregation_kind::min ? std::min(a.d, v) : std::max(a.d, v);
+    a.count = 1;
+  } else {
+    auto v = c.ints[row];
+    if (kind == aggregation_kind::sum) {
+      if (int64_t n = 0; __builtin_add_overflow(a.i, v, &n))
+        throw_overflow("sum", keys.describe(b, row), v);
+      else
+        a.i = n;
+    } else if (a.count == 0) {
+      a.i = v;
+    } else {
+      a.i = kind == aggregation_kind::min ? std::min(a.i, v) : std::max(a.i, v);
+    }
+    a.count = 1;
+  }
+  a.timestamp = std::max(a.timestamp, ts);
 }
 
-void keyed_aggregation::drain_sorted(std::vector<record>& out) {
-  auto first = static_cast<std::ptrdiff_t>(out.size());
-  drain(out);
-  std::sort(out.begin() + first, out.end(),
-            [](const record& a, const record& b) { return a.key < b.key; });
+void aggregate_folder::emit(const aggregate& a, row_batch& out) const {
+  auto& c = out.columns.back();
+  auto kind = plan_->kind;
+  if (kind == aggregation_kind::count) {
+    c.push_int(a.i);
+  } else if (kind == aggregation_kind::avg) {
+    if (a.count == 0)
+      c.push_null();
+    else
+      c.push_float(a.d / static_cast<double>(a.count));
+  } else if (a.count == 0 && plan_->output.fields.back().nullable) {
+    c.push_null();
+  } else if (c.type == field_type::float64) {
+    c.push_float(a.d);
+  } else {
+    c.push_int(a.i);
+  }
 }
+
+// -- the combiner -------------------------------------------------------------
+
+namespace {
+
+std::vector<size_t> leading(size_t n) {
+  std::vector<size_t> v(n);
+  std::iota(v.begin(), v.end(), size_t{0});
+  return v;
+}
+
+aggregation_plan checked_plan(aggregation_kind kind, const params& p,
+                              const schema& input,
+                              const std::vector<size_t>& key) {
+  auto planned = plan_aggregation(kind, p, input, key);
+  throw_if(planned.problem);
+  return planned.plan;
+}
+
+} // namespace
+
+keyed_aggregation::keyed_aggregation(aggregation_kind kind, const params& p,
+                                     const schema& input,
+                                     const std::vector<size_t>& key)
+  : plan_(checked_plan(kind, p, input, key)),
+    folder_(plan_),
+    keys_(input, key),
+    out_keys_(plan_.output, leading(key.size())) {
+  ints_.reserve(1024);
+  bytes_.reserve(1024);
+}
+
+void keyed_aggregation::add(const row_batch& b, bool partial) {
+  auto& keys = partial ? out_keys_ : keys_;
+  if (keys.single_int()) {
+    auto& col = b.columns[keys.fields()[0]].ints;
+    for (size_t r = 0; r < b.rows; ++r)
+      folder_.fold(ints_[col[r]], b, r, partial, keys);
+    return;
+  }
+  for (size_t r = 0; r < b.rows; ++r) {
+    auto k = keys.encode(b, r, scratch_);
+    auto i = bytes_.find(absl::string_view{k.data(), k.size()});
+    if (i == bytes_.end())
+      i = bytes_.emplace(std::string{k}, aggregate{}).first;
+    folder_.fold(i->second, b, r, partial, keys);
+  }
+}
+
+void keyed_aggregation::drain(row_batch& out) {
+  out.reserve(out.rows + size());
+  for (auto& [k, a] : ints_) {
+    key_codec::decode_int(k, out);
+    folder_.emit(a, out);
+    ++out.rows;
+    out.push_time(a.timestamp);
+  }
+  for (auto& [k, a] : bytes_) {
+    out_keys_.decode(k, out);
+    folder_.emit(a, out);
+    ++out.rows;
+    out.push_time(a.timestamp);
+  }
+  ints_.clear();
+  bytes_.clear();
+}
+
+// -- the operator -------------------------------------------------------------
+
+namespace {
+
+/// count, sum, min, max or avg as a transform, its aggregates in keyed
+/// state (value state named after the aggregation). Bounded jobs emit one
+/// row per key, sorted by key, in finish(); streaming jobs emit the new
+/// aggregate of every key a batch changed right after that batch, and
+/// nothing in finish().
+class aggregation_transform : public transform {
+public:
+  aggregation_transform(aggregation_kind kind, params p)
+    : kind_(kind), params_(std::move(p)) {}
+
+  bool uses_keyed_state() const override { return true; }
+
+  void open(const operator_context& ctx) override {
+    if (ctx.input == nullptr)
+      throw operator_error("an aggregation needs an input");
+    plan_ = checked_plan(kind_, params_, *ctx.input, ctx.key);
+    folder_.emplace(plan_);
+    keys_ = key_codec(*ctx.input, ctx.key);
+    out_keys_ = key_codec(plan_.output, leading(ctx.key.size()));
+    streaming_ = !ctx.bounded;
+    keyed_ = ctx.keyed_state;
+    if (keyed_ == nullptr) { // used outside a subtask (tests, tools)
+      own_ = std::make_unique<state::heap_backend>();
+      keyed_ = own_.get();
+    }
+    values_.emplace(*keyed_, to_string(kind_));
+    values_->reserve(1024);
+  }
+
+  void process(row_batch& in, row_batch& out, bool partial) override {
+    auto& keys = partial ? out_keys_ : keys_;
+    for (size_t r = 0; r < in.rows; ++r) {
+      auto k = keys.encode(in, r, scratch_);
+      keyed_->set_current_key(k);
+      values_->modify([&](aggregate& a, bool) {
+        folder_->fold(a, in, r, partial, keys);
+      });
+      if (streaming_ && touched_set_.insert(std::string{k}).second)
+        touched_.emplace_back(k);
+    }
+    if (!streaming_)
+      return;
+    for (auto& key : touched_) {
+      keyed_->set_current_key(key);
+      auto a = values_->value().value_or(aggregate{});
+      emit(key, a, out);
+    }
+    touched_.clear();
+    touched_set_.clear();
+  }
+
+  void finish(row_batch& out) override {
+    if (streaming_)
+      return;
+    row_batch all(plan_.output);
+    values_->for_each(
+      [&](std::string_view key, const aggregate& a) { emit(key, a, all); });
+    values_->clear_all();
+    sort_by_key(all, out);
+  }
+
+private:
+  void emit(std::string_view key, const aggregate& a, row_batch& out) {
+    out_keys_.decode(key, out);
+    folder_->emit(a, out);
+    ++out.rows;
+    out.push_time(a.timestamp);
+  }
+
+  /// Appends the rows of `all` to `out` in the order of their key fields.
+  void sort_by_key(const row_batch& all, row_batch& out) const {
+    std::vector<uint32_t> order(all.rows);
+    std::iota(order.begin(), order.end(), 0u);
+    auto k = plan_.key.size();
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      for (size_t f = 0; f < k; ++f) {
+        auto& c = all.columns[f];
+        if (c.is_null(a) != c.is_null(b))
+          return c.is_null(a);
+        if (c.is_null(a))
+          continue;
+        if (holds_chars(c.type)) {
+          if (auto cmp = c.str(a).compare(c.str(b)); cmp != 0)
+            return cmp < 0;
+        } else if (c.type == field_type::float64) {
+          if (c.floats[a] != c.floats[b])
+            return c.floats[a] < c.floats[b];
+        } else if (c.ints[a] != c.ints[b]) {
+          return c.ints[a] < c.ints[b];
+        }
+      }
+      return false;
+    });
+    for (auto i : order)
+      out.push_row(all, i);
+  }
+
+  aggregation_kind kind_;
+  params params_;
+  aggregation_plan plan_;
+  std::optional<aggregate_folder> folder_;
+  key_codec keys_;
+  key_codec out_keys_;
+  bool streaming_ = false;
+  state::keyed_backend* keyed_ = nullptr;
+  std::unique_ptr<state::keyed_backend> own_;
+  std::optional<state::value_state<aggregate>> values_;
+  std::string scratch_;
+  /// Streaming: keys changed by the current batch, in order.
+  std::vector<std::string> touched_;
+  absl::flat_hash_set<std::string> touched_set_;
+};
+
+} // namespace
 
 operator_factory aggregation_factory(aggregation_kind kind) {
   operator_factory f;
   f.name = to_string(kind);
   f.make_transform = [kind](const params& p) -> std::unique_ptr<transform> {
-    throw_if(check_params(to_string(kind), p, {}));
-    return std::make_unique<aggregation_transform>(kind);
+    throw_if(check_params(to_string(kind), p, aggregation_params(kind)));
+    return std::make_unique<aggregation_transform>(kind, p);
   };
   f.validate = [kind](const params& p, role) {
-    return check_params(to_string(kind), p, {});
+    return check_params(to_string(kind), p, aggregation_params(kind));
   };
-  f.combinable = true;
+  f.output_schema = [kind](const params& p, const schema_query& q) {
+    derived_schema result;
+    if (q.input == nullptr) {
+      result.problem = fmt::format("{} cannot be a source", to_string(kind));
+      return result;
+    }
+    if (q.key.empty()) {
+      result.problem = fmt::format(
+        "{} needs keyed input: its input edge needs \"partitioning\": "
+        "\"hash\"",
+        to_string(kind));
+      return result;
+    }
+    std::vector<size_t> key;
+    for (auto& name : q.key) {
+      auto i = q.input->find(name);
+      if (!i) {
+        result.problem = fmt::format("key field '{}' is not in {}", name,
+                                     to_string(*q.input));
+        return result;
+      }
+      key.push_back(*i);
+    }
+    auto planned = plan_aggregation(kind, p, *q.input, key);
+    result.value = std::move(planned.plan.output);
+    result.problem = std::move(planned.problem);
+    return result;
+  };
+  f.combinable = kind != aggregation_kind::avg;
   return f;
 }
 

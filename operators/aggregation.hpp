@@ -7,76 +7,119 @@
 
 #include <absl/container/flat_hash_map.h>
 
-#include "messages/record.hpp"
+#include "messages/row_batch.hpp"
+#include "operators/key_codec.hpp"
+#include "operators/operator.hpp"
 
 namespace weir::ops {
 
 /// Which keyed aggregation.
 enum class aggregation_kind {
-  /// Number of records per key.
+  /// Number of rows per key.
   count,
-  /// Sum of `num` per key (the job fails on int64 overflow).
+  /// Sum of the field per key (int64: the job fails on overflow).
   sum,
-  /// Smallest `num` per key.
+  /// Smallest value of the field per key.
   min,
-  /// Largest `num` per key.
+  /// Largest value of the field per key.
   max,
+  /// Mean of the field per key, as a double.
+  avg,
 };
 
-/// "count", "sum", "min" or "max".
+/// "count", "sum", "min", "max" or "avg".
 std::string to_string(aggregation_kind kind);
 
 /// The kind named by an operator name, or nullopt.
 std::optional<aggregation_kind> parse_aggregation_kind(const std::string& name);
 
-/// A key's aggregate: its value and the largest timestamp folded into it.
+/// What one keyed aggregation reads and writes, resolved against its input
+/// schema: the key fields, the aggregated field and the output schema (the
+/// key fields, then the aggregate). Parameters: `field` (default "value"
+/// where the input has it; count takes none) and `as`, the aggregate's
+/// name (default: the field's name; "count" for count, "value" on the
+/// default schemas).
+struct aggregation_plan {
+  aggregation_kind kind = aggregation_kind::count;
+  std::vector<size_t> key;
+  /// The aggregated field's index in the input (count: none).
+  std::optional<size_t> field;
+  schema output;
+
+  /// The aggregate's type (the output's last field).
+  field_type value_type() const { return output.fields.back().type; }
+};
+
+/// The plan, or a problem naming the field and types ("field 'user' is
+/// string: sum needs int64 or double").
+struct planned_aggregation {
+  aggregation_plan plan;
+  std::string problem;
+};
+planned_aggregation plan_aggregation(aggregation_kind kind, const params& p,
+                                     const schema& input,
+                                     const std::vector<size_t>& key);
+
+/// A key's aggregate: an int64 or double value, how many values went into
+/// it, and the largest event time folded into it.
 struct aggregate {
-  int64_t value = 0;
+  int64_t i = 0;
+  double d = 0;
+  int64_t count = 0;
   int64_t timestamp = 0;
 };
 
-/// Folds `r` into `a` (`fresh`: `a` holds nothing yet). Count adds 1, or
-/// `num` when `partial` (a combiner's partial count); sum adds `num`; min
-/// and max keep the extreme. A count or sum beyond int64 throws
-/// operator_error ("sum: int64 overflow at key 'x'") and leaves `a` as it
-/// was.
-void fold(aggregation_kind kind, aggregate& a, bool fresh, const record& r,
-          bool partial);
-
-/// Per-key aggregates of records held in memory: the combiner the runtime
-/// runs before a hash exchange (the count/sum/min/max operators keep theirs
-/// in keyed state). Output records are integer records key=key,
-/// num=aggregate, timestamp = the largest timestamp seen for the key. Not
-/// thread-safe.
-class keyed_aggregation {
+/// Folds rows into aggregates (plain logic shared by the combiner and the
+/// aggregation operator). `partial`: rows are a combiner's output (the
+/// plan's output schema), whose aggregate is their last field.
+class aggregate_folder {
 public:
-  explicit keyed_aggregation(aggregation_kind kind);
+  explicit aggregate_folder(const aggregation_plan& plan) : plan_(&plan) {}
 
-  /// Folds `r` (its key is moved from) into its key's aggregate. When
-  /// `partial`, `r` is a partial aggregate: count adds `num` instead of 1
-  /// (sum, min and max treat partial and raw records alike).
-  void add(record&& r, bool partial);
+  /// Folds row `row` of `b` into `a`. Throws operator_error on int64
+  /// overflow ("sum: int64 overflow at key 'x'"), leaving `a` as it was.
+  void fold(aggregate& a, const row_batch& b, size_t row, bool partial,
+            const key_codec& keys) const;
 
-  /// Number of distinct keys held.
-  size_t size() const { return table_.size(); }
-
-  /// Appends one record per key (in no particular order) and clears.
-  void drain(std::vector<record>& out);
-
-  /// Appends one record per key, sorted by key, and clears.
-  void drain_sorted(std::vector<record>& out);
-
-  /// What this table aggregates.
-  aggregation_kind kind() const { return kind_; }
+  /// Appends the aggregate of `a` to the last column of `out`.
+  void emit(const aggregate& a, row_batch& out) const;
 
 private:
+  const aggregation_plan* plan_;
+};
 
-  // An open-addressing table: no node per key, which matters at tens of
-  // millions of updates per second.
-  using table = absl::flat_hash_map<std::string, aggregate>;
+/// Per-key aggregates held in memory: the combiner the runtime runs before
+/// a hash exchange (the aggregation operators keep theirs in keyed state).
+/// Integer keys are hashed as integers, string keys as their bytes: no
+/// formatting on the hot path. Not thread-safe.
+class keyed_aggregation {
+public:
+  keyed_aggregation(aggregation_kind kind, const params& p,
+                    const schema& input, const std::vector<size_t>& key);
 
-  aggregation_kind kind_;
-  table table_;
+  /// Folds every row of `b` (input rows, or partial aggregates when
+  /// `partial`).
+  void add(const row_batch& b, bool partial);
+
+  /// Number of distinct keys held.
+  size_t size() const { return ints_.size() + bytes_.size(); }
+
+  /// Appends one row per key (in no particular order) to `out`, whose
+  /// columns are the output schema's, and clears.
+  void drain(row_batch& out);
+
+  /// The rows drain() appends.
+  const schema& output() const { return plan_.output; }
+
+private:
+  aggregation_plan plan_;
+  aggregate_folder folder_;
+  key_codec keys_;
+  /// Output rows' key codec (their key fields come first).
+  key_codec out_keys_;
+  absl::flat_hash_map<int64_t, aggregate> ints_;
+  absl::flat_hash_map<std::string, aggregate> bytes_;
+  std::string scratch_;
 };
 
 } // namespace weir::ops

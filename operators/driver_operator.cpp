@@ -68,7 +68,7 @@ public:
     files_ = ctx.files;
   }
 
-  bool next(std::vector<record>&, size_t) override {
+  bool next(row_batch&, size_t) override {
     context_impl ctx{decode_driver_args(params_.count("args") > 0
                                           ? params_.at("args")
                                           : "[]"),

@@ -185,6 +185,29 @@ struct split_fn {
   }
 };
 
+/// tokenize on rows: text values are tokenized straight into the output
+/// columns (word count's hot path); integer values through their digits.
+class tokenize_transform final : public record_transform {
+public:
+  void process(row_batch& in, row_batch& out, bool partial) override {
+    auto value = in.columns.size() - 1; // the default schemas end in value
+    if (in.columns[value].type != field_type::string) {
+      record_transform::process(in, out, partial);
+      return;
+    }
+    auto& c = in.columns[value];
+    for (size_t i = 0; i < in.rows; ++i)
+      tokenize(c.str(i), in.time(i), out);
+  }
+
+protected:
+  void apply(std::vector<record>& in, std::vector<record>& out,
+             bool) override {
+    for (auto& r : in)
+      tokenize_fn{}(std::move(r), out);
+  }
+};
+
 // -- filter -------------------------------------------------------------------
 
 struct even {
@@ -248,6 +271,60 @@ void tokenize(std::string_view line, int64_t ts, std::vector<record>& out) {
   }
 }
 
+void tokenize(std::string_view line, int64_t ts, row_batch& out) {
+  auto& words = out.columns[0];
+  auto& ones = out.columns[1];
+  size_t i = 0;
+  size_t n = line.size();
+  while (i < n) {
+    while (i < n && !bytes.word[idx(line[i])])
+      ++i;
+    size_t start = i;
+    while (i < n && bytes.word[idx(line[i])])
+      ++i;
+    if (i == start)
+      continue;
+    auto first = words.chars.size();
+    words.chars.resize(first + (i - start));
+    auto* dst = words.chars.data() + first;
+    for (size_t k = start; k < i; ++k)
+      *dst++ = bytes.lower[idx(line[k])];
+    words.ends.push_back(static_cast<uint32_t>(words.chars.size()));
+    ones.ints.push_back(1);
+    ++out.rows;
+    out.push_time(ts);
+  }
+}
+
+derived_schema function_schema(const std::string& op, const named_function& f,
+                               const schema& input) {
+  if (!default_schema::matches(input))
+    return {{},
+            fmt::format("{} function '{}' works on (value: int64|string) or "
+                        "(key: string, value: int64|string), not on {}",
+                        op, f.name, to_string(input))};
+  auto value_type = input.fields.back().type;
+  switch (f.output) {
+    case function_output::same:
+      return {input, {}};
+    case function_output::keyed:
+      return {value_type == field_type::int64 ? default_schema::keyed_numbers()
+                                              : default_schema::keyed_lines(),
+              {}};
+    case function_output::keyed_numbers:
+      return {default_schema::keyed_numbers(), {}};
+    case function_output::numbers:
+      return {input.size() == 2 ? default_schema::keyed_numbers()
+                                : default_schema::numbers(),
+              {}};
+    case function_output::split:
+      return {value_type == field_type::string ? default_schema::lines()
+                                               : input,
+              {}};
+  }
+  return {input, {}};
+}
+
 const std::vector<named_function>& map_functions() {
   static const std::vector<named_function> table{
     {"identity", {},
@@ -255,14 +332,17 @@ const std::vector<named_function>& map_functions() {
     {"key_mod", {{"modulus", param_kind::positive, true}},
      [](const params& p) {
        return wrap<map_transform>(key_mod{int_param(p, "modulus", 1)});
-     }},
+     },
+     function_output::keyed},
     {"key_by_value", {},
-     [](const params&) { return wrap<map_transform>(key_by_value{}); }},
+     [](const params&) { return wrap<map_transform>(key_by_value{}); },
+     function_output::keyed_numbers},
     {"upper", {},
      [](const params&) { return wrap<map_transform>(recase{&bytes.upper}); }},
     {"lower", {},
      [](const params&) { return wrap<map_transform>(recase{&bytes.lower}); }},
-    {"length", {}, [](const params&) { return wrap<map_transform>(length{}); }},
+    {"length", {}, [](const params&) { return wrap<map_transform>(length{}); },
+     function_output::numbers},
     {"square", {}, [](const params&) { return wrap<map_transform>(square{}); }},
     {"negate", {}, [](const params&) { return wrap<map_transform>(negate{}); }},
     {"fail_once",
@@ -278,9 +358,11 @@ const std::vector<named_function>& map_functions() {
 const std::vector<named_function>& flat_map_functions() {
   static const std::vector<named_function> table{
     {"tokenize", {},
-     [](const params&) { return wrap<flat_map_transform>(tokenize_fn{}); }},
+     [](const params&) { return std::make_unique<tokenize_transform>(); },
+     function_output::keyed_numbers},
     {"split", {},
-     [](const params&) { return wrap<flat_map_transform>(split_fn{}); }},
+     [](const params&) { return wrap<flat_map_transform>(split_fn{}); },
+     function_output::split},
   };
   return table;
 }

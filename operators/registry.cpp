@@ -24,6 +24,9 @@ operator_factory text_file_factory() {
   };
   f.path_params = {"path"};
   f.bounded = [](const params&) { return true; };
+  f.output_schema = [](const params&, const schema_query& q) {
+    return derived_schema{q.input ? schema{} : default_schema::lines(), {}};
+  };
   f.guarantee = [](const params& p) {
     auto d = p.find("delivery");
     return d != p.end() && d->second == "exactly-once"
@@ -57,7 +60,8 @@ const registry& registry::builtin() {
     r.add(flat_map_factory());
     r.add(filter_factory());
     for (auto kind : {aggregation_kind::count, aggregation_kind::sum,
-                      aggregation_kind::min, aggregation_kind::max})
+                      aggregation_kind::min, aggregation_kind::max,
+                      aggregation_kind::avg})
       r.add(aggregation_factory(kind));
     r.add(stdout_factory());
     r.add(discard_factory());

@@ -15,10 +15,10 @@ namespace {
 /// running in parallel threads never interleave within a line.
 class stdout_sink : public sink {
 public:
-  void write(const std::vector<record>& in) override {
+  void write(const row_batch& in) override {
     buf_.clear();
-    for (const auto& r : in)
-      append_text_line(buf_, r);
+    for (size_t i = 0; i < in.rows; ++i)
+      append_row_text(buf_, in, i);
     if (buf_.empty())
       return;
     if (std::fwrite(buf_.data(), 1, buf_.size(), stdout) != buf_.size()
@@ -40,7 +40,7 @@ public:
   explicit discard_sink(std::chrono::milliseconds delay) : delay_(delay) {
   }
 
-  void write(const std::vector<record>&) override {
+  void write(const row_batch&) override {
     if (delay_.count() > 0)
       std::this_thread::sleep_for(delay_);
   }
@@ -56,13 +56,23 @@ private:
 /// Keeps records until the runtime takes them through collected().
 class collect_sink : public sink {
 public:
-  void write(const std::vector<record>& in) override {
-    records_.insert(records_.end(), in.begin(), in.end());
+  void open(const operator_context& ctx) override {
+    if (ctx.input != nullptr)
+      schema_ = *ctx.input;
+  }
+
+  /// Rows of the default schemas become their records; any other row an
+  /// unkeyed text record of its tab-separated fields.
+  void write(const row_batch& in) override {
+    records_.reserve(records_.size() + in.rows);
+    for (size_t i = 0; i < in.rows; ++i)
+      records_.push_back(to_record(in, schema_, i));
   }
 
   std::vector<record>* collected() override { return &records_; }
 
 private:
+  schema schema_;
   std::vector<record> records_;
 };
 

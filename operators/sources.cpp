@@ -49,12 +49,15 @@ public:
     assign_slice(ctx.subtask_index, ctx.parallelism);
   }
 
-  bool next(std::vector<record>& out, size_t max_records) override {
+  bool next(row_batch& out, size_t max_rows) override {
     auto n = static_cast<uint64_t>(
-      std::min<uint128>(remaining_, static_cast<uint128>(max_records)));
-    out.reserve(out.size() + n);
+      std::min<uint128>(remaining_, static_cast<uint128>(max_rows)));
+    auto& values = out.columns[0].ints;
+    auto first = values.size();
+    values.resize(first + n);
     for (uint64_t k = 0; k < n; ++k)
-      out.push_back(record::integer({}, static_cast<int64_t>(next_ + k)));
+      values[first + k] = static_cast<int64_t>(next_ + k);
+    out.rows += n;
     next_ += n;
     remaining_ -= n;
     return remaining_ > 0;
@@ -122,10 +125,10 @@ public:
     stride_ = std::max<int32_t>(ctx.parallelism, 1);
   }
 
-  bool next(std::vector<record>& out, size_t max_records) override {
+  bool next(row_batch& out, size_t max_rows) override {
     if (exhausted())
       return false;
-    auto n = static_cast<uint64_t>(max_records);
+    auto n = static_cast<uint64_t>(max_rows);
     if (count_ >= 0)
       n = std::min<uint64_t>(n, (count_ - next_index_ + stride_ - 1) / stride_);
     if (rate_ > 0)
@@ -184,16 +187,21 @@ private:
       due_us > now_us ? static_cast<int64_t>(due_us - now_us) : 0};
   }
 
-  void produce(std::vector<record>& out, uint64_t n) {
+  void produce(row_batch& out, uint64_t n) {
     auto ts = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::system_clock::now().time_since_epoch())
                 .count();
-    out.reserve(out.size() + n);
+    out.reserve(out.rows + n);
     char key[32] = "key-";
+    auto& keys = out.columns[0];
+    auto& values = out.columns[1];
     for (uint64_t k = 0; k < n; ++k) {
       auto i = next_index_;
       auto end = std::to_chars(key + 4, key + sizeof(key), i % keys_).ptr;
-      out.push_back(record::integer(std::string(key, end), i, ts));
+      keys.push_str({key, static_cast<size_t>(end - key)});
+      values.push_int(i);
+      ++out.rows;
+      out.push_time(ts);
       next_index_ += stride_;
     }
     produced_ += n;
@@ -222,6 +230,9 @@ operator_factory sequence_factory() {
   };
   f.validate = [](const params& p, role) { return check_sequence(p); };
   f.bounded = [](const params&) { return true; };
+  f.output_schema = [](const params&, const schema_query&) {
+    return derived_schema{default_schema::numbers(), {}};
+  };
   return f;
 }
 
@@ -236,6 +247,9 @@ operator_factory generator_factory() {
   };
   f.validate = [](const params& p, role) {
     return check_params("generator", p, generator_params());
+  };
+  f.output_schema = [](const params&, const schema_query&) {
+    return derived_schema{default_schema::keyed_numbers(), {}};
   };
   f.bounded = [](const params& p) {
     auto i = p.find("count");

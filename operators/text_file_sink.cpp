@@ -76,11 +76,11 @@ public:
     buf_.reserve(flush_bytes + 64 * 1024);
   }
 
-  void write(const std::vector<record>& in) override {
+  void write(const row_batch& in) override {
     if (fd_ < 0)
       throw operator_error(fmt::format("text_file sink '{}' is not open", path_));
-    for (const auto& r : in)
-      append_text_line(buf_, r);
+    for (size_t i = 0; i < in.rows; ++i)
+      append_row_text(buf_, in, i);
     if (buf_.size() >= flush_bytes)
       flush();
   }

@@ -99,7 +99,7 @@ public:
       skip_to_line_start(start);
   }
 
-  bool next(std::vector<record>& out, size_t max_records) override {
+  bool next(row_batch& out, size_t max_records) override {
     if (fd_ < 0 && !done_)
       open(operator_context{});
     for (size_t produced = 0; produced < max_records && !done_;) {
@@ -229,20 +229,20 @@ private:
   }
 
   /// Emits `carry_` followed by [first, first+len) as one line.
-  void emit(std::vector<record>& out, const char* first, size_t len) {
+  void emit(row_batch& out, const char* first, size_t len) {
     check_line_length(carry_.size() + len);
-    std::string line;
-    if (carry_.empty()) {
-      line.assign(first, len);
-    } else {
-      line = std::move(carry_);
-      carry_ = std::string{};
-      line.append(first, len);
+    std::string_view line{first, len};
+    if (!carry_.empty()) {
+      carry_.append(first, len);
+      line = carry_;
     }
     line_start_ += line.size() + 1;
     if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    out.push_back(record::string({}, std::move(line)));
+      line.remove_suffix(1);
+    out.columns[0].push_str(line);
+    ++out.rows;
+    if (!carry_.empty())
+      carry_ = std::string{};
   }
 
   std::string path_;

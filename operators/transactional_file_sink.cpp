@@ -51,10 +51,10 @@ public:
     fresh_ = true;
   }
 
-  void write(const std::vector<record>& in) override {
+  void write(const row_batch& in) override {
     start();
-    for (auto& r : in)
-      append_text_line(buf_, r);
+    for (size_t i = 0; i < in.rows; ++i)
+      append_row_text(buf_, in, i);
     if (buf_.size() >= flush_bytes)
       flush();
   }

@@ -49,6 +49,13 @@ operator_factory function_operator(std::string op,
   f.validate = [op, &table](const params& p, role) {
     return check_function(op, table, p);
   };
+  f.output_schema = [op, &table](const params& p, const schema_query& q) {
+    auto i = p.find("function");
+    const auto* fn = i == p.end() ? nullptr : find_function(table, i->second);
+    if (q.input == nullptr || fn == nullptr)
+      return derived_schema{q.input ? *q.input : schema{}, {}};
+    return function_schema(op, *fn, *q.input);
+  };
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "operators/operator.hpp"
+#include "operators/record_transform.hpp"
 #include "operators/params.hpp"
 
 // Batch transforms around a per-record function object. The function is a
@@ -32,13 +33,13 @@ inline void append_all(std::vector<record>& in, std::vector<record>& out) {
 
 /// Applies `F(record&)` to each record in place.
 template <class F>
-class map_transform final : public transform {
+class map_transform final : public record_transform {
 public:
   explicit map_transform(F f) : f_(std::move(f)) {
   }
 
-  void process(std::vector<record>& in, std::vector<record>& out,
-               bool) override {
+  void apply(std::vector<record>& in, std::vector<record>& out,
+             bool) override {
     for (auto& r : in)
       f_(r);
     append_all(in, out);
@@ -50,13 +51,13 @@ private:
 
 /// Keeps the records for which `P(const record&)` is true.
 template <class P>
-class filter_transform final : public transform {
+class filter_transform final : public record_transform {
 public:
   explicit filter_transform(P p) : p_(std::move(p)) {
   }
 
-  void process(std::vector<record>& in, std::vector<record>& out,
-               bool) override {
+  void apply(std::vector<record>& in, std::vector<record>& out,
+             bool) override {
     auto end = std::remove_if(in.begin(), in.end(),
                               [this](const record& r) { return !p_(r); });
     in.erase(end, in.end());
@@ -69,13 +70,13 @@ private:
 
 /// Appends what `F(record&&, std::vector<record>&)` makes of each record.
 template <class F>
-class flat_map_transform final : public transform {
+class flat_map_transform final : public record_transform {
 public:
   explicit flat_map_transform(F f) : f_(std::move(f)) {
   }
 
-  void process(std::vector<record>& in, std::vector<record>& out,
-               bool) override {
+  void apply(std::vector<record>& in, std::vector<record>& out,
+             bool) override {
     // Grow once per batch: reserve what the largest batch so far produced.
     auto first = out.size();
     out.reserve(first + std::max(in.size() * 4, peak_));
@@ -90,14 +91,30 @@ private:
   size_t peak_ = 0;
 };
 
-/// A named function of map, flat_map or filter.
+/// What a named function emits, given a default-schema input.
+enum class function_output {
+  same,          ///< the input's schema
+  keyed,         ///< (key: string, value: the input's value type)
+  keyed_numbers, ///< (key: string, value: int64)
+  numbers,       ///< the input's, with an int64 value
+  split,         ///< (value: string) from text, the input's otherwise
+};
+
+/// A named function of map, flat_map or filter (they act on records: the
+/// default schemas).
 struct named_function {
   std::string name;
   /// Parameters it takes besides `function`.
   std::vector<param_spec> extra_params;
   /// Builds the transform; parameters are already checked.
   std::function<std::unique_ptr<transform>(const params&)> make;
+  function_output output = function_output::same;
 };
+
+/// The output schema of `f` on `input`, or the problem that `input` is
+/// not one of the default schemas.
+derived_schema function_schema(const std::string& op, const named_function& f,
+                               const schema& input);
 
 /// The functions of `map`: identity, key_mod, key_by_value, upper, lower,
 /// length, square, negate.
@@ -113,5 +130,8 @@ const std::vector<named_function>& filter_functions();
 /// ASCII letters, digits and '_' as a record key=token, num=1, timestamp
 /// `ts`. Every other byte (including all non-ASCII bytes) separates tokens.
 void tokenize(std::string_view line, int64_t ts, std::vector<record>& out);
+
+/// The same into a (key: string, value: int64) batch.
+void tokenize(std::string_view line, int64_t ts, row_batch& out);
 
 } // namespace weir::ops

@@ -434,7 +434,7 @@ resolve_job_graph(const job_spec& spec,
       g.vertices.push_back(vertex_spec{v.id, v.op,
                                        substitute_all(v, i, params),
                                        v.parallelism.value_or(
-                                         job_parallelism)});
+                                         job_parallelism), {}});
     }
   } catch (const field_error& e) {
     return spec_error(origin, e.what);
@@ -451,7 +451,7 @@ resolve_job_graph(const job_spec& spec,
                != g.vertices[static_cast<size_t>(to)].parallelism)
         part = partitioning::rebalance;
     }
-    g.edges.push_back(edge_spec{e.from, e.to, part});
+    g.edges.push_back(edge_spec{e.from, e.to, part, {}});
   }
   make_paths_absolute(g, operators != nullptr ? *operators
                                               : ops::registry::builtin());

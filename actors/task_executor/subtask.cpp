@@ -77,7 +77,7 @@ struct subtask_state : runner_port {
   }
 
   void send_batch(size_t gate, int32_t consumer_index, int32_t channel,
-                  int64_t seq, record_batch&& batch) override {
+                  int64_t seq, row_batch&& batch) override {
     self->send(consumer(gate, consumer_index), data_atom_v, channel,
                static_cast<int32_t>(gate), seq, std::move(batch));
   }
@@ -195,7 +195,7 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
       st.runner->start();
     },
     [=](data_atom, int32_t channel, int32_t port, int64_t seq,
-        record_batch& b) {
+        row_batch& b) {
       self->state.note_producer(channel);
       self->state.runner->on_batch(channel, port, seq, std::move(b));
     },

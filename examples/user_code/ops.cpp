@@ -31,9 +31,14 @@ public:
         lines_.push_back(line);
   }
 
-  bool next(std::vector<record>& out, size_t max_records) override {
-    while (next_ < lines_.size() && max_records-- > 0)
-      out.push_back(record::string({}, lines_[next_++]));
+  /// `out` has the columns of (value: string), the schema the factory
+  /// declares: one string column.
+  bool next(weir::row_batch& out, size_t max_rows) override {
+    auto& values = out.columns[0];
+    while (next_ < lines_.size() && max_rows-- > 0) {
+      values.push_str(lines_[next_++]);
+      ++out.rows;
+    }
     return next_ < lines_.size();
   }
 
@@ -44,12 +49,15 @@ private:
 };
 
 /// `top_n` (transform, parameter `n`, default 10): at the end of its input,
-/// the n records with the largest value (ties by key), largest first.
-class top_n : public ops::transform {
+/// the n records with the largest value (ties by key), largest first. It
+/// works on records (ops::record_transform): rows of (key: string, value:
+/// int64).
+class top_n : public ops::record_transform {
 public:
   explicit top_n(size_t n) : n_(n) {}
 
-  void process(std::vector<record>& in, std::vector<record>&, bool) override {
+protected:
+  void apply(std::vector<record>& in, std::vector<record>&, bool) override {
     for (auto& r : in)
       kept_.push_back(std::move(r));
     in.clear();
@@ -57,7 +65,7 @@ public:
       trim();
   }
 
-  void finish(std::vector<record>& out) override {
+  void finish_records(std::vector<record>& out) override {
     trim();
     for (auto& r : kept_)
       out.push_back(std::move(r));
@@ -96,14 +104,17 @@ void setup(weir::plugin::registrar& r) {
     return std::move(x);
   }));
   // `parse_count`: a line "word<TAB>n" (a count's text output) back into a
-  // keyed integer record.
-  r.add_operator(weir::plugin::map_operator("parse_count", [](record&& x) {
-    auto tab = x.text.find('\t');
-    if (tab == std::string::npos)
-      throw ops::operator_error("parse_count: no tab in '" + x.text + "'");
-    return record::integer(x.text.substr(0, tab),
-                           std::atoll(x.text.c_str() + tab + 1));
-  }));
+  // keyed integer record: its output schema is (key: string, value: int64).
+  r.add_operator(weir::plugin::map_operator(
+    "parse_count",
+    [](record&& x) {
+      auto tab = x.text.find('\t');
+      if (tab == std::string::npos)
+        throw ops::operator_error("parse_count: no tab in '" + x.text + "'");
+      return record::integer(x.text.substr(0, tab),
+                             std::atoll(x.text.c_str() + tab + 1));
+    },
+    weir::default_schema::keyed_numbers()));
   ops::operator_factory text;
   text.name = "inline_text";
   text.make_source = [](const ops::params& p) {
@@ -111,6 +122,9 @@ void setup(weir::plugin::registrar& r) {
     return std::make_unique<inline_text>(i == p.end() ? "" : i->second);
   };
   text.bounded = [](const ops::params&) { return true; };
+  text.output_schema = [](const ops::params&, const ops::schema_query&) {
+    return ops::derived_schema{weir::default_schema::lines(), {}};
+  };
   r.add_operator(std::move(text));
   ops::operator_factory top;
   top.name = "top_n";
@@ -121,6 +135,13 @@ void setup(weir::plugin::registrar& r) {
     return std::make_unique<top_n>(i == p.end() ? 10 : std::stoul(i->second));
   };
   top.validate = [](const ops::params& p, ops::role) { return n_param(p); };
+  top.output_schema = [](const ops::params&, const ops::schema_query& q) {
+    if (q.input == nullptr || *q.input != weir::default_schema::keyed_numbers())
+      return ops::derived_schema{
+        {}, "top_n needs (key: string, value: int64), not "
+              + (q.input ? to_string(*q.input) : std::string{"nothing"})};
+    return ops::derived_schema{*q.input, {}};
+  };
   r.add_operator(std::move(top));
 }
 

@@ -18,6 +18,7 @@
 
 using namespace weir;
 using namespace weir::storage;
+using weir::storage::column;
 using weir::test::temp_dir;
 
 namespace {
