@@ -390,6 +390,11 @@ TEST_CASE("describe_plan") {
                              std::nullopt);
   REQUIRE(g);
   g->vertices[0].params["path"] = "examples/data/sample.txt";
+  // The schemas as the default ones; the built-in operators' own are
+  // tested with them.
+  g->vertices[0].output = default_schema::keyed_lines();
+  g->vertices[1].output = default_schema::keyed_lines();
+  g->vertices[2].output = default_schema::keyed_numbers();
   CHECK(describe_plan(*g)
         == "Job 'wordcount': 4 vertices, 3 tasks, 5 subtasks\n"
            "Vertices:\n"
@@ -403,9 +408,10 @@ TEST_CASE("describe_plan") {
            "  task 2  parallelism 2  counts\n"
            "  task 3  parallelism 1  out\n"
            "Edges:\n"
-           "  lines -> words   forward    chained\n"
-           "  words -> counts  hash\n"
-           "  counts -> out    rebalance\n");
+           "  lines -> words   forward        (key: string, value: string)  "
+           "chained\n"
+           "  words -> counts  hash by (key)  (key: string, value: string)\n"
+           "  counts -> out    rebalance      (key: string, value: int64)\n");
   auto one = make_graph({{"only", 1}}, {});
   one.vertices[0].params = {{"text", "a b"}, {"empty", ""}};
   CHECK(describe_plan(one)

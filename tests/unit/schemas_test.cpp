@@ -1,4 +1,5 @@
-// The planner's schemas: derive_schemas, the job spec's "key". A small registry of test operators whose schemas are set
+// The planner's schemas: derive_schemas, the job spec's "key", the schemas
+// in `weir info`. A small registry of test operators whose schemas are set
 // by their parameters, so that nothing here depends on the built-in ones.
 #include <functional>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
+#include "plan/chaining.hpp"
 #include "plan/job_spec.hpp"
 #include "plan/schemas.hpp"
 
@@ -405,6 +407,24 @@ TEST_CASE("spec: schema problems are one line after the spec's name") {
   CHECK(resolve(two)
         == "x.json: vertex 'j': its inputs differ: 'a' sends (x: int64), 'b' "
            "sends (x: string)");
+}
+
+TEST_CASE("describe_plan shows each edge's key and schema") {
+  auto g = graph({source("logs", "user: string, bytes: int64"),
+                  vertex("p", "pass"),
+                  vertex("t", "total", {{"field", "bytes"}}),
+                  vertex("o", "out")},
+                 {edge("logs", "p"), edge("p", "t", partitioning::hash, {"user"}),
+                  edge("t", "o", partitioning::rebalance)});
+  REQUIRE(derive(g) == "");
+  auto plan = describe_plan(g);
+  auto edges = plan.substr(plan.find("Edges:\n"));
+  CHECK(edges
+        == "Edges:\n"
+           "  logs -> p  forward         (user: string, bytes: int64)  "
+           "chained\n"
+           "  p -> t     hash by (user)  (user: string, bytes: int64)\n"
+           "  t -> o     rebalance       (user: string, total: int64)\n");
 }
 
 } // TEST_SUITE
