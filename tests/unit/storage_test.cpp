@@ -228,6 +228,90 @@ TEST_CASE_TEMPLATE("job_graph_store: graphs round trip", backend, BACKENDS) {
   CHECK(take(graphs.load_all()).graphs == std::vector<job_graph>{g2});
 }
 
+TEST_CASE_TEMPLATE("job_graph_store: schemas and keys round trip", backend,
+                   BACKENDS) {
+  backend b;
+  auto kv = b.open();
+  job_graph_store graphs{*kv};
+  auto g = make_graph(id1);
+  auto every_type = parse_schema("i: int64, d: double, b: bool, s: string, "
+                                 "y: bytes, t: timestamp, n: string?");
+  REQUIRE(every_type.problem.empty());
+  g.vertices[0].output = every_type.value;
+  g.vertices[1].output = default_schema::keyed_lines();
+  g.vertices[2].output = default_schema::keyed_numbers();
+  g.edges[1].key = {"key", "value"};
+  check_ok(graphs.put(g));
+  CHECK(take(graphs.get(id1)) == g);
+  CHECK(take(graphs.load_all()).graphs == std::vector<job_graph>{g});
+}
+
+TEST_CASE_TEMPLATE("job_graph_store: a graph stored before schemas and keys "
+                   "loads without them, and is stored as before",
+                   backend, BACKENDS) {
+  backend b;
+  auto kv = b.open();
+  job_graph_store graphs{*kv};
+  // A record as weir wrote it before rows.
+  const std::string old
+    = R"({"edges":[{"from":"src","partitioning":"hash","to":"c"},)"
+      R"({"from":"c","partitioning":"rebalance","to":"out"}],)"
+      R"("format_version":1,"id":"00000000000000000000000000000002",)"
+      R"("name":"old","vertices":[{"id":"src","op":"sequence",)"
+      R"("parallelism":1,"params":{"from":"1","to":"9"}},)"
+      R"({"id":"c","op":"count","parallelism":2,"params":{}},)"
+      R"({"id":"out","op":"collect","parallelism":1,"params":{}}]})";
+  check_ok(kv->put(storage::column::job_graphs, id2.to_string(), old,
+                   durability::synced));
+  auto g = take(graphs.get(id2));
+  REQUIRE(g);
+  CHECK(g->name == "old");
+  REQUIRE(g->vertices.size() == 3u);
+  for (auto& v : g->vertices)
+    CHECK(v.output.empty());
+  REQUIRE(g->edges.size() == 2u);
+  CHECK(g->edges[0].part == partitioning::hash);
+  CHECK(g->edges[0].key.empty());
+  // Stored again unchanged, it is the same record (and fingerprint).
+  check_ok(graphs.put(*g));
+  CHECK(get(*kv, storage::column::job_graphs, id2.to_string()) == old);
+}
+
+TEST_CASE_TEMPLATE("job_graph_store: bad schemas and keys are reported",
+                   backend, BACKENDS) {
+  backend b;
+  auto kv = b.open();
+  job_graph_store graphs{*kv};
+  auto g = make_graph(id1);
+  g.vertices[0].output = default_schema::keyed_lines();
+  g.edges[1].key = {"key"};
+  check_ok(graphs.put(g));
+  auto text = get(*kv, storage::column::job_graphs, id1.to_string()).value();
+  auto store = [&](job_id id, std::string_view from, std::string_view to) {
+    auto record = patched(patched(text, id1.to_string(), id.to_string()),
+                          from, to);
+    check_ok(kv->put(storage::column::job_graphs, id.to_string(), record,
+                     durability::synced));
+  };
+  store(id2, R"("type":"string")", R"("type":"float")");
+  store(id3, R"("key":["key"])", R"("key":["key",7])");
+  store(id4, R"("key":["key"])", R"("key":"key")");
+  store(id5, R"("nullable":false)", R"("nullable":"no")");
+  auto all = take(graphs.load_all());
+  CHECK(all.graphs == std::vector<job_graph>{g});
+  CHECK(all.problems
+        == std::vector<std::string>{
+          "job_graphs/00000000000000000000000000000002: field "
+          "'vertices[0].output[0].type' has unknown value 'float'",
+          "job_graphs/00000000000000000000000000000003: field "
+          "'edges[1].key[1]' is not a string",
+          "job_graphs/00000000000000000000000000000004: field 'edges[1].key' "
+          "is not an array",
+          "job_graphs/00000000000000000000000000000005: field "
+          "'vertices[0].output[0].nullable' is not a boolean",
+        });
+}
+
 TEST_CASE_TEMPLATE("job_result_store: a result is dirty, then clean", backend,
                    BACKENDS) {
   backend b;
