@@ -277,6 +277,19 @@ TEST_CASE_TEMPLATE("job_graph_store: a graph stored before schemas and keys "
   CHECK(get(*kv, storage::column::job_graphs, id2.to_string()) == old);
 }
 
+TEST_CASE("job_graph_fingerprint: leaves out what the planner derives") {
+  auto g = make_graph(id1);
+  auto before_rows = job_graph_fingerprint(g);
+  g.vertices[0].output = default_schema::keyed_lines();
+  g.edges[1].key = {"key"}; // the default
+  CHECK(job_graph_fingerprint(g) == before_rows);
+  g.edges[1].key = {"value"};
+  CHECK(job_graph_fingerprint(g) != before_rows);
+  g.edges[1].key = {};
+  g.vertices[0].params["path"] = "/data/other.txt";
+  CHECK(job_graph_fingerprint(g) != before_rows);
+}
+
 TEST_CASE_TEMPLATE("job_graph_store: bad schemas and keys are reported",
                    backend, BACKENDS) {
   backend b;
