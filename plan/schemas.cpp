@@ -18,6 +18,14 @@ const vertex_spec& producer_of(const job_graph& g, const edge_spec& e) {
   return g.vertices[static_cast<size_t>(vertex_index(g, e.from))];
 }
 
+/// Whether some edge leaves vertex `id` (its output schema is used).
+bool feeds_others(const job_graph& g, const std::string& id) {
+  for (auto& e : g.edges)
+    if (e.from == id)
+      return true;
+  return false;
+}
+
 std::string field_names(const schema& s) {
   std::vector<std::string> names;
   for (auto& f : s.fields)
@@ -62,7 +70,7 @@ std::string check_key(edge_spec& e, const schema& sent) {
 /// The input of vertex `v` (nullptr for a source) and its key, after
 /// checking the vertex's input edges; `problem` says what does not fit.
 ops::schema_query input_of(job_graph& g, const vertex_spec& v,
-                      std::string& problem) {
+                           std::string& problem) {
   ops::schema_query q;
   const edge_spec* first = nullptr; // the first input edge
   const edge_spec* keyed = nullptr; // the first hash input edge
@@ -128,22 +136,19 @@ std::string derive_schemas(job_graph& g, const ops::registry& reg,
     auto out = output_of(v, r, q, reg, from);
     if (!out.problem.empty())
       return fmt::format("vertex '{}': {}", v.id, out.problem);
-    if (r == ops::role::sink) {
-      v.output = schema{};
-    } else if (out.value.empty()) {
+    if (r == ops::role::sink)
+      out.value = schema{};
+    else if (out.value.empty() && feeds_others(g, v.id))
       return fmt::format("vertex '{}': operator '{}' emits no fields", v.id,
                          v.op);
-    } else {
-      v.output = std::move(out.value);
-    }
+    v.output = std::move(out.value);
   }
   return {};
 }
 
 bool has_schemas(const job_graph& g) {
-  for (size_t i = 0; i < g.vertices.size(); ++i)
-    if (g.vertices[i].output.empty()
-        && vertex_role(g, static_cast<int32_t>(i)) != ops::role::sink)
+  for (auto& v : g.vertices)
+    if (v.output.empty() && feeds_others(g, v.id))
       return false;
   return true;
 }

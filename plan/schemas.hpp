@@ -34,7 +34,8 @@ enum class schema_source {
 ///   and not double; all hash inputs of a vertex use the same key; a key on
 ///   an edge that is not hash is refused;
 /// - the vertex's output is what the operator emits for that input and key
-///   (a sink's is empty; a source or transform must emit some field).
+///   (a sink's is empty; one that feeds other vertices must emit some
+///   field).
 /// Fills vertex_spec::output and edge_spec::key. Returns "" or the first
 /// problem as one line naming the vertex or edge, the field and the types,
 /// e.g. "vertex 'j': its inputs differ: 'a' sends (x: int64), 'b' sends
@@ -43,8 +44,8 @@ enum class schema_source {
 std::string derive_schemas(job_graph& g, const ops::registry& reg,
                            schema_source from = schema_source::registry);
 
-/// Whether the graph's schemas were derived: every vertex but the sinks has
-/// an output schema. JobGraphs stored or sent before rows have none.
+/// Whether the graph's schemas were derived: every vertex that feeds others
+/// has an output schema. JobGraphs stored or sent before rows have none.
 bool has_schemas(const job_graph& g);
 
 /// The cluster's side (the Dispatcher, on submission and recovery): checks

@@ -298,6 +298,10 @@ TEST_CASE("a source or transform must emit some field") {
                   vertex("o", "out")},
                  {edge("s", "n"), edge("n", "o")});
   CHECK(derive(g) == "vertex 'n': operator 'none' emits no fields");
+  // A lone vertex (a driver's job) feeds nobody: it may emit nothing.
+  auto lone = graph({vertex("n", "none")}, {});
+  CHECK(derive(lone) == "");
+  CHECK(has_schemas(lone));
 }
 
 TEST_CASE("operators the registry lacks: refused, or its defaults") {
