@@ -47,8 +47,9 @@ struct vertex_spec {
   int32_t parallelism = 1;
   /// The schema of the rows the vertex emits, as the planner derived it
   /// (plan/schemas.hpp); empty for a sink, and in JobGraphs stored before
-  /// rows existed (derived again when they are loaded).
-  schema output;
+  /// rows existed (derived again when they are loaded). `{}`: aggregate
+  /// initializations without it need no -Wmissing-field-initializers fix.
+  schema output{};
 };
 
 template <class Inspector>
@@ -66,7 +67,7 @@ struct edge_spec {
   partitioning part = partitioning::forward;
   /// Hash partitioning: the fields rows are keyed by, by name (the spec's
   /// "key"; by default "key" when the producer's schema has that field).
-  std::vector<std::string> key;
+  std::vector<std::string> key{};
 };
 
 template <class Inspector>

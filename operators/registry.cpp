@@ -137,14 +137,7 @@ std::string registry::check(const std::string& name, role r,
 
 namespace weir::ops {
 
-derived_schema registry::output_schema(const std::string& name, role r,
-                                       const params& p,
-                                       const schema_query& q) const {
-  const auto* f = find(name);
-  if (f == nullptr)
-    return {{}, fmt::format("unknown operator '{}'", name)};
-  if (f->output_schema)
-    return f->output_schema(p, q);
+derived_schema default_output_schema(role r, const schema_query& q) {
   switch (r) {
     case role::source:
       return {default_schema::keyed_lines(), {}};
@@ -154,6 +147,17 @@ derived_schema registry::output_schema(const std::string& name, role r,
       break;
   }
   return {};
+}
+
+derived_schema registry::output_schema(const std::string& name, role r,
+                                       const params& p,
+                                       const schema_query& q) const {
+  const auto* f = find(name);
+  if (f == nullptr)
+    return {{}, fmt::format("unknown operator '{}'", name)};
+  if (f->output_schema)
+    return f->output_schema(p, q);
+  return default_output_schema(r, q);
 }
 
 } // namespace weir::ops

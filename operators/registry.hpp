@@ -71,6 +71,10 @@ struct operator_factory {
     output_schema;
 };
 
+/// What an operator whose factory sets no output_schema emits: a source
+/// default_schema::keyed_lines(), a transform its input, a sink nothing.
+derived_schema default_output_schema(role r, const schema_query& q);
+
 /// Operators (and drivers) by name. `builtin()` holds weir's own
 /// operators; library_loader.hpp adds those of user libraries.
 class registry {

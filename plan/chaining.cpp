@@ -146,9 +146,16 @@ std::string describe_plan(const job_graph& g) {
   }
   out += "Tasks (operator chains):\n" + table(rows);
   rows.clear();
-  for (auto& e : g.edges)
-    rows.push_back({e.from + " -> " + e.to, to_string(e.part),
+  for (auto& e : g.edges) {
+    auto part = to_string(e.part);
+    if (!e.key.empty())
+      part += fmt::format(" by ({})", fmt::join(e.key, ", "));
+    // The rows on the edge: what its producer emits (once derived).
+    auto& sent = vertex_at(g, vertex_index(g, e.from)).output;
+    rows.push_back({e.from + " -> " + e.to, part,
+                    sent.empty() ? "" : to_string(sent),
                     is_chained(g, e) ? "chained" : ""});
+  }
   out += "Edges:\n" + (rows.empty() ? std::string{"  (none)\n"} : table(rows));
   return out;
 }

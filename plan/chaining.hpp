@@ -27,7 +27,8 @@ bool is_chained(const job_graph& g, const edge_spec& e);
 std::vector<std::vector<int32_t>> compute_chains(const job_graph& g);
 
 /// Human-readable plan for `weir info`: vertices in declaration order (role,
-/// operator, parallelism, parameters), tasks (operator chains) and edges.
+/// operator, parallelism, parameters), tasks (operator chains) and edges
+/// (partitioning with its key, the schema of their rows, whether chained).
 std::string describe_plan(const job_graph& g);
 
 } // namespace weir

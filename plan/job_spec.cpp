@@ -12,6 +12,7 @@
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
 #include "plan/paths.hpp"
+#include "plan/schemas.hpp"
 #include "plan/validation.hpp"
 
 namespace weir {
@@ -291,12 +292,28 @@ spec_vertex read_vertex(const json& j, size_t i) {
   return v;
 }
 
+/// An edge's "key": a field name or a non-empty array of field names.
+std::vector<std::string> key_fields(const json& j, const std::string& field) {
+  if (j.is_string())
+    return {non_empty_string(j, field)};
+  if (!j.is_array())
+    fail(fmt::format("{}: expected a field name or an array of field names, "
+                     "got {}",
+                     field, type_name(j)));
+  if (j.empty())
+    fail(fmt::format("{}: must name at least one field", field));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < j.size(); ++i)
+    names.push_back(non_empty_string(j[i], fmt::format("{}[{}]", field, i)));
+  return names;
+}
+
 spec_edge read_edge(const json& j, size_t i) {
   auto where = fmt::format("edges[{}]", i);
   if (!j.is_object())
     fail(fmt::format("{}: expected an object, got {}", where, type_name(j)));
   where += '.';
-  check_fields(j, where, {"from", "to", "partitioning"});
+  check_fields(j, where, {"from", "to", "partitioning", "key"});
   spec_edge e;
   e.from = as_string(required_field(j, where, "from"), where + "from");
   e.to = as_string(required_field(j, where, "to"), where + "to");
@@ -307,6 +324,13 @@ spec_edge read_edge(const json& j, size_t i) {
       fail(fmt::format("{}partitioning: unknown partitioning '{}' (known: "
                        "forward, hash, rebalance, broadcast)",
                        where, text));
+  }
+  if (auto k = optional_field(j, "key")) {
+    e.key = key_fields(*k, where + "key");
+    if (e.part != partitioning::hash)
+      fail(fmt::format("edge '{}' -> '{}': \"key\" needs \"partitioning\": "
+                       "\"hash\"",
+                       e.from, e.to));
   }
   return e;
 }
@@ -451,12 +475,14 @@ resolve_job_graph(const job_spec& spec,
                != g.vertices[static_cast<size_t>(to)].parallelism)
         part = partitioning::rebalance;
     }
-    g.edges.push_back(edge_spec{e.from, e.to, part, {}});
+    g.edges.push_back(edge_spec{e.from, e.to, part, e.key});
   }
-  make_paths_absolute(g, operators != nullptr ? *operators
-                                              : ops::registry::builtin());
+  auto& reg = operators != nullptr ? *operators : ops::registry::builtin();
+  make_paths_absolute(g, reg);
   if (auto err = validate_job_graph(g, client_validation(operators)))
     return spec_error(origin, describe(err));
+  if (auto problem = derive_schemas(g, reg); !problem.empty())
+    return spec_error(origin, problem);
   return g;
 }
 

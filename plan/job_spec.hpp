@@ -34,6 +34,10 @@ struct spec_edge {
   std::string from;
   std::string to;
   std::optional<partitioning> part;
+  /// "key": the fields a hash edge is keyed by (a name or an array of
+  /// names); only with "partitioning": "hash". Empty: the planner's default
+  /// (derive_schemas).
+  std::vector<std::string> key;
 };
 
 /// A job spec file (JSON), syntax- and type-checked but not yet resolved
@@ -76,7 +80,8 @@ parse_program_args(const std::vector<std::string>& args);
 /// parallelism gets `default_parallelism` (the CLI's `-p`) or else the spec's.
 /// Then validates it (`validate_job_graph` with `client_validation`:
 /// configuration, shape, every operator against `operators`, default: the
-/// built-in ones). The job id is left nil.
+/// built-in ones) and derives every edge's schema and key with the same
+/// operators (`derive_schemas`). The job id is left nil.
 caf::expected<job_graph>
 resolve_job_graph(const job_spec& spec,
                   const std::map<std::string, std::string>& program_args,

@@ -27,7 +27,10 @@ struct stored_graphs {
 /// A record that cannot be read (bad JSON, unknown format_version, missing
 /// field, bad key, key not matching the id inside, malformed graph) is an
 /// error naming its key from `get` and a skipped problem in `load_all`.
-/// A hash of the graph's stored form: equal graphs, equal fingerprints.
+/// A hash of the graph's stored form without what the planner derives (the
+/// vertices' output schemas, a hash edge's default key ["key"]): equal
+/// graphs, equal fingerprints, and a result stored before rows matches the
+/// same graph submitted since (its schemas derived).
 uint64_t job_graph_fingerprint(const job_graph& g);
 
 class job_graph_store {

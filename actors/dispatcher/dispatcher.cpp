@@ -16,6 +16,7 @@
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
+#include "plan/schemas.hpp"
 #include "plan/validation.hpp"
 #include "storage/job_graph_store.hpp"
 
@@ -146,6 +147,14 @@ void recover(self_ptr self, recovered_jobs& rec) {
     auto& e = *st.jobs.find(id);
     log_eventf("job {} ({}) recovered", id.to_string(), e.graph.name);
     st.apps.submitted(id, e.graph.priority, e.graph.application);
+    // A graph stored before rows has no schemas: derived now, with the
+    // built-in operators (user operators get their role's defaults).
+    if (auto problem = derive_missing_schemas(e.graph); !problem.empty()) {
+      complete(self, job_table::failed_before_start(
+                       id, e.graph.name,
+                       "the recovered job cannot run: " + problem, now_ms()));
+      continue;
+    }
     start_job_master(self, e);
   }
 }
@@ -240,8 +249,13 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   auto& st = self->state;
   if (!g.id.valid())
     g.id = job_id::random();
-  // Whoever sent it: names from the graph build paths on every node.
-  if (auto err = validate_job_graph(g, dispatcher_validation())) {
+  // Whoever sent it: names from the graph build paths on every node. A
+  // client derived its schemas; one from before rows sent none.
+  auto err = validate_job_graph(g, dispatcher_validation());
+  if (!err)
+    if (auto problem = derive_missing_schemas(g); !problem.empty())
+      err = make_error(errc::invalid_job, std::move(problem));
+  if (err) {
     log_eventf("job {} refused: {}", g.id.to_string(), describe(err));
     return err;
   }

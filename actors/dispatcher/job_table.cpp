@@ -229,4 +229,13 @@ job_result job_table::canceled_before_start(const job_id& id,
   return r;
 }
 
+job_result job_table::failed_before_start(const job_id& id,
+                                          const std::string& name,
+                                          std::string error, int64_t now_ms) {
+  auto r = canceled_before_start(id, name, now_ms);
+  r.state = job_state::failed;
+  r.error = std::move(error);
+  return r;
+}
+
 } // namespace weir

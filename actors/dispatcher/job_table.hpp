@@ -175,6 +175,12 @@ public:
                                           const std::string& name,
                                           int64_t now_ms);
 
+  /// The result of a job that cannot start (a recovered graph whose
+  /// schemas do not fit), FAILED with `error`.
+  static job_result failed_before_start(const job_id& id,
+                                        const std::string& name,
+                                        std::string error, int64_t now_ms);
+
 private:
   supervision_options per_job_;
   std::map<job_id, job_entry> jobs_;

@@ -89,8 +89,11 @@ output_desc execution_graph::output_for(int32_t edge) const {
   // A hash exchange into a keyed aggregation that is not itself a sink can
   // pre-aggregate on the producer side (a combiner); results are equal.
   auto* f = ops::registry::builtin().find(consumer_vertex.op);
-  if (e.part == partitioning::hash && f != nullptr && f->combinable)
+  if (e.part == partitioning::hash && f != nullptr && f->combinable) {
     out.combine = consumer_vertex.op;
+    out.combine_params = consumer_vertex.params;
+  }
+  out.key = e.key;
   return out;
 }
 
@@ -109,8 +112,18 @@ task_deployment execution_graph::deployment(int32_t flat,
   d.task_name = t.name;
   for (auto v : t.vertices)
     d.chain.push_back(graph_.vertices[static_cast<size_t>(v)]);
-  for (auto e : t.inputs)
+  // The planner made all input edges carry one schema (the producers'
+  // output), and all hash inputs use one key (plan/schemas.hpp).
+  for (auto e : t.inputs) {
+    auto& edge = graph_.edges[static_cast<size_t>(e)];
+    if (d.inputs.empty())
+      d.input = graph_.vertices[static_cast<size_t>(
+                                  vertex_index(graph_, edge.from))]
+                  .output;
+    if (edge.part == partitioning::hash && d.input_key.empty())
+      d.input_key = edge.key;
     d.inputs.push_back(gate_for(e));
+  }
   for (auto e : t.outputs)
     d.outputs.push_back(output_for(e));
   d.bounded = bounded_;

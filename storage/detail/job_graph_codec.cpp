@@ -10,6 +10,15 @@ namespace weir::storage::detail {
 
 namespace {
 
+nlohmann::json encode(const schema& s) {
+  auto out = nlohmann::json::array();
+  for (auto& f : s.fields)
+    out.push_back({{"name", f.name},
+                   {"type", std::string{to_string(f.type)}},
+                   {"nullable", f.nullable}});
+  return out;
+}
+
 nlohmann::json encode(const vertex_spec& v) {
   auto params = nlohmann::json::object();
   for (auto& [key, value] : v.params)
@@ -19,6 +28,10 @@ nlohmann::json encode(const vertex_spec& v) {
   out["op"] = v.op;
   out["params"] = std::move(params);
   out["parallelism"] = v.parallelism;
+  // Absent when empty (sinks), so a graph without schemas is stored as
+  // before rows, with the same fingerprint.
+  if (!v.output.empty())
+    out["output"] = encode(v.output);
   return out;
 }
 
@@ -27,7 +40,25 @@ nlohmann::json encode(const edge_spec& e) {
   out["from"] = e.from;
   out["to"] = e.to;
   out["partitioning"] = to_string(e.part);
+  if (!e.key.empty())
+    out["key"] = e.key;
   return out;
+}
+
+schema decode_schema(object_reader& r, std::string_view name) {
+  schema s;
+  for (auto& f : r.objects(name)) {
+    field x;
+    x.name = f.text("name");
+    auto type = f.text("type");
+    if (auto t = parse_field_type(type))
+      x.type = *t;
+    else
+      f.fail("type", fmt::format("has unknown value '{}'", printable(type)));
+    x.nullable = f.boolean("nullable");
+    s.fields.push_back(std::move(x));
+  }
+  return s;
 }
 
 vertex_spec decode_vertex(object_reader& r) {
@@ -36,6 +67,10 @@ vertex_spec decode_vertex(object_reader& r) {
   v.op = r.text("op");
   v.params = r.text_map("params");
   v.parallelism = r.int32("parallelism");
+  // Records stored before rows have no schemas: the Dispatcher derives
+  // them (plan/schemas.hpp, derive_missing_schemas).
+  if (r.has("output"))
+    v.output = decode_schema(r, "output");
   return v;
 }
 
@@ -49,6 +84,8 @@ edge_spec decode_edge(object_reader& r) {
   else
     r.fail("partitioning", fmt::format("has unknown value '{}'",
                                        printable(name)));
+  if (r.has("key"))
+    e.key = r.texts("key");
   return e;
 }
 

@@ -10,7 +10,10 @@
 namespace weir::storage::detail {
 
 /// The JSON record of `g`: format_version, id, name, vertices (id, op, params,
-/// parallelism) and edges (from, to, partitioning by name).
+/// parallelism, output: the schema's fields as name, type by name, nullable;
+/// absent when empty) and edges (from, to, partitioning by name, key: field
+/// names; absent when empty). Records written before schemas and keys
+/// existed decode with none.
 std::string encode_job_graph(const job_graph& g);
 
 /// Reads the record stored under `key` in column job_graphs; errors name the

@@ -82,6 +82,26 @@ object_reader::text_map(std::string_view name) {
   return result;
 }
 
+std::vector<std::string> object_reader::texts(std::string_view name) {
+  std::vector<std::string> result;
+  auto x = field(name, &nlohmann::json::is_array, "an array");
+  if (x == nullptr)
+    return result;
+  for (size_t i = 0; i < x->size(); ++i) {
+    if (!(*x)[i].is_string()) {
+      *problem_ = fmt::format("field '{}[{}]' is not a string", path_of(name),
+                              i);
+      return {};
+    }
+    result.push_back((*x)[i].get<std::string>());
+  }
+  return result;
+}
+
+bool object_reader::has(std::string_view name) const {
+  return obj_->contains(std::string{name});
+}
+
 object_reader object_reader::object(std::string_view name) {
   auto x = field(name, &nlohmann::json::is_object, "an object");
   return object_reader{x ? *x : empty_object(), path_of(name), *problem_};

@@ -40,6 +40,13 @@ public:
   /// An object field whose values are all strings.
   std::map<std::string, std::string> text_map(std::string_view name);
 
+  /// An array field whose elements are all strings.
+  std::vector<std::string> texts(std::string_view name);
+
+  /// Whether the object has a field `name` (for fields added in later
+  /// versions of a record: records written before lack them).
+  bool has(std::string_view name) const;
+
   /// An object field.
   object_reader object(std::string_view name);
 

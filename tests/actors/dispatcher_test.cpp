@@ -8,6 +8,7 @@
 #include "event_log_capture.hpp"
 #include "fakes.hpp"
 #include "messages/errors.hpp"
+#include "plan/schemas.hpp"
 #include "storage/job_graph_store.hpp"
 
 using namespace weir;
@@ -93,7 +94,12 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   expect((submit_atom, job_graph), from(self).to(dispatcher));
   expect((put_atom, job_graph), from(dispatcher).to(store));
   CHECK(stored().puts.size() == 1);
-  CHECK(stored().puts[0] == g);
+  // With the schemas a client from before rows did not send.
+  CHECK(!has_schemas(g));
+  auto derived = g;
+  REQUIRE(derive_missing_schemas(derived) == "");
+  CHECK(stored().puts[0] == derived);
+  CHECK(has_schemas(stored().puts[0]));
   // The acknowledgement leaves only now, after the store answered.
   expect((bool), from(store).to(dispatcher));
   expect((job_id), from(dispatcher).to(self).with(g.id));
@@ -141,6 +147,23 @@ TEST_CASE_FIXTURE(dispatcher_fixture, "an invalid graph is refused, naming the v
   CHECK(describe(err).find("vertex 'even': parameter 'function': unknown "
                            "filter function 'prime'")
         == 0);
+  CHECK(stored().puts.empty());
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a graph whose schemas do not fit is refused before it is "
+                  "stored") {
+  start();
+  event_log_capture log;
+  auto g = evens(4);
+  g.edges[0].part = partitioning::hash;
+  g.edges[0].key = {"nope"};
+  auto err = submit_error(g);
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err).find("edge 'numbers' -> 'even': key field 'nope' is "
+                           "not in (")
+        == 0);
+  CHECK(log.lines_with("refused").size() == 1);
   CHECK(stored().puts.empty());
 }
 
@@ -254,6 +277,27 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   CHECK(again == old);
   REQUIRE(stored().dones.size() == 1);
   CHECK(stored().dones[0].id == unfinished.id);
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "a recovered graph from before rows gets its schemas; one "
+                  "whose schemas do not fit fails") {
+  auto before_rows = evens(6);
+  auto unfit = evens(8);
+  unfit.edges[0].part = partitioning::hash;
+  unfit.edges[0].key = {"nope"};
+  recovered_jobs stored_before;
+  stored_before.graphs = {before_rows, unfit};
+  start(stored_before);
+  auto r = result_of(before_rows.id);
+  CHECK(r.state == job_state::finished);
+  CHECK(values(r.collected) == std::vector<int64_t>{2, 4, 6});
+  auto failed = result_of(unfit.id);
+  CHECK(failed.state == job_state::failed);
+  CHECK(failed.error.find("the recovered job cannot run: edge 'numbers' -> "
+                          "'even': key field 'nope' is not in (")
+        == 0);
+  CHECK(stored().dones.size() == 2);
 }
 
 TEST_CASE_FIXTURE(dispatcher_fixture,

@@ -2,7 +2,9 @@
 // no crash, no hang, no output file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "process.hpp"
 
@@ -205,4 +207,58 @@ TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
   CHECK(hb.err == "weir run: heartbeat.interval (5000 ms, "
                   "-Dheartbeat.interval=5 s) must be above 0 and "
                   "below heartbeat.timeout (3000 ms, default)\n");
+}
+
+TEST_CASE("an edge's key needs hash partitioning") {
+  expect_rejected(replace(good_spec, R"("partitioning": "rebalance")",
+                          R"("partitioning": "rebalance", "key": ["key"])"),
+                  "SPEC: edge 'counts' -> 'out': \"key\" needs "
+                  "\"partitioning\": \"hash\"");
+  expect_rejected(replace(good_spec, R"("partitioning": "hash")",
+                          R"("partitioning": "hash", "key": {"f": 1})"),
+                  "SPEC: edges[1].key: expected a field name or an array of "
+                  "field names, got an object");
+}
+
+namespace {
+
+/// `weir info` of `spec_text`: exit 2 and one line on stderr that starts
+/// with `prefix` (SPEC: the spec's path) and holds each of `parts`. The
+/// types in schema problems are the built-in operators' own.
+void expect_info_refuses(const std::string& spec_text,
+                         const std::string& prefix,
+                         std::vector<std::string> parts = {}) {
+  temp_dir dir;
+  auto spec = dir.write("job.json", spec_text);
+  auto input = dir.write("in.txt", "some words here\n");
+  auto r = run_weir({"info", spec, "--input", input, "--output", "-"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind(replace(prefix, "SPEC", spec), 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  for (auto& part : parts)
+    CHECK_MESSAGE(r.err.find(part) != std::string::npos, part);
+}
+
+} // namespace
+
+TEST_CASE("schema problems are one line naming the edge or vertex (exit 2)") {
+  // A key field the producer does not emit.
+  expect_info_refuses(replace(good_spec, R"("partitioning": "hash")",
+                              R"("partitioning": "hash", "key": ["usr"])"),
+                      "SPEC: edge 'words' -> 'counts': key field 'usr' is not "
+                      "in (");
+  // Two inputs whose rows differ: numbers and lines into one vertex.
+  expect_info_refuses(R"({"name": "mix", "params": {"input": "", "output": ""},
+    "vertices": [
+      {"id": "nums", "operator": "sequence", "params": {"from": 1, "to": 3}},
+      {"id": "lines", "operator": "text_file", "params": {"path": "${input}"}},
+      {"id": "both", "operator": "map", "params": {"function": "identity"}},
+      {"id": "out", "operator": "text_file", "params": {"path": "${output}"}}],
+    "edges": [
+      {"from": "nums", "to": "both", "partitioning": "rebalance"},
+      {"from": "lines", "to": "both", "partitioning": "rebalance"},
+      {"from": "both", "to": "out"}]})",
+                      "SPEC: vertex 'both': its inputs differ: 'nums' sends (",
+                      {", 'lines' sends ("});
 }

@@ -183,6 +183,50 @@ TEST_CASE("a vertex with two inputs: gates in edge order and channel bases") {
   CHECK(channels == std::set<int32_t>{0, 1, 2, 3});
 }
 
+TEST_CASE("deployments carry the schemas and keys the planner derived") {
+  // Schemas and keys as derive_schemas leaves them (set by hand here).
+  auto g = two_inputs();
+  auto numbers = default_schema::keyed_numbers();
+  g.vertices[0].output = numbers; // a
+  g.vertices[1].output = numbers; // b
+  g.vertices[2].output = numbers; // j
+  g.vertices[3].output = default_schema::numbers(); // k
+  g.vertices[3].params = {{"field", "value"}};
+  g.edges[2].key = {"key"}; // j -hash-> k
+  execution_graph eg{g};
+  auto alloc = allocation_id::random();
+  // a (a source): no input; its broadcast output has no key.
+  auto a = eg.deployment(0, alloc);
+  CHECK(a.input.empty());
+  CHECK(a.input_key.empty());
+  REQUIRE(a.outputs.size() == 1u);
+  CHECK(a.outputs[0].key.empty());
+  CHECK(a.outputs[0].combine_params.empty());
+  // j: its inputs' schema, unkeyed (broadcast and forward); its hash output
+  // keyed, with k's parameters for the combiner.
+  auto j = eg.deployment(6, alloc);
+  CHECK(j.task_name == "j");
+  CHECK(j.input == numbers);
+  CHECK(j.input_key.empty());
+  REQUIRE(j.outputs.size() == 1u);
+  CHECK(j.outputs[0].combine == "sum");
+  CHECK(j.outputs[0].key == std::vector<std::string>{"key"});
+  CHECK(j.outputs[0].combine_params
+        == std::map<std::string, std::string>{{"field", "value"}});
+  // k: keyed input; out: k's output.
+  auto k = eg.deployment(7, alloc);
+  CHECK(k.task_name == "k");
+  CHECK(k.input == numbers);
+  CHECK(k.input_key == std::vector<std::string>{"key"});
+  REQUIRE(k.outputs.size() == 1u);
+  CHECK(k.outputs[0].key.empty());
+  CHECK(k.outputs[0].combine_params.empty());
+  auto out = eg.deployment(9, alloc);
+  CHECK(out.task_name == "out");
+  CHECK(out.input == default_schema::numbers());
+  CHECK(out.input_key.empty());
+}
+
 TEST_CASE("combiners only on hash edges into keyed aggregations") {
   SUBCASE("count, sum, min and max") {
     for (std::string op : {"count", "sum", "min", "max"}) {

@@ -308,15 +308,25 @@ TEST_CASE("wordcount resolves with --input and -p") {
   CHECK(!g->id.valid());
   CHECK(g->name == "wordcount");
   REQUIRE(g->vertices.size() == 4);
-  CHECK(g->vertices[0]
-        == vertex_spec{"lines", "text_file", {{"path", input}}, 2});
-  CHECK(g->vertices[1]
-        == vertex_spec{"words", "flat_map", {{"function", "tokenize"}}, 2});
-  CHECK(g->vertices[2] == vertex_spec{"counts", "count", {}, 2});
-  CHECK(g->vertices[3] == vertex_spec{"out", "text_file", {{"path", "-"}}, 1});
+  // Output schemas are the built-in operators' (schemas_test.cpp tests
+  // their derivation): every vertex but the sink has one.
+  auto& v = g->vertices;
+  CHECK(v[0]
+        == vertex_spec{"lines", "text_file", {{"path", input}}, 2,
+                       v[0].output});
+  CHECK(v[1]
+        == vertex_spec{"words", "flat_map", {{"function", "tokenize"}}, 2,
+                       v[1].output});
+  CHECK(v[2] == vertex_spec{"counts", "count", {}, 2, v[2].output});
+  CHECK(v[3] == vertex_spec{"out", "text_file", {{"path", "-"}}, 1});
+  CHECK(!v[0].output.empty());
+  CHECK(!v[1].output.empty());
+  CHECK(!v[2].output.empty());
+  // A hash edge of today's specs is keyed by the field 'key'.
   CHECK(g->edges
         == std::vector<edge_spec>{{"lines", "words", partitioning::forward},
-                                  {"words", "counts", partitioning::hash},
+                                  {"words", "counts", partitioning::hash,
+                                   {"key"}},
                                   {"counts", "out", partitioning::rebalance}});
   auto p3 = resolve_job_graph(*spec, {{"input", input}}, 3);
   REQUIRE(p3);
@@ -380,6 +390,11 @@ TEST_CASE("describe_plan") {
                              std::nullopt);
   REQUIRE(g);
   g->vertices[0].params["path"] = "examples/data/sample.txt";
+  // The schemas as the default ones; the built-in operators' own are
+  // tested with them.
+  g->vertices[0].output = default_schema::keyed_lines();
+  g->vertices[1].output = default_schema::keyed_lines();
+  g->vertices[2].output = default_schema::keyed_numbers();
   CHECK(describe_plan(*g)
         == "Job 'wordcount': 4 vertices, 3 tasks, 5 subtasks\n"
            "Vertices:\n"
@@ -393,9 +408,10 @@ TEST_CASE("describe_plan") {
            "  task 2  parallelism 2  counts\n"
            "  task 3  parallelism 1  out\n"
            "Edges:\n"
-           "  lines -> words   forward    chained\n"
-           "  words -> counts  hash\n"
-           "  counts -> out    rebalance\n");
+           "  lines -> words   forward        (key: string, value: string)  "
+           "chained\n"
+           "  words -> counts  hash by (key)  (key: string, value: string)\n"
+           "  counts -> out    rebalance      (key: string, value: int64)\n");
   auto one = make_graph({{"only", 1}}, {});
   one.vertices[0].params = {{"text", "a b"}, {"empty", ""}};
   CHECK(describe_plan(one)

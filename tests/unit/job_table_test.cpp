@@ -250,4 +250,10 @@ TEST_CASE("collected rows from an offset, and a cancel before the start") {
   CHECK(c.error == "job was canceled");
   CHECK(c.start_time_ms == 42);
   CHECK(c.end_time_ms == 42);
+  auto f = job_table::failed_before_start(id, "n", "no schema", 43);
+  CHECK(f.id == id);
+  CHECK(f.name == "n");
+  CHECK(f.state == job_state::failed);
+  CHECK(f.error == "no schema");
+  CHECK(f.end_time_ms == 43);
 }

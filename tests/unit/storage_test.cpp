@@ -69,7 +69,7 @@ namespace {
 
 using pairs = std::vector<std::pair<std::string, std::string>>;
 
-pairs scan_all(kv_store& kv, column c, std::string_view prefix = {}) {
+pairs scan_all(kv_store& kv, storage::column c, std::string_view prefix = {}) {
   pairs result;
   check_ok(kv.scan_prefix(c, prefix, [&](auto key, auto value) {
     result.emplace_back(key, value);
@@ -77,7 +77,7 @@ pairs scan_all(kv_store& kv, column c, std::string_view prefix = {}) {
   return result;
 }
 
-std::optional<std::string> get(kv_store& kv, column c, std::string_view key) {
+std::optional<std::string> get(kv_store& kv, storage::column c, std::string_view key) {
   return take(kv.get(c, key));
 }
 
@@ -138,72 +138,72 @@ job_result make_result(job_id id) {
 TEST_CASE_TEMPLATE("kv_store: put, get and remove", backend, BACKENDS) {
   backend b;
   auto kv = b.open();
-  CHECK(get(*kv, column::blobs, "k") == std::nullopt);
-  check_ok(kv->put(column::blobs, "k", "v1", durability::synced));
-  check_ok(kv->put(column::checkpoints, "k", "other", durability::unsynced));
-  CHECK(get(*kv, column::blobs, "k") == "v1");
-  check_ok(kv->put(column::blobs, "k", std::string("v\0 2", 4),
+  CHECK(get(*kv, storage::column::blobs, "k") == std::nullopt);
+  check_ok(kv->put(storage::column::blobs, "k", "v1", durability::synced));
+  check_ok(kv->put(storage::column::checkpoints, "k", "other", durability::unsynced));
+  CHECK(get(*kv, storage::column::blobs, "k") == "v1");
+  check_ok(kv->put(storage::column::blobs, "k", std::string("v\0 2", 4),
                    durability::synced));
-  CHECK(get(*kv, column::blobs, "k") == std::string("v\0 2", 4));
-  check_ok(kv->remove(column::blobs, "k", durability::synced));
-  CHECK(get(*kv, column::blobs, "k") == std::nullopt);
-  check_ok(kv->remove(column::blobs, "k", durability::synced));
-  CHECK(get(*kv, column::checkpoints, "k") == "other");
+  CHECK(get(*kv, storage::column::blobs, "k") == std::string("v\0 2", 4));
+  check_ok(kv->remove(storage::column::blobs, "k", durability::synced));
+  CHECK(get(*kv, storage::column::blobs, "k") == std::nullopt);
+  check_ok(kv->remove(storage::column::blobs, "k", durability::synced));
+  CHECK(get(*kv, storage::column::checkpoints, "k") == "other");
 }
 
 TEST_CASE_TEMPLATE("kv_store: scan in bytewise key order", backend, BACKENDS) {
   backend b;
   auto kv = b.open();
   for (auto key : {"b", "\xff", "ab", "B", "a", "a\x01"})
-    check_ok(kv->put(column::checkpoints, key, std::string{"v"} + key,
+    check_ok(kv->put(storage::column::checkpoints, key, std::string{"v"} + key,
                      durability::synced));
-  check_ok(kv->put(column::blobs, "a", "elsewhere", durability::synced));
-  CHECK(scan_all(*kv, column::checkpoints)
+  check_ok(kv->put(storage::column::blobs, "a", "elsewhere", durability::synced));
+  CHECK(scan_all(*kv, storage::column::checkpoints)
         == pairs{{"B", "vB"}, {"a", "va"}, {"a\x01", "va\x01"},
                  {"ab", "vab"}, {"b", "vb"}, {"\xff", "v\xff"}});
-  CHECK(scan_all(*kv, column::checkpoints, "a")
+  CHECK(scan_all(*kv, storage::column::checkpoints, "a")
         == pairs{{"a", "va"}, {"a\x01", "va\x01"}, {"ab", "vab"}});
-  CHECK(scan_all(*kv, column::checkpoints, "c").empty());
-  CHECK(scan_all(*kv, column::job_graphs).empty());
+  CHECK(scan_all(*kv, storage::column::checkpoints, "c").empty());
+  CHECK(scan_all(*kv, storage::column::job_graphs).empty());
 }
 
 TEST_CASE_TEMPLATE("kv_store: a scan reads a snapshot and may write", backend,
                    BACKENDS) {
   backend b;
   auto kv = b.open();
-  check_ok(kv->put(column::blobs, "a", "1", durability::synced));
-  check_ok(kv->put(column::blobs, "b", "2", durability::synced));
+  check_ok(kv->put(storage::column::blobs, "a", "1", durability::synced));
+  check_ok(kv->put(storage::column::blobs, "b", "2", durability::synced));
   std::vector<std::string> seen;
-  check_ok(kv->scan(column::blobs, [&](auto key, auto) {
+  check_ok(kv->scan(storage::column::blobs, [&](auto key, auto) {
     seen.emplace_back(key);
-    check_ok(kv->put(column::blobs, "c", "3", durability::synced));
-    check_ok(kv->remove(column::blobs, "b", durability::synced));
+    check_ok(kv->put(storage::column::blobs, "c", "3", durability::synced));
+    check_ok(kv->remove(storage::column::blobs, "b", durability::synced));
   }));
   CHECK(seen == std::vector<std::string>{"a", "b"});
-  CHECK(scan_all(*kv, column::blobs) == pairs{{"a", "1"}, {"c", "3"}});
+  CHECK(scan_all(*kv, storage::column::blobs) == pairs{{"a", "1"}, {"c", "3"}});
 }
 
 TEST_CASE_TEMPLATE("kv_store: a write batch applies every change in order",
                    backend, BACKENDS) {
   backend b;
   auto kv = b.open();
-  check_ok(kv->put(column::job_graphs, "old", "x", durability::synced));
-  check_ok(kv->put(column::blobs, "again", "x", durability::synced));
+  check_ok(kv->put(storage::column::job_graphs, "old", "x", durability::synced));
+  check_ok(kv->put(storage::column::blobs, "again", "x", durability::synced));
   write_batch batch;
   CHECK(batch.empty());
   check_ok(kv->write(batch, durability::synced));
-  batch.put(column::job_results, "r", "1");
-  batch.remove(column::job_graphs, "old");
-  batch.put(column::checkpoints, "gone", "1");
-  batch.remove(column::checkpoints, "gone");
-  batch.remove(column::blobs, "again");
-  batch.put(column::blobs, "again", "2");
+  batch.put(storage::column::job_results, "r", "1");
+  batch.remove(storage::column::job_graphs, "old");
+  batch.put(storage::column::checkpoints, "gone", "1");
+  batch.remove(storage::column::checkpoints, "gone");
+  batch.remove(storage::column::blobs, "again");
+  batch.put(storage::column::blobs, "again", "2");
   CHECK(batch.ops().size() == 6);
   check_ok(kv->write(batch, durability::synced));
-  CHECK(scan_all(*kv, column::job_results) == pairs{{"r", "1"}});
-  CHECK(scan_all(*kv, column::job_graphs).empty());
-  CHECK(scan_all(*kv, column::checkpoints).empty());
-  CHECK(scan_all(*kv, column::blobs) == pairs{{"again", "2"}});
+  CHECK(scan_all(*kv, storage::column::job_results) == pairs{{"r", "1"}});
+  CHECK(scan_all(*kv, storage::column::job_graphs).empty());
+  CHECK(scan_all(*kv, storage::column::checkpoints).empty());
+  CHECK(scan_all(*kv, storage::column::blobs) == pairs{{"again", "2"}});
 }
 
 // -- typed tables, against every backend --------------------------------------
@@ -227,6 +227,103 @@ TEST_CASE_TEMPLATE("job_graph_store: graphs round trip", backend, BACKENDS) {
   check_ok(graphs.remove(id1));
   CHECK(take(graphs.get(id1)) == std::nullopt);
   CHECK(take(graphs.load_all()).graphs == std::vector<job_graph>{g2});
+}
+
+TEST_CASE_TEMPLATE("job_graph_store: schemas and keys round trip", backend,
+                   BACKENDS) {
+  backend b;
+  auto kv = b.open();
+  job_graph_store graphs{*kv};
+  auto g = make_graph(id1);
+  auto every_type = parse_schema("i: int64, d: double, b: bool, s: string, "
+                                 "y: bytes, t: timestamp, n: string?");
+  REQUIRE(every_type.problem.empty());
+  g.vertices[0].output = every_type.value;
+  g.vertices[1].output = default_schema::keyed_lines();
+  g.vertices[2].output = default_schema::keyed_numbers();
+  g.edges[1].key = {"key", "value"};
+  check_ok(graphs.put(g));
+  CHECK(take(graphs.get(id1)) == g);
+  CHECK(take(graphs.load_all()).graphs == std::vector<job_graph>{g});
+}
+
+TEST_CASE_TEMPLATE("job_graph_store: a graph stored before schemas and keys "
+                   "loads without them, and is stored as before",
+                   backend, BACKENDS) {
+  backend b;
+  auto kv = b.open();
+  job_graph_store graphs{*kv};
+  // A record as weir wrote it before rows.
+  const std::string old
+    = R"({"edges":[{"from":"src","partitioning":"hash","to":"c"},)"
+      R"({"from":"c","partitioning":"rebalance","to":"out"}],)"
+      R"("format_version":1,"id":"00000000000000000000000000000002",)"
+      R"("name":"old","vertices":[{"id":"src","op":"sequence",)"
+      R"("parallelism":1,"params":{"from":"1","to":"9"}},)"
+      R"({"id":"c","op":"count","parallelism":2,"params":{}},)"
+      R"({"id":"out","op":"collect","parallelism":1,"params":{}}]})";
+  check_ok(kv->put(storage::column::job_graphs, id2.to_string(), old,
+                   durability::synced));
+  auto g = take(graphs.get(id2));
+  REQUIRE(g);
+  CHECK(g->name == "old");
+  REQUIRE(g->vertices.size() == 3u);
+  for (auto& v : g->vertices)
+    CHECK(v.output.empty());
+  REQUIRE(g->edges.size() == 2u);
+  CHECK(g->edges[0].part == partitioning::hash);
+  CHECK(g->edges[0].key.empty());
+  // Stored again unchanged, it is the same record (and fingerprint).
+  check_ok(graphs.put(*g));
+  CHECK(get(*kv, storage::column::job_graphs, id2.to_string()) == old);
+}
+
+TEST_CASE("job_graph_fingerprint: leaves out what the planner derives") {
+  auto g = make_graph(id1);
+  auto before_rows = job_graph_fingerprint(g);
+  g.vertices[0].output = default_schema::keyed_lines();
+  g.edges[1].key = {"key"}; // the default
+  CHECK(job_graph_fingerprint(g) == before_rows);
+  g.edges[1].key = {"value"};
+  CHECK(job_graph_fingerprint(g) != before_rows);
+  g.edges[1].key = {};
+  g.vertices[0].params["path"] = "/data/other.txt";
+  CHECK(job_graph_fingerprint(g) != before_rows);
+}
+
+TEST_CASE_TEMPLATE("job_graph_store: bad schemas and keys are reported",
+                   backend, BACKENDS) {
+  backend b;
+  auto kv = b.open();
+  job_graph_store graphs{*kv};
+  auto g = make_graph(id1);
+  g.vertices[0].output = default_schema::keyed_lines();
+  g.edges[1].key = {"key"};
+  check_ok(graphs.put(g));
+  auto text = get(*kv, storage::column::job_graphs, id1.to_string()).value();
+  auto store = [&](job_id id, std::string_view from, std::string_view to) {
+    auto record = patched(patched(text, id1.to_string(), id.to_string()),
+                          from, to);
+    check_ok(kv->put(storage::column::job_graphs, id.to_string(), record,
+                     durability::synced));
+  };
+  store(id2, R"("type":"string")", R"("type":"float")");
+  store(id3, R"("key":["key"])", R"("key":["key",7])");
+  store(id4, R"("key":["key"])", R"("key":"key")");
+  store(id5, R"("nullable":false)", R"("nullable":"no")");
+  auto all = take(graphs.load_all());
+  CHECK(all.graphs == std::vector<job_graph>{g});
+  CHECK(all.problems
+        == std::vector<std::string>{
+          "job_graphs/00000000000000000000000000000002: field "
+          "'vertices[0].output[0].type' has unknown value 'float'",
+          "job_graphs/00000000000000000000000000000003: field "
+          "'edges[1].key[1]' is not a string",
+          "job_graphs/00000000000000000000000000000004: field 'edges[1].key' "
+          "is not an array",
+          "job_graphs/00000000000000000000000000000005: field "
+          "'vertices[0].output[0].nullable' is not a boolean",
+        });
 }
 
 TEST_CASE_TEMPLATE("job_result_store: a result is dirty, then clean", backend,
@@ -265,16 +362,16 @@ TEST_CASE_TEMPLATE("finish_job: result dirty, then graph gone and result clean",
   job_result_store results{*kv};
   check_ok(graphs.put(make_graph(id1)));
   check_ok(graphs.put(make_graph(id2)));
-  check_ok(kv->put(column::checkpoints, id1.to_string() + "/7", "cp",
+  check_ok(kv->put(storage::column::checkpoints, id1.to_string() + "/7", "cp",
                    durability::synced));
   write_batch cleanup;
-  cleanup.remove(column::checkpoints, id1.to_string() + "/7");
+  cleanup.remove(storage::column::checkpoints, id1.to_string() + "/7");
   auto r1 = make_result(id1);
   check_ok(finish_job(*kv, r1, std::move(cleanup)));
   CHECK(take(graphs.get(id1)) == std::nullopt);
   CHECK(take(graphs.get(id2)) == make_graph(id2));
   CHECK(take(results.get(id1)) == job_result_entry{r1, false});
-  CHECK(scan_all(*kv, column::checkpoints).empty());
+  CHECK(scan_all(*kv, storage::column::checkpoints).empty());
   // Recovery after a crash between the two steps: dirty result, graph kept.
   auto r2 = make_result(id2);
   check_ok(results.put_dirty(r2));
@@ -291,7 +388,7 @@ TEST_CASE_TEMPLATE("job_graph_store: corrupt records are reported and skipped",
   auto good = make_graph(id3);
   check_ok(graphs.put(good));
   auto raw = [&](std::string_view key, std::string_view value) {
-    check_ok(kv->put(column::job_graphs, key, value, durability::synced));
+    check_ok(kv->put(storage::column::job_graphs, key, value, durability::synced));
   };
   auto hex = [](job_id id) { return id.to_string(); };
   raw(hex(id1), "{oops");
@@ -302,7 +399,7 @@ TEST_CASE_TEMPLATE("job_graph_store: corrupt records are reported and skipped",
   auto zero = make_graph(id6);
   zero.vertices[3].parallelism = 0;
   check_ok(graphs.put(zero));
-  raw(hex(id5), get(*kv, column::job_graphs, hex(id6)).value());
+  raw(hex(id5), get(*kv, storage::column::job_graphs, hex(id6)).value());
   raw("ABC", "{}");
   raw(std::string("\0\xff", 2), "{}");
   auto all = take(graphs.load_all());
@@ -335,14 +432,14 @@ TEST_CASE_TEMPLATE("job_result_store: corrupt records are reported and skipped",
   auto good = make_result(id6);
   check_ok(results.put_dirty(good));
   auto raw = [&](job_id id, std::string_view value) {
-    check_ok(kv->put(column::job_results, id.to_string(), value,
+    check_ok(kv->put(storage::column::job_results, id.to_string(), value,
                      durability::synced));
   };
   raw(id1, "[1,2]");
   raw(id2, R"({"id":"x"})");
   auto stored = [&](const job_result& r) {
     check_ok(results.put_dirty(r));
-    return get(*kv, column::job_results, r.id.to_string()).value();
+    return get(*kv, storage::column::job_results, r.id.to_string()).value();
   };
   auto r3 = make_result(id3);
   r3.state = job_state::running;
@@ -379,19 +476,19 @@ TEST_CASE("rocksdb_store: data survives closing and reopening") {
   auto r = make_result(id2);
   {
     auto kv = take(open_rocksdb_store(path));
-    check_ok(kv->put(column::blobs, "synced", "1", durability::synced));
-    check_ok(kv->put(column::blobs, "unsynced", "2", durability::unsynced));
+    check_ok(kv->put(storage::column::blobs, "synced", "1", durability::synced));
+    check_ok(kv->put(storage::column::blobs, "unsynced", "2", durability::unsynced));
     write_batch batch;
-    batch.put(column::checkpoints, "cp", "3");
+    batch.put(storage::column::checkpoints, "cp", "3");
     check_ok(kv->write(batch, durability::synced));
     check_ok(job_graph_store{*kv}.put(g));
     check_ok(job_result_store{*kv}.put_dirty(r));
   }
   auto kv = take(rocksdb_store::open(path));
   CHECK(kv->path() == path);
-  CHECK(scan_all(*kv, column::blobs)
+  CHECK(scan_all(*kv, storage::column::blobs)
         == pairs{{"synced", "1"}, {"unsynced", "2"}});
-  CHECK(get(*kv, column::checkpoints, "cp") == "3");
+  CHECK(get(*kv, storage::column::checkpoints, "cp") == "3");
   CHECK(take(job_graph_store{*kv}.get(id1)) == g);
   CHECK(take(job_result_store{*kv}.get(id2)) == job_result_entry{r, true});
 }
@@ -436,8 +533,8 @@ TEST_CASE("rocksdb_store: opens a database with unknown column families") {
     REQUIRE(db->DestroyColumnFamilyHandle(cf).ok());
   }
   auto kv = take(open_rocksdb_store(path));
-  check_ok(kv->put(column::job_graphs, "k", "v", durability::synced));
-  CHECK(get(*kv, column::job_graphs, "k") == "v");
+  check_ok(kv->put(storage::column::job_graphs, "k", "v", durability::synced));
+  CHECK(get(*kv, storage::column::job_graphs, "k") == "v");
 }
 
 // -- status translation and key names -----------------------------------------
@@ -455,9 +552,9 @@ TEST_CASE("to_error: one line naming the store, the operation and the key") {
 }
 
 TEST_CASE("key_name: names the column and escapes unprintable bytes") {
-  CHECK(to_string(column::job_results) == "job_results");
-  CHECK(key_name(column::blobs, "ab c") == "blobs/ab c");
-  CHECK(key_name(column::checkpoints, std::string("a\n\\\0\x7f", 5))
+  CHECK(to_string(storage::column::job_results) == "job_results");
+  CHECK(key_name(storage::column::blobs, "ab c") == "blobs/ab c");
+  CHECK(key_name(storage::column::checkpoints, std::string("a\n\\\0\x7f", 5))
         == "checkpoints/a\\x0a\\x5c\\x00\\x7f");
 }
 

@@ -1,0 +1,162 @@
+#include "plan/schemas.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "operators/registry.hpp"
+#include "plan/chaining.hpp"
+
+namespace weir {
+
+namespace {
+
+std::string edge_name(const edge_spec& e) {
+  return fmt::format("edge '{}' -> '{}'", e.from, e.to);
+}
+
+const vertex_spec& producer_of(const job_graph& g, const edge_spec& e) {
+  return g.vertices[static_cast<size_t>(vertex_index(g, e.from))];
+}
+
+/// Whether some edge leaves vertex `id` (its output schema is used).
+bool feeds_others(const job_graph& g, const std::string& id) {
+  for (auto& e : g.edges)
+    if (e.from == id)
+      return true;
+  return false;
+}
+
+std::string field_names(const schema& s) {
+  std::vector<std::string> names;
+  for (auto& f : s.fields)
+    names.push_back(f.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+/// Checks the key of edge `e` against `sent`, the schema its producer
+/// emits; a hash edge without one gets ["key"] when `sent` has that field.
+std::string check_key(edge_spec& e, const schema& sent) {
+  if (e.part != partitioning::hash) {
+    if (!e.key.empty())
+      return fmt::format("{}: \"key\" needs \"partitioning\": \"hash\"",
+                         edge_name(e));
+    return {};
+  }
+  if (e.key.empty()) {
+    if (!sent.find("key"))
+      return fmt::format("{}: hash partitioning needs key fields: give "
+                         "\"key\": [...] (fields: {})",
+                         edge_name(e), field_names(sent));
+    e.key = {"key"};
+  }
+  for (size_t i = 0; i < e.key.size(); ++i) {
+    auto& name = e.key[i];
+    for (size_t j = 0; j < i; ++j)
+      if (e.key[j] == name)
+        return fmt::format("{}: key field '{}' appears twice", edge_name(e),
+                           name);
+    auto index = sent.find(name);
+    if (!index)
+      return fmt::format("{}: key field '{}' is not in {}", edge_name(e),
+                         name, to_string(sent));
+    if (sent.fields[*index].type == field_type::float64)
+      return fmt::format("{}: key field '{}' is double: keys must be int64, "
+                         "string, bytes, bool or timestamp",
+                         edge_name(e), name);
+  }
+  return {};
+}
+
+/// The input of vertex `v` (nullptr for a source) and its key, after
+/// checking the vertex's input edges; `problem` says what does not fit.
+ops::schema_query input_of(job_graph& g, const vertex_spec& v,
+                           std::string& problem) {
+  ops::schema_query q;
+  const edge_spec* first = nullptr; // the first input edge
+  const edge_spec* keyed = nullptr; // the first hash input edge
+  for (auto& e : g.edges) {
+    if (e.to != v.id)
+      continue;
+    auto& sent = producer_of(g, e).output;
+    if (first == nullptr) {
+      first = &e;
+      q.input = &sent;
+    } else if (sent != *q.input) {
+      problem = fmt::format("vertex '{}': its inputs differ: '{}' sends {}, "
+                            "'{}' sends {}",
+                            v.id, first->from, to_string(*q.input), e.from,
+                            to_string(sent));
+      return q;
+    }
+  }
+  for (auto& e : g.edges) {
+    if (e.to != v.id)
+      continue;
+    problem = check_key(e, producer_of(g, e).output);
+    if (!problem.empty())
+      return q;
+    if (e.part != partitioning::hash)
+      continue;
+    if (keyed == nullptr) {
+      keyed = &e;
+      q.key = e.key;
+    } else if (e.key != q.key) {
+      problem = fmt::format("vertex '{}': its hash inputs differ in key: "
+                            "'{}' by ({}), '{}' by ({})",
+                            v.id, keyed->from, fmt::join(q.key, ", "), e.from,
+                            fmt::join(e.key, ", "));
+      return q;
+    }
+  }
+  return q;
+}
+
+/// What vertex `v` in role `r` emits for `q`, from `from`.
+ops::derived_schema output_of(const vertex_spec& v, ops::role r,
+                              const ops::schema_query& q,
+                              const ops::registry& reg, schema_source from) {
+  if (from == schema_source::graph)
+    return {v.output, {}};
+  if (from == schema_source::registry_or_defaults && reg.find(v.op) == nullptr)
+    return ops::default_output_schema(r, q);
+  return reg.output_schema(v.op, r, v.params, q);
+}
+
+} // namespace
+
+std::string derive_schemas(job_graph& g, const ops::registry& reg,
+                           schema_source from) {
+  for (auto index : topological_order(g)) {
+    auto& v = g.vertices[static_cast<size_t>(index)];
+    std::string problem;
+    auto q = input_of(g, v, problem);
+    if (!problem.empty())
+      return problem;
+    auto r = vertex_role(g, index);
+    auto out = output_of(v, r, q, reg, from);
+    if (!out.problem.empty())
+      return fmt::format("vertex '{}': {}", v.id, out.problem);
+    if (r == ops::role::sink)
+      out.value = schema{};
+    else if (out.value.empty() && feeds_others(g, v.id))
+      return fmt::format("vertex '{}': operator '{}' emits no fields", v.id,
+                         v.op);
+    v.output = std::move(out.value);
+  }
+  return {};
+}
+
+bool has_schemas(const job_graph& g) {
+  for (auto& v : g.vertices)
+    if (v.output.empty() && feeds_others(g, v.id))
+      return false;
+  return true;
+}
+
+std::string derive_missing_schemas(job_graph& g) {
+  return derive_schemas(g, ops::registry::builtin(),
+                        has_schemas(g) ? schema_source::graph
+                                       : schema_source::registry_or_defaults);
+}
+
+} // namespace weir
