@@ -330,6 +330,32 @@ void repeat(const column& one, size_t n, column& out) {
     out.nulls.resize(before + n, 0);
 }
 
+/// 1 if `x` is not 0, else 0 (bools may hold any non-zero value): branch
+/// free, so that loops over bools vectorize.
+inline uint64_t nonzero(int64_t x) {
+  return (uint64_t(x) | (0 - uint64_t(x))) >> 63;
+}
+
+/// memcpy for the short strings of most rows, without a call.
+inline void copy_bytes(char* to, const char* from, size_t n) {
+  if (n > 16) {
+    std::memcpy(to, from, n);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i)
+    to[i] = from[i];
+}
+
+/// memcmp() == 0 for the short strings of most rows, without a call.
+inline bool equal_bytes(const char* a, const char* b, size_t n) {
+  if (n > 16)
+    return std::memcmp(a, b, n) == 0;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < n; ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 /// Drops a null mask that flags no row (a column without nulls has none).
 void tidy_nulls(column& c) {
   if (!c.nulls.empty() && !any_set(c.nulls.data(), c.nulls.size()))
@@ -708,6 +734,20 @@ private:
     }
   }
 
+  /// `c = k` (or `c != k` when not `eq`) for each row of the column `c`.
+  static void equal_to_constant(const column& c, std::string_view k, bool eq,
+                                int64_t* out) {
+    auto* chars = c.chars.data();
+    uint32_t begin = 0;
+    for (size_t i = 0; i < c.ends.size(); ++i) {
+      uint32_t end = c.ends[i];
+      bool same = end - begin == k.size()
+                  && equal_bytes(chars + begin, k.data(), k.size());
+      out[i] = same == eq;
+      begin = end;
+    }
+  }
+
   val compare(const node& x, const uint8_t* active) {
     auto a = eval(*x.args[0], active);
     auto b = eval(*x.args[1], active);
@@ -721,6 +761,11 @@ private:
     auto k = x.kind;
     if (t == field_type::float64)
       floats2(a, b, [&](auto p, auto q) { compare_loop(k, p, q, out, rows); });
+    else if (holds_chars(t) && (k == op::eq || k == op::ne)
+             && a.scalar != b.scalar)
+      equal_to_constant(a.scalar ? b.c() : a.c(),
+                        a.scalar ? a.c().str(0) : b.c().str(0), k == op::eq,
+                        out);
     else if (holds_chars(t))
       strs2(a, b, [&](auto p, auto q) { compare_loop(k, p, q, out, rows); });
     else
@@ -754,17 +799,27 @@ private:
       if (!a.c().is_null(0) && (a.c().ints[0] != 0) == (decides != 0))
         return a;
       a_neutral = !a.c().is_null(0);
-    } else {
+    } else if (x.args[1]->can_fail) {
       need.resize(n_);
       auto* v = a.c().ints.data();
       auto* an = a.nulls();
-      size_t count = 0;
-      for (size_t i = 0; i < n_; ++i) {
-        uint8_t decided = (an == nullptr || an[i] == 0)
-                          & ((v[i] != 0) == (decides != 0));
-        need[i] = (active == nullptr ? 1 : active[i]) & (decided ^ 1);
-        count += need[i];
+      auto* need_at = need.data();
+      const auto flip = static_cast<uint64_t>(decides);
+      if (an == nullptr && active == nullptr) {
+        // Not decided: true for and, false for or.
+        for (size_t i = 0; i < n_; ++i)
+          need_at[i] = static_cast<uint8_t>(nonzero(v[i]) ^ flip);
+      } else {
+        for (size_t i = 0; i < n_; ++i) {
+          uint64_t open = (nonzero(v[i]) ^ flip)
+                          | (an == nullptr ? 0 : an[i] != 0);
+          need_at[i] = static_cast<uint8_t>(
+            open & (active == nullptr ? 1 : active[i]));
+        }
       }
+      size_t count = 0;
+      for (size_t i = 0; i < n_; ++i)
+        count += need_at[i];
       if (count == 0)
         return a;
       if (active != nullptr || count != n_)
@@ -781,12 +836,13 @@ private:
     if (!a.scalar && !b.scalar && an == nullptr && bn == nullptr) {
       auto* p = a.c().ints.data();
       auto* q = b.c().ints.data();
+      auto* out = r.ints.data();
       if (decides == 0)
         for (size_t i = 0; i < rows; ++i)
-          r.ints[i] = (p[i] != 0) & (q[i] != 0);
+          out[i] = static_cast<int64_t>(nonzero(p[i]) & nonzero(q[i]));
       else
         for (size_t i = 0; i < rows; ++i)
-          r.ints[i] = (p[i] != 0) | (q[i] != 0);
+          out[i] = static_cast<int64_t>(nonzero(p[i]) | nonzero(q[i]));
       return hold(std::move(r), false);
     }
     reader ra{a}, rb{b};
@@ -1254,15 +1310,22 @@ void gather(const row_batch& in, const std::vector<uint32_t>& rows,
     auto& dst = out.columns[c];
     auto before = dst.size();
     if (holds_chars(src.type)) {
+      auto* ends = src.ends.data();
       size_t total = 0;
       for (auto i : rows)
-        total += src.str(i).size();
-      dst.chars.reserve(dst.chars.size() + total);
-      dst.ends.reserve(before + k);
-      for (auto i : rows) {
-        auto s = src.str(i);
-        dst.chars.append(s.data(), s.size());
-        dst.ends.push_back(static_cast<uint32_t>(dst.chars.size()));
+        total += ends[i] - (i == 0 ? 0 : ends[i - 1]);
+      auto at = dst.chars.size();
+      dst.chars.resize(at + total);
+      dst.ends.resize(before + k);
+      auto* from = src.chars.data();
+      auto* to = dst.chars.data();
+      auto* to_ends = dst.ends.data() + before;
+      for (size_t j = 0; j < k; ++j) {
+        auto i = rows[j];
+        uint32_t begin = i == 0 ? 0 : ends[i - 1];
+        copy_bytes(to + at, from + begin, ends[i] - begin);
+        at += ends[i] - begin;
+        to_ends[j] = static_cast<uint32_t>(at);
       }
     } else if (src.type == field_type::float64) {
       dst.floats.resize(before + k);

@@ -379,11 +379,29 @@ private:
     return n;
   }
 
-  /// Sets the depth of `n` from its arguments, refusing a tree too deep.
+  /// Sets the depth of `n` from its arguments, refusing a tree too deep,
+  /// and whether it can fail.
   void finish(node& n) {
     uint32_t d = 0;
-    for (auto& a : n.args)
+    for (auto& a : n.args) {
       d = std::max(d, a->depth);
+      n.can_fail = n.can_fail || a->can_fail;
+    }
+    switch (n.kind) {
+      case op::div:
+      case op::mod:
+        n.can_fail = true;
+        break;
+      case op::add:
+      case op::sub:
+      case op::mul:
+      case op::neg:
+      case op::abs:
+        n.can_fail = n.can_fail || n.type != field_type::float64;
+        break;
+      default:
+        break;
+    }
     n.depth = d + 1;
     if (n.depth > max_depth)
       throw problem{n.pos, fmt::format("expression nested deeper than {} levels",

@@ -66,6 +66,9 @@ struct node {
   uint32_t pos = 0;
   /// Height of the tree below and including this node.
   uint32_t depth = 1;
+  /// Whether evaluating it may fail (overflow, division by zero) here or
+  /// below: only then do and/or mask the rows of their right side.
+  bool can_fail = false;
   size_t field = 0;
   column lit;
   std::vector<std::unique_ptr<node>> args;

@@ -342,6 +342,17 @@ TEST_CASE("integer overflow and division by zero") {
         == "2,9223372036854775807");
   CHECK(show(eval("coalesce(b, a * a)", big, s)) == "1,1");
   CHECK(show(eval("if(false, 1 / 0, 2)", big, s)) == "2,2");
+  CHECK(show(eval("(b > 5 or a = 1) and bytes / n > 1", big, s))
+        == "true,false");
+  CHECK(show(eval("b > 5 and bytes / n > 1", big, s)) == "null,false");
+  CHECK(show(eval("b < 5 or n = 0 or bytes % n = 0", big, s)) == "true,true");
+  CHECK(show(eval("if(n = 0, 0, if(b > 0, bytes / n, -bytes))", big, s))
+        == "-10,0");
+  CHECK(show(eval("coalesce(b, if(n > 0, bytes / n, null), 7)", big, s))
+        == "5,1");
+  CHECK(failure("b < 5 and bytes / n > 1", big, s)
+        == "expression 'b < 5 and bytes / n > 1': division by zero in "
+           "'bytes / n'");
   auto empty = big;
   empty.clear();
   CHECK(eval("1 / 0", empty, s).size() == 0);
