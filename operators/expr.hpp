@@ -59,7 +59,8 @@ constexpr size_t max_depth = 256;
 struct compiled_expr;
 
 /// The expression, or `problem`: one line, e.g.
-/// "at 9: unknown field 'stauts' (fields: user, status, bytes)".
+/// "at 9: unknown field 'stauts' (fields: user, status, bytes)" (positions
+/// count bytes of the text from 1).
 struct compile_result {
   std::shared_ptr<const compiled_expr> expr;
   field_type type = field_type::int64;

@@ -1224,7 +1224,8 @@ private:
         }
         break;
     }
-    if (holds_chars(r.type) && r.chars.size() > std::numeric_limits<uint32_t>::max())
+    if (holds_chars(r.type)
+        && r.chars.size() > std::numeric_limits<uint32_t>::max())
       fail(x, "strings of more than 4 GiB in one batch");
     return hold(std::move(r), scalar);
   }
@@ -1268,6 +1269,10 @@ void evaluate(const compiled_expr& e, const row_batch& in, column& out) {
 
 std::vector<uint32_t> select_rows(const compiled_expr& predicate,
                                   const row_batch& in) {
+  if (predicate.root->type != field_type::boolean)
+    throw operator_error(fmt::format("expression '{}': is {}, not a bool",
+                                     excerpt(predicate.text()),
+                                     to_string(predicate.root->type)));
   evaluator ev{predicate, in};
   auto v = ev.eval(*predicate.root, nullptr);
   std::vector<uint32_t> out;
@@ -1363,6 +1368,8 @@ void filter(const compiled_expr& predicate, const row_batch& in,
 
 void evaluate_select(const select_result& select, const row_batch& in,
                      row_batch& out) {
+  if (!select.problem.empty())
+    throw operator_error("select: " + select.problem);
   if (out.columns.empty() && out.rows == 0)
     out.reset(select.output);
   if (out.columns.size() != select.items.size())

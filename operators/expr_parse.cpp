@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -40,7 +41,15 @@ namespace {
 
 // -- tokens -------------------------------------------------------------------
 
-enum class tok : uint8_t { end, integer, decimal, string, ident, quoted, punct };
+enum class tok : uint8_t {
+  end,
+  integer,
+  decimal,
+  string,
+  ident,
+  quoted,
+  punct,
+};
 
 struct token {
   tok kind = tok::end;
@@ -122,7 +131,8 @@ std::vector<token> lex(std::string_view src) {
       return out;
     }
     char c = src[i];
-    if (is_digit(c) || (c == '.' && i + 1 < src.size() && is_digit(src[i + 1]))) {
+    bool fraction = c == '.' && i + 1 < src.size() && is_digit(src[i + 1]);
+    if (is_digit(c) || fraction) {
       size_t j = i;
       bool decimal = false;
       while (j < src.size() && is_digit(src[j]))
@@ -148,21 +158,25 @@ std::vector<token> lex(std::string_view src) {
         size_t k = j;
         while (k < src.size() && (is_ident(src[k]) || src[k] == '.'))
           ++k;
-        throw problem{at(i), fmt::format("bad number '{}'", src.substr(i, k - i))};
+        throw problem{at(i), fmt::format("bad number '{}'",
+                                         excerpt(src.substr(i, k - i)))};
       }
       auto text = src.substr(i, j - i);
       if (decimal) {
         t.kind = tok::decimal;
-        auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), t.d);
-        if (ec != std::errc{} || p != text.data() + text.size())
-          throw problem{at(i), fmt::format("number {} is out of range", text)};
+        auto end = text.data() + text.size();
+        auto [p, ec] = std::from_chars(text.data(), end, t.d);
+        if (ec != std::errc{} || p != end)
+          throw problem{at(i), fmt::format("number {} is out of range",
+                                           excerpt(text))};
       } else {
         t.kind = tok::integer;
-        auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), t.u);
-        if (ec != std::errc{} || p != text.data() + text.size()
-            || t.u > uint64_t{1} << 63)
-          throw problem{at(i), fmt::format("integer {} is out of range for int64",
-                                           text)};
+        auto end = text.data() + text.size();
+        auto [p, ec] = std::from_chars(text.data(), end, t.u);
+        if (ec != std::errc{} || p != end || t.u > uint64_t{1} << 63)
+          throw problem{at(i), fmt::format("integer {} is out of range for "
+                                           "int64",
+                                           excerpt(text))};
       }
       t.text = std::string{text};
       i = j;
@@ -264,6 +278,11 @@ std::vector<token> lex(std::string_view src) {
 
 using node_ptr = std::unique_ptr<node>;
 
+problem too_deep(uint32_t pos) {
+  return problem{pos, fmt::format("expression nested deeper than {} levels",
+                                  max_depth)};
+}
+
 bool is_number(field_type t) {
   return t == field_type::int64 || t == field_type::float64;
 }
@@ -341,8 +360,6 @@ public:
 
   node_ptr expression() { return parse_or(); }
 
-  std::string_view source() const { return src_; }
-
   /// A node's text for a message: a string literal as written, anything
   /// else quoted.
   std::string quote(const node& n) const {
@@ -363,8 +380,7 @@ private:
   struct nesting {
     explicit nesting(parser& p, uint32_t pos) : p(p) {
       if (++p.nest_ > max_depth)
-        throw problem{pos, fmt::format("expression nested deeper than {} levels",
-                                       max_depth)};
+        throw too_deep(pos);
     }
     ~nesting() { --p.nest_; }
     parser& p;
@@ -404,13 +420,7 @@ private:
     }
     n.depth = d + 1;
     if (n.depth > max_depth)
-      throw problem{n.pos, fmt::format("expression nested deeper than {} levels",
-                                       max_depth)};
-  }
-
-  node_ptr literal(const token& t) {
-    auto n = make(op::literal, t.begin, t.begin, t.end);
-    return n;
+      throw too_deep(n.pos);
   }
 
   static void set_null_literal(node& n, field_type t) {
@@ -477,11 +487,13 @@ private:
         break;
       case op::cat:
         for (auto* x : {&a, &b}) {
-          if (!(*x)->untyped && !holds_chars((*x)->type))
-            throw problem{n.pos, fmt::format("'||' needs strings, got {} (write "
-                                             "to_string({}) or use concat())",
-                                             describe(**x),
-                                             excerpt(text_of(**x)))};
+          auto& arg = **x;
+          if (!arg.untyped && !holds_chars(arg.type))
+            throw problem{n.pos, fmt::format("'||' needs strings, got {} "
+                                             "(write to_string({}) or use "
+                                             "concat())",
+                                             describe(arg),
+                                             excerpt(text_of(arg)))};
         }
         if (a->untyped && b->untyped)
           adopt(*a, field_type::string);
@@ -946,7 +958,8 @@ private:
           names += ", ";
         names += f.name;
       }
-      throw problem{t.begin, fmt::format("unknown field '{}' ({})", t.text,
+      throw problem{t.begin, fmt::format("unknown field '{}' ({})",
+                                         excerpt(t.text),
                                          input_.empty()
                                            ? std::string{"no fields"}
                                            : "fields: " + names)};
@@ -966,7 +979,8 @@ private:
       if (iequals(name.text, f.name))
         info = &f;
     if (info == nullptr)
-      throw problem{name.begin, fmt::format("unknown function '{}'", name.text)};
+      throw problem{name.begin, fmt::format("unknown function '{}'",
+                                              excerpt(name.text))};
     nesting guard{*this, name.begin};
     next(); // (
     auto n = make(info->kind, name.begin, name.begin, name.end);
@@ -1091,15 +1105,15 @@ select_result compile_select(std::string_view list, const schema& input) {
     parser p{*source, input};
     if (p.at_end())
       return fail("empty select list");
-    std::vector<size_t> item_of; // output field → item number
+    std::unordered_map<std::string, size_t> item_of; // output name → item
     for (size_t item = 1;; ++item) {
       auto add = [&](std::string name, std::unique_ptr<node> root,
                      uint32_t begin, uint32_t end) {
-        for (size_t i = 0; i < out.items.size(); ++i)
-          if (out.items[i].name == name)
-            throw item_problem{fmt::format("duplicate output name '{}' (items "
-                                           "{} and {})",
-                                           name, item_of[i], item)};
+        auto [at, fresh] = item_of.emplace(name, item);
+        if (!fresh)
+          throw item_problem{fmt::format("duplicate output name '{}' (items "
+                                         "{} and {})",
+                                         excerpt(name), at->second, item)};
         auto e = std::make_shared<compiled_expr>();
         e->source = source;
         e->begin = begin;
@@ -1112,7 +1126,6 @@ select_result compile_select(std::string_view list, const schema& input) {
         x.expr = std::move(e);
         out.output.fields.push_back(field{x.name, x.type, x.nullable});
         out.items.push_back(std::move(x));
-        item_of.push_back(item);
       };
       if (p.at_punct("*")
           && (p.at_punct(",", 1) || p.peek(1).kind == tok::end)) {
@@ -1137,14 +1150,14 @@ select_result compile_select(std::string_view list, const schema& input) {
         if (p.at_keyword("as")) {
           p.next();
           auto& t = p.peek();
+          if (t.kind == tok::end)
+            throw problem{t.begin, "unexpected end of list: a name must "
+                                   "follow 'as'"};
           if (t.kind != tok::ident && t.kind != tok::quoted)
-            throw problem{t.begin, t.kind == tok::end
-                                     ? "unexpected end of list: a name must "
-                                       "follow 'as'"
-                                     : fmt::format("expected a name after 'as', "
-                                                   "got '{}'",
-                                                   excerpt(list.substr(
-                                                     t.begin, t.end - t.begin)))};
+            throw problem{t.begin,
+                          fmt::format("expected a name after 'as', got '{}'",
+                                      excerpt(list.substr(t.begin,
+                                                          t.end - t.begin)))};
           name = p.next().text;
         } else if (root->kind == op::field) {
           name = input.fields[root->field].name;

@@ -316,7 +316,8 @@ TEST_CASE("integer overflow and division by zero") {
         == "expression 'abs(-a - 1)': integer overflow "
            "(abs(-9223372036854775808))");
   CHECK(failure("-(-a - 1)", big, s)
-        == "expression '-(-a - 1)': integer overflow (-(-9223372036854775808))");
+        == "expression '-(-a - 1)': integer overflow "
+           "(-(-9223372036854775808))");
   CHECK(failure("(-a - 1) / -1", big, s)
         == "expression '(-a - 1) / -1': integer overflow "
            "(-9223372036854775808 / -1)");
@@ -558,7 +559,8 @@ TEST_CASE("typing errors are one line with a position") {
         == "at 8: '>=' compares int64 'status' with string '404'");
   CHECK(problem("lowr(user)", s) == "at 1: unknown function 'lowr'");
   CHECK(problem("(1 +)", s) == "at 5: unexpected ')'");
-  CHECK(problem("status >= 400 and", s) == "at 18: unexpected end of expression");
+  CHECK(problem("status >= 400 and", s)
+        == "at 18: unexpected end of expression");
   CHECK(problem("(status", s) == "at 8: unexpected end of expression (the '(' "
                                  "at 1 is not closed)");
   CHECK(problem("lower(user", s) == "at 11: unexpected end of expression "
@@ -619,7 +621,8 @@ TEST_CASE("typing errors are one line with a position") {
   CHECK(problem("`stat", s) == "at 1: unterminated `name`");
   CHECK(problem("a and", schema{}) == "at 1: unknown field 'a' (no fields)");
   CHECK(problem("user as name", s) == "at 6: unexpected 'as'");
-  CHECK(problem("status >= 400 or", s) == "at 17: unexpected end of expression");
+  CHECK(problem("status >= 400 or", s)
+        == "at 17: unexpected end of expression");
   CHECK(problem("and", s) == "at 1: unexpected 'and'");
   CHECK(problem("f(", s) == "at 1: unknown function 'f'");
   CHECK(problem("lower(user,)", s) == "at 12: unexpected ')'");
@@ -694,6 +697,10 @@ TEST_CASE("filters: select_rows, gather, filter") {
   CHECK(every == b);
   filter(*all.expr, b, every);
   CHECK(every.rows == 10);
+  auto number = compiled("bytes", s);
+  CHECK_THROWS_WITH_AS(select_rows(*number.expr, b),
+                       "expression 'bytes': is int64, not a bool",
+                       weir::ops::operator_error);
   auto none = compiled("false", s);
   CHECK(select_rows(*none.expr, b).empty());
   auto yes = compiled("true or null", s);
