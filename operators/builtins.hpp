@@ -26,6 +26,9 @@ operator_factory filter_factory();
 /// `count`, `sum`, `min`, `max` (keyed aggregations, combinable).
 operator_factory aggregation_factory(aggregation_kind kind);
 
+/// `parse` (transform): text fields to typed rows (parse_operator.hpp).
+operator_factory parse_factory();
+
 /// `weir.driver` (source): runs a driver program (driver mode).
 operator_factory driver_factory();
 
