@@ -24,12 +24,7 @@ operator_factory text_file_factory() {
   };
   f.path_params = {"path"};
   f.bounded = [](const params&) { return true; };
-  f.guarantee = [](const params& p) {
-    auto d = p.find("delivery");
-    return d != p.end() && d->second == "exactly-once"
-             ? sink_guarantee::external_exactly_once
-             : sink_guarantee::external_at_least_once;
-  };
+  f.guarantee = delivery_guarantee;
   return f;
 }
 
