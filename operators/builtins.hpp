@@ -29,6 +29,9 @@ operator_factory aggregation_factory(aggregation_kind kind);
 /// `parse` (transform): text fields to typed rows (parse_operator.hpp).
 operator_factory parse_factory();
 
+/// `json_lines` (source and sink): rows as one JSON object a line.
+operator_factory json_lines_factory();
+
 /// `weir.driver` (source): runs a driver program (driver mode).
 operator_factory driver_factory();
 
@@ -41,6 +44,9 @@ operator_factory collect_factory();
 /// The text_file parameters alone (no file system access).
 std::string check_text_file_params(const params& p);
 std::string check_text_file_source(const params& p);
+/// Whether the file the parameter 'path' names can be read: "" or the
+/// problem.
+std::string check_input_path(const params& p);
 std::unique_ptr<source> make_text_file_source(const params& p);
 
 /// How the text sinks write row `i` of `b` (whose schema is `s`): one

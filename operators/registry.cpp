@@ -48,6 +48,7 @@ const registry& registry::builtin() {
     r.add(sequence_factory());
     r.add(generator_factory());
     r.add(text_file_factory());
+    r.add(json_lines_factory());
     r.add(parse_factory());
     r.add(map_factory());
     r.add(flat_map_factory());
