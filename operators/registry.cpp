@@ -27,12 +27,7 @@ operator_factory text_file_factory() {
   f.output_schema = [](const params&, const schema_query& q) {
     return derived_schema{q.input ? schema{} : default_schema::lines(), {}};
   };
-  f.guarantee = [](const params& p) {
-    auto d = p.find("delivery");
-    return d != p.end() && d->second == "exactly-once"
-             ? sink_guarantee::external_exactly_once
-             : sink_guarantee::external_at_least_once;
-  };
+  f.guarantee = delivery_guarantee;
   return f;
 }
 
@@ -56,6 +51,8 @@ const registry& registry::builtin() {
     r.add(sequence_factory());
     r.add(generator_factory());
     r.add(text_file_factory());
+    r.add(json_lines_factory());
+    r.add(parse_factory());
     r.add(map_factory());
     r.add(flat_map_factory());
     r.add(filter_factory());

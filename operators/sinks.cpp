@@ -11,14 +11,22 @@ namespace weir::ops {
 
 namespace {
 
-/// Writes each batch's lines to stdout with one fwrite, so lines of sinks
-/// running in parallel threads never interleave within a line.
+/// Writes each batch's lines (by its line_writer) to stdout with one
+/// fwrite, so lines of sinks running in parallel threads never interleave
+/// within a line.
 class stdout_sink : public sink {
 public:
+  explicit stdout_sink(line_writer w) : write_line_(w) {
+  }
+
+  void open(const operator_context& ctx) override {
+    if (ctx.input != nullptr)
+      schema_ = *ctx.input;
+  }
+
   void write(const row_batch& in) override {
     buf_.clear();
-    for (size_t i = 0; i < in.rows; ++i)
-      append_row_text(buf_, in, i);
+    append_lines(buf_, in, schema_, write_line_);
     if (buf_.empty())
       return;
     if (std::fwrite(buf_.data(), 1, buf_.size(), stdout) != buf_.size()
@@ -29,6 +37,8 @@ public:
   bool blocking_io() const override { return true; }
 
 private:
+  line_writer write_line_;
+  schema schema_;
   std::string buf_;
 };
 
@@ -100,12 +110,14 @@ operator_factory plain_sink(std::string name,
 
 } // namespace
 
-std::unique_ptr<sink> make_stdout_sink() {
-  return std::make_unique<stdout_sink>();
+std::unique_ptr<sink> make_stdout_sink(line_writer w) {
+  return std::make_unique<stdout_sink>(w);
 }
 
 operator_factory stdout_factory() {
-  return plain_sink("stdout", make_stdout_sink);
+  return plain_sink("stdout", []() -> std::unique_ptr<sink> {
+    return make_stdout_sink(write_tsv_line);
+  });
 }
 
 operator_factory discard_factory() {

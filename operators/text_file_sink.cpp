@@ -11,6 +11,7 @@
 #include "operators/builtins.hpp"
 #include "operators/file_io.hpp"
 #include "operators/params.hpp"
+#include "operators/row_formats.hpp"
 
 namespace weir::ops {
 
@@ -23,15 +24,16 @@ const std::vector<param_spec>& text_file_params() {
   static const std::vector<param_spec> specs{
     {"path", param_kind::text, true},
     {"delivery", param_kind::text, false},
+    {"format", param_kind::text, false},
   };
   return specs;
 }
 
-/// Writes one line per record to `<final>.inprogress` and renames it to
-/// `<final>` in finish(); abort() (or destruction before finish) removes it,
-/// so a failed or canceled job leaves no partial output file. `<final>` is
-/// `path` when the vertex runs with parallelism 1, else `path/part-<i>`
-/// (the directory is created).
+/// Writes one line per row (by its line_writer) to `<final>.inprogress`
+/// and renames it to `<final>` in finish(); abort() (or destruction before
+/// finish) removes it, so a failed or canceled job leaves no partial output
+/// file. `<final>` is `path` when the vertex runs with parallelism 1, else
+/// `path/part-<i>` (the directory is created).
 ///
 /// Several attempts of one subtask can hold `<final>.inprogress` at once: a
 /// restarted job's new attempt, and the old one on a worker that was
@@ -42,7 +44,8 @@ const std::vector<param_spec>& text_file_params() {
 /// neither delete nor publish a newer attempt's output.
 class text_file_sink : public sink {
 public:
-  explicit text_file_sink(std::string path) : path_(std::move(path)) {
+  text_file_sink(std::string path, line_writer w)
+    : path_(std::move(path)), write_line_(w) {
   }
 
   ~text_file_sink() override { abort(); }
@@ -52,6 +55,8 @@ public:
 
   void open(const operator_context& ctx) override {
     abort();
+    if (ctx.input != nullptr)
+      schema_ = *ctx.input;
     final_ = path_;
     if (ctx.parallelism > 1) {
       make_directory();
@@ -79,8 +84,7 @@ public:
   void write(const row_batch& in) override {
     if (fd_ < 0)
       throw operator_error(fmt::format("text_file sink '{}' is not open", path_));
-    for (size_t i = 0; i < in.rows; ++i)
-      append_row_text(buf_, in, i);
+    append_lines(buf_, in, schema_, write_line_);
     if (buf_.size() >= flush_bytes)
       flush();
   }
@@ -157,6 +161,8 @@ private:
   }
 
   std::string path_;
+  line_writer write_line_;
+  schema schema_;
   std::string final_;
   std::string in_progress_;
   int fd_ = -1;
@@ -165,10 +171,7 @@ private:
 
 } // namespace
 
-std::string check_text_file_sink_params(const params& p) {
-  auto problem = check_params("text_file", p, text_file_params());
-  if (!problem.empty())
-    return problem;
+std::string check_delivery(const params& p) {
   if (auto d = p.find("delivery");
       d != p.end() && d->second != "at-least-once" && d->second != "exactly-once")
     return fmt::format("parameter 'delivery': expected at-least-once or "
@@ -181,10 +184,25 @@ std::string check_text_file_sink_params(const params& p) {
   return {};
 }
 
-std::string check_text_file_sink(const params& p) {
-  auto problem = check_text_file_sink_params(p);
+sink_guarantee delivery_guarantee(const params& p) {
+  auto d = p.find("delivery");
+  return d != p.end() && d->second == "exactly-once"
+           ? sink_guarantee::external_exactly_once
+           : sink_guarantee::external_at_least_once;
+}
+
+std::string check_text_file_sink_params(const params& p) {
+  auto problem = check_params("text_file", p, text_file_params());
   if (!problem.empty())
     return problem;
+  if (auto f = p.find("format");
+      f != p.end() && f->second != "tsv" && f->second != "csv")
+    return fmt::format("parameter 'format': expected tsv or csv, got '{}'",
+                       f->second);
+  return check_delivery(p);
+}
+
+std::string check_output_path(const params& p) {
   std::string path = p.at("path");
   if (path == "-")
     return {};
@@ -198,13 +216,47 @@ std::string check_text_file_sink(const params& p) {
   return {};
 }
 
+std::string check_text_file_sink(const params& p) {
+  auto problem = check_text_file_sink_params(p);
+  if (!problem.empty())
+    return problem;
+  return check_output_path(p);
+}
+
+void write_tsv_line(std::string& out, const row_batch& b, size_t i,
+                    const schema&) {
+  append_row_text(out, b, i);
+}
+
+void write_csv_line(std::string& out, const row_batch& b, size_t i,
+                    const schema&) {
+  append_delimited(out, b, i, delimited_format{',', true});
+}
+
+void write_json_line(std::string& out, const row_batch& b, size_t i,
+                     const schema& s) {
+  append_json_line(out, b, i, s);
+}
+
+void append_lines(std::string& out, const row_batch& b, const schema& s,
+                  line_writer w) {
+  for (size_t i = 0; i < b.rows; ++i)
+    w(out, b, i, s);
+}
+
+std::unique_ptr<sink> make_text_sink(const params& p, line_writer w) {
+  if (p.at("path") == "-")
+    return make_stdout_sink(w);
+  if (auto d = p.find("delivery"); d != p.end() && d->second == "exactly-once")
+    return make_transactional_file_sink(p.at("path"), w);
+  return std::make_unique<text_file_sink>(p.at("path"), w);
+}
+
 std::unique_ptr<sink> make_text_file_sink(const params& p) {
   throw_if(check_text_file_sink_params(p));
-  if (p.at("path") == "-")
-    return make_stdout_sink();
-  if (auto d = p.find("delivery"); d != p.end() && d->second == "exactly-once")
-    return make_transactional_file_sink(p.at("path"));
-  return std::make_unique<text_file_sink>(p.at("path"));
+  return make_text_sink(p, text_param(p, "format", "tsv") == "csv"
+                             ? write_csv_line
+                             : write_tsv_line);
 }
 
 } // namespace weir::ops

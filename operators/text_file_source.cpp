@@ -269,6 +269,10 @@ std::string check_text_file_source(const params& p) {
   auto problem = check_params("text_file", p, text_file_params());
   if (!problem.empty())
     return problem;
+  return check_input_path(p);
+}
+
+std::string check_input_path(const params& p) {
   const auto& path = p.at("path");
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)

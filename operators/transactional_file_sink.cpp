@@ -25,9 +25,10 @@ namespace fs = std::filesystem;
 
 constexpr size_t flush_bytes = 256 * 1024;
 
-/// Subtask s writes part files `path/part-<s>-<n>` (n = 0, 1, ...). Records
-/// go to a hidden in-progress file; at checkpoint c's barrier that file
-/// becomes pending (`.part-<s>-<n>.pending`, phase one), and once the
+/// Subtask s writes part files `path/part-<s>-<n>` (n = 0, 1, ...). Rows,
+/// as lines by its line_writer, go to a hidden in-progress file; at
+/// checkpoint c's barrier that file becomes pending
+/// (`.part-<s>-<n>.pending`, phase one), and once the
 /// checkpoint completed everywhere it is renamed to its final name (phase
 /// two). A restore from checkpoint c commits c's pending files and deletes
 /// every file of this subtask numbered after c, so the committed output
@@ -36,13 +37,16 @@ constexpr size_t flush_bytes = 256 * 1024;
 /// The end of a bounded input commits everything.
 class transactional_file_sink : public sink {
 public:
-  explicit transactional_file_sink(std::string dir) : dir_(std::move(dir)) {
+  transactional_file_sink(std::string dir, line_writer w)
+    : dir_(std::move(dir)), write_line_(w) {
   }
 
   ~transactional_file_sink() override { abort(); }
 
   void open(const operator_context& ctx) override {
     subtask_ = ctx.subtask_index;
+    if (ctx.input != nullptr)
+      schema_ = *ctx.input;
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec)
@@ -53,8 +57,7 @@ public:
 
   void write(const row_batch& in) override {
     start();
-    for (size_t i = 0; i < in.rows; ++i)
-      append_row_text(buf_, in, i);
+    append_lines(buf_, in, schema_, write_line_);
     if (buf_.size() >= flush_bytes)
       flush();
   }
@@ -211,6 +214,8 @@ private:
   }
 
   std::string dir_;
+  line_writer write_line_;
+  schema schema_;
   int32_t subtask_ = 0;
   bool fresh_ = true;
   int64_t next_ = 0;
@@ -222,8 +227,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<sink> make_transactional_file_sink(const std::string& dir) {
-  return std::make_unique<transactional_file_sink>(dir);
+std::unique_ptr<sink> make_transactional_file_sink(const std::string& dir,
+                                                   line_writer w) {
+  return std::make_unique<transactional_file_sink>(dir, w);
 }
 
 } // namespace weir::ops
