@@ -23,7 +23,18 @@ operator_factory map_factory();
 operator_factory flat_map_factory();
 operator_factory filter_factory();
 
-/// `count`, `sum`, `min`, `max` (keyed aggregations, combinable).
+/// filter "where", map "select", project "fields": expressions on fields
+/// (expr_operators.cpp).
+std::unique_ptr<transform> make_where_transform(const std::string& text);
+std::unique_ptr<transform> make_select_transform(const std::string& param,
+                                                 const std::string& text);
+derived_schema where_schema(const std::string& text, const schema_query& q);
+derived_schema select_schema(const std::string& param, const std::string& text,
+                             const schema_query& q);
+operator_factory project_factory();
+
+/// `count`, `sum`, `min`, `max`, `avg` (keyed aggregations; all but avg
+/// combinable).
 operator_factory aggregation_factory(aggregation_kind kind);
 
 /// `parse` (transform): text fields to typed rows (parse_operator.hpp).

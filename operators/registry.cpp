@@ -56,6 +56,7 @@ const registry& registry::builtin() {
     r.add(map_factory());
     r.add(flat_map_factory());
     r.add(filter_factory());
+    r.add(project_factory());
     for (auto kind : {aggregation_kind::count, aggregation_kind::sum,
                       aggregation_kind::min, aggregation_kind::max,
                       aggregation_kind::avg})

@@ -37,19 +37,44 @@ std::string check_function(const std::string& op,
   return check_params(op, p, specs);
 }
 
-/// An operator whose behaviour is one function picked from `table`.
+/// An operator whose behaviour is one function picked from `table`, or,
+/// with `expression_param` ("where" for filter, "select" for map), an
+/// expression on fields instead.
 operator_factory function_operator(std::string op,
-                                   const std::vector<named_function>& table) {
+                                   const std::vector<named_function>& table,
+                                   std::string expression_param) {
   operator_factory f;
   f.name = op;
-  f.make_transform = [op, &table](const params& p) {
-    throw_if(check_function(op, table, p));
-    return find_function(table, p.at("function"))->make(p);
+  auto uses_expression = [expression_param](const params& p) {
+    return !expression_param.empty() && p.count("function") == 0
+           && p.count(expression_param) > 0;
   };
-  f.validate = [op, &table](const params& p, role) {
+  auto check = [op, &table, expression_param,
+                uses_expression](const params& p) -> std::string {
+    if (uses_expression(p))
+      return check_params(op, p, {{expression_param, param_kind::text, true}});
+    if (!expression_param.empty() && p.count("function") == 0)
+      return fmt::format("parameter 'function' or '{}': missing",
+                         expression_param);
     return check_function(op, table, p);
   };
-  f.output_schema = [op, &table](const params& p, const schema_query& q) {
+  f.make_transform = [op, &table, check, expression_param,
+                      uses_expression](const params& p) {
+    throw_if(check(p));
+    if (uses_expression(p))
+      return expression_param == "where"
+               ? make_where_transform(p.at("where"))
+               : make_select_transform(expression_param,
+                                       p.at(expression_param));
+    return find_function(table, p.at("function"))->make(p);
+  };
+  f.validate = [check](const params& p, role) { return check(p); };
+  f.output_schema = [op, &table, expression_param,
+                     uses_expression](const params& p, const schema_query& q) {
+    if (uses_expression(p))
+      return expression_param == "where"
+               ? where_schema(p.at("where"), q)
+               : select_schema(expression_param, p.at(expression_param), q);
     auto i = p.find("function");
     const auto* fn = i == p.end() ? nullptr : find_function(table, i->second);
     if (q.input == nullptr || fn == nullptr)
@@ -62,15 +87,15 @@ operator_factory function_operator(std::string op,
 } // namespace
 
 operator_factory map_factory() {
-  return function_operator("map", map_functions());
+  return function_operator("map", map_functions(), "select");
 }
 
 operator_factory flat_map_factory() {
-  return function_operator("flat_map", flat_map_functions());
+  return function_operator("flat_map", flat_map_functions(), "");
 }
 
 operator_factory filter_factory() {
-  return function_operator("filter", filter_functions());
+  return function_operator("filter", filter_functions(), "where");
 }
 
 } // namespace weir::ops
