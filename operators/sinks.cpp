@@ -74,7 +74,6 @@ public:
   /// Rows of the default schemas become their records; any other row an
   /// unkeyed text record of its tab-separated fields.
   void write(const row_batch& in) override {
-    records_.reserve(records_.size() + in.rows);
     for (size_t i = 0; i < in.rows; ++i)
       records_.push_back(to_record(in, schema_, i));
   }
