@@ -140,6 +140,12 @@ int report_result(const job_result& r, size_t printed = 0) {
   fmt::print(stderr, "Job Runtime: {} ms ({} records in, {} records out)\n",
              r.end_time_ms - r.start_time_ms, r.metrics.records_in,
              r.metrics.records_out);
+  if (r.metrics.records_skipped > 0)
+    fmt::print(stderr, "Skipped: {} record{} ({}{})\n",
+               r.metrics.records_skipped,
+               r.metrics.records_skipped == 1 ? "" : "s",
+               r.metrics.records_skipped == 1 ? "" : "the first: ",
+               r.metrics.skipped_note);
   if (r.state != job_state::finished)
     return exit_job_failed;
   if (!r.error.empty()) {

@@ -74,6 +74,9 @@ void print_section(const char* title, const std::vector<job_status>& jobs,
 std::string describe_records(const job_status& s) {
   auto line = fmt::format("Records: {} in, {} out", s.metrics.records_in,
                           s.metrics.records_out);
+  if (s.metrics.records_skipped > 0)
+    line += fmt::format(", {} skipped (the first: {})",
+                        s.metrics.records_skipped, s.metrics.skipped_note);
   if (s.restarts <= 0)
     return line;
   return fmt::format("{} (all attempts; the current one, after {} restart{}: "

@@ -255,6 +255,21 @@ void operator_chain::abort() {
     sink_->abort();
 }
 
+io_metrics operator_chain::metrics() const {
+  auto m = metrics_;
+  for (size_t t = 0; t < transforms_.size(); ++t) {
+    auto n = transforms_[t]->rows_skipped();
+    if (n == 0)
+      continue;
+    m.records_skipped += n;
+    if (m.skipped_note.empty())
+      m.skipped_note = fmt::format("vertex '{}': {}",
+                                   contexts_[t + (source_ ? 1 : 0)].vertex_id,
+                                   transforms_[t]->skip_note());
+  }
+  return m;
+}
+
 bool operator_chain::backlogged() const {
   for (auto& g : gates_)
     if (g.backlogged())

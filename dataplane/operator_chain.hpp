@@ -79,7 +79,8 @@ public:
   std::vector<output_gate>& gates() { return gates_; }
   ops::source* source() { return source_.get(); }
   ops::sink* sink() { return sink_.get(); }
-  const io_metrics& metrics() const { return metrics_; }
+  /// Rows in and out of the chain, and those its transforms skipped.
+  io_metrics metrics() const;
 
   /// Whether any gate has batches waiting for credit.
   bool backlogged() const;

@@ -17,11 +17,16 @@ namespace weir {
 struct io_metrics {
   int64_t records_in = 0;
   int64_t records_out = 0;
+  /// Input rows operators dropped on purpose and counted (parse with
+  /// on_error skip), and what was wrong with the first of them.
+  int64_t records_skipped = 0;
+  std::string skipped_note;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_metrics& x) {
-  return f(caf::meta::type_name("io_metrics"), x.records_in, x.records_out);
+  return f(caf::meta::type_name("io_metrics"), x.records_in, x.records_out,
+           x.records_skipped, x.skipped_note);
 }
 
 /// What a job ended with: its terminal state, the failure cause (if any),

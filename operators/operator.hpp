@@ -104,6 +104,10 @@ public:
   /// End of all input: append what is still held (keyed aggregations emit one
   /// final row per key here).
   virtual void finish(row_batch&) {}
+  /// Input rows dropped on purpose and counted (parse with on_error skip),
+  /// and a note on the first of them; the job's counters report them.
+  virtual int64_t rows_skipped() const { return 0; }
+  virtual std::string skip_note() const { return {}; }
   /// Whether the operator keeps keyed state (operator_context::keyed_state):
   /// the runtime then gives it a backend, and checkpoints and restores it.
   virtual bool uses_keyed_state() const { return false; }

@@ -39,6 +39,8 @@ public:
 
   /// Lines dropped by on_error skip.
   int64_t skipped() const { return skipped_; }
+  int64_t rows_skipped() const override { return skipped_; }
+  std::string skip_note() const override { return first_problem_; }
 
   /// "line N: <problem>" of the first line skipped, or "".
   const std::string& first_problem() const { return first_problem_; }

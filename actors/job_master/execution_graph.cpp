@@ -204,6 +204,9 @@ io_metrics execution_graph::total_metrics() const {
         total.records_in += m.records_in;
       if (sink)
         total.records_out += m.records_out;
+      total.records_skipped += m.records_skipped;
+      if (total.skipped_note.empty())
+        total.skipped_note = m.skipped_note;
     }
   }
   return total;

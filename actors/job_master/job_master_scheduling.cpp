@@ -424,8 +424,11 @@ job_status make_status(self_ptr self, bool detailed) {
 io_metrics job_metrics(self_ptr self) {
   auto& st = self->state;
   auto current = st.graph->total_metrics();
+  // Skipped rows count in the attempt that skipped them: a restart skips
+  // them again, so they are not added up across attempts.
   return io_metrics{st.earlier_attempts.records_in + current.records_in,
-                    st.earlier_attempts.records_out + current.records_out};
+                    st.earlier_attempts.records_out + current.records_out,
+                    current.records_skipped, current.skipped_note};
 }
 
 } // namespace weir::job_master_detail

@@ -52,6 +52,10 @@ std::string encode_job_result(const job_result& r, bool dirty) {
   auto& metrics = doc["metrics"] = nlohmann::json::object();
   metrics["records_in"] = r.metrics.records_in;
   metrics["records_out"] = r.metrics.records_out;
+  if (r.metrics.records_skipped > 0) {
+    metrics["records_skipped"] = r.metrics.records_skipped;
+    metrics["skipped_note"] = r.metrics.skipped_note;
+  }
   auto& collected = doc["collected"] = nlohmann::json::array();
   for (auto& x : r.collected)
     collected.push_back(encode(x));
@@ -79,6 +83,10 @@ caf::expected<job_result_entry> decode_job_result(std::string_view key,
   auto metrics = r.object("metrics");
   res.metrics.records_in = metrics.int64("records_in");
   res.metrics.records_out = metrics.int64("records_out");
+  if (metrics.has("records_skipped")) {
+    res.metrics.records_skipped = metrics.int64("records_skipped");
+    res.metrics.skipped_note = metrics.text("skipped_note");
+  }
   for (auto& x : r.objects("collected"))
     res.collected.push_back(decode_record(x));
   if (problem.empty() && rec->doc.contains("graph_fingerprint")) {
