@@ -251,8 +251,61 @@ keyed_aggregation::keyed_aggregation(aggregation_kind kind, const params& p,
   bytes_.reserve(1024);
 }
 
+bool keyed_aggregation::add_fast(const row_batch& b, bool partial,
+                                 const key_codec& keys) {
+  auto kind = plan_.kind;
+  if (kind == aggregation_kind::avg)
+    return false;
+  const std::vector<int64_t>* values = nullptr;
+  if (kind != aggregation_kind::count || partial) {
+    auto& c = b.columns[partial ? plan_.key.size() : *plan_.field];
+    if (!c.nulls.empty() || c.type == field_type::float64)
+      return false;
+    values = &c.ints;
+  }
+  bool adds = kind == aggregation_kind::count || kind == aggregation_kind::sum;
+  bool min = kind == aggregation_kind::min;
+  bool times = !b.times.empty();
+  auto update = [&](aggregate& a, size_t r) {
+    int64_t v = values ? (*values)[r] : 1;
+    if (adds) {
+      int64_t n = 0;
+      if (__builtin_add_overflow(a.i, v, &n))
+        throw_overflow(to_string(kind), keys.describe(b, r), v);
+      a.i = n;
+    } else if (a.count == 0) {
+      a.i = v;
+    } else {
+      a.i = min ? std::min(a.i, v) : std::max(a.i, v);
+    }
+    a.count = 1;
+    if (times)
+      a.timestamp = std::max(a.timestamp, b.times[r]);
+  };
+  if (keys.single_int()) {
+    auto& k = b.columns[keys.fields()[0]].ints;
+    for (size_t r = 0; r < b.rows; ++r)
+      update(ints_[k[r]], r);
+    return true;
+  }
+  if (keys.single_str()) {
+    auto& c = b.columns[keys.fields()[0]];
+    for (size_t r = 0; r < b.rows; ++r) {
+      auto s = c.str(r);
+      auto i = bytes_.find(absl::string_view{s.data(), s.size()});
+      if (i == bytes_.end())
+        i = bytes_.emplace(std::string{s}, aggregate{}).first;
+      update(i->second, r);
+    }
+    return true;
+  }
+  return false;
+}
+
 void keyed_aggregation::add(const row_batch& b, bool partial) {
   auto& keys = partial ? out_keys_ : keys_;
+  if (add_fast(b, partial, keys))
+    return;
   if (keys.single_int()) {
     auto& col = b.columns[keys.fields()[0]].ints;
     for (size_t r = 0; r < b.rows; ++r)

@@ -112,6 +112,10 @@ public:
   const schema& output() const { return plan_.output; }
 
 private:
+  /// The hot path: one integer or string key, count or an int64 field
+  /// without nulls. False when the rows need the general path.
+  bool add_fast(const row_batch& b, bool partial, const key_codec& keys);
+
   aggregation_plan plan_;
   aggregate_folder folder_;
   key_codec keys_;

@@ -97,6 +97,9 @@ sink_guarantee delivery_guarantee(const params& p);
 /// Whether the sink's 'path' can be written: '-' or a path in an existing
 /// directory. "" or the problem.
 std::string check_output_path(const params& p);
+/// "" when `path` is absent, a regular file or a directory; else the
+/// problem that a file sink would replace it (/dev/null, a FIFO).
+std::string special_output_problem(const std::string& path);
 /// A sink writing lines with `w` where the parameters 'path' (a file, a
 /// directory of part files, "-" for stdout) and 'delivery' say.
 std::unique_ptr<sink> make_text_sink(const params& p, line_writer w);

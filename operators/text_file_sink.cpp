@@ -62,6 +62,9 @@ public:
       make_directory();
       final_ = fmt::format("{}/part-{}", path_, ctx.subtask_index);
     }
+    // The client checked this, but a job may come from elsewhere, and the
+    // file system may have changed since.
+    throw_if(special_output_problem(final_));
     in_progress_ = final_ + ".inprogress";
     // A leftover of another attempt (a killed worker's, or one that still
     // runs) is replaced, not truncated and shared.
@@ -202,10 +205,29 @@ std::string check_text_file_sink_params(const params& p) {
   return check_delivery(p);
 }
 
+std::string special_output_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)
+      || S_ISDIR(st.st_mode))
+    return {};
+  auto kind = S_ISCHR(st.st_mode)    ? "a character device"
+              : S_ISBLK(st.st_mode)  ? "a block device"
+              : S_ISFIFO(st.st_mode) ? "a FIFO"
+              : S_ISSOCK(st.st_mode) ? "a socket"
+                                     : "not a regular file";
+  return fmt::format("parameter 'path': '{}' is {}: a file sink writes a "
+                     "new file and renames it over its output, which would "
+                     "replace it (write to a file, or use the discard sink "
+                     "to drop rows)",
+                     path, kind);
+}
+
 std::string check_output_path(const params& p) {
   std::string path = p.at("path");
   if (path == "-")
     return {};
+  if (auto problem = special_output_problem(path); !problem.empty())
+    return problem;
   while (path.size() > 1 && path.back() == '/')
     path.pop_back();
   auto dir = std::filesystem::path{path}.parent_path();

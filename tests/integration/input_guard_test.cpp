@@ -158,6 +158,31 @@ TEST_CASE("an output that is the input, by any name, is refused") {
                         + "'; writing it could replace the input");
 }
 
+TEST_CASE("an output that is a device or a FIFO is refused and stays what it "
+          "was") {
+  // The sink renames a new file over its output: over /dev/null that
+  // replaced the device with a regular file, for every process on the host.
+  temp_dir dir;
+  auto spec = source_path("examples/wordcount.json");
+  auto input = dir.write("in.txt", "b a b\n");
+  auto fifo = dir.file("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto tail = ": a file sink writes a new file and renames it over its output, "
+              "which would replace it (write to a file, or use the discard "
+              "sink to drop rows)";
+  expect_refused({"run", spec, "--input", input, "--output", "/dev/null"},
+                 spec + ": vertices[3] ('out'): parameter 'path': '/dev/null' "
+                        "is a character device" + tail);
+  expect_refused({"run", spec, "--input", input, "--output", fifo},
+                 spec + ": vertices[3] ('out'): parameter 'path': '" + fifo
+                   + "' is a FIFO" + tail);
+  struct stat st {};
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  REQUIRE(::stat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+}
+
 TEST_CASE("a 10 MB job name is refused in one short line") {
   temp_dir dir;
   auto spec = dir.write("job.json", R"({"name": ")" + std::string(10 << 20, 'n')
