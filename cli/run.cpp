@@ -1,10 +1,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -19,11 +17,11 @@
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/driver_flags.hpp"
-#include "actors/common/event_log.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "cli/job_command.hpp"
 #include "cli/local_recovery.hpp"
+#include "cli/log_flag.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
 #include "cluster/mini_cluster.hpp"
@@ -436,16 +434,8 @@ int run_action(const std::vector<std::string>& args) {
   // The job's subtasks run in this process: whatever one of them is stuck
   // in, Ctrl-C ends the process within seconds.
   end_process_after_stop("weir run", exit_job_failed);
-  if (res.count("log") > 0) {
-    auto path = res["log"].as<std::string>();
-    auto* log = std::fopen(path.c_str(), "a");
-    if (log == nullptr) {
-      fmt::print(stderr, "weir run: --log: cannot open '{}': {}\n", path,
-                 std::strerror(errno));
-      return exit_bad_input;
-    }
-    enable_event_log(log, "weir run");
-  }
+  if (!start_event_log(res, "weir run", "weir run", nullptr))
+    return exit_bad_input;
   caf::actor_system_config system_cfg;
   configure_actor_system(system_cfg);
   caf::actor_system sys{system_cfg};
