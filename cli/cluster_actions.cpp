@@ -4,12 +4,12 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
-#include "actors/common/event_log.hpp"
 #include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/app_cluster.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/config_flags.hpp"
+#include "cli/log_flag.hpp"
 #include "cli/remote.hpp"
 #include "cli/taskmanager_flags.hpp"
 #include "cluster/processes.hpp"
@@ -17,20 +17,6 @@
 #include "messages/errors.hpp"
 
 namespace weir::cli {
-
-namespace {
-
-std::FILE* open_log(const cxxopts::ParseResult& res, const std::string& action) {
-  if (res.count("log") == 0)
-    return stderr;
-  auto path = res["log"].as<std::string>();
-  auto* f = std::fopen(path.c_str(), "a");
-  if (f == nullptr)
-    fmt::print(stderr, "{}: cannot open log file '{}'\n", action, path);
-  return f;
-}
-
-} // namespace
 
 cxxopts::Options jobmanager_flags() {
   cxxopts::Options opts("weir jobmanager",
@@ -96,10 +82,8 @@ int jobmanager_action(const std::vector<std::string>& args) {
     std::error_code ec;
     std::filesystem::create_directories(log_dir, ec);
   }
-  auto* log = open_log(res, "weir jobmanager");
-  if (log == nullptr)
+  if (!start_event_log(res, "weir jobmanager", "jobmanager", stderr))
     return exit_bad_input;
-  enable_event_log(log, "jobmanager");
   auto result = run_jobmanager(jm);
   if (jm.application) {
     // An application cluster keeps no state once its application ended.
@@ -138,10 +122,9 @@ int taskmanager_action(const std::vector<std::string>& args) {
     return exit_bad_input;
   auto tm = taskmanager_options::from(*cfg);
   tm.jobmanagers = *at;
-  auto* log = open_log(res, "weir taskmanager");
-  if (log == nullptr)
+  if (!start_event_log(res, "weir taskmanager", "taskmanager " + tm.id,
+                       stderr))
     return exit_bad_input;
-  enable_event_log(log, "taskmanager " + tm.id);
   return run_taskmanager(tm);
 }
 

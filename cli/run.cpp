@@ -1,15 +1,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include <cxxopts.hpp>
@@ -19,11 +18,11 @@
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/driver_flags.hpp"
-#include "actors/common/event_log.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "cli/job_command.hpp"
 #include "cli/local_recovery.hpp"
+#include "cli/log_flag.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
 #include "cluster/mini_cluster.hpp"
@@ -168,8 +167,7 @@ int exit_code_for(const caf::error& err) {
 }
 
 /// Submits the job and waits for its result, printing progress when stderr
-/// is a terminal. The result request is renewed every progress interval;
-/// the Dispatcher keeps only the newest one per client.
+/// is a terminal.
 int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
                     job_graph g) {
   caf::scoped_actor self{sys};
@@ -188,6 +186,36 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
   return wait_for_job(sys, dispatcher, *id, "weir run");
 }
 
+/// Asks the Dispatcher for job `id`'s result once, with no deadline, and
+/// passes what comes to `client` as a plain message: the job_result, the
+/// error the Dispatcher answered with, or the down_msg of a Dispatcher that
+/// went down without answering; then ends. The request never expires:
+/// renewing a short one let a result that came between two requests go
+/// to one the client had given up, and an application cluster, whose
+/// Dispatcher ends right after its application's result, left the client
+/// with a lost master instead (exit 3). The answer comes before the
+/// down_msg: both travel the one connection to the master, in order.
+caf::actor fetch_result(caf::actor_system& sys, dispatcher_actor dispatcher,
+                        job_id id, caf::actor client) {
+  return sys.spawn([=](caf::event_based_actor* self) {
+    self->monitor(dispatcher);
+    self->set_down_handler([=](caf::down_msg& dm) {
+      self->send(client, std::move(dm));
+      self->quit();
+    });
+    self->request(dispatcher, caf::infinite, result_atom_v, id)
+      .then(
+        [=](job_result& r) {
+          self->send(client, std::move(r));
+          self->quit();
+        },
+        [=](caf::error& err) {
+          self->send(client, std::move(err));
+          self->quit();
+        });
+  });
+}
+
 } // namespace
 
 int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
@@ -195,9 +223,11 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
   size_t printed = 0;
   cancel_on_interrupt();
   caf::scoped_actor self{sys};
-  // A lost master shows as the Dispatcher going down: requests to a dead
-  // remote actor would only time out.
-  self->monitor(dispatcher);
+  // The result comes from the fetcher, and so does a lost master (the
+  // Dispatcher going down: requests to a dead remote actor would only time
+  // out); meanwhile this loop prints progress and a driver's output.
+  auto fetcher = fetch_result(sys, dispatcher, id,
+                              caf::actor_cast<caf::actor>(self));
   bool tty = isatty(STDERR_FILENO) != 0;
   std::optional<job_result> result;
   std::optional<caf::error> lost;
@@ -212,19 +242,13 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
         self, dispatcher, 10s, [](const cancel_outcome&) {},
         [](caf::error&) {}, cancel_atom_v, id);
     }
-    self->request(dispatcher, progress_interval, result_atom_v, id)
-      .receive([&](job_result& r) { result = std::move(r); },
-               [&](caf::error& err) {
-                 if (err != caf::sec::request_timeout)
-                   lost = err;
-               });
-    if (!result && !lost)
-      self->receive(
-        [&](caf::down_msg& dm) {
-          lost = dm.reason;
-          master_lost = true;
-        },
-                    caf::after(std::chrono::seconds(0)) >> [] {});
+    self->receive([&](job_result& r) { result = std::move(r); },
+                  [&](caf::error& err) { lost = std::move(err); },
+                  [&](caf::down_msg& dm) {
+                    lost = dm.reason;
+                    master_lost = true;
+                  },
+                  caf::after(progress_interval) >> [] {});
     // Each poll gets a bounded part (collect-sink.batch-size.max): poll
     // again at once while there is more.
     for (bool more = stream; more && !result && !lost;)
@@ -247,6 +271,7 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
         .receive([&](job_status& s) { print_progress(s); },
                  [&](caf::error&) {});
   }
+  self->send_exit(fetcher, caf::exit_reason::user_shutdown);
   if (tty)
     fmt::print(stderr, "\r\x1b[K");
   if (!result && master_lost) {
@@ -442,16 +467,8 @@ int run_action(const std::vector<std::string>& args) {
   // The job's subtasks run in this process: whatever one of them is stuck
   // in, Ctrl-C ends the process within seconds.
   end_process_after_stop("weir run", exit_job_failed);
-  if (res.count("log") > 0) {
-    auto path = res["log"].as<std::string>();
-    auto* log = std::fopen(path.c_str(), "a");
-    if (log == nullptr) {
-      fmt::print(stderr, "weir run: --log: cannot open '{}': {}\n", path,
-                 std::strerror(errno));
-      return exit_bad_input;
-    }
-    enable_event_log(log, "weir run");
-  }
+  if (!start_event_log(res, "weir run", "weir run", nullptr))
+    return exit_bad_input;
   caf::actor_system_config system_cfg;
   configure_actor_system(system_cfg);
   caf::actor_system sys{system_cfg};

@@ -110,32 +110,29 @@ bool crashes_after(self_ptr self, const job_id& id) {
 /// Stores the result, then answers everyone waiting for it.
 void complete(self_ptr self, job_result result) {
   auto& st = self->state;
-  auto* entry = st.jobs.begin_completion(result.id);
+  auto id = result.id;
+  auto* entry = st.jobs.begin_completion(std::move(result));
   if (entry == nullptr)
     return;
+  auto& pending = *entry->completing;
   if (!entry->graph.vertices.empty())
-    result.graph_fingerprint = storage::job_graph_fingerprint(entry->graph);
-  auto finish = [=](job_result r) {
-    log_eventf("job {} ({}) {}{}{}", r.id.to_string(), r.name,
+    pending.graph_fingerprint = storage::job_graph_fingerprint(entry->graph);
+  auto finish = [=](const std::string& problem) {
+    auto& ended = self->state.jobs.completed(id, problem);
+    auto& r = *ended.result;
+    log_eventf("job {} ({}) {}{}{}", id.to_string(), r.name,
                to_string(r.state), r.error.empty() ? "" : ": ", r.error);
-    auto id = r.id;
-    auto& ended = self->state.jobs.completed(id, std::move(r));
-    on_application_progress(
-      self, self->state.apps.ended(id, ended.result->state, ended.result->error));
+    on_application_progress(self, self->state.apps.ended(id, r.state, r.error));
 #ifdef WEIR_FAULT_INJECTION
     if (crashes_after(self, id))
       throw std::runtime_error(
         "injected Dispatcher crash (weir.fault.dispatcher-crash)");
 #endif
   };
-  self->request(st.store, store_timeout, finish_atom_v, result)
-    .then([=](bool) { finish(result); },
+  self->request(st.store, store_timeout, finish_atom_v, pending)
+    .then([=](bool) { finish({}); },
           [=](caf::error& err) {
-            auto r = result;
-            r.error += (r.error.empty() ? "" : "; ")
-                       + std::string{"storing the job result failed: "}
-                       + describe(err);
-            finish(std::move(r));
+            finish("storing the job result failed: " + describe(err));
           });
 }
 
@@ -314,15 +311,16 @@ caf::result<job_status> live_status(self_ptr self, job_id id,
 }
 
 /// Answers from the job's JobMaster while it runs (`running`), from `ended`
-/// with its result once it ended, `waiting` before its JobMaster started.
+/// with its result once it ended (while the result is being stored too:
+/// the JobMaster is gone by then), `waiting` before its JobMaster started.
 template <class T, class Running, class Ended, class Waiting>
 caf::result<T> by_job(self_ptr self, job_id id, Running running, Ended ended,
                       Waiting waiting) {
   auto* entry = self->state.jobs.find(id);
   if (entry == nullptr)
     return unknown_job(id);
-  if (entry->result)
-    return ended(*entry->result);
+  if (auto* r = entry->ended_with())
+    return ended(*r);
   if (!entry->jm)
     return waiting(*entry);
   return running(entry->jm);

@@ -80,8 +80,8 @@ void job_table::reported(const caf::actor_addr& jm, job_status s) {
 }
 
 job_status job_table::status_of(const job_id& id, const job_entry& e) {
-  if (e.result)
-    return status_of(*e.result);
+  if (auto* r = e.ended_with())
+    return status_of(*r);
   if (e.live)
     return *e.live;
   job_status s;
@@ -161,19 +161,22 @@ std::vector<job_id> job_table::awaiting_resource_manager() const {
   return result;
 }
 
-job_entry* job_table::begin_completion(const job_id& id) {
-  auto* e = find(id);
+job_entry* job_table::begin_completion(job_result r) {
+  auto* e = find(r.id);
   if (e == nullptr || e->ending())
     return nullptr;
-  e->completing = true;
+  e->completing = std::move(r);
+  e->jm = nullptr;
+  e->live.reset();
   return e;
 }
 
-job_entry& job_table::completed(const job_id& id, job_result r) {
+job_entry& job_table::completed(const job_id& id, const std::string& problem) {
   auto& e = jobs_[id];
-  e.completing = false;
-  e.result = std::move(r);
-  e.jm = nullptr;
+  e.result = std::move(e.completing);
+  e.completing.reset();
+  if (!problem.empty())
+    e.result->error += (e.result->error.empty() ? "" : "; ") + problem;
   for (auto& [client, p] : e.waiting)
     p.deliver(*e.result);
   e.waiting.clear();

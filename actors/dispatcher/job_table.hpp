@@ -26,9 +26,12 @@ struct job_entry {
   /// What the current JobMaster last reported of the job (its state, its
   /// slot wait): the one view `list` and `status` show while it runs.
   std::optional<job_status> live;
+  /// The stored result.
   std::optional<job_result> result;
-  /// The result is being stored; it is answered once that is done.
-  bool completing = false;
+  /// The result being stored: the job's JobMaster has ended (its result was
+  /// its last message). Requests are answered from it meanwhile, never from
+  /// the ended JobMaster; result requests wait until it is stored.
+  std::optional<job_result> completing;
   /// A cancel arrived before the job was stored and its JobMaster started.
   bool cancel_requested = false;
   int64_t submitted_ms = 0;
@@ -48,7 +51,12 @@ struct job_entry {
   std::map<caf::actor_addr, caf::typed_response_promise<job_result>> waiting;
 
   /// Whether the job has a result or one is being stored.
-  bool ending() const { return result.has_value() || completing; }
+  bool ending() const { return result.has_value() || completing.has_value(); }
+
+  /// The job's result, stored or being stored; nullptr while it runs.
+  const job_result* ended_with() const {
+    return result ? &*result : completing ? &*completing : nullptr;
+  }
 };
 
 /// The Dispatcher's table of jobs (a plain class): which jobs exist, which
@@ -102,9 +110,9 @@ public:
   /// job's current JobMaster and the job is not ending).
   void reported(const caf::actor_addr& jm, job_status s);
 
-  /// The job's status as `list` and `status` show it: its result's, what
-  /// its JobMaster reported, or CREATED (submitted, no JobMaster report
-  /// yet; CANCELLING when a cancel came first).
+  /// The job's status as `list` and `status` show it: its result's (stored
+  /// or being stored), what its JobMaster reported, or CREATED (submitted,
+  /// no JobMaster report yet; CANCELLING when a cancel came first).
   static job_status status_of(const job_id& id, const job_entry& e);
 
   /// What to do about the job of an ended JobMaster.
@@ -149,12 +157,14 @@ public:
   /// A new ResourceManager: the jobs whose JobMaster waited for it.
   std::vector<job_id> awaiting_resource_manager() const;
 
-  /// Starts storing the job's result: the entry, or nullptr when the job is
-  /// unknown or already ending.
-  job_entry* begin_completion(const job_id& id);
+  /// Starts storing the job's result `r` (its JobMaster, if any, has
+  /// ended): the entry, which keeps `r` meanwhile, or nullptr when the job
+  /// is unknown or already ending.
+  job_entry* begin_completion(job_result r);
 
-  /// The job's result is stored: keeps it, answers everyone waiting.
-  job_entry& completed(const job_id& id, job_result r);
+  /// The job's result is stored (`problem`: why it could not be, added to
+  /// its error): keeps it, answers everyone waiting.
+  job_entry& completed(const job_id& id, const std::string& problem = {});
 
   /// Every job with its state (running, created, or its result's).
   std::vector<job_status> list() const;

@@ -2,6 +2,8 @@
 // subtasks and a fake job store, on CAF's deterministic scheduler.
 #include "caf_doctest.hpp"
 
+#include <caf/scoped_execution_unit.hpp>
+
 #include "actors/dispatcher/dispatcher.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/task_executor/task_executor.hpp"
@@ -68,6 +70,18 @@ struct dispatcher_fixture : actor_fixture {
 
   fake_job_store_state& stored() {
     return deref<fake_job_store_impl>(store).state;
+  }
+
+  /// Answers the result writes the store held (in its context, as if it
+  /// ran).
+  void release_held_results() {
+    caf::scoped_execution_unit here{&sys};
+    auto& impl = deref<fake_job_store_impl>(store);
+    impl.context(&here);
+    for (auto& rp : impl.state.held)
+      rp.deliver(true);
+    impl.state.held.clear();
+    impl.context(nullptr);
   }
 
   job_result result_of(job_id id) {
@@ -329,6 +343,58 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   REQUIRE(stored().dones.size() == 1);
   CHECK(stored().dones[0].graph_fingerprint
         == storage::job_graph_fingerprint(g));
+}
+
+TEST_CASE_FIXTURE(dispatcher_fixture,
+                  "while a job's result is stored, status, cancel and the "
+                  "driver's output come from the result, the result itself "
+                  "once it is stored") {
+  // `weir wait` right after a job ended asked for its status here, and the
+  // Dispatcher asked the ended JobMaster: request_receiver_down, exit 3.
+  start();
+  stored().hold_results = true;
+  auto g = evens(10);
+  self->send(dispatcher, submit_atom_v, g);
+  run_until([&] { return !stored().held.empty(); });
+  REQUIRE(stored().held.size() == 1); // the job ended, its JobMaster too
+  self->receive([](job_id) {});
+  // From here on the clock stands still: the held write must not time out.
+  auto ask = [&](auto... xs) {
+    auto reply = self->request(dispatcher, caf::infinite, xs...);
+    sched.run();
+    return reply;
+  };
+  auto fail = [](caf::error& err) { FAIL_CHECK(describe(err)); };
+  ask(status_atom_v, g.id, true)
+    .receive(
+      [](job_status& s) {
+        CHECK(s.state == job_state::finished);
+        CHECK(s.metrics.records_out == 5);
+      },
+      fail);
+  ask(cancel_atom_v, g.id)
+    .receive(
+      [](cancel_outcome& o) {
+        CHECK(o == cancel_outcome{job_state::finished, job_state::finished});
+      },
+      fail);
+  ask(collect_atom_v, g.id, int64_t{0})
+    .receive(
+      [](std::vector<record>& rows) {
+        CHECK(values(rows) == std::vector<int64_t>{2, 4, 6, 8, 10});
+      },
+      fail);
+  auto result = ask(result_atom_v, g.id);
+  CHECK(self->mailbox().peek() == nullptr); // not before it is stored
+  release_held_results();
+  sched.run();
+  result.receive(
+    [](job_result& r) {
+      CHECK(r.state == job_state::finished);
+      CHECK(r.error.empty());
+      CHECK(values(r.collected) == std::vector<int64_t>{2, 4, 6, 8, 10});
+    },
+    fail);
 }
 
 TEST_CASE_FIXTURE(dispatcher_fixture, "a canceled job ends CANCELED") {

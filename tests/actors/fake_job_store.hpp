@@ -4,6 +4,7 @@
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include "messages/job_store.hpp"
 
@@ -15,6 +16,10 @@ struct fake_job_store_state {
   recovered_jobs stored;
   std::vector<job_graph> puts;
   std::vector<job_result> dones;
+  /// While set, result writes are not answered: their replies wait in
+  /// `held` (a slow synced write).
+  bool hold_results = false;
+  std::vector<caf::typed_response_promise<bool>> held;
   /// Hashes of the blobs put.
   std::vector<std::string> blob_puts;
 };

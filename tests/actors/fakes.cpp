@@ -47,9 +47,13 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       self->state.puts.push_back(g);
       return true;
     },
-    [=](finish_atom, const job_result& r) {
+    [=](finish_atom, const job_result& r) -> caf::result<bool> {
       self->state.dones.push_back(r);
-      return true;
+      if (!self->state.hold_results)
+        return true;
+      auto rp = self->make_response_promise<bool>();
+      self->state.held.push_back(rp);
+      return rp;
     },
     [=](checkpoint_atom, const job_id&, const checkpoint_snapshot&, int32_t) {
       return std::string{};

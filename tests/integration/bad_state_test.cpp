@@ -260,7 +260,9 @@ TEST_CASE("a corrupt job-graph record is reported by key and the rest "
           != std::string::npos);
     // The subtasks' FINISHED comes before the Dispatcher has the result:
     // wait for the result itself.
-    CHECK(s.client({"wait", unfinished.id.to_string()}).exit_code == 0);
+    auto waited = s.client({"wait", unfinished.id.to_string()});
+    INFO("weir wait said: " << waited.err);
+    CHECK(waited.exit_code == 0);
     auto list = s.client({"list", "-a"});
     CHECK(list.exit_code == 0);
     CHECK(list.out.find(" : " + unfinished.id.to_string()

@@ -105,6 +105,27 @@ TEST_CASE("weir run --log FILE appends the embedded cluster's event log") {
                      + "': No such file or directory\n");
 }
 
+TEST_CASE("a --log file that cannot be opened: the same line from run, "
+          "jobmanager and taskmanager") {
+  temp_dir dir;
+  auto log = dir.file("missing/events.log");
+  auto line = [&](const std::string& action) {
+    return "weir " + action + ": --log: cannot open '" + log
+           + "': No such file or directory\n";
+  };
+  auto run = run_weir({"run", "examples/collect.json", "--log", log});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err == line("run"));
+  auto jm = run_weir({"jobmanager", "--port", "0", "--state-dir",
+                      dir.file("state"), "--log", log});
+  CHECK(jm.exit_code == 2);
+  CHECK(jm.err == line("jobmanager"));
+  CHECK_FALSE(exists(dir.file("state")));
+  auto tm = run_weir({"taskmanager", "-m", "127.0.0.1:1", "--log", log});
+  CHECK(tm.exit_code == 2);
+  CHECK(tm.err == line("taskmanager"));
+}
+
 TEST_CASE("-r over checkpoints of several jobs is refused: it names them "
           "and asks for one job's directory") {
   temp_dir dir;

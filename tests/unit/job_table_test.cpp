@@ -122,7 +122,7 @@ TEST_CASE_FIXTURE(table_fixture, "a JobMaster's end: crash, lost "
     CHECK(jobs.awaiting_resource_manager().empty());
   }
   SUBCASE("its job is ending, or the JobMaster is an older one") {
-    CHECK(jobs.begin_completion(g.id) == &e);
+    CHECK(jobs.begin_completion(result_of(g, job_state::finished)) == &e);
     CHECK(jobs.job_master_ended(jm.address(), false, rm.address()).what
           == end::ignore);
     CHECK(jobs.job_master_ended(jm.address(), false, rm.address()).what
@@ -185,11 +185,14 @@ TEST_CASE_FIXTURE(table_fixture, "a result is stored once; the list shows "
   auto ended = graph("ended");
   jobs.add(created, 3);
   jobs.add(ended, 4);
-  REQUIRE(jobs.begin_completion(ended.id) != nullptr);
-  CHECK(jobs.begin_completion(ended.id) == nullptr); // being stored
-  CHECK(jobs.begin_completion(job_id::random()) == nullptr);
-  jobs.completed(ended.id, result_of(ended, job_state::canceled));
-  CHECK(jobs.begin_completion(ended.id) == nullptr); // stored
+  auto canceled = result_of(ended, job_state::canceled);
+  REQUIRE(jobs.begin_completion(canceled) != nullptr);
+  CHECK(jobs.begin_completion(canceled) == nullptr); // being stored
+  auto unknown = canceled;
+  unknown.id = job_id::random();
+  CHECK(jobs.begin_completion(unknown) == nullptr);
+  jobs.completed(ended.id);
+  CHECK(jobs.begin_completion(canceled) == nullptr); // stored
   auto list = jobs.list();
   REQUIRE(list.size() == 2);
   for (auto& s : list) {
@@ -200,6 +203,38 @@ TEST_CASE_FIXTURE(table_fixture, "a result is stored once; the list shows "
       CHECK(s.state == job_state::canceled);
     }
   }
+}
+
+TEST_CASE_FIXTURE(table_fixture, "while its result is stored, a job is "
+                                 "answered from the result, never from its "
+                                 "ended JobMaster") {
+  auto g = graph("g");
+  auto& e = jobs.add(g, 3);
+  auto jm = idle<job_master_actor>();
+  jobs.started(e, jm, idle().address());
+  job_status running;
+  running.id = g.id;
+  running.state = job_state::running;
+  jobs.reported(jm.address(), running);
+  auto r = result_of(g, job_state::finished);
+  r.error = "half done";
+  REQUIRE(jobs.begin_completion(r) == &e);
+  CHECK_FALSE(e.jm);
+  CHECK(jobs.job_masters().empty());
+  REQUIRE(e.ended_with() != nullptr);
+  CHECK(*e.ended_with() == r);
+  CHECK_FALSE(e.result); // result requests wait until it is stored
+  CHECK(job_table::status_of(g.id, e).state == job_state::finished);
+  CHECK(jobs.list()[0].state == job_state::finished);
+  // A late report of the ended JobMaster changes nothing.
+  jobs.reported(jm.address(), running);
+  CHECK(jobs.list()[0].state == job_state::finished);
+  auto& stored = jobs.completed(g.id, "storing the job result failed: disk");
+  REQUIRE(stored.result);
+  CHECK(stored.result->error
+        == "half done; storing the job result failed: disk");
+  CHECK_FALSE(stored.completing);
+  CHECK(stored.ended_with() == &*stored.result);
 }
 
 TEST_CASE_FIXTURE(table_fixture, "list shows what the current JobMaster "
