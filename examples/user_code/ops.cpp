@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "operators/plugin.hpp"
+#include "operators/row_access.hpp"
 
 namespace {
 
@@ -85,6 +86,58 @@ private:
   std::vector<record> kept_;
 };
 
+/// `kilobytes` (transform, parameter `field`, an int64 field): every input
+/// field, then `<field>_kb`, the field divided by 1024, as a double. An
+/// operator on rows: it reads and writes fields through ops::field_ref.
+class kilobytes : public ops::transform {
+public:
+  explicit kilobytes(std::string field) : field_(std::move(field)) {}
+
+  void open(const ops::operator_context& ctx) override {
+    in_ = ops::field_ref::of(*ctx.input, field_, weir::field_type::int64);
+    out_ = ops::field_ref::of(*ctx.output, field_ + "_kb",
+                              weir::field_type::float64);
+  }
+
+  void process(weir::row_batch& in, weir::row_batch& out, bool) override {
+    // The input's fields come first in the output: copy them a column at
+    // a time, then compute the new one.
+    for (size_t c = 0; c < in.columns.size(); ++c)
+      out.columns[c].append(in.columns[c]);
+    for (size_t i = 0; i < in.rows; ++i) {
+      if (in_.is_null(in, i))
+        out_.set_null(out);
+      else
+        out_.set(out, static_cast<double>(in_.int64(in, i)) / 1024.0);
+    }
+    out.times.insert(out.times.end(), in.times.begin(), in.times.end());
+    out.rows += in.rows;
+  }
+
+  /// The output schema: the input's fields and `<field>_kb: double`.
+  static ops::derived_schema output(const ops::params& p,
+                                    const ops::schema_query& q) {
+    auto i = p.find("field");
+    if (i == p.end())
+      return {{}, "parameter 'field': missing"};
+    if (q.input == nullptr)
+      return {{}, "kilobytes needs an input"};
+    auto f = q.input->find(i->second);
+    if (!f || q.input->fields[*f].type != weir::field_type::int64)
+      return {{}, "parameter 'field': '" + i->second
+                    + "' is not an int64 field of " + to_string(*q.input)};
+    auto s = *q.input;
+    s.fields.push_back(
+      {i->second + "_kb", weir::field_type::float64, q.input->fields[*f].nullable});
+    return {s, {}};
+  }
+
+private:
+  std::string field_;
+  ops::field_ref in_;
+  ops::field_ref out_;
+};
+
 std::string n_param(const ops::params& p) {
   auto i = p.find("n");
   if (i == p.end())
@@ -143,6 +196,16 @@ void setup(weir::plugin::registrar& r) {
     return ops::derived_schema{*q.input, {}};
   };
   r.add_operator(std::move(top));
+  ops::operator_factory kb;
+  kb.name = "kilobytes";
+  kb.make_transform = [](const ops::params& p) {
+    auto i = p.find("field");
+    if (i == p.end())
+      throw ops::operator_error("parameter 'field': missing");
+    return std::make_unique<kilobytes>(i->second);
+  };
+  kb.output_schema = kilobytes::output;
+  r.add_operator(std::move(kb));
 }
 
 } // namespace

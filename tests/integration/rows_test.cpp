@@ -208,3 +208,37 @@ TEST_CASE("csv and json_lines sinks write typed fields; json_lines reads "
   REQUIRE(b.exit_code == 0);
   CHECK(b.out == "3\t1.5\tfalse\ta,3\n");
 }
+
+TEST_CASE("a user operator reads and writes fields by name (kilobytes in the "
+          "example library)") {
+  temp_dir dir;
+  auto spec = dir.write("kb.json", fmt::format(R"({{
+    "name": "kb",
+    "vertices": [
+      {{"id": "numbers", "operator": "sequence", "params": {{"from": 1023, "to": 1025}}}},
+      {{"id": "named", "operator": "project", "params": {{"fields": "value as bytes"}}}},
+      {{"id": "kb", "operator": "kilobytes", "params": {{"field": "bytes"}}}},
+      {{"id": "out", "operator": "text_file", "params": {{"path": "-"}}}}],
+    "edges": [{{"from": "numbers", "to": "named"}}, {{"from": "named", "to": "kb"}},
+              {{"from": "kb", "to": "out"}}]}})"));
+  auto ops = std::string{std::getenv("WEIR_EXAMPLE_OPS")};
+  auto r = run_weir({"run", spec, "--libjars", ops}, 60s);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "1023\t0.9990234375\n1024\t1\n1025\t1.0009765625\n");
+  auto info = run_weir({"info", spec, "--libjars", ops}, 30s);
+  if (info.exit_code == 0) // weir info --libjars is issue 16's
+    CHECK(info.out.find("(bytes: int64, bytes_kb: double)") != std::string::npos);
+  // A field of the wrong type is a planning error naming it.
+  auto bad = dir.write("bad.json", fmt::format(R"({{
+    "name": "bad",
+    "vertices": [
+      {{"id": "lines", "operator": "text_file", "params": {{"path": "{}"}}}},
+      {{"id": "kb", "operator": "kilobytes", "params": {{"field": "value"}}}},
+      {{"id": "out", "operator": "discard"}}],
+    "edges": [{{"from": "lines", "to": "kb"}}, {{"from": "kb", "to": "out"}}]}})",
+                                                source_path("examples/data/access.log")));
+  auto refused = run_weir({"run", bad, "--libjars", ops}, 30s);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err == bad + ": vertex 'kb': parameter 'field': 'value' is not "
+                             "an int64 field of (value: string)\n");
+}
