@@ -89,25 +89,43 @@ void append_rows(row_batch& dst, const row_batch& src, size_t from,
   dst.rows += n;
 }
 
+/// The bytes of rows [from, to) of `b`, as row_batch::byte_size counts
+/// them.
+size_t rows_bytes(const row_batch& b, size_t from, size_t to) {
+  auto n = to - from;
+  size_t bytes = b.times.empty() ? 0 : 8 * n;
+  for (auto& c : b.columns) {
+    if (holds_chars(c.type)) {
+      uint32_t begin = from == 0 ? 0 : c.ends[from - 1];
+      uint32_t end = to == 0 ? 0 : c.ends[to - 1];
+      bytes += (end - begin) + 4 * n;
+    } else {
+      bytes += 8 * n;
+    }
+  }
+  return bytes;
+}
+
 /// How many rows of `b` from row `from` make one full batch: at least one,
-/// at most `max_rows`, and up to the row that reaches `max_bytes` (as
-/// row_batch::byte_size counts them); fewer when `b` ends first.
+/// at most `max_rows`, and up to the row that reaches `max_bytes`; fewer
+/// when `b` ends first.
 size_t full_batch_rows(const row_batch& b, size_t from, size_t max_rows,
                        size_t max_bytes) {
-  size_t fixed = b.times.empty() ? 0 : 8;
-  for (auto& c : b.columns)
-    fixed += holds_chars(c.type) ? 4 : 8;
-  size_t bytes = 0;
-  size_t i = from;
-  while (i < b.rows && i - from < max_rows
-         && (i == from || bytes < max_bytes)) {
-    bytes += fixed;
-    for (auto& c : b.columns)
-      if (holds_chars(c.type))
-        bytes += c.ends[i] - (i == 0 ? 0 : c.ends[i - 1]);
-    ++i;
+  auto n = std::min(max_rows, b.rows - from);
+  if (n <= 1 || rows_bytes(b, from, from + n - 1) < max_bytes)
+    return n;
+  // The first k rows reach max_bytes for some k < n: the least such k
+  // (the bytes grow with k).
+  size_t lo = 1;
+  size_t hi = n - 1;
+  while (lo < hi) {
+    auto mid = lo + (hi - lo) / 2;
+    if (rows_bytes(b, from, from + mid) >= max_bytes)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
-  return i - from;
+  return lo;
 }
 
 } // namespace

@@ -230,6 +230,37 @@ TEST_CASE("a batch closes at batch_bytes") {
   CHECK(sizes(drain(gate)) == std::vector<size_t>{1});
 }
 
+TEST_CASE("one large emit is cut where rows of any size reach batch_bytes") {
+  // Lines of 10, 20, ... 400 bytes; each counts its length and a 4-byte
+  // offset. A batch closes with the line that reaches 300 bytes.
+  std::vector<record> in;
+  std::vector<size_t> want;
+  size_t rows = 0;
+  size_t bytes = 0;
+  for (size_t i = 1; i <= 40; ++i) {
+    in.push_back(record::string("", std::string(i * 10, 'x')));
+    ++rows;
+    bytes += i * 10 + 4;
+    if (bytes >= 300) {
+      want.push_back(rows);
+      rows = 0;
+      bytes = 0;
+    }
+  }
+  if (rows > 0)
+    want.push_back(rows);
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(1000, 1000, 300),
+                   default_schema::lines()};
+  gate.emit(to_rows(in));
+  gate.flush();
+  auto out = drain(gate);
+  CHECK(sizes(out) == want);
+  std::vector<record> all;
+  for (auto& b : out)
+    all.insert(all.end(), b.records.begin(), b.records.end());
+  CHECK(all == in);
+}
+
 TEST_CASE("credits limit what drain sends; add_credit releases the rest") {
   output_gate gate{desc(partitioning::forward, 2), 1, opts(2, 2), nums_schema};
   auto in = numbers(1, 10);
