@@ -1,5 +1,7 @@
 #include "dataplane/output_gate.hpp"
 
+#include <algorithm>
+
 #include "operators/aggregation.hpp"
 
 namespace weir {
@@ -43,6 +45,87 @@ void scatter(const row_batch& src, const std::vector<uint32_t>& lane_of_row,
     if (times)
       d->push_time(src.time(i));
   }
+}
+
+/// Appends rows [from, to) of `src` to `dst` (same column types), a column
+/// at a time.
+void append_rows(row_batch& dst, const row_batch& src, size_t from,
+                 size_t to) {
+  auto n = to - from;
+  for (size_t c = 0; c < src.columns.size(); ++c) {
+    auto& s = src.columns[c];
+    auto& d = dst.columns[c];
+    auto before = d.size();
+    if (holds_chars(s.type)) {
+      uint32_t begin = from == 0 ? 0 : s.ends[from - 1];
+      uint32_t end = to == 0 ? 0 : s.ends[to - 1];
+      auto base = static_cast<uint32_t>(d.chars.size());
+      d.chars.append(s.chars, begin, end - begin);
+      for (size_t i = from; i < to; ++i)
+        d.ends.push_back(base + (s.ends[i] - begin));
+    } else if (s.type == field_type::float64) {
+      d.floats.insert(d.floats.end(), s.floats.begin() + from,
+                      s.floats.begin() + to);
+    } else {
+      d.ints.insert(d.ints.end(), s.ints.begin() + from, s.ints.begin() + to);
+    }
+    if (!s.nulls.empty() || !d.nulls.empty()) {
+      d.nulls.resize(before, 0);
+      if (s.nulls.empty())
+        d.nulls.resize(before + n, 0);
+      else
+        d.nulls.insert(d.nulls.end(), s.nulls.begin() + from,
+                       s.nulls.begin() + to);
+    }
+  }
+  if (!src.times.empty() || !dst.times.empty()) {
+    dst.times.resize(dst.rows, 0);
+    if (src.times.empty())
+      dst.times.resize(dst.rows + n, 0);
+    else
+      dst.times.insert(dst.times.end(), src.times.begin() + from,
+                       src.times.begin() + to);
+  }
+  dst.rows += n;
+}
+
+/// The bytes of rows [from, to) of `b`, as row_batch::byte_size counts
+/// them.
+size_t rows_bytes(const row_batch& b, size_t from, size_t to) {
+  auto n = to - from;
+  size_t bytes = b.times.empty() ? 0 : 8 * n;
+  for (auto& c : b.columns) {
+    if (holds_chars(c.type)) {
+      uint32_t begin = from == 0 ? 0 : c.ends[from - 1];
+      uint32_t end = to == 0 ? 0 : c.ends[to - 1];
+      bytes += (end - begin) + 4 * n;
+    } else {
+      bytes += 8 * n;
+    }
+  }
+  return bytes;
+}
+
+/// How many rows of `b` from row `from` make one full batch: at least one,
+/// at most `max_rows`, and up to the row that reaches `max_bytes`; fewer
+/// when `b` ends first.
+size_t full_batch_rows(const row_batch& b, size_t from, size_t max_rows,
+                       size_t max_bytes) {
+  auto n = std::min(max_rows, b.rows - from);
+  if (n <= 1 || rows_bytes(b, from, from + n - 1) < max_bytes)
+    return n;
+  // The first k rows reach max_bytes for some k < n: the least such k
+  // (the bytes grow with k).
+  size_t lo = 1;
+  size_t hi = n - 1;
+  while (lo < hi) {
+    auto mid = lo + (hi - lo) / 2;
+    if (rows_bytes(b, from, from + mid) >= max_bytes)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
 }
 
 } // namespace
@@ -144,9 +227,28 @@ void output_gate::route(const row_batch& rows) {
 }
 
 void output_gate::check_full(lane& l) {
-  if (l.open.rows >= opts_.batch_records
-      || l.open.byte_size() >= opts_.batch_bytes)
+  if (l.open.rows < opts_.batch_records
+      && l.open.byte_size() < opts_.batch_bytes)
+    return;
+  auto max_rows = std::max<size_t>(opts_.batch_records, 1);
+  if (full_batch_rows(l.open, 0, max_rows, opts_.batch_bytes) == l.open.rows) {
     close(l);
+    return;
+  }
+  // One emit (an aggregation's final rows, a flat_map's words) filled more
+  // than a batch: cut it into batches of the limits, as record-at-a-time
+  // routing did; what is left under them stays open.
+  auto all = std::move(l.open);
+  l.open = row_batch(sent_);
+  size_t at = 0;
+  while (at < all.rows) {
+    auto n = full_batch_rows(all, at, max_rows, opts_.batch_bytes);
+    append_rows(l.open, all, at, at + n);
+    at += n;
+    if (at < all.rows || l.open.rows >= max_rows
+        || l.open.byte_size() >= opts_.batch_bytes)
+      close(l);
+  }
 }
 
 void output_gate::close(lane& l) {

@@ -87,7 +87,8 @@ private:
   lane& lane_of(int32_t consumer) { return lanes_[lane_index(consumer)]; }
 
   void route(const row_batch& rows);
-  /// Closes `l`'s open batch when it is full.
+  /// Closes `l`'s open batch when it is full; one that grew past the
+  /// limits is cut into batches of batch_records rows or batch_bytes.
   void check_full(lane& l);
   void close(lane& l);
   void drain_combiner();

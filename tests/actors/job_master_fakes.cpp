@@ -27,7 +27,7 @@ fake_subtask(subtask_actor::stateful_pointer<fake_subtask_state> self,
   self->state.jm = jm;
   return {
     [=](start_atom, const subtask_wiring&) { self->state.started = true; },
-    [=](data_atom, int32_t, int32_t, int64_t, const record_batch&) {},
+    [=](data_atom, int32_t, int32_t, int64_t, const row_batch&) {},
     [=](end_atom, int32_t, int64_t) {},
     [=](credit_atom, int32_t, int32_t, int32_t) {},
     [=](barrier_atom, int32_t, int32_t, int64_t, const checkpoint_barrier&) {},

@@ -8,6 +8,7 @@
 #include "messages/job_store.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/slots.hpp"
+#include "tests/rows.hpp"
 
 using namespace weir;
 using namespace weir::test;
@@ -23,6 +24,11 @@ job_graph sample_graph() {
                 {"counts", "count", {}, 2}};
   g.edges = {{"lines", "words", partitioning::forward},
              {"words", "counts", partitioning::hash}};
+  // The schemas and key the planner derives.
+  g.vertices[0].output = default_schema::keyed_lines();
+  g.vertices[1].output = default_schema::keyed_numbers();
+  g.vertices[2].output = default_schema::keyed_numbers();
+  g.edges[1].key = {"key"};
   return g;
 }
 
@@ -54,7 +60,8 @@ TEST_CASE_FIXTURE(actor_fixture, "control-plane messages round-trip") {
   CHECK(back.slots[0].job == g.id);
 }
 
-TEST_CASE_FIXTURE(actor_fixture, "deployments and record batches round-trip") {
+TEST_CASE_FIXTURE(actor_fixture,
+                  "deployments, row batches and record batches round-trip") {
   task_deployment d;
   d.job = job_id::random();
   d.attempt = execution_attempt_id::random();
@@ -65,17 +72,36 @@ TEST_CASE_FIXTURE(actor_fixture, "deployments and record batches round-trip") {
   d.job_name = "wordcount";
   d.task_name = "counts";
   d.chain = {{"counts", "count", {}, 4}};
+  d.chain[0].output = default_schema::keyed_numbers();
+  d.input = default_schema::keyed_numbers();
+  d.input_key = {"key"};
   d.inputs = {{2, true}};
-  d.outputs = {{partitioning::rebalance, 1, 0, ""}};
+  d.outputs = {{partitioning::hash, 3, 0, "sum", {{"field", "value"}}, {"key"}}};
   d.bounded = false;
   auto back = roundtrip(d);
   CHECK(back.job == d.job);
   CHECK(back.attempt == d.attempt);
   CHECK(back.chain == d.chain);
+  CHECK(back.chain.at(0).output == default_schema::keyed_numbers());
+  CHECK(back.input == d.input);
+  CHECK(back.input_key == d.input_key);
   CHECK(back.inputs.at(0).channels == 2);
   CHECK(back.inputs.at(0).preaggregated);
-  CHECK(back.outputs.at(0).part == partitioning::rebalance);
+  CHECK(back.outputs.at(0).part == partitioning::hash);
+  CHECK(back.outputs.at(0).combine == "sum");
+  CHECK(back.outputs.at(0).combine_params == d.outputs[0].combine_params);
+  CHECK(back.outputs.at(0).key == std::vector<std::string>{"key"});
   CHECK_FALSE(back.bounded);
+  // What subtasks send each other: rows (text with a tab, an event time, a
+  // null); what collect sinks hand over: records.
+  auto rows = to_rows(default_schema::keyed_lines(),
+                      {record::string("k", "-5", 3),
+                       record::string("", "\xc3\xbc\ttab", 0)});
+  rows.columns[1].push_null();
+  rows.columns[0].push_str("n");
+  ++rows.rows;
+  rows.push_time(-1);
+  CHECK(roundtrip(rows) == rows);
   record_batch b{{record::integer("k", -5, 3), record::string("", "ü\ttab", 0)}};
   CHECK(roundtrip(b) == b);
   checkpoint_barrier barrier{42, checkpoint_kind::savepoint};

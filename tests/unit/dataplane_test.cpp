@@ -7,12 +7,20 @@
 using namespace weir;
 using namespace weir::test;
 
+namespace {
+
+const schema nums_schema = default_schema::numbers();
+const schema keyed_schema = default_schema::keyed_numbers();
+
+} // namespace
+
 // -- output_gate --------------------------------------------------------------
 
 TEST_SUITE("output_gate") {
 
 TEST_CASE("a new gate is empty") {
-  output_gate gate{desc(partitioning::hash, 3, 5), 2, exchange_options{}};
+  output_gate gate{desc(partitioning::hash, 3, 5), 2, exchange_options{},
+                   keyed_schema};
   CHECK(gate.empty());
   CHECK_FALSE(gate.has_open_data());
   CHECK_FALSE(gate.backlogged());
@@ -26,7 +34,7 @@ TEST_CASE("a new gate is empty") {
 
 TEST_CASE("forward sends everything to the consumer with the producer's "
           "index") {
-  output_gate gate{desc(partitioning::forward, 3, 2), 1, opts(100)};
+  output_gate gate{desc(partitioning::forward, 3, 2), 1, opts(100), nums_schema};
   CHECK(gate.targets() == std::vector<int32_t>{1});
   CHECK(gate.channel() == 2);
   auto in = numbers(1, 5);
@@ -41,15 +49,15 @@ TEST_CASE("forward sends everything to the consumer with the producer's "
   REQUIRE(out.size() == 1u);
   CHECK(out[0].consumer == 1);
   CHECK(out[0].channel == 2);
-  CHECK(out[0].records == numbers(1, 5));
+  CHECK(out[0].rows == numbers(1, 5));
   CHECK(gate.empty());
 }
 
 TEST_CASE("hash sends each key to one consumer, the same from every "
           "producer and every batch") {
   constexpr int32_t consumers = 4;
-  output_gate p0{desc(partitioning::hash, consumers), 0, opts(3)};
-  output_gate p1{desc(partitioning::hash, consumers), 1, opts(3)};
+  output_gate p0{desc(partitioning::hash, consumers), 0, opts(3), keyed_schema};
+  output_gate p1{desc(partitioning::hash, consumers), 1, opts(3), keyed_schema};
   CHECK(p0.channel() == 0);
   CHECK(p1.channel() == 1);
   std::vector<std::string> keys;
@@ -62,8 +70,8 @@ TEST_CASE("hash sends each key to one consumer, the same from every "
       a.push_back(record::integer(k, round));
       b.push_back(record::integer(k, round));
     }
-    p0.emit(a);
-    p1.emit(b);
+    p0.emit(to_rows(a));
+    p1.emit(to_rows(b));
   }
   p0.flush();
   p1.flush();
@@ -92,13 +100,16 @@ TEST_CASE("hash sends each key to one consumer, the same from every "
 }
 
 TEST_CASE("broadcast sends every record to every consumer") {
-  output_gate gate{desc(partitioning::broadcast, 3), 1, opts(100)};
+  // One schema for all rows (before rows, one batch mixed text and int64
+  // values): keyed text rows, one without a key, one with an event time.
+  output_gate gate{desc(partitioning::broadcast, 3), 1, opts(100),
+                   default_schema::keyed_lines()};
   CHECK(gate.channel() == 1);
   auto in = std::vector<record>{record::string("k", "x"),
-                                record::integer("", 2),
+                                record::string("", "2"),
                                 record::string("", "y", 9)};
   auto expected = in;
-  gate.emit(in);
+  gate.emit(to_rows(default_schema::keyed_lines(), in));
   gate.flush();
   auto out = drain(gate);
   REQUIRE(out.size() == 3u);
@@ -112,7 +123,7 @@ TEST_CASE("broadcast sends every record to every consumer") {
 }
 
 TEST_CASE("rebalance goes round-robin from the producer's index") {
-  output_gate gate{desc(partitioning::rebalance, 3), 1, opts(100)};
+  output_gate gate{desc(partitioning::rebalance, 3), 1, opts(100), nums_schema};
   auto in = numbers(0, 6);
   gate.emit(in);
   auto more = numbers(7, 8);
@@ -128,7 +139,8 @@ TEST_CASE("rebalance from several producers spreads evenly") {
   constexpr int32_t consumers = 4;
   std::map<int32_t, size_t> load;
   for (int32_t p = 0; p < 3; ++p) {
-    output_gate gate{desc(partitioning::rebalance, consumers), p, opts(1000)};
+    output_gate gate{desc(partitioning::rebalance, consumers), p, opts(1000),
+                     nums_schema};
     auto in = numbers(1, 2); // few records per producer
     gate.emit(in);
     gate.flush();
@@ -148,22 +160,22 @@ TEST_CASE("rebalance from several producers spreads evenly") {
 }
 
 TEST_CASE("a batch closes at batch_records") {
-  output_gate gate{desc(partitioning::forward, 1), 0, opts(3)};
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(3), nums_schema};
   auto in = numbers(1, 7);
   gate.emit(in);
   CHECK(gate.backlogged());
   CHECK(gate.has_open_data());
   auto out = drain(gate);
   CHECK(sizes(out) == std::vector<size_t>{3, 3});
-  CHECK(out[0].records == numbers(1, 3));
-  CHECK(out[1].records == numbers(4, 6));
+  CHECK(out[0].rows == numbers(1, 3));
+  CHECK(out[1].rows == numbers(4, 6));
   CHECK_FALSE(gate.backlogged());
   CHECK(gate.has_open_data());
   CHECK_FALSE(gate.empty());
   gate.flush();
   out = drain(gate);
   CHECK(sizes(out) == std::vector<size_t>{1});
-  CHECK(out[0].records == numbers(7, 7));
+  CHECK(out[0].rows == numbers(7, 7));
   CHECK(gate.empty());
   // An exact multiple leaves nothing open.
   auto six = numbers(1, 6);
@@ -173,27 +185,91 @@ TEST_CASE("a batch closes at batch_records") {
   CHECK(gate.empty());
 }
 
+TEST_CASE("one large emit is cut into batches of batch_records, keeping "
+          "strings, nulls and event times") {
+  // An aggregation's final rows or a flat_map's words arrive in one emit.
+  auto s = parse_schema("key: string, value: int64?").value;
+  row_batch in{s};
+  for (int64_t i = 0; i < 50; ++i) {
+    in.columns[0].push_str("k" + std::to_string(i % 7));
+    if (i % 5 == 0)
+      in.columns[1].push_null();
+    else
+      in.columns[1].push_int(i);
+    ++in.rows;
+    in.push_time(1000 + i);
+  }
+  output_gate gate{desc(partitioning::hash, 2), 0, opts(3), s};
+  gate.emit(in);
+  gate.flush();
+  std::map<int32_t, row_batch> got;
+  for (auto& b : drain(gate)) {
+    CHECK(b.rows.rows <= 3u);
+    got.try_emplace(b.consumer, s);
+    got.at(b.consumer).append(b.rows);
+  }
+  std::map<int32_t, row_batch> want;
+  for (size_t i = 0; i < in.rows; ++i) {
+    auto key = std::string{in.columns[0].str(i)};
+    want.try_emplace(hash_target(key, 2), s);
+    want.at(hash_target(key, 2)).push_row(in, i);
+  }
+  CHECK(got == want);
+}
+
 TEST_CASE("a batch closes at batch_bytes") {
   // Each record is about 200 bytes: a 500-byte batch closes at the third.
-  output_gate gate{desc(partitioning::forward, 1), 0, opts(1000, 1000, 500)};
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(1000, 1000, 500),
+                   default_schema::lines()};
   std::vector<record> in;
   for (int i = 0; i < 7; ++i)
     in.push_back(record::string("", std::string(200, 'x')));
-  gate.emit(in);
+  gate.emit(to_rows(in));
   CHECK(sizes(drain(gate)) == std::vector<size_t>{3, 3});
   gate.flush();
   CHECK(sizes(drain(gate)) == std::vector<size_t>{1});
 }
 
+TEST_CASE("one large emit is cut where rows of any size reach batch_bytes") {
+  // Lines of 10, 20, ... 400 bytes; each counts its length and a 4-byte
+  // offset. A batch closes with the line that reaches 300 bytes.
+  std::vector<record> in;
+  std::vector<size_t> want;
+  size_t rows = 0;
+  size_t bytes = 0;
+  for (size_t i = 1; i <= 40; ++i) {
+    in.push_back(record::string("", std::string(i * 10, 'x')));
+    ++rows;
+    bytes += i * 10 + 4;
+    if (bytes >= 300) {
+      want.push_back(rows);
+      rows = 0;
+      bytes = 0;
+    }
+  }
+  if (rows > 0)
+    want.push_back(rows);
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(1000, 1000, 300),
+                   default_schema::lines()};
+  gate.emit(to_rows(in));
+  gate.flush();
+  auto out = drain(gate);
+  CHECK(sizes(out) == want);
+  std::vector<record> all;
+  for (auto& b : out)
+    all.insert(all.end(), b.records.begin(), b.records.end());
+  CHECK(all == in);
+}
+
 TEST_CASE("credits limit what drain sends; add_credit releases the rest") {
-  output_gate gate{desc(partitioning::forward, 2), 1, opts(2, 2)};
+  output_gate gate{desc(partitioning::forward, 2), 1, opts(2, 2), nums_schema};
   auto in = numbers(1, 10);
   gate.emit(in);
   CHECK(gate.backlogged());
   auto out = drain(gate);
   REQUIRE(out.size() == 2u);
-  CHECK(out[0].records == numbers(1, 2));
-  CHECK(out[1].records == numbers(3, 4));
+  CHECK(out[0].rows == numbers(1, 2));
+  CHECK(out[1].rows == numbers(3, 4));
   CHECK(gate.backlogged());
   CHECK(drain(gate).empty()); // no credit left
   gate.add_credit(0, 5);      // not a target of this producer
@@ -203,12 +279,12 @@ TEST_CASE("credits limit what drain sends; add_credit releases the rest") {
   gate.add_credit(1, 1);
   out = drain(gate);
   REQUIRE(out.size() == 1u);
-  CHECK(out[0].records == numbers(5, 6));
+  CHECK(out[0].rows == numbers(5, 6));
   gate.add_credit(1, 5);
   out = drain(gate);
   REQUIRE(out.size() == 2u);
-  CHECK(out[0].records == numbers(7, 8));
-  CHECK(out[1].records == numbers(9, 10));
+  CHECK(out[0].rows == numbers(7, 8));
+  CHECK(out[1].rows == numbers(9, 10));
   CHECK_FALSE(gate.backlogged());
   CHECK(gate.empty());
   // The three unused credits carry over.
@@ -220,7 +296,7 @@ TEST_CASE("credits limit what drain sends; add_credit releases the rest") {
 
 TEST_CASE("credit is per consumer: one blocked consumer does not stall "
           "another") {
-  output_gate gate{desc(partitioning::rebalance, 2), 0, opts(1, 1)};
+  output_gate gate{desc(partitioning::rebalance, 2), 0, opts(1, 1), nums_schema};
   auto in = numbers(0, 5); // 0,2,4 to consumer 0; 1,3,5 to consumer 1
   gate.emit(in);
   auto first = nums_by_consumer(drain(gate));
@@ -238,11 +314,11 @@ TEST_CASE("credit is per consumer: one blocked consumer does not stall "
 }
 
 TEST_CASE("flush closes partial batches on every lane") {
-  output_gate gate{desc(partitioning::hash, 3), 0, opts(1000)};
+  output_gate gate{desc(partitioning::hash, 3), 0, opts(1000), keyed_schema};
   std::vector<record> in;
   for (int i = 0; i < 30; ++i)
     in.push_back(record::integer("k" + std::to_string(i), i));
-  gate.emit(in);
+  gate.emit(to_rows(in));
   CHECK(drain(gate).empty());
   CHECK(gate.has_open_data());
   gate.flush();
@@ -258,13 +334,14 @@ TEST_CASE("flush closes partial batches on every lane") {
 }
 
 TEST_CASE("a counting combiner sends one partial count per key") {
-  output_gate gate{desc(partitioning::hash, 2, 0, "count"), 0, opts(1000)};
+  output_gate gate{desc(partitioning::hash, 2, 0, "count"), 0, opts(1000),
+                   keyed_schema};
   std::vector<record> in{record::integer("a", 5, 10), record::integer("b", 7, 1),
                          record::integer("a", 9, 30)};
-  gate.emit(in);
+  gate.emit(to_rows(in));
   std::vector<record> more{record::integer("c", 1, 2), record::integer("a", 0, 20),
                            record::integer("b", 3, 4)};
-  gate.emit(more);
+  gate.emit(to_rows(more));
   CHECK(gate.has_open_data());
   CHECK_FALSE(gate.empty());
   CHECK_FALSE(gate.backlogged());
@@ -296,48 +373,43 @@ TEST_CASE("combiners: the consumer's aggregate equals that of the raw "
     for (int64_t i = 0; i < 500; ++i)
       raw.push_back(record::integer("k" + std::to_string(i % 7),
                                     (i * 37) % 101 - 50, i));
-    ops::keyed_aggregation expected{agg_kind};
-    for (auto r : raw)
-      expected.add(std::move(r), false);
-    std::vector<record> want;
-    expected.drain_sorted(want);
+    ops::keyed_aggregation expected{agg_kind, {}, keyed_schema, {0}};
+    expected.add(to_rows(raw), false);
+    auto want = drained_sorted(expected);
 
     // Two producers with small combiners, so partials are drained mid-way.
     exchange_options o = opts(4);
     o.combiner_keys = 3;
-    ops::keyed_aggregation consumer{agg_kind};
+    ops::keyed_aggregation consumer{agg_kind, {}, keyed_schema, {0}};
     for (int32_t p = 0; p < 2; ++p) {
-      output_gate gate{desc(partitioning::hash, 2, 0, kind), p, o};
+      output_gate gate{desc(partitioning::hash, 2, 0, kind), p, o, keyed_schema};
       for (size_t at = static_cast<size_t>(p) * 10; at < raw.size(); at += 20) {
         std::vector<record> chunk(
           raw.begin() + static_cast<std::ptrdiff_t>(at),
           raw.begin()
             + static_cast<std::ptrdiff_t>(std::min(at + 10, raw.size())));
-        gate.emit(chunk);
+        gate.emit(to_rows(chunk));
       }
       gate.flush();
       for (auto& b : drain(gate))
-        for (auto& r : b.records)
-          consumer.add(std::move(r), true);
+        consumer.add(b.rows, true);
       CHECK(gate.empty());
     }
-    std::vector<record> got;
-    consumer.drain_sorted(got);
-    CHECK(got == want);
+    CHECK(drained_sorted(consumer) == want);
   }
 }
 
 TEST_CASE("a combiner holding combiner_keys keys drains without a flush") {
   exchange_options o = opts(1);
   o.combiner_keys = 3;
-  output_gate gate{desc(partitioning::hash, 1, 0, "sum"), 0, o};
+  output_gate gate{desc(partitioning::hash, 1, 0, "sum"), 0, o, keyed_schema};
   std::vector<record> two{record::integer("a", 1), record::integer("b", 2),
                           record::integer("a", 3)};
-  gate.emit(two);
+  gate.emit(to_rows(two));
   CHECK(drain(gate).empty()); // two keys: still combining
   CHECK(gate.has_open_data());
   std::vector<record> third{record::integer("c", 4)};
-  gate.emit(third);
+  gate.emit(to_rows(third));
   auto out = drain(gate);
   std::map<std::string, int64_t> sums;
   for (auto& b : out)
@@ -348,7 +420,7 @@ TEST_CASE("a combiner holding combiner_keys keys drains without a flush") {
 }
 
 TEST_CASE("a gate moves with its buffered records") {
-  output_gate gate{desc(partitioning::forward, 1), 0, opts(100)};
+  output_gate gate{desc(partitioning::forward, 1), 0, opts(100), nums_schema};
   auto in = numbers(1, 3);
   gate.emit(in);
   output_gate moved{std::move(gate)};
@@ -356,7 +428,7 @@ TEST_CASE("a gate moves with its buffered records") {
   moved.flush();
   auto out = drain(moved);
   REQUIRE(out.size() == 1u);
-  CHECK(out[0].records == numbers(1, 3));
+  CHECK(out[0].rows == numbers(1, 3));
 }
 
 } // TEST_SUITE
@@ -367,7 +439,7 @@ TEST_CASE("events leave in channel order and the last open channel ends input") 
   weir::input_queue q{3};
   CHECK(q.open_channels() == 3);
   q.push_end(2, 0);
-  q.push(0, weir::input_event{0, 1, weir::record_batch{{weir::record::integer("", 5)}}});
+  q.push(0, weir::input_event{0, 1, numbers({5})});
   auto first = q.pop();
   CHECK(is_end(first));
   CHECK(first.channel == 2);
@@ -389,8 +461,7 @@ TEST_CASE("events leave in channel order and the last open channel ends input") 
 TEST_CASE("batches and ends that overtook earlier ones wait for them") {
   weir::input_queue q{2};
   auto batch = [](int32_t channel, int64_t value) {
-    return weir::input_event{channel, 0,
-                             weir::record_batch{{weir::record::integer("", value)}}};
+    return weir::input_event{channel, 0, numbers({value})};
   };
   q.push_end(0, 3);          // the end came first
   q.push(2, batch(0, 102));
@@ -417,7 +488,7 @@ TEST_CASE("batches and ends that overtook earlier ones wait for them") {
 
 TEST_CASE("a barrier keeps its place among the batches of its channel") {
   weir::input_queue q{1};
-  auto batch = weir::input_event{0, 0, weir::record_batch{numbers(1, 1)}};
+  auto batch = weir::input_event{0, 0, numbers(1, 1)};
   q.push(2, batch);
   q.push(1, weir::input_event{0, 0, checkpoint_barrier{9, checkpoint_kind::full_checkpoint}});
   q.push_end(0, 3);
@@ -452,7 +523,7 @@ namespace {
 input_event data_on(int32_t channel, int64_t value) {
   input_event ev;
   ev.channel = channel;
-  ev.body = record_batch{{record::integer({}, value)}};
+  ev.body = numbers({value});
   return ev;
 }
 
@@ -500,10 +571,8 @@ TEST_CASE("a barrier leaves after the data emitted before it, on every lane") {
   output_desc desc;
   desc.part = partitioning::rebalance;
   desc.consumers = 2;
-  output_gate gate{desc, 0, exchange_options{}};
-  std::vector<record> rs{record::integer({}, 1), record::integer({}, 2),
-                         record::integer({}, 3)};
-  gate.emit(rs);
+  output_gate gate{desc, 0, exchange_options{}, nums_schema};
+  gate.emit(numbers({1, 2, 3}));
   gate.emit_barrier(checkpoint_barrier{5, checkpoint_kind::savepoint});
   auto sent = drain(gate);
   REQUIRE(sent.size() == 4); // one data batch and one barrier per lane
@@ -542,7 +611,8 @@ TEST_CASE("the buffer pool refuses what exceeds it and frees per slot") {
 }
 
 TEST_CASE("a forward gate keeps one lane, whatever the consumers' count") {
-  output_gate gate{desc(partitioning::forward, 100000), 99999, opts(2, 1)};
+  output_gate gate{desc(partitioning::forward, 100000), 99999, opts(2, 1),
+                   nums_schema};
   auto in = numbers(1, 4);
   gate.emit(in);
   auto out = drain(gate);

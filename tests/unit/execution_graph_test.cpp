@@ -171,12 +171,15 @@ TEST_CASE("a vertex with two inputs: gates in edge order and channel bases") {
   CHECK(show(eg.consumers(3)) == "[5 6]");
   CHECK(show(eg.consumers(6)) == "[7 8]");
 
-  // The channels the producers' gates use tile j's input channels exactly.
+  // The channels the producers' gates use tile j's input channels exactly
+  // (a and b are sequences: they emit numbers).
+  auto numbers = default_schema::numbers();
   std::set<int32_t> channels;
   for (int32_t i = 0; i < 3; ++i)
-    channels.insert(output_gate{a.outputs[0], i, exchange_options{}}.channel());
+    channels.insert(
+      output_gate{a.outputs[0], i, exchange_options{}, numbers}.channel());
   for (int32_t i = 0; i < 2; ++i) {
-    output_gate gate{b.outputs[0], i, exchange_options{}};
+    output_gate gate{b.outputs[0], i, exchange_options{}, numbers};
     CHECK(gate.targets() == std::vector<int32_t>{i});
     channels.insert(gate.channel());
   }

@@ -17,6 +17,7 @@
 #include "storage/state/rocksdb_backend.hpp"
 #include "storage/state/snapshot_format.hpp"
 #include "storage/state/value_state.hpp"
+#include "tests/rows.hpp"
 #include "tests/unit/temp_dir.hpp"
 
 using namespace weir;
@@ -52,17 +53,24 @@ std::string take(keyed_backend& b, int64_t id,
   return s.finish ? s.finish() : s.bytes;
 }
 
-std::vector<record> run_sum(keyed_backend& b, std::vector<record> in,
+/// Runs a keyed sum on (key, value) rows keyed by "key", with its state in
+/// `b`.
+std::vector<record> run_sum(keyed_backend& b, const std::vector<record>& in,
                             bool finish) {
+  auto rows = default_schema::keyed_numbers();
   ops::operator_context ctx;
   ctx.keyed_state = &b;
+  ctx.input = &rows;
+  ctx.output = &rows;
+  ctx.key = {0};
   auto t = ops::registry::builtin().find("sum")->make_transform({});
   t->open(ctx);
-  std::vector<record> out;
-  t->process(in, out, false);
+  auto batch = test::to_rows(rows, in);
+  row_batch out{rows};
+  t->process(batch, out, false);
   if (finish)
     t->finish(out);
-  return out;
+  return test::to_records(out, rows);
 }
 
 } // namespace

@@ -23,6 +23,7 @@
 #include "messages/slots.hpp"
 #include "messages/states.hpp"
 #include "operators/aggregation.hpp"
+#include "tests/rows.hpp"
 
 namespace weir::test {
 
@@ -177,6 +178,8 @@ inline std::string show(const std::vector<vertex_spec>& chain) {
 
 // -- helpers: output gates ----------------------------------------------------
 
+/// A hash output is keyed by the field "key", as the planner keys today's
+/// specs.
 inline output_desc desc(partitioning part, int32_t consumers, int32_t channel_base = 0,
                  std::string combine = {}) {
   output_desc d;
@@ -184,6 +187,8 @@ inline output_desc desc(partitioning part, int32_t consumers, int32_t channel_ba
   d.consumers = consumers;
   d.channel_base = channel_base;
   d.combine = std::move(combine);
+  if (part == partitioning::hash)
+    d.key = {"key"};
   return d;
 }
 
@@ -196,17 +201,12 @@ inline exchange_options opts(size_t batch_records, int32_t initial_credit = 1000
   return o;
 }
 
-inline std::vector<record> numbers(int64_t from, int64_t to, std::string key = {}) {
-  std::vector<record> out;
-  for (auto i = from; i <= to; ++i)
-    out.push_back(record::integer(key, i));
-  return out;
-}
-
 /// One batch or barrier as sent by drain().
 struct sent_batch {
   int32_t consumer;
   int32_t channel;
+  row_batch rows;
+  /// The rows as records (their schema is a default one).
   std::vector<record> records;
   int64_t seq = 0;
   int64_t barrier = -1; ///< the barrier's checkpoint id; -1: a batch
@@ -215,14 +215,16 @@ struct sent_batch {
 inline std::vector<sent_batch> drain(output_gate& gate) {
   std::vector<sent_batch> out;
   gate.drain(
-    [&](int32_t consumer, int32_t channel, int64_t seq, record_batch&& b) {
+    [&](int32_t consumer, int32_t channel, int64_t seq, row_batch&& b) {
       CHECK(seq == gate.sent(consumer) - 1); // numbered 0, 1, ... per consumer
-      out.push_back(sent_batch{consumer, channel, std::move(b.records), seq});
+      auto records = to_records(b);
+      out.push_back(
+        sent_batch{consumer, channel, std::move(b), std::move(records), seq});
     },
     [&](int32_t consumer, int32_t channel, int64_t seq,
         const checkpoint_barrier& b) {
       CHECK(seq == gate.sent(consumer) - 1);
-      out.push_back(sent_batch{consumer, channel, {}, seq, b.id});
+      out.push_back(sent_batch{consumer, channel, {}, {}, seq, b.id});
     });
   return out;
 }
@@ -233,8 +235,9 @@ inline bool is_end(const input_event& ev) {
   return std::holds_alternative<channel_end>(ev.body);
 }
 
-inline const std::vector<record>& records_of(const input_event& ev) {
-  return std::get<record_batch>(ev.body).records;
+/// The rows of a batch event as records.
+inline std::vector<record> records_of(const input_event& ev) {
+  return to_records(std::get<row_batch>(ev.body));
 }
 
 /// The nums of the records each consumer received, in order.

@@ -18,7 +18,6 @@
 
 using namespace weir;
 using namespace weir::storage;
-using weir::storage::column;
 using weir::test::temp_dir;
 
 namespace {
@@ -176,23 +175,23 @@ TEST_CASE("claim_state_dir: a store that cannot be written is reported") {
   // A store whose writes fail, as RocksDB's do on a full disk.
   class failing_store final : public kv_store {
   public:
-    caf::expected<std::optional<std::string>> get(column,
+    caf::expected<std::optional<std::string>> get(storage::column,
                                                   std::string_view) override {
       return std::optional<std::string>{};
     }
-    caf::error put(column c, std::string_view key, std::string_view,
+    caf::error put(storage::column c, std::string_view key, std::string_view,
                    durability) override {
       return make_error(errc::storage_failure,
                         "/d: put " + key_name(c, key)
                           + ": IO error: No space left on device");
     }
-    caf::error remove(column, std::string_view, durability) override {
+    caf::error remove(storage::column, std::string_view, durability) override {
       return caf::none;
     }
     caf::error write(const write_batch&, durability) override {
       return caf::none;
     }
-    caf::error scan_prefix(column, std::string_view,
+    caf::error scan_prefix(storage::column, std::string_view,
                            const scan_callback&) override {
       return caf::none;
     }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "dataplane/subtask_runner.hpp"
+#include "operators/registry.hpp"
 #include "storage/files.hpp"
 #include "storage/state_handle.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
@@ -48,9 +49,9 @@ public:
   }
 
   void send_batch(size_t gate, int32_t consumer, int32_t channel, int64_t seq,
-                  record_batch&& b) override {
+                  row_batch&& b) override {
     log.push_back(fmt::format("batch g{} c{} ch{} #{} [{}]", gate, consumer,
-                              channel, seq, show_records(b.records)));
+                              channel, seq, show_records(to_records(b))));
   }
   void send_barrier(size_t gate, int32_t consumer, int32_t channel,
                     int64_t seq, const checkpoint_barrier& b) override {
@@ -109,9 +110,16 @@ vertex_spec vertex(std::string id, std::string op,
   return vertex_spec{std::move(id), std::move(op), std::move(params), 1};
 }
 
+/// A deployment of `chain` with input gates of `input_channels` channels
+/// whose rows are `input`, keyed by `input_key` (hash inputs), and a forward
+/// output to `consumers` subtasks. Each vertex's output schema is what the
+/// planner derives (an unknown operator's stays empty: building the chain
+/// reports it).
 task_deployment deployment(std::vector<vertex_spec> chain,
                            std::vector<int32_t> input_channels = {},
-                           int32_t consumers = 0) {
+                           int32_t consumers = 0,
+                           schema input = default_schema::numbers(),
+                           std::vector<std::string> input_key = {}) {
   task_deployment d;
   d.task_name = "task";
   d.chain = std::move(chain);
@@ -119,7 +127,31 @@ task_deployment deployment(std::vector<vertex_spec> chain,
     d.inputs.push_back(input_gate_desc{n, false});
   if (consumers > 0)
     d.outputs.push_back(desc(partitioning::forward, consumers));
+  if (!d.inputs.empty()) {
+    d.input = std::move(input);
+    d.input_key = std::move(input_key);
+  }
+  const schema* in = d.inputs.empty() ? nullptr : &d.input;
+  auto key = d.input_key;
+  for (size_t i = 0; i < d.chain.size(); ++i) {
+    auto& v = d.chain[i];
+    auto r = i == 0 && d.inputs.empty() ? ops::role::source
+             : i + 1 == d.chain.size() && d.outputs.empty() ? ops::role::sink
+                                                             : ops::role::transform;
+    v.output = ops::registry::builtin()
+                 .output_schema(v.op, r, v.params, ops::schema_query{in, key})
+                 .value;
+    in = &v.output;
+    key.clear(); // chained vertices are joined by forward edges
+  }
   return d;
+}
+
+/// A keyed count of (key, value) rows on `channels` input channels, its
+/// counts forwarded to one consumer.
+task_deployment keyed_count(std::vector<int32_t> channels) {
+  return deployment({vertex("counts", "count")}, std::move(channels), 1,
+                    default_schema::keyed_numbers(), {"key"});
 }
 
 /// A runner over `d` with its recording port, opened.
@@ -145,11 +177,12 @@ struct fixture {
   }
 };
 
-record_batch batch_of(int64_t from, int64_t to) {
-  return record_batch{numbers(from, to)};
+row_batch batch_of(int64_t from, int64_t to) {
+  return numbers(from, to);
 }
 
-using lines = std::vector<std::string>;
+/// What the port logged.
+using log_lines = std::vector<std::string>;
 
 /// Starts `f` (a keyed count with one input channel), counts `n` keys and
 /// takes checkpoint 1.
@@ -158,7 +191,7 @@ void count_keys_then_checkpoint(fixture& f, int n) {
   std::vector<record> keys;
   for (int i = 0; i < n; ++i)
     keys.push_back(record::integer(fmt::format("k{}", i), 1));
-  f.runner.on_batch(0, 0, 0, record_batch{keys});
+  f.runner.on_batch(0, 0, 0, to_rows(keys));
   f.runner.on_barrier(0, 0, 1, checkpoint_barrier{1, checkpoint_kind::checkpoint});
   f.port.take();
 }
@@ -170,14 +203,14 @@ TEST_SUITE("subtask_runner") {
 TEST_CASE("a source runs to its end and the subtask finishes") {
   fixture f{deployment({vertex("src", "sequence", {{"from", "1"}, {"to", "5"}}),
                         vertex("out", "collect")})};
-  CHECK(f.port.take() == lines{"INITIALIZING in=0 out=0"});
+  CHECK(f.port.take() == log_lines{"INITIALIZING in=0 out=0"});
   CHECK(f.runner.current_phase() == subtask_runner::phase::created);
   CHECK_FALSE(f.port.produce_due); // nothing runs before the wiring
   f.runner.start();
-  CHECK(f.port.take() == lines{"RUNNING in=0 out=0"});
+  CHECK(f.port.take() == log_lines{"RUNNING in=0 out=0"});
   CHECK(f.port.produce_due);
   f.run_source();
-  CHECK(f.port.take() == lines{"FINISHED in=5 out=5"});
+  CHECK(f.port.take() == log_lines{"FINISHED in=5 out=5"});
   CHECK(show_records(f.port.collected) == "1,2,3,4,5");
   CHECK(f.runner.current_phase() == subtask_runner::phase::finished);
   f.runner.cancel(); // too late: nothing happens
@@ -205,11 +238,11 @@ TEST_CASE("input that arrives before the start waits for it") {
   f.runner.on_batch(0, 3, 0, batch_of(1, 2));
   CHECK(f.port.take().empty());
   f.runner.start();
-  CHECK(f.port.take() == lines{"RUNNING in=0 out=0", "credit ch0 p3"});
+  CHECK(f.port.take() == log_lines{"RUNNING in=0 out=0", "credit ch0 p3"});
   CHECK(f.port.flush_due); // the batch is still open
   f.port.flush_due = false;
   f.runner.flush();
-  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #0 [1,2]"});
+  CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #0 [1,2]"});
 }
 
 TEST_CASE("credits: a backlogged output withholds the input's credits") {
@@ -220,14 +253,14 @@ TEST_CASE("credits: a backlogged output withholds the input's credits") {
   f.runner.start();
   f.port.take();
   f.runner.on_batch(0, 0, 0, batch_of(1, 2));
-  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #0 [1,2]", "credit ch0 p0"});
+  CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #0 [1,2]", "credit ch0 p0"});
   f.runner.on_batch(0, 0, 1, batch_of(3, 4)); // no credit left downstream
   f.runner.on_batch(0, 0, 2, batch_of(5, 6));
   CHECK(f.port.take().empty()); // both credits withheld
   f.runner.on_credit(0, 0, 1);
-  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #1 [3,4]"}); // still backlogged
+  CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #1 [3,4]"}); // still backlogged
   f.runner.on_credit(0, 0, 5);
-  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #2 [5,6]", "credit ch0 p0",
+  CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #2 [5,6]", "credit ch0 p0",
                                "credit ch0 p0"});
 }
 
@@ -238,41 +271,41 @@ TEST_CASE("a backlogged source stops producing until credit comes") {
   f.runner.start();
   f.port.take();
   f.run_source();
-  CHECK(f.port.take() == lines{"batch g0 c0 ch0 #0 [1,2]"});
+  CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #0 [1,2]"});
   CHECK_FALSE(f.port.produce_due); // backlogged: no timer
   f.runner.on_credit(0, 0, 1);
   CHECK(f.port.produce_due);
   f.runner.on_credit(0, 0, 10);
   f.run_source();
   CHECK(f.port.take()
-        == lines{"batch g0 c0 ch0 #1 [3,4]", "batch g0 c0 ch0 #2 [5,6]",
+        == log_lines{"batch g0 c0 ch0 #1 [3,4]", "batch g0 c0 ch0 #2 [5,6]",
                  "end g0 c0 ch0 after 3", "FINISHED in=6 out=6"});
 }
 
 TEST_CASE("barriers align, then the snapshot is taken and the barrier "
           "forwarded after the data before it") {
   // Two input channels into a keyed count.
-  fixture f{deployment({vertex("counts", "count")}, {2}, 1)};
+  fixture f{keyed_count({2})};
   f.runner.start();
   f.port.take();
   checkpoint_barrier b{7, checkpoint_kind::savepoint};
-  f.runner.on_batch(0, 0, 0, record_batch{numbers(1, 2, "a")});
+  f.runner.on_batch(0, 0, 0, numbers(1, 2, "a"));
   f.runner.on_barrier(0, 0, 1, b);
-  f.runner.on_batch(0, 0, 2, record_batch{numbers(3, 3, "a")}); // waits
-  CHECK(f.port.take() == lines{"credit ch0 p0", "credit ch0 p0"});
-  f.runner.on_batch(1, 0, 0, record_batch{numbers(4, 4, "b")});
-  CHECK(f.port.take() == lines{"credit ch1 p0"});
+  f.runner.on_batch(0, 0, 2, numbers(3, 3, "a")); // waits
+  CHECK(f.port.take() == log_lines{"credit ch0 p0", "credit ch0 p0"});
+  f.runner.on_batch(1, 0, 0, numbers(4, 4, "b"));
+  CHECK(f.port.take() == log_lines{"credit ch1 p0"});
   f.runner.on_barrier(1, 0, 1, b); // aligned
   auto log = f.port.take();
   CHECK(log
-        == lines{"credit ch1 p0", "barrier g0 c0 ch0 #0 7 savepoint", "ack 7",
+        == log_lines{"credit ch1 p0", "barrier g0 c0 ch0 #0 7 savepoint", "ack 7",
                  "credit ch0 p0"}); // then the batch that waited
   REQUIRE(f.port.acks.count(7) == 1);
   CHECK(f.port.acks[7].count("counts") == 1); // the keyed counts
   f.runner.on_end(0, 3);
   f.runner.on_end(1, 2);
   CHECK(f.port.take()
-        == lines{"batch g0 c0 ch0 #1 [a=3,b=1]", "end g0 c0 ch0 after 2",
+        == log_lines{"batch g0 c0 ch0 #1 [a=3,b=1]", "end g0 c0 ch0 after 2",
                  "FINISHED in=4 out=2"});
 }
 
@@ -286,7 +319,7 @@ TEST_CASE("a source takes a triggered checkpoint; others ignore triggers") {
   src.runner.produce(); // 1, 2: a full batch
   src.runner.trigger(checkpoint_barrier{1, checkpoint_kind::checkpoint});
   CHECK(src.port.take()
-        == lines{"batch g0 c0 ch0 #0 [1,2]", "barrier g0 c0 ch0 #1 1 checkpoint",
+        == log_lines{"batch g0 c0 ch0 #0 [1,2]", "barrier g0 c0 ch0 #1 1 checkpoint",
                  "ack 1"});
   CHECK(src.port.acks[1].count("src") == 1); // the source's position
   fixture other{deployment({vertex("id", "map", {{"function", "identity"}})},
@@ -304,9 +337,9 @@ TEST_CASE("the end of every input channel finishes the subtask") {
   f.runner.on_batch(1, 2, 0, batch_of(1, 1));
   f.runner.on_end(1, 1);
   f.runner.on_end(0, 1); // batch 0 of channel 0 is still missing
-  CHECK(f.port.take() == lines{"credit ch1 p2"});
+  CHECK(f.port.take() == log_lines{"credit ch1 p2"});
   f.runner.on_batch(0, 0, 0, batch_of(2, 2));
-  CHECK(f.port.take() == lines{"credit ch0 p0", "FINISHED in=2 out=2"});
+  CHECK(f.port.take() == log_lines{"credit ch0 p0", "FINISHED in=2 out=2"});
   CHECK(show_records(f.port.collected) == "1,2");
 }
 
@@ -316,7 +349,7 @@ TEST_CASE("cancel reports CANCELED and stops processing") {
   f.runner.start();
   f.port.take();
   f.runner.cancel();
-  CHECK(f.port.take() == lines{"CANCELED in=0 out=0"});
+  CHECK(f.port.take() == log_lines{"CANCELED in=0 out=0"});
   CHECK(f.runner.current_phase() == subtask_runner::phase::canceled);
   f.runner.on_batch(0, 0, 0, batch_of(1, 1));
   f.runner.on_credit(0, 0, 1);
@@ -348,17 +381,17 @@ TEST_CASE("a snapshot written off the thread is acknowledged, a failed "
   f.runner.start();
   f.port.take();
   f.runner.snapshot_written(3, operator_states{{"id", "x"}});
-  CHECK(f.port.take() == lines{"ack 3"});
+  CHECK(f.port.take() == log_lines{"ack 3"});
   f.runner.snapshot_failed(4, "disk full");
   CHECK(f.port.take()
-        == lines{"FAILED in=0 out=0 task (1/1): could not write checkpoint 4: "
+        == log_lines{"FAILED in=0 out=0 task (1/1): could not write checkpoint 4: "
                  "disk full"});
 }
 
 TEST_CASE("with checkpoint storage, large state goes to a file off the "
           "thread and the acknowledgement carries its handle") {
   temp_dir dir;
-  auto d = deployment({vertex("counts", "count")}, {1}, 1);
+  auto d = keyed_count({1});
   d.backend.checkpoint_dir = dir.sub("job");
   fixture f{d};
   count_keys_then_checkpoint(f, 3000);
@@ -367,7 +400,7 @@ TEST_CASE("with checkpoint storage, large state goes to a file off the "
   CHECK(f.port.acks.empty());
   CHECK_FALSE(std::filesystem::exists(dir.sub("job/chk-1.d")));
   f.runner.snapshot_written(1, f.port.write(1));
-  CHECK(f.port.take() == lines{"ack 1"});
+  CHECK(f.port.take() == log_lines{"ack 1"});
   auto& acked = f.port.acks[1].at("counts");
   auto handle = storage::decode_state_handle(acked);
   REQUIRE(handle);
@@ -380,7 +413,7 @@ TEST_CASE("with checkpoint storage, large state goes to a file off the "
   SUBCASE("a new attempt restores from the handle") {
     fixture again{d, opts(1000), f.port.acks[1]};
     again.runner.start();
-    again.runner.on_batch(0, 0, 0, record_batch{numbers(1, 1, "k7")});
+    again.runner.on_batch(0, 0, 0, numbers(1, 1, "k7"));
     again.runner.on_end(0, 1);
     auto log = again.port.take();
     CHECK(log.back() == "FINISHED in=1 out=3000");
@@ -405,7 +438,7 @@ TEST_CASE("with checkpoint storage, large state goes to a file off the "
 
 TEST_CASE("without checkpoint storage, small or any state stays in the "
           "acknowledgement") {
-  fixture f{deployment({vertex("counts", "count")}, {1}, 1)};
+  fixture f{keyed_count({1})};
   count_keys_then_checkpoint(f, 3000);
   REQUIRE(f.port.acks.count(1) == 1);
   CHECK_FALSE(storage::is_state_handle(f.port.acks[1].at("counts")));
