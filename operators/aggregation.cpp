@@ -335,8 +335,10 @@ void keyed_aggregation::drain(row_batch& out) {
     ++out.rows;
     out.push_time(a.timestamp);
   }
-  ints_.clear();
-  bytes_.clear();
+  // erase, not clear: clear() frees a large table, and the combiner would
+  // grow it again after every drain.
+  ints_.erase(ints_.begin(), ints_.end());
+  bytes_.erase(bytes_.begin(), bytes_.end());
 }
 
 // -- the operator -------------------------------------------------------------
