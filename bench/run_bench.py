@@ -2,10 +2,13 @@
 """weir benchmarks over the CLI. Prints one JSON line per figure.
 
 Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
+           [--only LETTERS] [--limits DIR]
 
 (a) wall time of `weir run` for a trivial job, process start to exit
-(b) word count throughput (MB/s) on a generated 50 MB text, parallelism 2
-(c) keyed sum of 10 million records (key = i mod 1000), records/s
+(b) word count throughput (MB/s, MB = MiB) on a generated 50 MB text
+    (10,000-word vocabulary), parallelism 2; ratio to wordcount.cpp
+(c) keyed sum of 10 million records (key = i mod 1000), records/s, on the
+    first records (examples/keyed_sum.json); ratio to keyed_sum.cpp
 (d) deploy and finish a job of 10,000 subtasks, subtasks/s
 (e) session cluster start (jobmanager + 2 taskmanagers) to a trivial job's result
 (f) cross-process exchange between two taskmanagers, MiB/s
@@ -23,6 +26,18 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
 (p) false positives under load: a running job while four busy loops
     (`yes > /dev/null`) share the cores, for --load-seconds
 Each figure is the median of --runs runs; the JSON also holds every run.
+
+Figures b and c are reported as a ratio to a one-thread C++ program that
+does the same work with no framework (a "limit"), measured in the same run,
+each weir run followed by a limit run: absolute numbers move with the
+machine and its load. The limits keyed_sum.cpp and wordcount.cpp are in
+--limits (default ../shared/limits beside the checkout); each is compiled
+with g++ -O2 into the run's temporary folder. Their JSON holds: value
+(weir's rate by wall time, process start to exit) and value_job_runtime (by
+the "Job Runtime: N ms" weir prints), the limit's rate (by its own timer),
+ratio_wall and ratio_job_runtime against it, target_ratio, weir's peak RSS
+(os.wait4 of the weir process: the embedded cluster runs in it) and the
+1-minute load average before each run (the machine is shared).
 """
 import argparse
 import datetime
@@ -67,6 +82,115 @@ def generate_text(path, size_bytes, vocabulary=10_000, seed=42):
             f.write(line)
             written += len(line)
     return written
+
+
+JOB_RUNTIME = re.compile(r"Job Runtime: (\d+) ms")
+
+
+def measured(cmd, stdout_path=None):
+    """Runs a weir command once. Returns its wall seconds, weir's own "Job
+    Runtime" in seconds (None without one), its peak RSS in MiB (os.wait4:
+    this process, and any children it waited for), its stderr and the
+    1-minute load average before it started; fails loudly on a non-zero
+    exit."""
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryFile() as err, \
+            open(stdout_path or os.devnull, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {text}")
+    m = JOB_RUNTIME.search(text)
+    return {"wall_s": wall, "job_s": int(m.group(1)) / 1000 if m else None,
+            "rss_mib": usage.ru_maxrss / 1024, "stderr": text, "load": load}
+
+
+def limit_program(tmp, limits, name):
+    """The limit `name` from `limits`, compiled with g++ -O2 into `tmp`
+    (once per run)."""
+    exe = os.path.join(tmp, "limits", name)
+    if not os.path.exists(exe):
+        src = os.path.join(limits, name + ".cpp")
+        if not os.path.exists(src):
+            raise SystemExit(f"limit program {src} not found (--limits DIR: "
+                             "the folder of keyed_sum.cpp and wordcount.cpp)")
+        os.makedirs(os.path.dirname(exe), exist_ok=True)
+        subprocess.run(["g++", "-O2", "-std=c++17", src, "-o", exe],
+                       check=True)
+    return exe
+
+
+def run_limit(cmd):
+    """Runs a limit program once: its JSON line, with the load average
+    before it started."""
+    load = os.getloadavg()[0]
+    out = subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    return dict(json.loads(out.splitlines()[0]), load=load)
+
+
+def alternate(runs, weir_run, limit_run):
+    """`runs` pairs: a weir run, then a limit run, so that both see the same
+    load. Returns the two lists."""
+    pairs = [(weir_run(), limit_run()) for _ in range(runs)]
+    return [w for w, _ in pairs], [l for _, l in pairs]
+
+
+def emit_vs_limit(name, unit, work, weir, limits, limit_name,
+                  target_ratio=None, target=None, **extra):
+    """Prints a figure against its limit. `work`: what both did (records,
+    MiB), `weir`: measured() runs, `limits`: run_limit() runs (their
+    "seconds" is the limit's own timer). Rates are of the median runs;
+    `target` is one for weir's rate by wall time, `target_ratio` for the
+    ratios."""
+    med = statistics.median
+    wall = med(r["wall_s"] for r in weir)
+    job = med(r["job_s"] for r in weir)
+    limit = med(l["seconds"] for l in limits)
+    ratio_wall, ratio_job = limit / wall, limit / job
+    figure = {"figure": name, "value": round(work / wall, 3), "unit": unit,
+              "value_job_runtime": round(work / job, 3)}
+    if target is not None:
+        figure.update(target=target, met=work / wall >= target)
+    figure.update(
+        limit={"program": limit_name, "value": round(work / limit, 3),
+               "runs_s": [l["seconds"] for l in limits],
+               "load_avg_1m": [round(l["load"], 2) for l in limits]},
+        ratio_wall=round(ratio_wall, 3), ratio_job_runtime=round(ratio_job, 3))
+    if target_ratio is not None:
+        figure.update(target_ratio=target_ratio,
+                      met_ratio_wall=ratio_wall >= target_ratio,
+                      met_ratio_job_runtime=ratio_job >= target_ratio)
+    figure.update(
+        extra, runs_s=[round(r["wall_s"], 4) for r in weir],
+        job_runtime_s=[r["job_s"] for r in weir],
+        peak_rss_mib=round(max(r["rss_mib"] for r in weir), 1),
+        peak_rss_mib_runs=[round(r["rss_mib"], 1) for r in weir],
+        load_avg_1m=[round(r["load"], 2) for r in weir])
+    print(json.dumps(figure), flush=True)
+
+
+def same_as_limit(figure, runs, limits, fields):
+    """Fails loudly unless every weir run found what the limit found: the
+    same value of each of `fields`."""
+    want = {f: limits[0][f] for f in fields}
+    for run in runs:
+        got = {f: run[f] for f in fields}
+        if got != want:
+            raise SystemExit(f"{figure}: weir's result {got} differs from "
+                             f"the limit's {want}")
+
+
+def tab_separated(path):
+    """A sink's "key<TAB>value" lines as a dict of int values."""
+    with open(path) as f:
+        return {k: int(v) for k, v in (line.rstrip("\n").split("\t")
+                                       for line in f)}
 
 
 class Session:
@@ -161,11 +285,17 @@ def emit(name, unit, value, runs, target, higher_is_better, **extra):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcdefghijklmn")
+    parser.add_argument("--only", default="abcdefghijklmn",
+                        help="the figures' letters (o and p: only when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
+    parser.add_argument("--limits", default=os.path.join(
+        os.path.dirname(ROOT), "shared", "limits"),
+        help="folder of keyed_sum.cpp and wordcount.cpp")
     args = parser.parse_args()
     weir = args.weir
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,19 +305,17 @@ def main():
             emit("a_trivial_job_wall_time", "ms", statistics.median(runs) * 1000,
                  runs, 50, False)
         if "b" in args.only:
-            text = os.path.join(tmp, "words.txt")
-            size = generate_text(text, 50 * 1024 * 1024)
-            out = os.path.join(tmp, "counts.txt")
-            runs = repeat([weir, "run", "examples/wordcount.json", "-p", "2",
-                           "--input", text, "--output", out], args.runs)
-            mb = size / (1024 * 1024)
-            emit("b_wordcount_throughput", "MB/s", mb / statistics.median(runs),
-                 runs, 130, True, input_mb=round(mb, 1))
+            wordcount_figure(weir, tmp, args)
         if "c" in args.only:
-            runs = repeat([weir, "run", "examples/keyed_sum.json", "--to",
-                           "10000000", "--modulus", "1000"], args.runs)
-            emit("c_keyed_sum_throughput", "records/s",
-                 10_000_000 / statistics.median(runs), runs, 30_000_000, True)
+            keyed_sum = limit_program(tmp, args.limits, "keyed_sum")
+            runs, limits = alternate(
+                args.runs,
+                lambda: measured([weir, "run", "examples/keyed_sum.json",
+                                  "--to", "10000000", "--modulus", "1000"]),
+                lambda: run_limit([keyed_sum, "10000000", "1000"]))
+            emit_vs_limit("c_keyed_sum_throughput", "records/s", 10_000_000,
+                          runs, limits, "keyed_sum.cpp", target_ratio=1.0,
+                          target=30_000_000)
         if "d" in args.only:
             spec = os.path.join(tmp, "wide.json")
             with open(spec, "w") as f:
@@ -271,6 +399,29 @@ def main():
             driver_figures(weir, tmp, args.runs)
         if set("op") & set(args.only):
             load_figures(weir, tmp, args.only, args.load_seconds)
+
+
+def wordcount_figure(weir, tmp, args):
+    """(b) Word count of 50 MB against wordcount.cpp; every run's counts
+    (words, distinct words) are checked against the limit's."""
+    text = os.path.join(tmp, "words.txt")
+    size = generate_text(text, 50 * 1024 * 1024)
+    out = os.path.join(tmp, "counts.txt")
+    wordcount = limit_program(tmp, args.limits, "wordcount")
+
+    def weir_run():
+        run = measured([weir, "run", "examples/wordcount.json", "-p", "2",
+                        "--input", text, "--output", out])
+        counts = tab_separated(out)
+        return dict(run, words=sum(counts.values()), distinct=len(counts))
+    runs, limits = alternate(args.runs, weir_run,
+                             lambda: run_limit([wordcount, text]))
+    same_as_limit("b", runs, limits, ["words", "distinct"])
+    mb = size / (1024 * 1024)
+    emit_vs_limit("b_wordcount_throughput", "MB/s", mb, runs, limits,
+                  "wordcount.cpp", target_ratio=1.6, target=130,
+                  input_mb=round(mb, 1), words=limits[0]["words"],
+                  distinct=limits[0]["distinct"])
 
 
 PACED = {"name": "paced", "parallelism": 2,
