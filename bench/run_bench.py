@@ -25,9 +25,12 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     declared lost, restarts, checkpoints completed, the jobmanager's peak RSS
 (p) false positives under load: a running job while four busy loops
     (`yes > /dev/null`) share the cores, for --load-seconds
+(q) keyed sum of 10 million records (key = i mod 1000) on typed rows
+    (examples/keyed_sum_rows.json --to 9999999), parallelism 2, records/s;
+    ratio to keyed_sum.cpp; the sums are checked against the limit's
 Each figure is the median of --runs runs; the JSON also holds every run.
 
-Figures b and c are reported as a ratio to a one-thread C++ program that
+Figures b, c and q are reported as a ratio to a one-thread C++ program that
 does the same work with no framework (a "limit"), measured in the same run,
 each weir run followed by a limit run: absolute numbers move with the
 machine and its load. The limits keyed_sum.cpp and wordcount.cpp are in
@@ -290,7 +293,7 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcdefghijklmn",
+    parser.add_argument("--only", default="abcdefghijklmnq",
                         help="the figures' letters (o and p: only when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
     parser.add_argument("--limits", default=os.path.join(
@@ -399,6 +402,8 @@ def main():
             driver_figures(weir, tmp, args.runs)
         if set("op") & set(args.only):
             load_figures(weir, tmp, args.only, args.load_seconds)
+        if "q" in args.only:
+            keyed_sum_rows_figure(weir, tmp, args)
 
 
 def wordcount_figure(weir, tmp, args):
@@ -422,6 +427,29 @@ def wordcount_figure(weir, tmp, args):
                   "wordcount.cpp", target_ratio=1.6, target=130,
                   input_mb=round(mb, 1), words=limits[0]["words"],
                   distinct=limits[0]["distinct"])
+
+
+def keyed_sum_rows_figure(weir, tmp, args):
+    """(q) The keyed sum of figure c on typed rows (records 0..9,999,999, as
+    keyed_sum.cpp sums them) against keyed_sum.cpp; every run's sums are
+    checked against the limit's: as many keys, the same XOR of the sums."""
+    keyed_sum = limit_program(tmp, args.limits, "keyed_sum")
+    out = os.path.join(tmp, "sums-q.txt")
+
+    def weir_run():
+        run = measured([weir, "run", "examples/keyed_sum_rows.json", "-p", "2",
+                        "--to", "9999999"], stdout_path=out)
+        sums = tab_separated(out)
+        check = 0
+        for v in sums.values():
+            check ^= v
+        return dict(run, keys=len(sums), check=check)
+    runs, limits = alternate(
+        args.runs, weir_run,
+        lambda: run_limit([keyed_sum, "10000000", "1000"]))
+    same_as_limit("q", runs, limits, ["keys", "check"])
+    emit_vs_limit("q_keyed_sum_rows_throughput", "records/s", 10_000_000,
+                  runs, limits, "keyed_sum.cpp", target_ratio=1.0)
 
 
 PACED = {"name": "paced", "parallelism": 2,
