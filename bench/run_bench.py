@@ -2,7 +2,7 @@
 """weir benchmarks over the CLI. Prints one JSON line per figure.
 
 Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
-           [--only LETTERS] [--limits DIR]
+           [--only LETTERS] [--limits DIR] [--data-dir DIR]
 
 (a) wall time of `weir run` for a trivial job, process start to exit
 (b) word count throughput (MB/s, MB = MiB) on a generated 50 MB text
@@ -28,19 +28,25 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
 (q) keyed sum of 10 million records (key = i mod 1000) on typed rows
     (examples/keyed_sum_rows.json --to 9999999), parallelism 2, records/s;
     ratio to keyed_sum.cpp; the sums are checked against the limit's
+(r) the log example (examples/log_bytes.json) on a generated 1 GiB access
+    log (10,000 users, ~20% of statuses >= 400, 0.1% malformed lines),
+    parallelism 2, MiB/s; ratio to bench/limits/log_bytes.cpp; the per-user
+    sums and the skipped lines are checked against the limit's
 Each figure is the median of --runs runs; the JSON also holds every run.
 
-Figures b, c and q are reported as a ratio to a one-thread C++ program that
-does the same work with no framework (a "limit"), measured in the same run,
-each weir run followed by a limit run: absolute numbers move with the
+Figures b, c, q and r are reported as a ratio to a one-thread C++ program
+that does the same work with no framework (a "limit"), measured in the same
+run, each weir run followed by a limit run: absolute numbers move with the
 machine and its load. The limits keyed_sum.cpp and wordcount.cpp are in
---limits (default ../shared/limits beside the checkout); each is compiled
-with g++ -O2 into the run's temporary folder. Their JSON holds: value
-(weir's rate by wall time, process start to exit) and value_job_runtime (by
-the "Job Runtime: N ms" weir prints), the limit's rate (by its own timer),
-ratio_wall and ratio_job_runtime against it, target_ratio, weir's peak RSS
-(os.wait4 of the weir process: the embedded cluster runs in it) and the
-1-minute load average before each run (the machine is shared).
+--limits (default ../shared/limits beside the checkout), log_bytes.cpp is
+bench/limits/; each is compiled with g++ -O2 into the run's temporary
+folder. Their JSON holds: value (weir's rate by wall time, process start to
+exit) and value_job_runtime (by the "Job Runtime: N ms" weir prints), the
+limit's rate (by its own timer), ratio_wall and ratio_job_runtime against
+it, target_ratio, weir's peak RSS (os.wait4 of the weir process: the
+embedded cluster runs in it) and the 1-minute load average before each run
+(the machine is shared). Generated inputs of r are kept in --data-dir
+(default $TMPDIR/weir-bench-data) and reused.
 """
 import argparse
 import datetime
@@ -87,6 +93,51 @@ def generate_text(path, size_bytes, vocabulary=10_000, seed=42):
     return written
 
 
+# The access log of figure r: statuses with 20 of 100 at or above 400.
+METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD"]
+METHOD_WEIGHTS = [70, 15, 8, 4, 3]
+PATHS = ["/index.html", "/login", "/logout", "/search?q=weir", "/img/logo.png",
+         "/api/v1/items", "/api/v1/orders", "/static/app.js",
+         "/static/app.css", "/cart", "/checkout", "/help"]
+STATUSES = ["200", "201", "204", "301", "304", "400", "401", "403", "404",
+            "500", "503"]
+STATUS_WEIGHTS = [60, 5, 3, 5, 7, 3, 3, 2, 8, 2, 2]
+BAD_STATUSES = ["OK", "-", "ERR"]
+
+
+def generate_access_log(path, size_bytes, users=10_000, seed=7, chunk=50_000):
+    """Writes lines like `2026-11-30T10:00:01Z user42 GET /index.html 200
+    512` until `size_bytes` (one second apart; bytes 0..100000; 1 line in
+    1000 with a non-numeric status), to a temporary name first, so that a
+    file at `path` is always whole. Returns its size."""
+    rng = random.Random(seed)
+    names = [f"user{u}" for u in range(users)]
+    clock = [f"{h:02d}:{m:02d}:{s:02d}" for h in range(24) for m in range(60)
+             for s in range(60)]
+    written = second = 0
+    partial = path + ".partial"
+    with open(partial, "w") as f:
+        while written < size_bytes:
+            user = rng.choices(names, k=chunk)
+            method = rng.choices(METHODS, METHOD_WEIGHTS, k=chunk)
+            where = rng.choices(PATHS, k=chunk)
+            status = rng.choices(STATUSES, STATUS_WEIGHTS, k=chunk)
+            size = rng.choices(range(100_001), k=chunk)
+            for i in rng.sample(range(chunk), chunk // 1000):
+                status[i] = rng.choice(BAD_STATUSES)
+            lines = []
+            for i in range(chunk):
+                day, s = divmod(second + i, 86400)
+                lines.append(f"2026-11-{1 + day % 30:02d}T{clock[s]}Z {user[i]} "
+                             f"{method[i]} {where[i]} {status[i]} {size[i]}\n")
+            second += chunk
+            text = "".join(lines)
+            f.write(text)
+            written += len(text)
+    os.replace(partial, path)
+    return written
+
+
 JOB_RUNTIME = re.compile(r"Job Runtime: (\d+) ms")
 
 
@@ -114,11 +165,13 @@ def measured(cmd, stdout_path=None):
 
 
 def limit_program(tmp, limits, name):
-    """The limit `name` from `limits`, compiled with g++ -O2 into `tmp`
-    (once per run)."""
+    """The limit `name` compiled with g++ -O2 into `tmp` (once per run):
+    log_bytes from bench/limits/, the others from `limits`."""
     exe = os.path.join(tmp, "limits", name)
     if not os.path.exists(exe):
-        src = os.path.join(limits, name + ".cpp")
+        folder = os.path.join(ROOT, "bench/limits") if name == "log_bytes" \
+            else limits
+        src = os.path.join(folder, name + ".cpp")
         if not os.path.exists(src):
             raise SystemExit(f"limit program {src} not found (--limits DIR: "
                              "the folder of keyed_sum.cpp and wordcount.cpp)")
@@ -293,12 +346,15 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcdefghijklmnq",
+    parser.add_argument("--only", default="abcdefghijklmnqr",
                         help="the figures' letters (o and p: only when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
     parser.add_argument("--limits", default=os.path.join(
         os.path.dirname(ROOT), "shared", "limits"),
         help="folder of keyed_sum.cpp and wordcount.cpp")
+    parser.add_argument("--data-dir", default=os.path.join(
+        tempfile.gettempdir(), "weir-bench-data"),
+        help="generated inputs kept between runs (figure r)")
     args = parser.parse_args()
     weir = args.weir
     with tempfile.TemporaryDirectory() as tmp:
@@ -404,6 +460,8 @@ def main():
             load_figures(weir, tmp, args.only, args.load_seconds)
         if "q" in args.only:
             keyed_sum_rows_figure(weir, tmp, args)
+        if "r" in args.only:
+            log_bytes_figure(weir, tmp, args)
 
 
 def wordcount_figure(weir, tmp, args):
@@ -450,6 +508,50 @@ def keyed_sum_rows_figure(weir, tmp, args):
     same_as_limit("q", runs, limits, ["keys", "check"])
     emit_vs_limit("q_keyed_sum_rows_throughput", "records/s", 10_000_000,
                   runs, limits, "keyed_sum.cpp", target_ratio=1.0)
+
+
+def log_bytes_figure(weir, tmp, args):
+    """(r) The log example on a 1 GiB access log (generated once into
+    --data-dir and reused) against bench/limits/log_bytes.cpp. Every run's
+    per-user sums and skipped lines are checked against the limit's."""
+    os.makedirs(args.data_dir, exist_ok=True)
+    # v1: a new name whenever generate_access_log writes other lines.
+    log = os.path.join(args.data_dir, "access-1gib-seed7-v1.log")
+    if not os.path.exists(log):
+        generate_access_log(log, 1024 * 1024 * 1024)
+    # Read once, so that every run reads it from the page cache.
+    with open(log, "rb") as f:
+        while f.read(16 * 1024 * 1024):
+            pass
+    log_bytes = limit_program(tmp, args.limits, "log_bytes")
+    want_path = os.path.join(tmp, "log-sums-limit.txt")
+    out = os.path.join(tmp, "log-sums.txt")
+
+    def weir_run():
+        run = measured([weir, "run", "examples/log_bytes.json", "-p", "2",
+                        "--input", log, "--output", out])
+        skipped = re.search(r"Skipped: (\d+) record", run["stderr"])
+        return dict(run, sums=tab_separated(out),
+                    skipped=int(skipped.group(1)) if skipped else 0)
+    runs, limits = alternate(args.runs, weir_run,
+                             lambda: run_limit([log_bytes, log, want_path]))
+    want = tab_separated(want_path)
+    for run in runs:
+        got = run.pop("sums")
+        if got != want:
+            wrong = sorted(k for k in set(got) | set(want)
+                           if got.get(k) != want.get(k))
+            raise SystemExit(
+                f"r: weir's sums differ from log_bytes.cpp's for {len(wrong)} "
+                f"users, e.g. " + ", ".join(
+                    f"{k}: weir {got.get(k)}, limit {want.get(k)}"
+                    for k in wrong[:5]))
+    same_as_limit("r", runs, limits, ["skipped"])
+    mib = os.path.getsize(log) / (1024 * 1024)
+    emit_vs_limit("r_log_bytes_1gib", "MiB/s", mib, runs, limits,
+                  "bench/limits/log_bytes.cpp", input_mib=round(mib, 1),
+                  lines=limits[0]["lines"], kept=limits[0]["kept"],
+                  skipped=limits[0]["skipped"], users=len(want))
 
 
 PACED = {"name": "paced", "parallelism": 2,
