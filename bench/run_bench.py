@@ -11,7 +11,8 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     first records (examples/keyed_sum.json); ratio to keyed_sum.cpp
 (d) deploy and finish a job of 10,000 subtasks, subtasks/s
 (e) session cluster start (jobmanager + 2 taskmanagers) to a trivial job's result
-(f) cross-process exchange between two taskmanagers, MiB/s
+(f) cross-process exchange between two taskmanagers, MiB/s; and of rows of
+    3 int64 fields (sequence -> map select -> rebalance -> discard), rows/s
 (g) word count of the 50 MB text at parallelism 4 over two taskmanager processes
 (h) kill -9 a taskmanager during a job: detection, back to RUNNING, slowdown
 (i) SIGSTOP a taskmanager during a job: detection
@@ -423,17 +424,25 @@ def main():
                            "edges": [{"from": "lines", "to": "sink",
                                       "partitioning": "rebalance"}]}, f)
             crossed = size / 2 / (1024 * 1024)
+            rows_spec = os.path.join(tmp, "exchange_rows.json")
+            with open(rows_spec, "w") as f:
+                json.dump(EXCHANGE_ROWS, f)
             for suffix, node, client in transports(weir, tmp):
                 session = Session(weir, tmp, workers=2, slots=1,
                                   node_flags=node)
                 try:
                     runs = repeat([weir, "run", "-m", session.address, spec]
                                   + client, args.runs)
+                    rows = [measured([weir, "run", "-m", session.address,
+                                      rows_spec] + client)
+                            for _ in range(args.runs)]
                 finally:
                     session.close()
                 emit("f_cross_process_exchange" + suffix, "MiB/s",
                      crossed / statistics.median(runs), runs, 500, True,
                      crossed_mib=round(crossed, 1))
+                emit_exchange_rows("f_cross_process_exchange_rows" + suffix,
+                                   rows)
         if "g" in args.only:
             text = os.path.join(tmp, "words.txt")
             if not os.path.exists(text):
@@ -552,6 +561,43 @@ def log_bytes_figure(weir, tmp, args):
                   "bench/limits/log_bytes.cpp", input_mib=round(mib, 1),
                   lines=limits[0]["lines"], kept=limits[0]["kept"],
                   skipped=limits[0]["skipped"], users=len(want))
+
+
+# Figure f's rows: three int64 fields (24 bytes of values a row) made from a
+# sequence by the expression engine; like f's lines, subtask k of both
+# vertices shares slot k of worker k, so half of the rows cross to the other
+# process (rebalance).
+EXCHANGE_ROWS_COUNT = 50_000_000
+EXCHANGE_ROWS = {
+    "name": "exchange_rows", "parallelism": 2,
+    "vertices": [
+        {"id": "numbers", "operator": "sequence",
+         "params": {"from": 0, "to": EXCHANGE_ROWS_COUNT - 1}},
+        {"id": "rows", "operator": "map",
+         "params": {"select": "value as a, value * 2 as b, value % 7 as c"}},
+        {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "numbers", "to": "rows", "partitioning": "forward"},
+              {"from": "rows", "to": "sink", "partitioning": "rebalance"}]}
+
+
+def emit_exchange_rows(name, runs):
+    """Prints figure f's rows variant: rows/s through the job by wall time
+    (the client's process start to exit) and by weir's Job Runtime, and by
+    wall time the rows and values' MiB/s that crossed between the processes
+    (half of them)."""
+    wall = statistics.median(r["wall_s"] for r in runs)
+    job = statistics.median(r["job_s"] for r in runs)
+    crossed = EXCHANGE_ROWS_COUNT / 2
+    print(json.dumps({
+        "figure": name, "value": round(EXCHANGE_ROWS_COUNT / wall),
+        "unit": "rows/s",
+        "value_job_runtime": round(EXCHANGE_ROWS_COUNT / job),
+        "crossed_rows_per_s": round(crossed / wall),
+        "crossed_mib_per_s": round(crossed * 24 / 2**20 / wall, 1),
+        "rows": EXCHANGE_ROWS_COUNT, "fields": "a: int64, b: int64, c: int64",
+        "runs_s": [round(r["wall_s"], 4) for r in runs],
+        "job_runtime_s": [r["job_s"] for r in runs],
+        "load_avg_1m": [round(r["load"], 2) for r in runs]}), flush=True)
 
 
 PACED = {"name": "paced", "parallelism": 2,
