@@ -45,9 +45,11 @@ folder. Their JSON holds: value (weir's rate by wall time, process start to
 exit) and value_job_runtime (by the "Job Runtime: N ms" weir prints), the
 limit's rate (by its own timer), ratio_wall and ratio_job_runtime against
 it, target_ratio, weir's peak RSS (os.wait4 of the weir process: the
-embedded cluster runs in it) and the 1-minute load average before each run
-(the machine is shared). Generated inputs of r are kept in --data-dir
-(default $TMPDIR/weir-bench-data) and reused.
+embedded cluster runs in it), the 1-minute load average before each run and
+others_cores, how many cores other processes kept busy during each run (the
+machine is shared: 0 is a quiet machine, 2 both cores busy with others).
+Generated inputs of r are kept in --data-dir (default
+$TMPDIR/weir-bench-data) and reused.
 """
 import argparse
 import datetime
@@ -142,27 +144,45 @@ def generate_access_log(path, size_bytes, users=10_000, seed=7, chunk=50_000):
 JOB_RUNTIME = re.compile(r"Job Runtime: (\d+) ms")
 
 
+def busy_cpu_s():
+    """CPU seconds the machine's cores have been busy since boot
+    (/proc/stat)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def measured(cmd, stdout_path=None):
-    """Runs a weir command once. Returns its wall seconds, weir's own "Job
+    """Runs a command once. Returns its wall seconds, weir's own "Job
     Runtime" in seconds (None without one), its peak RSS in MiB (os.wait4:
-    this process, and any children it waited for), its stderr and the
-    1-minute load average before it started; fails loudly on a non-zero
+    this process, and any children it waited for), its stderr, its stdout
+    (unless written to `stdout_path`), the 1-minute load average before it
+    started and others_cores: how many cores other processes kept busy
+    meanwhile, on average (the machine's busy time from /proc/stat less the
+    command's own CPU time, over the wall time). Fails loudly on a non-zero
     exit."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as err, \
-            open(stdout_path or os.devnull, "wb") as out:
+            (open(stdout_path, "wb") if stdout_path
+             else tempfile.TemporaryFile()) as out:
+        busy = busy_cpu_s()
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        others = busy_cpu_s() - busy - usage.ru_utime - usage.ru_stime
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode(errors="replace")
+        out.seek(0)
+        printed = None if stdout_path else out.read().decode(errors="replace")
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {text}")
     m = JOB_RUNTIME.search(text)
     return {"wall_s": wall, "job_s": int(m.group(1)) / 1000 if m else None,
-            "rss_mib": usage.ru_maxrss / 1024, "stderr": text, "load": load}
+            "rss_mib": usage.ru_maxrss / 1024, "stderr": text,
+            "stdout": printed, "load": load,
+            "others_cores": round(max(others, 0) / wall, 2)}
 
 
 def limit_program(tmp, limits, name):
@@ -183,12 +203,11 @@ def limit_program(tmp, limits, name):
 
 
 def run_limit(cmd):
-    """Runs a limit program once: its JSON line, with the load average
-    before it started."""
-    load = os.getloadavg()[0]
-    out = subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.PIPE,
-                         text=True).stdout
-    return dict(json.loads(out.splitlines()[0]), load=load)
+    """Runs a limit program once: its JSON line, with the load of the
+    machine (as measured() has it)."""
+    run = measured(cmd)
+    return dict(json.loads(run["stdout"].splitlines()[0]), load=run["load"],
+                others_cores=run["others_cores"])
 
 
 def alternate(runs, weir_run, limit_run):
@@ -217,7 +236,8 @@ def emit_vs_limit(name, unit, work, weir, limits, limit_name,
     figure.update(
         limit={"program": limit_name, "value": round(work / limit, 3),
                "runs_s": [l["seconds"] for l in limits],
-               "load_avg_1m": [round(l["load"], 2) for l in limits]},
+               "load_avg_1m": [round(l["load"], 2) for l in limits],
+               "others_cores": [l["others_cores"] for l in limits]},
         ratio_wall=round(ratio_wall, 3), ratio_job_runtime=round(ratio_job, 3))
     if target_ratio is not None:
         figure.update(target_ratio=target_ratio,
@@ -228,7 +248,8 @@ def emit_vs_limit(name, unit, work, weir, limits, limit_name,
         job_runtime_s=[r["job_s"] for r in weir],
         peak_rss_mib=round(max(r["rss_mib"] for r in weir), 1),
         peak_rss_mib_runs=[round(r["rss_mib"], 1) for r in weir],
-        load_avg_1m=[round(r["load"], 2) for r in weir])
+        load_avg_1m=[round(r["load"], 2) for r in weir],
+        others_cores=[r["others_cores"] for r in weir])
     print(json.dumps(figure), flush=True)
 
 
@@ -597,7 +618,8 @@ def emit_exchange_rows(name, runs):
         "rows": EXCHANGE_ROWS_COUNT, "fields": "a: int64, b: int64, c: int64",
         "runs_s": [round(r["wall_s"], 4) for r in runs],
         "job_runtime_s": [r["job_s"] for r in runs],
-        "load_avg_1m": [round(r["load"], 2) for r in runs]}), flush=True)
+        "load_avg_1m": [round(r["load"], 2) for r in runs],
+        "others_cores": [r["others_cores"] for r in runs]}), flush=True)
 
 
 PACED = {"name": "paced", "parallelism": 2,
