@@ -152,25 +152,36 @@ def busy_cpu_s():
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def measured(cmd, stdout_path=None):
+def process_cpu_s(pids):
+    """CPU seconds the processes `pids` have used (/proc/PID/stat)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measured(cmd, stdout_path=None, cluster=()):
     """Runs a command once. Returns its wall seconds, weir's own "Job
     Runtime" in seconds (None without one), its peak RSS in MiB (os.wait4:
     this process, and any children it waited for), its stderr, its stdout
     (unless written to `stdout_path`), the 1-minute load average before it
     started and others_cores: how many cores other processes kept busy
     meanwhile, on average (the machine's busy time from /proc/stat less the
-    command's own CPU time, over the wall time). Fails loudly on a non-zero
-    exit."""
+    CPU time of the command and of the `cluster` processes it runs on, over
+    the wall time). Fails loudly on a non-zero exit."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as err, \
             (open(stdout_path, "wb") if stdout_path
              else tempfile.TemporaryFile()) as out:
-        busy = busy_cpu_s()
+        busy = busy_cpu_s() + process_cpu_s(cluster)
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        others = busy_cpu_s() - busy - usage.ru_utime - usage.ru_stime
+        others = busy_cpu_s() - process_cpu_s(cluster) - busy \
+            - usage.ru_utime - usage.ru_stime
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode(errors="replace")
@@ -455,7 +466,8 @@ def main():
                     runs = repeat([weir, "run", "-m", session.address, spec]
                                   + client, args.runs)
                     rows = [measured([weir, "run", "-m", session.address,
-                                      rows_spec] + client)
+                                      rows_spec] + client,
+                                     cluster=[p.pid for p in session.procs])
                             for _ in range(args.runs)]
                 finally:
                     session.close()
