@@ -44,11 +44,13 @@ bench/limits/; each is compiled with g++ -O2 into the run's temporary
 folder. Their JSON holds: value (weir's rate by wall time, process start to
 exit) and value_job_runtime (by the "Job Runtime: N ms" weir prints), the
 limit's rate (by its own timer), ratio_wall and ratio_job_runtime against
-it, target_ratio, weir's peak RSS (os.wait4 of the weir process: the
-embedded cluster runs in it), the 1-minute load average before each run and
-others_cores, how many cores other processes kept busy during each run (the
-machine is shared: 0 is a quiet machine, 2 both cores busy with others).
-Generated inputs of r are kept in --data-dir (default
+it, target_ratio, cpu_ratio (the limit's CPU time over weir's, both whole
+processes: how much more CPU weir spends on the same work, which the load of
+the machine moves far less than the rates), weir's peak RSS (os.wait4 of the
+weir process: the embedded cluster runs in it), the 1-minute load average
+before each run and others_cores, how many cores other processes kept busy
+during each run (the machine is shared: 0 is a quiet machine, 2 both cores
+busy with others). Generated inputs of r are kept in --data-dir (default
 $TMPDIR/weir-bench-data) and reused.
 """
 import argparse
@@ -193,6 +195,7 @@ def measured(cmd, stdout_path=None, cluster=()):
     return {"wall_s": wall, "job_s": int(m.group(1)) / 1000 if m else None,
             "rss_mib": usage.ru_maxrss / 1024, "stderr": text,
             "stdout": printed, "load": load,
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
             "others_cores": round(max(others, 0) / wall, 2)}
 
 
@@ -218,7 +221,7 @@ def run_limit(cmd):
     machine (as measured() has it)."""
     run = measured(cmd)
     return dict(json.loads(run["stdout"].splitlines()[0]), load=run["load"],
-                others_cores=run["others_cores"])
+                cpu_s=run["cpu_s"], others_cores=run["others_cores"])
 
 
 def alternate(runs, weir_run, limit_run):
@@ -247,9 +250,12 @@ def emit_vs_limit(name, unit, work, weir, limits, limit_name,
     figure.update(
         limit={"program": limit_name, "value": round(work / limit, 3),
                "runs_s": [l["seconds"] for l in limits],
+               "cpu_s": [l["cpu_s"] for l in limits],
                "load_avg_1m": [round(l["load"], 2) for l in limits],
                "others_cores": [l["others_cores"] for l in limits]},
-        ratio_wall=round(ratio_wall, 3), ratio_job_runtime=round(ratio_job, 3))
+        ratio_wall=round(ratio_wall, 3), ratio_job_runtime=round(ratio_job, 3),
+        cpu_ratio=round(med(l["cpu_s"] for l in limits)
+                        / med(r["cpu_s"] for r in weir), 3))
     if target_ratio is not None:
         figure.update(target_ratio=target_ratio,
                       met_ratio_wall=ratio_wall >= target_ratio,
@@ -257,6 +263,7 @@ def emit_vs_limit(name, unit, work, weir, limits, limit_name,
     figure.update(
         extra, runs_s=[round(r["wall_s"], 4) for r in weir],
         job_runtime_s=[r["job_s"] for r in weir],
+        cpu_s=[r["cpu_s"] for r in weir],
         peak_rss_mib=round(max(r["rss_mib"] for r in weir), 1),
         peak_rss_mib_runs=[round(r["rss_mib"], 1) for r in weir],
         load_avg_1m=[round(r["load"], 2) for r in weir],
