@@ -177,7 +177,7 @@ def measured(cmd, stdout_path=None, cluster=()):
     with tempfile.TemporaryFile() as err, \
             (open(stdout_path, "wb") if stdout_path
              else tempfile.TemporaryFile()) as out:
-        busy = busy_cpu_s() + process_cpu_s(cluster)
+        busy = busy_cpu_s() - process_cpu_s(cluster)
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
