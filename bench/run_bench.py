@@ -2,13 +2,17 @@
 """weir benchmarks over the CLI. Prints one JSON line per figure.
 
 Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
+           [--only LETTERS] [--limits DIR] [--data-dir DIR]
 
 (a) wall time of `weir run` for a trivial job, process start to exit
-(b) word count throughput (MB/s) on a generated 50 MB text, parallelism 2
-(c) keyed sum of 10 million records (key = i mod 1000), records/s
+(b) word count throughput (MB/s, MB = MiB) on a generated 50 MB text
+    (10,000-word vocabulary), parallelism 2; ratio to wordcount.cpp
+(c) keyed sum of 10 million records (key = i mod 1000), records/s, on the
+    first records (examples/keyed_sum.json); ratio to keyed_sum.cpp
 (d) deploy and finish a job of 10,000 subtasks, subtasks/s
 (e) session cluster start (jobmanager + 2 taskmanagers) to a trivial job's result
-(f) cross-process exchange between two taskmanagers, MiB/s
+(f) cross-process exchange between two taskmanagers, MiB/s; and of rows of
+    3 int64 fields (sequence -> map select -> rebalance -> discard), rows/s
 (g) word count of the 50 MB text at parallelism 4 over two taskmanager processes
 (h) kill -9 a taskmanager during a job: detection, back to RUNNING, slowdown
 (i) SIGSTOP a taskmanager during a job: detection
@@ -22,7 +26,32 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     declared lost, restarts, checkpoints completed, the jobmanager's peak RSS
 (p) false positives under load: a running job while four busy loops
     (`yes > /dev/null`) share the cores, for --load-seconds
+(q) keyed sum of 10 million records (key = i mod 1000) on typed rows
+    (examples/keyed_sum_rows.json --to 9999999), parallelism 2, records/s;
+    ratio to keyed_sum.cpp; the sums are checked against the limit's
+(r) the log example (examples/log_bytes.json) on a generated 1 GiB access
+    log (10,000 users, ~20% of statuses >= 400, 0.1% malformed lines),
+    parallelism 2, MiB/s; ratio to bench/limits/log_bytes.cpp; the per-user
+    sums and the skipped lines are checked against the limit's
 Each figure is the median of --runs runs; the JSON also holds every run.
+
+Figures b, c, q and r are reported as a ratio to a one-thread C++ program
+that does the same work with no framework (a "limit"), measured in the same
+run, each weir run followed by a limit run: absolute numbers move with the
+machine and its load. The limits keyed_sum.cpp and wordcount.cpp are in
+--limits (default ../shared/limits beside the checkout), log_bytes.cpp is
+bench/limits/; each is compiled with g++ -O2 into the run's temporary
+folder. Their JSON holds: value (weir's rate by wall time, process start to
+exit) and value_job_runtime (by the "Job Runtime: N ms" weir prints), the
+limit's rate (by its own timer), ratio_wall and ratio_job_runtime against
+it, target_ratio, cpu_ratio (the limit's CPU time over weir's, both whole
+processes: how much more CPU weir spends on the same work, which the load of
+the machine moves far less than the rates), weir's peak RSS (os.wait4 of the
+weir process: the embedded cluster runs in it), the 1-minute load average
+before each run and others_cores, how many cores other processes kept busy
+during each run (the machine is shared: 0 is a quiet machine, 2 both cores
+busy with others). Generated inputs of r are kept in --data-dir (default
+$TMPDIR/weir-bench-data) and reused.
 """
 import argparse
 import datetime
@@ -67,6 +96,197 @@ def generate_text(path, size_bytes, vocabulary=10_000, seed=42):
             f.write(line)
             written += len(line)
     return written
+
+
+# The access log of figure r: statuses with 20 of 100 at or above 400.
+METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD"]
+METHOD_WEIGHTS = [70, 15, 8, 4, 3]
+PATHS = ["/index.html", "/login", "/logout", "/search?q=weir", "/img/logo.png",
+         "/api/v1/items", "/api/v1/orders", "/static/app.js",
+         "/static/app.css", "/cart", "/checkout", "/help"]
+STATUSES = ["200", "201", "204", "301", "304", "400", "401", "403", "404",
+            "500", "503"]
+STATUS_WEIGHTS = [60, 5, 3, 5, 7, 3, 3, 2, 8, 2, 2]
+BAD_STATUSES = ["OK", "-", "ERR"]
+
+
+def generate_access_log(path, size_bytes, users=10_000, seed=7, chunk=50_000):
+    """Writes lines like `2026-11-30T10:00:01Z user42 GET /index.html 200
+    512` until `size_bytes` (one second apart; bytes 0..100000; 1 line in
+    1000 with a non-numeric status), to a temporary name first, so that a
+    file at `path` is always whole. Returns its size."""
+    rng = random.Random(seed)
+    names = [f"user{u}" for u in range(users)]
+    clock = [f"{h:02d}:{m:02d}:{s:02d}" for h in range(24) for m in range(60)
+             for s in range(60)]
+    written = second = 0
+    partial = path + ".partial"
+    with open(partial, "w") as f:
+        while written < size_bytes:
+            user = rng.choices(names, k=chunk)
+            method = rng.choices(METHODS, METHOD_WEIGHTS, k=chunk)
+            where = rng.choices(PATHS, k=chunk)
+            status = rng.choices(STATUSES, STATUS_WEIGHTS, k=chunk)
+            size = rng.choices(range(100_001), k=chunk)
+            for i in rng.sample(range(chunk), chunk // 1000):
+                status[i] = rng.choice(BAD_STATUSES)
+            lines = []
+            for i in range(chunk):
+                day, s = divmod(second + i, 86400)
+                lines.append(f"2026-11-{1 + day % 30:02d}T{clock[s]}Z {user[i]} "
+                             f"{method[i]} {where[i]} {status[i]} {size[i]}\n")
+            second += chunk
+            text = "".join(lines)
+            f.write(text)
+            written += len(text)
+    os.replace(partial, path)
+    return written
+
+
+JOB_RUNTIME = re.compile(r"Job Runtime: (\d+) ms")
+
+
+def busy_cpu_s():
+    """CPU seconds the machine's cores have been busy since boot
+    (/proc/stat)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pids):
+    """CPU seconds the processes `pids` have used (/proc/PID/stat)."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measured(cmd, stdout_path=None, cluster=()):
+    """Runs a command once. Returns its wall seconds, weir's own "Job
+    Runtime" in seconds (None without one), its peak RSS in MiB (os.wait4:
+    this process, and any children it waited for), its stderr, its stdout
+    (unless written to `stdout_path`), the 1-minute load average before it
+    started and others_cores: how many cores other processes kept busy
+    meanwhile, on average (the machine's busy time from /proc/stat less the
+    CPU time of the command and of the `cluster` processes it runs on, over
+    the wall time). Fails loudly on a non-zero exit."""
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryFile() as err, \
+            (open(stdout_path, "wb") if stdout_path
+             else tempfile.TemporaryFile()) as out:
+        busy = busy_cpu_s() - process_cpu_s(cluster)
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        others = busy_cpu_s() - process_cpu_s(cluster) - busy \
+            - usage.ru_utime - usage.ru_stime
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode(errors="replace")
+        out.seek(0)
+        printed = None if stdout_path else out.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {text}")
+    m = JOB_RUNTIME.search(text)
+    return {"wall_s": wall, "job_s": int(m.group(1)) / 1000 if m else None,
+            "rss_mib": usage.ru_maxrss / 1024, "stderr": text,
+            "stdout": printed, "load": load,
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+            "others_cores": round(max(others, 0) / wall, 2)}
+
+
+def limit_program(tmp, limits, name):
+    """The limit `name` compiled with g++ -O2 into `tmp` (once per run):
+    log_bytes from bench/limits/, the others from `limits`."""
+    exe = os.path.join(tmp, "limits", name)
+    if not os.path.exists(exe):
+        folder = os.path.join(ROOT, "bench/limits") if name == "log_bytes" \
+            else limits
+        src = os.path.join(folder, name + ".cpp")
+        if not os.path.exists(src):
+            raise SystemExit(f"limit program {src} not found (--limits DIR: "
+                             "the folder of keyed_sum.cpp and wordcount.cpp)")
+        os.makedirs(os.path.dirname(exe), exist_ok=True)
+        subprocess.run(["g++", "-O2", "-std=c++17", src, "-o", exe],
+                       check=True)
+    return exe
+
+
+def run_limit(cmd):
+    """Runs a limit program once: its JSON line, with the load of the
+    machine (as measured() has it)."""
+    run = measured(cmd)
+    return dict(json.loads(run["stdout"].splitlines()[0]), load=run["load"],
+                cpu_s=run["cpu_s"], others_cores=run["others_cores"])
+
+
+def alternate(runs, weir_run, limit_run):
+    """`runs` pairs: a weir run, then a limit run, so that both see the same
+    load. Returns the two lists."""
+    pairs = [(weir_run(), limit_run()) for _ in range(runs)]
+    return [w for w, _ in pairs], [l for _, l in pairs]
+
+
+def emit_vs_limit(name, unit, work, weir, limits, limit_name,
+                  target_ratio=None, target=None, **extra):
+    """Prints a figure against its limit. `work`: what both did (records,
+    MiB), `weir`: measured() runs, `limits`: run_limit() runs (their
+    "seconds" is the limit's own timer). Rates are of the median runs;
+    `target` is one for weir's rate by wall time, `target_ratio` for the
+    ratios."""
+    med = statistics.median
+    wall = med(r["wall_s"] for r in weir)
+    job = med(r["job_s"] for r in weir)
+    limit = med(l["seconds"] for l in limits)
+    ratio_wall, ratio_job = limit / wall, limit / job
+    figure = {"figure": name, "value": round(work / wall, 3), "unit": unit,
+              "value_job_runtime": round(work / job, 3)}
+    if target is not None:
+        figure.update(target=target, met=work / wall >= target)
+    figure.update(
+        limit={"program": limit_name, "value": round(work / limit, 3),
+               "runs_s": [l["seconds"] for l in limits],
+               "cpu_s": [l["cpu_s"] for l in limits],
+               "load_avg_1m": [round(l["load"], 2) for l in limits],
+               "others_cores": [l["others_cores"] for l in limits]},
+        ratio_wall=round(ratio_wall, 3), ratio_job_runtime=round(ratio_job, 3),
+        cpu_ratio=round(med(l["cpu_s"] for l in limits)
+                        / med(r["cpu_s"] for r in weir), 3))
+    if target_ratio is not None:
+        figure.update(target_ratio=target_ratio,
+                      met_ratio_wall=ratio_wall >= target_ratio,
+                      met_ratio_job_runtime=ratio_job >= target_ratio)
+    figure.update(
+        extra, runs_s=[round(r["wall_s"], 4) for r in weir],
+        job_runtime_s=[r["job_s"] for r in weir],
+        cpu_s=[r["cpu_s"] for r in weir],
+        peak_rss_mib=round(max(r["rss_mib"] for r in weir), 1),
+        peak_rss_mib_runs=[round(r["rss_mib"], 1) for r in weir],
+        load_avg_1m=[round(r["load"], 2) for r in weir],
+        others_cores=[r["others_cores"] for r in weir])
+    print(json.dumps(figure), flush=True)
+
+
+def same_as_limit(figure, runs, limits, fields):
+    """Fails loudly unless every weir run found what the limit found: the
+    same value of each of `fields`."""
+    want = {f: limits[0][f] for f in fields}
+    for run in runs:
+        got = {f: run[f] for f in fields}
+        if got != want:
+            raise SystemExit(f"{figure}: weir's result {got} differs from "
+                             f"the limit's {want}")
+
+
+def tab_separated(path):
+    """A sink's "key<TAB>value" lines as a dict of int values."""
+    with open(path) as f:
+        return {k: int(v) for k, v in (line.rstrip("\n").split("\t")
+                                       for line in f)}
 
 
 class Session:
@@ -161,11 +381,20 @@ def emit(name, unit, value, runs, target, higher_is_better, **extra):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcdefghijklmn")
+    parser.add_argument("--only", default="abcdefghijklmnqr",
+                        help="the figures' letters (o and p: only when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
+    parser.add_argument("--limits", default=os.path.join(
+        os.path.dirname(ROOT), "shared", "limits"),
+        help="folder of keyed_sum.cpp and wordcount.cpp")
+    parser.add_argument("--data-dir", default=os.path.join(
+        tempfile.gettempdir(), "weir-bench-data"),
+        help="generated inputs kept between runs (figure r)")
     args = parser.parse_args()
     weir = args.weir
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,19 +404,17 @@ def main():
             emit("a_trivial_job_wall_time", "ms", statistics.median(runs) * 1000,
                  runs, 50, False)
         if "b" in args.only:
-            text = os.path.join(tmp, "words.txt")
-            size = generate_text(text, 50 * 1024 * 1024)
-            out = os.path.join(tmp, "counts.txt")
-            runs = repeat([weir, "run", "examples/wordcount.json", "-p", "2",
-                           "--input", text, "--output", out], args.runs)
-            mb = size / (1024 * 1024)
-            emit("b_wordcount_throughput", "MB/s", mb / statistics.median(runs),
-                 runs, 130, True, input_mb=round(mb, 1))
+            wordcount_figure(weir, tmp, args)
         if "c" in args.only:
-            runs = repeat([weir, "run", "examples/keyed_sum.json", "--to",
-                           "10000000", "--modulus", "1000"], args.runs)
-            emit("c_keyed_sum_throughput", "records/s",
-                 10_000_000 / statistics.median(runs), runs, 30_000_000, True)
+            keyed_sum = limit_program(tmp, args.limits, "keyed_sum")
+            runs, limits = alternate(
+                args.runs,
+                lambda: measured([weir, "run", "examples/keyed_sum.json",
+                                  "--to", "10000000", "--modulus", "1000"]),
+                lambda: run_limit([keyed_sum, "10000000", "1000"]))
+            emit_vs_limit("c_keyed_sum_throughput", "records/s", 10_000_000,
+                          runs, limits, "keyed_sum.cpp", target_ratio=1.0,
+                          target=30_000_000)
         if "d" in args.only:
             spec = os.path.join(tmp, "wide.json")
             with open(spec, "w") as f:
@@ -236,17 +463,26 @@ def main():
                            "edges": [{"from": "lines", "to": "sink",
                                       "partitioning": "rebalance"}]}, f)
             crossed = size / 2 / (1024 * 1024)
+            rows_spec = os.path.join(tmp, "exchange_rows.json")
+            with open(rows_spec, "w") as f:
+                json.dump(EXCHANGE_ROWS, f)
             for suffix, node, client in transports(weir, tmp):
                 session = Session(weir, tmp, workers=2, slots=1,
                                   node_flags=node)
                 try:
                     runs = repeat([weir, "run", "-m", session.address, spec]
                                   + client, args.runs)
+                    rows = [measured([weir, "run", "-m", session.address,
+                                      rows_spec] + client,
+                                     cluster=[p.pid for p in session.procs])
+                            for _ in range(args.runs)]
                 finally:
                     session.close()
                 emit("f_cross_process_exchange" + suffix, "MiB/s",
                      crossed / statistics.median(runs), runs, 500, True,
                      crossed_mib=round(crossed, 1))
+                emit_exchange_rows("f_cross_process_exchange_rows" + suffix,
+                                   rows)
         if "g" in args.only:
             text = os.path.join(tmp, "words.txt")
             if not os.path.exists(text):
@@ -271,6 +507,138 @@ def main():
             driver_figures(weir, tmp, args.runs)
         if set("op") & set(args.only):
             load_figures(weir, tmp, args.only, args.load_seconds)
+        if "q" in args.only:
+            keyed_sum_rows_figure(weir, tmp, args)
+        if "r" in args.only:
+            log_bytes_figure(weir, tmp, args)
+
+
+def wordcount_figure(weir, tmp, args):
+    """(b) Word count of 50 MB against wordcount.cpp; every run's counts
+    (words, distinct words) are checked against the limit's."""
+    text = os.path.join(tmp, "words.txt")
+    size = generate_text(text, 50 * 1024 * 1024)
+    out = os.path.join(tmp, "counts.txt")
+    wordcount = limit_program(tmp, args.limits, "wordcount")
+
+    def weir_run():
+        run = measured([weir, "run", "examples/wordcount.json", "-p", "2",
+                        "--input", text, "--output", out])
+        counts = tab_separated(out)
+        return dict(run, words=sum(counts.values()), distinct=len(counts))
+    runs, limits = alternate(args.runs, weir_run,
+                             lambda: run_limit([wordcount, text]))
+    same_as_limit("b", runs, limits, ["words", "distinct"])
+    mb = size / (1024 * 1024)
+    emit_vs_limit("b_wordcount_throughput", "MB/s", mb, runs, limits,
+                  "wordcount.cpp", target_ratio=1.6, target=130,
+                  input_mb=round(mb, 1), words=limits[0]["words"],
+                  distinct=limits[0]["distinct"])
+
+
+def keyed_sum_rows_figure(weir, tmp, args):
+    """(q) The keyed sum of figure c on typed rows (records 0..9,999,999, as
+    keyed_sum.cpp sums them) against keyed_sum.cpp; every run's sums are
+    checked against the limit's: as many keys, the same XOR of the sums."""
+    keyed_sum = limit_program(tmp, args.limits, "keyed_sum")
+    out = os.path.join(tmp, "sums-q.txt")
+
+    def weir_run():
+        run = measured([weir, "run", "examples/keyed_sum_rows.json", "-p", "2",
+                        "--to", "9999999"], stdout_path=out)
+        sums = tab_separated(out)
+        check = 0
+        for v in sums.values():
+            check ^= v
+        return dict(run, keys=len(sums), check=check)
+    runs, limits = alternate(
+        args.runs, weir_run,
+        lambda: run_limit([keyed_sum, "10000000", "1000"]))
+    same_as_limit("q", runs, limits, ["keys", "check"])
+    emit_vs_limit("q_keyed_sum_rows_throughput", "records/s", 10_000_000,
+                  runs, limits, "keyed_sum.cpp", target_ratio=1.0)
+
+
+def log_bytes_figure(weir, tmp, args):
+    """(r) The log example on a 1 GiB access log (generated once into
+    --data-dir and reused) against bench/limits/log_bytes.cpp. Every run's
+    per-user sums and skipped lines are checked against the limit's."""
+    os.makedirs(args.data_dir, exist_ok=True)
+    # v1: a new name whenever generate_access_log writes other lines.
+    log = os.path.join(args.data_dir, "access-1gib-seed7-v1.log")
+    if not os.path.exists(log):
+        generate_access_log(log, 1024 * 1024 * 1024)
+    # Read once, so that every run reads it from the page cache.
+    with open(log, "rb") as f:
+        while f.read(16 * 1024 * 1024):
+            pass
+    log_bytes = limit_program(tmp, args.limits, "log_bytes")
+    want_path = os.path.join(tmp, "log-sums-limit.txt")
+    out = os.path.join(tmp, "log-sums.txt")
+
+    def weir_run():
+        run = measured([weir, "run", "examples/log_bytes.json", "-p", "2",
+                        "--input", log, "--output", out])
+        skipped = re.search(r"Skipped: (\d+) record", run["stderr"])
+        return dict(run, sums=tab_separated(out),
+                    skipped=int(skipped.group(1)) if skipped else 0)
+    runs, limits = alternate(args.runs, weir_run,
+                             lambda: run_limit([log_bytes, log, want_path]))
+    want = tab_separated(want_path)
+    for run in runs:
+        got = run.pop("sums")
+        if got != want:
+            wrong = sorted(k for k in set(got) | set(want)
+                           if got.get(k) != want.get(k))
+            raise SystemExit(
+                f"r: weir's sums differ from log_bytes.cpp's for {len(wrong)} "
+                f"users, e.g. " + ", ".join(
+                    f"{k}: weir {got.get(k)}, limit {want.get(k)}"
+                    for k in wrong[:5]))
+    same_as_limit("r", runs, limits, ["skipped"])
+    mib = os.path.getsize(log) / (1024 * 1024)
+    emit_vs_limit("r_log_bytes_1gib", "MiB/s", mib, runs, limits,
+                  "bench/limits/log_bytes.cpp", input_mib=round(mib, 1),
+                  lines=limits[0]["lines"], kept=limits[0]["kept"],
+                  skipped=limits[0]["skipped"], users=len(want))
+
+
+# Figure f's rows: three int64 fields (24 bytes of values a row) made from a
+# sequence by the expression engine; like f's lines, subtask k of both
+# vertices shares slot k of worker k, so half of the rows cross to the other
+# process (rebalance).
+EXCHANGE_ROWS_COUNT = 50_000_000
+EXCHANGE_ROWS = {
+    "name": "exchange_rows", "parallelism": 2,
+    "vertices": [
+        {"id": "numbers", "operator": "sequence",
+         "params": {"from": 0, "to": EXCHANGE_ROWS_COUNT - 1}},
+        {"id": "rows", "operator": "map",
+         "params": {"select": "value as a, value * 2 as b, value % 7 as c"}},
+        {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "numbers", "to": "rows", "partitioning": "forward"},
+              {"from": "rows", "to": "sink", "partitioning": "rebalance"}]}
+
+
+def emit_exchange_rows(name, runs):
+    """Prints figure f's rows variant: rows/s through the job by wall time
+    (the client's process start to exit) and by weir's Job Runtime, and by
+    wall time the rows and values' MiB/s that crossed between the processes
+    (half of them)."""
+    wall = statistics.median(r["wall_s"] for r in runs)
+    job = statistics.median(r["job_s"] for r in runs)
+    crossed = EXCHANGE_ROWS_COUNT / 2
+    print(json.dumps({
+        "figure": name, "value": round(EXCHANGE_ROWS_COUNT / wall),
+        "unit": "rows/s",
+        "value_job_runtime": round(EXCHANGE_ROWS_COUNT / job),
+        "crossed_rows_per_s": round(crossed / wall),
+        "crossed_mib_per_s": round(crossed * 24 / 2**20 / wall, 1),
+        "rows": EXCHANGE_ROWS_COUNT, "fields": "a: int64, b: int64, c: int64",
+        "runs_s": [round(r["wall_s"], 4) for r in runs],
+        "job_runtime_s": [r["job_s"] for r in runs],
+        "load_avg_1m": [round(r["load"], 2) for r in runs],
+        "others_cores": [r["others_cores"] for r in runs]}), flush=True)
 
 
 PACED = {"name": "paced", "parallelism": 2,
