@@ -330,11 +330,12 @@ void tokenize(std::string_view line, int64_t ts, row_batch& out) {
       ++i;
     if (i == start)
       continue;
+    // Copy, then lower-case in place: append is a memcpy, where a resize
+    // per word zero-filled first.
     auto first = words.chars.size();
-    words.chars.resize(first + (i - start));
-    auto* dst = words.chars.data() + first;
-    for (size_t k = start; k < i; ++k)
-      *dst++ = bytes.lower[idx(line[k])];
+    words.chars.append(line.data() + start, i - start);
+    for (auto k = first; k < words.chars.size(); ++k)
+      words.chars[k] = bytes.lower[idx(words.chars[k])];
     words.ends.push_back(static_cast<uint32_t>(words.chars.size()));
     ones.ints.push_back(1);
     ++out.rows;
