@@ -333,3 +333,31 @@ TEST_CASE("typed keyed state (two key fields, one an integer) survives stop "
     CHECK(sorted_lines(r.out) == expected);
   }
 }
+
+TEST_CASE("rows of three fields through broadcast and rebalance on a session "
+          "cluster of two taskmanagers arrive whole") {
+  temp_dir dir;
+  auto spec = dir.write("fan.json", R"({
+    "name": "fan", "parallelism": 2,
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 1000}},
+      {"id": "rows", "operator": "map", "params": {"select":
+         "value as n, concat('r', value) as s, value / 4.0 as q"}},
+      {"id": "copies", "operator": "project", "params": {"fields": "n, s, q"}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "rows"},
+              {"from": "rows", "to": "copies", "partitioning": "broadcast"},
+              {"from": "copies", "to": "out", "partitioning": "rebalance"}]})");
+  session_cluster cluster;
+  cluster.add_worker("a", 3);
+  cluster.add_worker("b", 3);
+  auto r = cluster.client({"run", spec});
+  REQUIRE(r.exit_code == 0);
+  // Broadcast to 2 consumers: every row twice.
+  std::vector<std::string> expected;
+  for (int n = 1; n <= 1000; ++n)
+    for (int copy = 0; copy < 2; ++copy)
+      expected.push_back(fmt::format("{}\tr{}\t{}", n, n, n / 4.0));
+  std::sort(expected.begin(), expected.end());
+  CHECK(sorted_lines(r.out) == expected);
+}
