@@ -162,6 +162,7 @@ TEST_CASE("weir run --state-dir says what it recovered and what became of "
     // It is still there for the next run.
     auto again = run_weir({"run", "examples/collect.json", "--to", "2",
                            "--state-dir", state, "--slots", "3"});
+    INFO("the second run said: " << again.err);
     CHECK(again.exit_code == 0);
     CHECK(again.err.find(recovered(wide) + ", left unfinished there")
           != std::string::npos);
