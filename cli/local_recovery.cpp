@@ -34,8 +34,10 @@ std::vector<job_status> recovered_jobs_of(caf::actor_system& sys,
                                           const job_id& own) {
   caf::scoped_actor self{sys};
   std::vector<job_status> recovered;
+  // By the Dispatcher's flag, not by state: a recovered job may have
+  // finished already, before this list.
   for (auto& s : list_jobs(self, dispatcher))
-    if (!is_globally_terminal(s.state) && s.id != own)
+    if (s.recovered && s.id != own)
       recovered.push_back(std::move(s));
   return recovered;
 }

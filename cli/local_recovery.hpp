@@ -15,9 +15,9 @@ class actor_system;
 namespace weir::cli {
 
 /// The jobs the embedded cluster of `weir run --state-dir DIR` recovered:
-/// those it knows at its start that have not ended (asked once the
-/// Dispatcher's recovery is done), but `own` (a job submitted again under
-/// its --jobid). Empty when the Dispatcher does not answer.
+/// those its Dispatcher recovered from the state directory at its start
+/// (job_status::recovered), ended since or not, but `own` (a job submitted
+/// again under its --jobid). Empty when the Dispatcher does not answer.
 std::vector<job_status> recovered_jobs_of(caf::actor_system& sys,
                                           const dispatcher_actor& dispatcher,
                                           const job_id& own);

@@ -52,7 +52,7 @@ std::vector<job_id> job_table::recover(const recovered_jobs& rec,
   for (auto& g : rec.graphs) {
     if (jobs_.count(g.id) > 0)
       continue; // finished before: never run twice
-    add(g, now_ms);
+    add(g, now_ms).recovered = true;
     to_run.push_back(g.id);
   }
   return to_run;
@@ -80,6 +80,12 @@ void job_table::reported(const caf::actor_addr& jm, job_status s) {
 }
 
 job_status job_table::status_of(const job_id& id, const job_entry& e) {
+  auto s = current_status(id, e);
+  s.recovered = e.recovered;
+  return s;
+}
+
+job_status job_table::current_status(const job_id& id, const job_entry& e) {
   if (auto* r = e.ended_with())
     return status_of(*r);
   if (e.live)

@@ -34,6 +34,8 @@ struct job_entry {
   std::optional<job_result> completing;
   /// A cancel arrived before the job was stored and its JobMaster started.
   bool cancel_requested = false;
+  /// Recovered from the state directory when the Dispatcher started.
+  bool recovered = false;
   int64_t submitted_ms = 0;
   /// JobMasters started for this job so far, minus one.
   int32_t incarnation = -1;
@@ -114,6 +116,8 @@ public:
   /// or being stored), what its JobMaster reported, or CREATED (submitted,
   /// no JobMaster report yet; CANCELLING when a cancel came first).
   static job_status status_of(const job_id& id, const job_entry& e);
+  /// status_of without the recovered flag.
+  static job_status current_status(const job_id& id, const job_entry& e);
 
   /// What to do about the job of an ended JobMaster.
   struct end_decision {

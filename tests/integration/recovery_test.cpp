@@ -3,7 +3,14 @@
 // records are reported by key and skipped.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <thread>
 #include <chrono>
 
 #include <caf/actor_system.hpp>
@@ -136,6 +143,8 @@ void store_unfinished(const std::string& state, const job_graph& g) {
 
 } // namespace
 
+using namespace std::chrono_literals;
+
 TEST_CASE("weir run --state-dir says what it recovered and what became of "
           "it") {
   temp_dir dir;
@@ -170,15 +179,38 @@ TEST_CASE("weir run --state-dir says what it recovered and what became of "
   SUBCASE("a job that gets its slots runs; a finished one is said so") {
     auto small = evens_graph(10, 1);
     store_unfinished(state, small);
-    // Paced for about half a second: the recovered job, started first,
-    // finishes meanwhile.
-    auto paced = dir.write("paced.json", R"({
-      "name": "paced",
+    // This run's own job reads a FIFO, so it ends only when the test
+    // closes its writing end: after the event log says that the recovered
+    // job finished.
+    auto fifo = dir.file("gate");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    auto held = dir.write("held.json", fmt::format(R"({{
+      "name": "held",
       "vertices": [
-        {"id": "gen", "operator": "generator", "params": {"count": 500, "rate": 1000, "keys": 2}},
-        {"id": "out", "operator": "discard"}],
-      "edges": [{"from": "gen", "to": "out", "partitioning": "forward"}]})");
-    auto r = run_weir({"run", paced, "--slots", "2", "--state-dir", state});
+        {{"id": "in", "operator": "text_file", "params": {{"path": "{}"}}}},
+        {{"id": "out", "operator": "discard"}}],
+      "edges": [{{"from": "in", "to": "out", "partitioning": "forward"}}]}})",
+                                                    fifo));
+    auto log = dir.file("events.log");
+    running_process run{{std::getenv("WEIR_BIN"), "run", held, "--slots", "2",
+                         "--state-dir", state, "--log", log}};
+    REQUIRE(run.wait_for_stderr(recovered(small) + ", left unfinished there",
+                                30s));
+    auto deadline = std::chrono::steady_clock::now() + 30s;
+    bool finished = false;
+    while (!finished && std::chrono::steady_clock::now() < deadline) {
+      std::ifstream in{log};
+      std::string text{std::istreambuf_iterator<char>{in}, {}};
+      finished = text.find("(evens) switched from RUNNING to FINISHED")
+                 != std::string::npos;
+      if (!finished)
+        std::this_thread::sleep_for(20ms); // polling the log, with a deadline
+    }
+    REQUIRE(finished);
+    int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    ::close(fd); // end of the own job's input
+    auto r = run.finish(60s);
     CHECK(r.exit_code == 0);
     CHECK(r.err.find(recovered(small) + "; it finished\n")
           != std::string::npos);
