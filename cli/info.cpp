@@ -7,6 +7,7 @@
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/job_command.hpp"
+#include "cli/user_code.hpp"
 #include "plan/chaining.hpp"
 
 namespace weir::cli {
@@ -22,6 +23,8 @@ cxxopts::Options info_flags() {
     ("p,parallelism", "parallelism of the vertices that set none "
      "(parallelism.default; default: the spec's)", cxxopts::value<int32_t>())
     ("h,help", "print this help");
+  // The user libraries of the job, so that its user operators are known.
+  add_user_code_flags(opts);
   add_config_flags(opts);
   return opts;
 }
@@ -38,8 +41,11 @@ int info_action(const std::vector<std::string>& args) {
   std::optional<int32_t> parallelism;
   if (!default_parallelism("weir info", *cfg, *cmd, parallelism))
     return exit_bad_input;
+  auto user = prepare_user_code("info", cmd->flags);
+  if (!user)
+    return exit_bad_input;
   job_graph g;
-  if (auto err = load_job(cmd->args, parallelism, g)) {
+  if (auto err = load_job(cmd->args, parallelism, g, user->operators)) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }

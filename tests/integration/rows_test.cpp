@@ -226,8 +226,10 @@ TEST_CASE("a user operator reads and writes fields by name (kilobytes in the "
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == "1023\t0.9990234375\n1024\t1\n1025\t1.0009765625\n");
   auto info = run_weir({"info", spec, "--libjars", ops}, 30s);
-  if (info.exit_code == 0) // weir info --libjars is issue 16's
-    CHECK(info.out.find("(bytes: int64, bytes_kb: double)") != std::string::npos);
+  REQUIRE(info.exit_code == 0);
+  CHECK(info.out.find("  kb -> out         forward  (bytes: int64, bytes_kb: "
+                      "double)  chained\n")
+        != std::string::npos);
   // A field of the wrong type is a planning error naming it.
   auto bad = dir.write("bad.json", fmt::format(R"({{
     "name": "bad",
