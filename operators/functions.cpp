@@ -296,7 +296,11 @@ struct contains {
 
 } // namespace
 
-void tokenize(std::string_view line, int64_t ts, std::vector<record>& out) {
+namespace {
+
+/// Calls `f(word)` for each run of word bytes in `line` (tokenize's split).
+template <class F>
+void for_each_word(std::string_view line, F&& f) {
   size_t i = 0;
   size_t n = line.size();
   while (i < n) {
@@ -305,42 +309,45 @@ void tokenize(std::string_view line, int64_t ts, std::vector<record>& out) {
     size_t start = i;
     while (i < n && bytes.word[idx(line[i])])
       ++i;
-    if (i == start)
-      continue;
+    if (i > start)
+      f(line.substr(start, i - start));
+  }
+}
+
+/// Lower-cases [first, last) in place, ASCII only.
+void lower_in_place(char* first, char* last) {
+  for (; first != last; ++first)
+    *first = bytes.lower[idx(*first)];
+}
+
+} // namespace
+
+void tokenize(std::string_view line, int64_t ts, std::vector<record>& out) {
+  for_each_word(line, [&](std::string_view word) {
     record r;
-    r.key.resize(i - start);
-    for (size_t k = 0; k < i - start; ++k)
-      r.key[k] = bytes.lower[idx(line[start + k])];
+    r.key.assign(word.data(), word.size());
+    lower_in_place(r.key.data(), r.key.data() + r.key.size());
     r.num = 1;
     r.timestamp = ts;
     out.push_back(std::move(r));
-  }
+  });
 }
 
 void tokenize(std::string_view line, int64_t ts, row_batch& out) {
   auto& words = out.columns[0];
   auto& ones = out.columns[1];
-  size_t i = 0;
-  size_t n = line.size();
-  while (i < n) {
-    while (i < n && !bytes.word[idx(line[i])])
-      ++i;
-    size_t start = i;
-    while (i < n && bytes.word[idx(line[i])])
-      ++i;
-    if (i == start)
-      continue;
+  for_each_word(line, [&](std::string_view word) {
     // Copy, then lower-case in place: append is a memcpy, where a resize
     // per word zero-filled first.
     auto first = words.chars.size();
-    words.chars.append(line.data() + start, i - start);
-    for (auto k = first; k < words.chars.size(); ++k)
-      words.chars[k] = bytes.lower[idx(words.chars[k])];
+    words.chars.append(word.data(), word.size());
+    lower_in_place(words.chars.data() + first,
+                   words.chars.data() + words.chars.size());
     words.ends.push_back(static_cast<uint32_t>(words.chars.size()));
     ones.ints.push_back(1);
     ++out.rows;
     out.push_time(ts);
-  }
+  });
 }
 
 derived_schema function_schema(const std::string& op, const named_function& f,
