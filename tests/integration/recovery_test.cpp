@@ -8,9 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
-#include <thread>
 #include <chrono>
 
 #include <caf/actor_system.hpp>
@@ -196,17 +193,10 @@ TEST_CASE("weir run --state-dir says what it recovered and what became of "
                          "--state-dir", state, "--log", log}};
     REQUIRE(run.wait_for_stderr(recovered(small) + ", left unfinished there",
                                 30s));
-    auto deadline = std::chrono::steady_clock::now() + 30s;
-    bool finished = false;
-    while (!finished && std::chrono::steady_clock::now() < deadline) {
-      std::ifstream in{log};
-      std::string text{std::istreambuf_iterator<char>{in}, {}};
-      finished = text.find("(evens) switched from RUNNING to FINISHED")
-                 != std::string::npos;
-      if (!finished)
-        std::this_thread::sleep_for(20ms); // polling the log, with a deadline
-    }
-    REQUIRE(finished);
+    REQUIRE(eventually([&] {
+      return read_file(log).find("(evens) switched from RUNNING to FINISHED")
+             != std::string::npos;
+    }));
     int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
     REQUIRE(fd >= 0);
     ::close(fd); // end of the own job's input
