@@ -9,6 +9,7 @@
 #include "messages/errors.hpp"
 #include "messages/job_store.hpp"
 #include "messages/resource_manager.hpp"
+#include "messages/row_receiver.hpp"
 #include "messages/subtask.hpp"
 #include "messages/task_executor.hpp"
 #include "messages/worker_launcher.hpp"
@@ -49,6 +50,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (weir::recovered_jobs))
   CAF_ADD_TYPE_ID(weir, (weir::resource_id))
   CAF_ADD_TYPE_ID(weir, (weir::row_batch))
+  CAF_ADD_TYPE_ID(weir, (weir::row_delivery))
   CAF_ADD_TYPE_ID(weir, (weir::resource_manager_actor))
   CAF_ADD_TYPE_ID(weir, (weir::resource_manager_id))
   CAF_ADD_TYPE_ID(weir, (weir::resource_profile))

@@ -17,6 +17,30 @@ namespace weir::plugin {
 /// `daemon` (cancelled once nothing else is left).
 enum class job_priority { normal, daemon };
 
+/// A job built in code (api/job_builder.hpp).
+struct job_definition {
+  std::string name;
+  /// The job as a JSON job spec, the format of `weir run SPEC`.
+  std::string spec_json;
+  /// What only this process can run: its lambdas and actor sinks, one line
+  /// each ("step 'shout' (a map lambda)"). Only an embedded cluster of this
+  /// process runs a job that has any.
+  std::vector<std::string> in_process_steps;
+};
+
+/// Why `job` cannot run on a cluster in another process, or "" when it
+/// can: one line naming its first in-process step.
+inline std::string cannot_travel(const job_definition& job) {
+  if (job.in_process_steps.empty())
+    return {};
+  return "job '" + job.name + "': " + job.in_process_steps.front()
+         + " exists only in this process, so a cluster in another process "
+           "cannot run it: define the function with WEIR_MAP, "
+           "WEIR_FLAT_MAP or WEIR_FILTER in a library the cluster loads "
+           "(--libjars, the driver's library), or run the job on an "
+           "embedded cluster";
+}
+
 /// How a job ended, as its driver sees it.
 struct job_outcome {
   std::string id;
@@ -51,21 +75,38 @@ public:
                              job_priority priority = job_priority::normal)
     = 0;
 
+  /// Submits a job built in code; throws std::runtime_error when it is
+  /// refused, or when it has steps that exist only in the driver's process
+  /// (cannot_travel: the driver's jobs run on other workers).
+  std::string submit(const job_definition& job,
+                     job_priority priority = job_priority::normal) {
+    if (auto why = cannot_travel(job); !why.empty())
+      throw std::runtime_error(why);
+    return submit(job.spec_json, priority);
+  }
+
   /// Waits until job `id` has ended.
   virtual job_outcome wait(const std::string& id) = 0;
 
   /// Submits and waits; throws std::runtime_error when the job did not
   /// finish.
   job_outcome run(const std::string& spec_json) {
-    auto outcome = wait(submit(spec_json));
+    return finished(wait(submit(spec_json)));
+  }
+  job_outcome run(const job_definition& job) {
+    return finished(wait(submit(job)));
+  }
+
+  /// A line for the application's output (printed by an attached client).
+  virtual void print(const std::string& line) = 0;
+
+private:
+  static job_outcome finished(job_outcome outcome) {
     if (!outcome.finished())
       throw std::runtime_error("job " + outcome.id + " ended "
                                + outcome.state + ": " + outcome.error);
     return outcome;
   }
-
-  /// A line for the application's output (printed by an attached client).
-  virtual void print(const std::string& line) = 0;
 };
 
 /// A driver: returns the application's exit status (0: success); an

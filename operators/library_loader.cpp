@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "operators/in_process.hpp"
 #include "operators/plugin.hpp"
 
 namespace weir::ops {
@@ -26,7 +27,7 @@ public:
   }
 
   void add_operator(operator_factory f) override {
-    claim("operator", f.name, registry::builtin().find(f.name) != nullptr);
+    claim("operator", f.name, registry::builtin().has_own(f.name));
     target_.add(std::move(f));
   }
 
@@ -58,12 +59,21 @@ private:
   std::map<std::string, std::string>& owners_;
 };
 
-/// dlopen()s `path` once per process; returns its register function.
-register_fn open_library(const std::string& path) {
-  static std::map<std::string, register_fn> opened;
+/// What a library registers: through its register function, and the
+/// operators it names at static initialisation (WEIR_MAP and friends).
+struct opened_library {
+  register_fn reg = nullptr;
+  std::vector<operator_factory> named;
+};
+
+/// dlopen()s `path` once per process.
+const opened_library& open_library(const std::string& path) {
+  static std::map<std::string, opened_library> opened;
   if (auto i = opened.find(path); i != opened.end())
     return i->second;
+  begin_library_load();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  auto named = end_library_load();
   if (handle == nullptr) {
     const char* why = ::dlerror();
     throw operator_error(fmt::format("cannot load library '{}': {}", path,
@@ -84,8 +94,8 @@ register_fn open_library(const std::string& path) {
       "library '{}' was built against weir API version {}, this weir has "
       "version {} (weir_plugin_api_version)",
       path, v, WEIR_PLUGIN_API_VERSION));
-  opened.emplace(path, reg);
-  return reg;
+  return opened.emplace(path, opened_library{reg, std::move(named)})
+    .first->second;
 }
 
 } // namespace
@@ -101,10 +111,12 @@ const registry& registry_for(const std::vector<std::string>& paths) {
   auto reg = std::make_unique<registry>(registry::builtin());
   std::map<std::string, std::string> owners;
   for (auto& path : paths) {
-    auto fn = open_library(path);
+    auto& lib = open_library(path);
     collecting_registrar r{*reg, path, owners};
     try {
-      fn(&r);
+      for (auto& f : lib.named)
+        r.add_operator(f);
+      lib.reg(&r);
     } catch (const operator_error&) {
       throw;
     } catch (const std::exception& e) {

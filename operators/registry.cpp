@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "operators/builtins.hpp"
+#include "operators/in_process.hpp"
 
 namespace weir::ops {
 
@@ -77,7 +78,9 @@ void registry::add(operator_factory f) {
 
 const operator_factory* registry::find(const std::string& name) const {
   auto i = factories_.find(name);
-  return i == factories_.end() ? nullptr : &i->second;
+  // Then the program's own: a job builder's lambdas and the functions the
+  // program names (operators/in_process.hpp).
+  return i == factories_.end() ? find_in_process_operator(name) : &i->second;
 }
 
 sink_guarantee registry::guarantee_of(const std::string& name,

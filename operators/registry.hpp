@@ -84,8 +84,14 @@ public:
 
   void add(operator_factory f);
 
-  /// nullptr when no operator has this name.
+  /// nullptr when no operator has this name, here or among the process's
+  /// own (operators/in_process.hpp).
   const operator_factory* find(const std::string& name) const;
+
+  /// Whether this registry itself has operator `name`.
+  bool has_own(const std::string& name) const {
+    return factories_.count(name) != 0;
+  }
 
   void add_driver(const std::string& name, plugin::driver_function f);
 

@@ -10,7 +10,7 @@ import sys
 
 # Lowest first. A folder may include any folder at or before its position.
 LAYERS = ["messages", "config", "net", "storage", "operators", "plan", "dataplane",
-          "actors", "cluster", "cli"]
+          "actors", "cluster", "api", "cli"]
 # Third-party headers only one folder may use.
 OWNED = {"rocksdb/": "storage", "cxxopts": "cli", "openssl/": "net"}
 # Folders that stay free of actors: no CAF actor headers, no actor interfaces.

@@ -1,0 +1,203 @@
+#include "api/cluster.hpp"
+
+#include <chrono>
+
+#include <unistd.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "actors/task_executor/task_executor.hpp"
+#include "cluster/gateway.hpp"
+#include "cluster/local_state.hpp"
+#include "cluster/mini_cluster.hpp"
+#include "cluster/runtime_config.hpp"
+#include "config/config.hpp"
+#include "messages/errors.hpp"
+#include "net/transport.hpp"
+#include "plan/job_spec.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+caf::expected<configuration>
+configuration_of(const std::map<std::string, std::string>& values,
+                 const std::string& origin) {
+  configuration cfg;
+  if (auto err = cfg.apply(values, origin))
+    return err;
+  return cfg;
+}
+
+/// One blocking request from a scoped actor: the reply or the error.
+template <class T, class Timeout, class... Ts>
+caf::expected<T> ask(caf::actor_system& sys, const dispatcher_actor& d,
+                     Timeout timeout, Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  caf::expected<T> result{caf::error{}};
+  self->request(d, timeout, std::forward<Ts>(xs)...)
+    .receive([&](T& x) { result = std::move(x); },
+             [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+} // namespace
+
+void prepare_actor_system(caf::actor_system_config& cfg) {
+  configure_actor_system(cfg);
+}
+
+caf::error
+prepare_remote_actor_system(caf::actor_system_config& cfg,
+                            const std::map<std::string, std::string>& config) {
+  auto settings = configuration_of(config, "prepare_remote_actor_system");
+  if (!settings)
+    return settings.error();
+  configure_actor_system(cfg, remoting::from(*settings));
+  return {};
+}
+
+// -- cluster_client -------------------------------------------------------------
+
+cluster_client::cluster_client(caf::actor_system& sys,
+                               dispatcher_actor dispatcher, bool in_process)
+  : sys_(sys), dispatcher_(std::move(dispatcher)), in_process_(in_process) {
+}
+
+caf::expected<job_id>
+cluster_client::submit(const job_definition& job,
+                       std::optional<int32_t> parallelism) {
+  if (!in_process_)
+    if (auto why = plugin::cannot_travel(job); !why.empty())
+      return make_error(errc::invalid_job, why);
+  auto spec = parse_job_spec_text(job.spec_json, "job '" + job.name + "'");
+  if (!spec)
+    return spec.error();
+  // The operators of this process: built-in ones, the program's named
+  // functions and its in-process steps (registry::find).
+  auto graph = resolve_job_graph(*spec, {}, parallelism);
+  if (!graph)
+    return graph.error();
+  return ask<job_id>(sys_, dispatcher_, 60s, submit_atom_v,
+                     std::move(*graph));
+}
+
+caf::expected<job_result> cluster_client::wait(const job_id& id) {
+  // One request without a deadline: the Dispatcher answers once the job
+  // has ended (cli/run.cpp explains why not a renewed short one).
+  return ask<job_result>(sys_, dispatcher_, caf::infinite, result_atom_v, id);
+}
+
+caf::expected<job_result> cluster_client::run(const job_definition& job) {
+  auto id = submit(job);
+  if (!id)
+    return id.error();
+  return wait(*id);
+}
+
+caf::expected<job_status> cluster_client::status(const job_id& id) {
+  return ask<job_status>(sys_, dispatcher_, 10s, status_atom_v, id, false);
+}
+
+caf::expected<cancel_outcome> cluster_client::cancel(const job_id& id) {
+  return ask<cancel_outcome>(sys_, dispatcher_, 60s, cancel_atom_v, id);
+}
+
+caf::expected<std::string> cluster_client::savepoint(const job_id& id,
+                                                     const std::string& dir,
+                                                     bool stop) {
+  return ask<std::string>(sys_, dispatcher_, caf::infinite, savepoint_atom_v,
+                          id, dir, stop);
+}
+
+// -- embedded_cluster -----------------------------------------------------------
+
+embedded_cluster::embedded_cluster(caf::actor_system& sys,
+                                   std::unique_ptr<mini_cluster> c)
+  : cluster_client(sys, c->dispatcher(), true), cluster_(std::move(c)) {
+}
+
+caf::expected<std::unique_ptr<embedded_cluster>>
+embedded_cluster::start(caf::actor_system& sys, const embedded_options& opts) {
+  auto cfg = configuration_of(opts.config, "embedded_options.config");
+  if (!cfg)
+    return cfg.error();
+  auto mc = mini_cluster_options::from(*cfg);
+  mc.task_executors = opts.task_executors;
+  mc.slots_per_task_executor = opts.slots_per_task_executor;
+  mc.state_dir = opts.state_dir;
+  mc.checkpoint_dir = checkpoint_dir_of(*cfg, opts.state_dir);
+  auto c = start_local_cluster(sys, mc, "embedded");
+  if (!c)
+    return c.error();
+  return std::unique_ptr<embedded_cluster>(
+    new embedded_cluster(sys, std::move(*c)));
+}
+
+embedded_cluster::~embedded_cluster() {
+  stop();
+}
+
+void embedded_cluster::stop() {
+  if (cluster_)
+    cluster_->stop();
+}
+
+// -- remote_access ----------------------------------------------------------------
+
+caf::expected<std::unique_ptr<remote_access>>
+remote_access::start(caf::actor_system& sys,
+                     const std::map<std::string, std::string>& config) {
+  auto cfg = configuration_of(config, "remote_access::start");
+  if (!cfg)
+    return cfg.error();
+  auto r = remoting::from(*cfg);
+  if (auto err = net::start_transport(sys, r.transport, nullptr))
+    return err;
+  return std::unique_ptr<remote_access>(new remote_access(sys));
+}
+
+remote_access::~remote_access() {
+  net::stop_transport(sys_);
+}
+
+namespace {
+
+caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
+look_up(caf::actor_system& sys, const std::string& address) {
+  auto at = parse_endpoints(address);
+  if (!at)
+    return make_error(errc::invalid_config,
+                      "'" + address + "' is not HOST:PORT");
+  return connect_gateway(sys, *at, 10s);
+}
+
+} // namespace
+
+caf::expected<cluster_client>
+remote_access::connect(const std::string& address) {
+  auto handles = look_up(sys_, address);
+  if (!handles)
+    return handles.error();
+  return cluster_client{sys_, handles->first, false};
+}
+
+caf::expected<task_executor_actor>
+remote_access::join(const std::string& address, int32_t slots) {
+  auto handles = look_up(sys_, address);
+  if (!handles)
+    return handles.error();
+  task_executor_options te;
+  te.id = resource_id{"embedded-" + std::to_string(::getpid())};
+  te.slots = slots;
+  te.own_thread = true;
+  te.dispatcher = handles->first;
+  return spawn_task_executor(sys_, te, handles->second);
+}
+
+} // namespace weir

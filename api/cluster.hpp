@@ -1,0 +1,147 @@
+#pragma once
+
+// Embedding weir in a host program (docs/cpp-api.md § Embedding): start a
+// cluster inside the host's own actor system, or connect to a session
+// cluster as a client, or join one as a TaskExecutor; submit jobs built
+// with api/job_builder.hpp and follow them.
+//
+// The blocking calls of cluster_client are for the host's own threads (its
+// main(), say), never for its actors: those send the Dispatcher the typed
+// requests of messages/dispatcher.hpp themselves (dispatcher()).
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "messages/dispatcher.hpp"
+#include "messages/task_executor.hpp"
+#include "operators/driver.hpp"
+
+namespace caf {
+class actor_system;
+class actor_system_config;
+} // namespace caf
+
+namespace weir {
+
+class mini_cluster;
+
+using plugin::job_definition;
+
+/// Prepares a host's actor system config for weir: weir's message types
+/// and scheduler defaults.
+void prepare_actor_system(caf::actor_system_config& cfg);
+
+/// As above, and CAF's middleman with weir's settings, to connect to or
+/// join a session cluster (remote_access). `config`: configuration keys,
+/// e.g. high-availability.cluster-id and heartbeat.*; errors name the key.
+caf::error
+prepare_remote_actor_system(caf::actor_system_config& cfg,
+                            const std::map<std::string, std::string>& config
+                            = {});
+
+/// A cluster the host talks to.
+class cluster_client {
+public:
+  cluster_client(caf::actor_system& sys, dispatcher_actor dispatcher,
+                 bool in_process);
+  virtual ~cluster_client() = default;
+
+  /// Checks the job like `weir run` checks a spec (its operators, their
+  /// parameters, its schemas) and submits it. Errors: one line naming the
+  /// step (`errc::invalid_job`), or why a job with in-process steps cannot
+  /// go to a cluster in another process (plugin::cannot_travel).
+  /// `parallelism`: the default of steps without their own, as `-p`.
+  caf::expected<job_id> submit(const job_definition& job,
+                               std::optional<int32_t> parallelism = {});
+
+  /// Blocks until job `id` has ended; its result (state, error, counters,
+  /// collected records).
+  caf::expected<job_result> wait(const job_id& id);
+
+  /// submit, then wait.
+  caf::expected<job_result> run(const job_definition& job);
+
+  caf::expected<job_status> status(const job_id& id);
+  caf::expected<cancel_outcome> cancel(const job_id& id);
+  /// A savepoint of a running job into `dir` (stopping it after, when
+  /// `stop`); its path.
+  caf::expected<std::string> savepoint(const job_id& id,
+                                       const std::string& dir,
+                                       bool stop = false);
+
+  const dispatcher_actor& dispatcher() const { return dispatcher_; }
+  caf::actor_system& system() const { return sys_; }
+  /// Whether the cluster runs in this process (in-process steps allowed).
+  bool in_process() const { return in_process_; }
+
+private:
+  caf::actor_system& sys_;
+  dispatcher_actor dispatcher_;
+  bool in_process_;
+};
+
+/// Options of an embedded cluster.
+struct embedded_options {
+  int32_t task_executors = 1;
+  int32_t slots_per_task_executor = 4;
+  /// A state directory (RocksDB) whose unfinished jobs are recovered at
+  /// start; "" keeps jobs in memory.
+  std::string state_dir;
+  /// Configuration keys as in a configuration file (docs/configuration.md),
+  /// e.g. {"restart-strategy.type", "fixed-delay"}; errors name the key.
+  std::map<std::string, std::string> config;
+};
+
+/// A whole cluster inside the host's actor system (Flink's MiniCluster).
+/// Destroying it stops it.
+class embedded_cluster : public cluster_client {
+public:
+  static caf::expected<std::unique_ptr<embedded_cluster>>
+  start(caf::actor_system& sys, const embedded_options& opts = {});
+
+  ~embedded_cluster() override;
+
+  /// Tells every actor of the cluster to quit (idempotent).
+  void stop();
+
+private:
+  embedded_cluster(caf::actor_system& sys, std::unique_ptr<mini_cluster> c);
+
+  std::unique_ptr<mini_cluster> cluster_;
+};
+
+/// Access to session clusters from a host program: connecting as a client,
+/// joining as a TaskExecutor. The host's actor system must have been
+/// prepared with prepare_remote_actor_system(); declare this right after
+/// the system (it stops weir's transport before the system ends).
+class remote_access {
+public:
+  /// `config`: configuration keys, e.g. high-availability.cluster-id and
+  /// the security.ssl.internal.* keys of a TLS cluster.
+  static caf::expected<std::unique_ptr<remote_access>>
+  start(caf::actor_system& sys,
+        const std::map<std::string, std::string>& config = {});
+
+  ~remote_access();
+
+  /// A client of the session cluster whose jobmanager is at "HOST:PORT"
+  /// (or "HOST:PORT,HOST:PORT" with standbys).
+  caf::expected<cluster_client> connect(const std::string& address);
+
+  /// Joins the session cluster at "HOST:PORT" as a TaskExecutor offering
+  /// `slots` slots; it runs in the host's actor system until the host
+  /// sends it an exit message or the jobmanager goes away.
+  caf::expected<task_executor_actor> join(const std::string& address,
+                                          int32_t slots);
+
+private:
+  explicit remote_access(caf::actor_system& sys) : sys_(sys) {}
+  caf::actor_system& sys_;
+};
+
+} // namespace weir

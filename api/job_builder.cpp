@@ -1,0 +1,362 @@
+#include "api/job_builder.hpp"
+
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "operators/in_process.hpp"
+#include "operators/plugin.hpp"
+
+namespace weir {
+
+namespace detail {
+
+/// One step: a vertex of the spec, and the edge it reads (none: a source).
+struct step {
+  std::string id;
+  /// Whether name() gave the id (else it is the operator's, made unique at
+  /// build()).
+  bool named = false;
+  std::string op;
+  ops::params params;
+  std::optional<int32_t> parallelism;
+  std::optional<size_t> input;
+  std::string partitioning;
+  std::vector<std::string> key;
+  /// For in-process steps: what it is ("a map lambda").
+  std::string in_process;
+};
+
+struct job_plan {
+  std::string name;
+  int32_t parallelism = 1;
+  std::map<std::string, std::string> config;
+  std::vector<step> steps;
+};
+
+} // namespace detail
+
+namespace {
+
+std::string as_label(const std::string& op) {
+  // "map#3" → "map": default ids of in-process steps read like the rest.
+  auto mark = op.find(ops::in_process_mark);
+  return mark == std::string::npos ? op : op.substr(0, mark);
+}
+
+} // namespace
+
+// -- stream -------------------------------------------------------------------
+
+stream stream::then(std::string op, ops::params p, std::string label) const {
+  detail::step s;
+  s.id = label.empty() ? as_label(op) : std::move(label);
+  s.op = std::move(op);
+  s.params = std::move(p);
+  s.input = step_;
+  s.partitioning = partitioning_;
+  s.key = key_;
+  plan_->steps.push_back(std::move(s));
+  return stream{plan_, plan_->steps.size() - 1};
+}
+
+stream stream::then_in_process(ops::operator_factory f,
+                               std::string what) const {
+  auto label = f.name;
+  auto next = then(ops::add_in_process_operator(std::move(f)), {}, label);
+  plan_->steps[next.step_].in_process = std::move(what);
+  return next;
+}
+
+stream stream::with_partitioning(std::string part,
+                                 std::vector<std::string> key) const {
+  auto copy = *this;
+  copy.partitioning_ = std::move(part);
+  copy.key_ = std::move(key);
+  return copy;
+}
+
+stream stream::key_by(std::vector<std::string> fields) const {
+  return with_partitioning("hash", std::move(fields));
+}
+
+stream stream::key_by(std::string field) const {
+  return key_by(std::vector<std::string>{std::move(field)});
+}
+
+stream stream::rebalance() const {
+  return with_partitioning("rebalance");
+}
+
+stream stream::broadcast() const {
+  return with_partitioning("broadcast");
+}
+
+stream stream::forward() const {
+  return with_partitioning("forward");
+}
+
+stream stream::map(std::function<record(record&&)> f,
+                   std::optional<schema> output) const {
+  return then_in_process(plugin::map_operator("map", std::move(f),
+                                              std::move(output)),
+                         "a map lambda");
+}
+
+stream stream::flat_map(std::function<void(record&&, std::vector<record>&)> f,
+                        std::optional<schema> output) const {
+  return then_in_process(plugin::flat_map_operator("flat_map", std::move(f),
+                                                   std::move(output)),
+                         "a flat_map lambda");
+}
+
+stream stream::filter(std::function<bool(const record&)> f) const {
+  return then_in_process(plugin::filter_operator("filter", std::move(f)),
+                         "a filter lambda");
+}
+
+stream stream::map(const user_function& f) const {
+  return then(f.name, {});
+}
+
+stream stream::flat_map(const user_function& f) const {
+  return then(f.name, {});
+}
+
+stream stream::filter(const user_function& f) const {
+  return then(f.name, {});
+}
+
+namespace {
+
+ops::params with_function(const std::string& function, ops::params p) {
+  p["function"] = function;
+  return p;
+}
+
+ops::params aggregate_params(std::string field, std::string as) {
+  ops::params p;
+  if (!field.empty())
+    p["field"] = std::move(field);
+  if (!as.empty())
+    p["as"] = std::move(as);
+  return p;
+}
+
+} // namespace
+
+stream stream::map(const std::string& function, ops::params p) const {
+  return then("map", with_function(function, std::move(p)));
+}
+
+stream stream::flat_map(const std::string& function, ops::params p) const {
+  return then("flat_map", with_function(function, std::move(p)));
+}
+
+stream stream::filter(const std::string& function, ops::params p) const {
+  return then("filter", with_function(function, std::move(p)));
+}
+
+stream stream::where(std::string condition) const {
+  return then("filter", {{"where", std::move(condition)}});
+}
+
+stream stream::select(std::string expressions) const {
+  return then("map", {{"select", std::move(expressions)}});
+}
+
+stream stream::project(const std::vector<std::string>& fields) const {
+  std::string list;
+  for (auto& f : fields)
+    list += (list.empty() ? "" : ",") + f;
+  return then("project", {{"fields", list}});
+}
+
+stream stream::count(std::string as) const {
+  return then("count", aggregate_params({}, std::move(as)));
+}
+
+stream stream::sum(std::string field, std::string as) const {
+  return then("sum", aggregate_params(std::move(field), std::move(as)));
+}
+
+stream stream::min(std::string field, std::string as) const {
+  return then("min", aggregate_params(std::move(field), std::move(as)));
+}
+
+stream stream::max(std::string field, std::string as) const {
+  return then("max", aggregate_params(std::move(field), std::move(as)));
+}
+
+stream stream::avg(std::string field, std::string as) const {
+  return then("avg", aggregate_params(std::move(field), std::move(as)));
+}
+
+stream stream::apply(const std::string& op, ops::params p) const {
+  return then(op, std::move(p));
+}
+
+stream stream::apply(ops::operator_factory f) const {
+  auto what = fmt::format("a transform '{}' of this program", f.name);
+  return then_in_process(std::move(f), std::move(what));
+}
+
+stream stream::collect() const {
+  return then("collect", {});
+}
+
+stream stream::print() const {
+  return then("stdout", {});
+}
+
+stream stream::discard() const {
+  return then("discard", {});
+}
+
+stream stream::write_text_file(std::string path, std::string format,
+                               bool exactly_once) const {
+  ops::params p{{"path", std::move(path)}};
+  if (!format.empty())
+    p["format"] = std::move(format);
+  if (exactly_once)
+    p["delivery"] = "exactly-once";
+  return then("text_file", std::move(p));
+}
+
+stream stream::to(const std::string& op, ops::params p) const {
+  return then(op, std::move(p));
+}
+
+stream stream::to(ops::operator_factory f) const {
+  auto what = fmt::format("a sink '{}' of this program", f.name);
+  return then_in_process(std::move(f), std::move(what));
+}
+
+stream stream::name(std::string id) const {
+  auto& s = plan_->steps[step_];
+  s.id = std::move(id);
+  s.named = true;
+  return *this;
+}
+
+stream stream::parallelism(int32_t p) const {
+  plan_->steps[step_].parallelism = p;
+  return *this;
+}
+
+const std::string& stream::id() const {
+  return plan_->steps[step_].id;
+}
+
+// -- job_builder --------------------------------------------------------------
+
+job_builder::job_builder(std::string name)
+  : plan_(std::make_shared<detail::job_plan>()) {
+  plan_->name = std::move(name);
+}
+
+job_builder& job_builder::parallelism(int32_t p) {
+  plan_->parallelism = p;
+  return *this;
+}
+
+job_builder& job_builder::config(std::string key, std::string value) {
+  plan_->config[std::move(key)] = std::move(value);
+  return *this;
+}
+
+stream job_builder::source(const std::string& op, ops::params p) {
+  detail::step s;
+  s.id = as_label(op);
+  s.op = op;
+  s.params = std::move(p);
+  plan_->steps.push_back(std::move(s));
+  return stream{plan_, plan_->steps.size() - 1};
+}
+
+stream job_builder::read_text_file(std::string path) {
+  return source("text_file", {{"path", std::move(path)}});
+}
+
+stream job_builder::sequence(int64_t from, int64_t to) {
+  return source("sequence",
+                {{"from", std::to_string(from)}, {"to", std::to_string(to)}});
+}
+
+stream job_builder::source(ops::operator_factory f) {
+  auto label = f.name;
+  auto what = fmt::format("a source '{}' of this program", f.name);
+  auto s = source(ops::add_in_process_operator(std::move(f)));
+  plan_->steps[s.step_].id = label;
+  plan_->steps[s.step_].in_process = std::move(what);
+  return s;
+}
+
+namespace {
+
+/// Step ids as the spec gets them: named ones as given (two alike are
+/// refused), the others their operator's name, numbered from the second
+/// on ("map", "map_2") past every name taken.
+std::vector<std::string> step_ids(const detail::job_plan& plan) {
+  std::set<std::string> taken;
+  for (auto& s : plan.steps)
+    if (s.named && !taken.insert(s.id).second)
+      throw std::invalid_argument(fmt::format(
+        "job '{}': two steps are named '{}'", plan.name, s.id));
+  std::vector<std::string> ids;
+  for (auto& s : plan.steps) {
+    if (s.named) {
+      ids.push_back(s.id);
+      continue;
+    }
+    auto id = s.id;
+    for (int n = 2; taken.count(id) != 0; ++n)
+      id = fmt::format("{}_{}", s.id, n);
+    taken.insert(id);
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+} // namespace
+
+job_definition job_builder::build() const {
+  auto ids = step_ids(*plan_);
+  nlohmann::json vertices = nlohmann::json::array();
+  nlohmann::json edges = nlohmann::json::array();
+  job_definition def;
+  def.name = plan_->name;
+  for (size_t i = 0; i < plan_->steps.size(); ++i) {
+    auto& s = plan_->steps[i];
+    nlohmann::json v = {{"id", ids[i]}, {"operator", s.op}};
+    if (!s.params.empty())
+      v["params"] = s.params;
+    if (s.parallelism)
+      v["parallelism"] = *s.parallelism;
+    vertices.push_back(std::move(v));
+    if (s.input) {
+      nlohmann::json e = {{"from", ids[*s.input]}, {"to", ids[i]}};
+      if (!s.partitioning.empty())
+        e["partitioning"] = s.partitioning;
+      if (!s.key.empty())
+        e["key"] = s.key;
+      edges.push_back(std::move(e));
+    }
+    if (!s.in_process.empty())
+      def.in_process_steps.push_back(
+        fmt::format("step '{}' ({})", ids[i], s.in_process));
+  }
+  nlohmann::json spec = {{"name", plan_->name},
+                         {"parallelism", plan_->parallelism},
+                         {"vertices", std::move(vertices)},
+                         {"edges", std::move(edges)}};
+  if (!plan_->config.empty())
+    spec["config"] = plan_->config;
+  def.spec_json = spec.dump(2);
+  return def;
+}
+
+} // namespace weir

@@ -1,0 +1,186 @@
+#pragma once
+
+// Building a job in C++ (docs/cpp-api.md), in the spirit of Flink's
+// DataStream API:
+//
+//   weir::job_builder job{"word count"};
+//   job.parallelism(2);
+//   job.read_text_file("input.txt")
+//     .flat_map("tokenize").name("words")
+//     .key_by()
+//     .count().name("counts")
+//     .collect();
+//   weir::job_definition def = job.build();
+//
+// A built job is a JSON job spec (the format of `weir run SPEC`), so a job
+// built here and one written by hand go through one code path from there
+// on: the same checks, the same JobGraph, the same `weir info` plan.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/user_function.hpp"
+#include "operators/driver.hpp"
+#include "operators/operator.hpp"
+#include "operators/registry.hpp"
+
+namespace weir {
+
+using plugin::job_definition;
+
+class job_builder;
+
+namespace detail {
+struct job_plan;
+} // namespace detail
+
+/// The output of one step of a job: the next step reads it. Steps get the
+/// operator's name as their id ("map", "count"; "map_2" for a second one)
+/// unless name() gives one; ids are what savepoints map state by, so give
+/// stateful steps a name that stays.
+class stream {
+public:
+  // -- how the next step reads this one (default: forward when both have
+  //    the same parallelism, else rebalance, as in a JSON spec) ---------
+
+  /// By key: every row of one key reaches the same subtask. No fields: the
+  /// planner's default key (a `key` field, as an edge "hash" without
+  /// "key").
+  stream key_by(std::vector<std::string> fields = {}) const;
+  stream key_by(std::string field) const;
+  stream rebalance() const;
+  stream broadcast() const;
+  stream forward() const;
+
+  // -- transforms ---------------------------------------------------------
+
+  /// Record functions of this program (lambdas): an embedded cluster runs
+  /// them as they are; a cluster in another process cannot (the job is
+  /// refused when it is submitted there: use WEIR_MAP and friends).
+  /// `output`: the schema they emit (default: their input's).
+  stream map(std::function<record(record&&)> f,
+             std::optional<schema> output = std::nullopt) const;
+  stream flat_map(std::function<void(record&&, std::vector<record>&)> f,
+                  std::optional<schema> output = std::nullopt) const;
+  stream filter(std::function<bool(const record&)> f) const;
+
+  /// Functions defined with WEIR_MAP, WEIR_FLAT_MAP, WEIR_FILTER: they
+  /// travel by name to the workers that load their library.
+  stream map(const user_function& f) const;
+  stream flat_map(const user_function& f) const;
+  stream filter(const user_function& f) const;
+
+  /// Built-in functions by name, with their parameters (docs/rows.md):
+  /// map("key_mod", {{"modulus", "10"}}), flat_map("tokenize").
+  stream map(const std::string& function, ops::params p = {}) const;
+  stream flat_map(const std::string& function, ops::params p = {}) const;
+  stream filter(const std::string& function, ops::params p = {}) const;
+
+  /// Expressions on fields: where("bytes > 1000"), select("key, value * 2
+  /// as value"), project({"key", "bytes"}).
+  stream where(std::string condition) const;
+  stream select(std::string expressions) const;
+  stream project(const std::vector<std::string>& fields) const;
+
+  /// Keyed aggregations (after key_by): one row per key.
+  stream count(std::string as = {}) const;
+  stream sum(std::string field, std::string as = {}) const;
+  stream min(std::string field, std::string as = {}) const;
+  stream max(std::string field, std::string as = {}) const;
+  stream avg(std::string field, std::string as = {}) const;
+
+  /// Any transform by operator name: a built-in one or a library's.
+  stream apply(const std::string& op, ops::params p = {}) const;
+
+  /// A transform of this program given as a factory (a user operator class:
+  /// see transform<T>); in-process like a lambda.
+  stream apply(ops::operator_factory f) const;
+
+  /// A user operator class T (an ops::transform) built with `args` in each
+  /// subtask; in-process like a lambda.
+  template <class T, class... Args>
+  stream transform(std::string label, Args... args) const {
+    ops::operator_factory f;
+    f.name = std::move(label);
+    f.make_transform = [args...](const ops::params&) {
+      return std::unique_ptr<ops::transform>(new T(args...));
+    };
+    return apply(std::move(f));
+  }
+
+  // -- sinks (a sink is a step too: name() and parallelism() apply) --------
+
+  /// Rows handed back with the job's result (job_outcome::records).
+  stream collect() const;
+  /// Rows printed on the worker's standard output.
+  stream print() const;
+  stream discard() const;
+  /// `format`: "tsv" (default) or "csv"; `exactly_once`: published on
+  /// completed checkpoints.
+  stream write_text_file(std::string path, std::string format = {},
+                         bool exactly_once = false) const;
+  /// Any sink by operator name.
+  stream to(const std::string& op, ops::params p = {}) const;
+  /// A sink of this program given as a factory; in-process like a lambda.
+  stream to(ops::operator_factory f) const;
+
+  // -- this step ------------------------------------------------------------
+
+  /// Its id (a vertex id of the JobGraph).
+  stream name(std::string id) const;
+  /// Its parallelism (default: the job's).
+  stream parallelism(int32_t p) const;
+  /// Its id as it stands.
+  const std::string& id() const;
+
+private:
+  friend class job_builder;
+  stream(std::shared_ptr<detail::job_plan> plan, size_t step)
+    : plan_(std::move(plan)), step_(step) {}
+
+  stream then(std::string op, ops::params p, std::string label = {}) const;
+  stream then_in_process(ops::operator_factory f, std::string what) const;
+  stream with_partitioning(std::string part,
+                           std::vector<std::string> key = {}) const;
+
+  std::shared_ptr<detail::job_plan> plan_;
+  size_t step_ = 0;
+  /// How the next step reads this one ("" : the default).
+  std::string partitioning_;
+  std::vector<std::string> key_;
+};
+
+/// A job under construction. Copies share it.
+class job_builder {
+public:
+  explicit job_builder(std::string name);
+
+  /// The default parallelism of steps without their own (`-p`).
+  job_builder& parallelism(int32_t p);
+  /// A configuration key of the job ("config" in a spec), e.g.
+  /// restart-strategy.type.
+  job_builder& config(std::string key, std::string value);
+
+  /// Sources.
+  stream source(const std::string& op, ops::params p = {});
+  stream read_text_file(std::string path);
+  /// The integers from..to (inclusive), split over the subtasks.
+  stream sequence(int64_t from, int64_t to);
+  /// A source of this program given as a factory; in-process like a lambda.
+  stream source(ops::operator_factory f);
+
+  /// The job, ready to submit (what its operators make of their
+  /// parameters and inputs is checked then, like a spec's). Throws
+  /// std::invalid_argument naming the step when two steps share an id.
+  job_definition build() const;
+
+private:
+  std::shared_ptr<detail::job_plan> plan_;
+};
+
+} // namespace weir

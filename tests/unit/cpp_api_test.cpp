@@ -1,0 +1,230 @@
+// The C++ API (docs/cpp-api.md): the job builder gives the JobGraph a JSON
+// spec gives; an embedded cluster in the test's own actor system runs
+// lambdas and hands rows to a host actor; a job with lambdas is refused by
+// a cluster in another process.
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <doctest/doctest.h>
+
+#include "api/actor_sink.hpp"
+#include "api/cluster.hpp"
+#include "api/job_builder.hpp"
+#include "api/user_function.hpp"
+#include "messages/errors.hpp"
+#include "plan/chaining.hpp"
+#include "plan/job_spec.hpp"
+
+using namespace weir;
+
+namespace {
+
+std::string source_path(const std::string& rel) {
+  const char* root = std::getenv("WEIR_SOURCE_ROOT");
+  return std::string{root != nullptr ? root : "."} + "/" + rel;
+}
+
+job_graph graph_of(const std::string& spec_json, const std::string& origin) {
+  auto spec = parse_job_spec_text(spec_json, origin);
+  REQUIRE_MESSAGE(spec, describe(spec.error()));
+  auto g = resolve_job_graph(*spec, {});
+  REQUIRE_MESSAGE(g, describe(g.error()));
+  return *g;
+}
+
+std::vector<std::string> texts(const std::vector<record>& rs) {
+  std::vector<std::string> out;
+  for (auto& r : rs)
+    out.push_back(r.key.empty() ? r.text : r.key + "=" + std::to_string(r.num));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+WEIR_MAP(shout, [](record&& r) {
+  for (auto& c : r.text)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return std::move(r);
+});
+
+struct api_system {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  api_system() {
+    prepare_actor_system(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+};
+
+} // namespace
+
+TEST_CASE("the builder's word count is the JobGraph of examples/wordcount.json") {
+  job_builder job{"wordcount"};
+  job.parallelism(2);
+  job.read_text_file("examples/data/sample.txt").name("lines")
+    .forward().flat_map("tokenize").name("words")
+    .key_by().count().name("counts")
+    .rebalance().write_text_file("-").name("out").parallelism(1);
+  auto built = graph_of(job.build().spec_json, "builder");
+  auto file = parse_job_spec(source_path("examples/wordcount.json"));
+  REQUIRE(file);
+  auto written = resolve_job_graph(*file, {{"input", "examples/data/sample.txt"}});
+  REQUIRE(written);
+  CHECK(describe_plan(built) == describe_plan(*written));
+  CHECK(built.vertices == written->vertices);
+  CHECK(built.edges == written->edges);
+}
+
+TEST_CASE("steps are named after their operator unless named; two alike names are refused") {
+  job_builder job{"ids"};
+  auto numbers = job.sequence(1, 3);
+  numbers.map([](record&& r) { return std::move(r); }).collect();
+  numbers.map([](record&& r) { return std::move(r); }).collect();
+  auto def = job.build();
+  auto g = graph_of(def.spec_json, "ids");
+  std::vector<std::string> ids;
+  for (auto& v : g.vertices)
+    ids.push_back(v.id);
+  CHECK(ids == std::vector<std::string>{"sequence", "map", "collect", "map_2",
+                                        "collect_2"});
+  CHECK(def.in_process_steps
+        == std::vector<std::string>{"step 'map' (a map lambda)",
+                                    "step 'map_2' (a map lambda)"});
+  job_builder twice{"twice"};
+  twice.sequence(1, 2).name("x").collect().name("x");
+  CHECK_THROWS_WITH(twice.build(), "job 'twice': two steps are named 'x'");
+}
+
+TEST_CASE("an embedded cluster runs lambdas, named functions and built-ins") {
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  job_builder job{"lambdas"};
+  job.parallelism(2);
+  job.source("sequence", {{"from", "1"}, {"to", "10"}})
+    .filter([](const record& r) { return r.num % 2 == 0; })
+    .map([](record&& r) {
+      return record::integer("k" + std::to_string(r.num % 4), r.num);
+    }, default_schema::keyed_numbers())
+    .key_by().sum("value")
+    .collect();
+  auto result = (*cluster)->run(job.build());
+  REQUIRE_MESSAGE(result, describe(result.error()));
+  CHECK(result->state == job_state::finished);
+  CHECK(texts(result->collected) == std::vector<std::string>{"k0=12", "k2=18"});
+
+  job_builder named{"named"};
+  named.read_text_file(source_path("examples/data/sample.txt"))
+    .map(shout).where("value = 'IT IS AN ANCIENT MARINER,'").collect();
+  auto shouted = (*cluster)->run(named.build());
+  REQUIRE_MESSAGE(shouted, describe(shouted.error()));
+  CHECK(texts(shouted->collected)
+        == std::vector<std::string>{"IT IS AN ANCIENT MARINER,"});
+}
+
+TEST_CASE("a job the embedded cluster's checks refuse names the step") {
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  job_builder job{"bad"};
+  job.sequence(1, 3).sum("bytes").name("totals").collect();
+  auto id = (*cluster)->submit(job.build());
+  REQUIRE(!id);
+  CHECK(describe(id.error()).find("'totals'") != std::string::npos);
+}
+
+TEST_CASE("a cluster in another process refuses a job with lambdas before anything runs") {
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  // A client that takes the Dispatcher for a remote one, as remote_access
+  // makes them.
+  cluster_client remote{*host.sys, (*cluster)->dispatcher(), false};
+  job_builder job{"travel"};
+  job.sequence(1, 3).map([](record&& r) { return std::move(r); }).name("twice")
+    .collect();
+  auto id = remote.submit(job.build());
+  REQUIRE(!id);
+  CHECK(describe(id.error())
+        == "job 'travel': step 'twice' (a map lambda) exists only "
+           "in this process, so a cluster in another process cannot run it: "
+           "define the function with WEIR_MAP, WEIR_FLAT_MAP or WEIR_FILTER "
+           "in a library the cluster loads (--libjars, the driver's library), "
+           "or run the job on an embedded cluster");
+  // A named function travels: the same job with `shout` is submitted.
+  job_builder named{"travels"};
+  named.sequence(1, 3).map(shout).collect();
+  CHECK(remote.submit(named.build()));
+}
+
+TEST_CASE("an actor sink hands every row to a host actor, holding the job back by its replies") {
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  std::vector<int64_t> values;
+  size_t most_unanswered = 0;
+  std::mutex mtx;
+  // A host actor that answers late: it holds the replies and gives them
+  // on its next tick. The sink may not have more than its 2 credits
+  // unanswered at any time.
+  auto receiver = host.sys->spawn([&](caf::event_based_actor* self) {
+    auto held = std::make_shared<std::vector<caf::response_promise>>();
+    return caf::behavior{
+      [=, &values, &most_unanswered, &mtx](data_atom, row_delivery& d) {
+        std::lock_guard<std::mutex> guard{mtx};
+        CHECK(d.step == "host");
+        CHECK(d.fields == default_schema::numbers());
+        for (size_t i = 0; i < d.rows.rows; ++i)
+          values.push_back(d.rows.columns[0].ints[i]);
+        held->push_back(self->make_response_promise());
+        most_unanswered = std::max(most_unanswered, held->size());
+        if (held->size() == 1)
+          self->delayed_send(self, std::chrono::milliseconds(1), tick_atom_v);
+        return caf::delegated<bool>{};
+      },
+      [=](tick_atom) {
+        for (auto& rp : *held)
+          rp.deliver(true);
+        held->clear();
+      }};
+  });
+  job_builder job{"to a host actor"};
+  job.sequence(1, 100000)
+    .to(actor_sink(*host.sys, caf::actor_cast<row_receiver_actor>(receiver), 2))
+    .name("host");
+  auto result = (*cluster)->run(job.build());
+  REQUIRE_MESSAGE(result, describe(result.error()));
+  CHECK(result->state == job_state::finished);
+  std::lock_guard<std::mutex> guard{mtx};
+  REQUIRE(values.size() == 100000);
+  std::sort(values.begin(), values.end());
+  CHECK(values.front() == 1);
+  CHECK(values.back() == 100000);
+  CHECK(most_unanswered >= 1);
+  CHECK(most_unanswered <= 2);
+  caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a receiver that refuses the rows fails the job with that reason") {
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  auto receiver = host.sys->spawn(
+    [](row_receiver_actor::pointer) -> row_receiver_actor::behavior_type {
+      return {[](data_atom, row_delivery&) { return false; }};
+    });
+  job_builder job{"refused"};
+  job.config("restart-strategy.type", "none");
+  job.sequence(1, 10).to(actor_sink(*host.sys, receiver)).name("host");
+  auto result = (*cluster)->run(job.build());
+  REQUIRE(result);
+  CHECK(result->state == job_state::failed);
+  CHECK(result->error.find("the receiver refused the rows") != std::string::npos);
+  caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
+}
