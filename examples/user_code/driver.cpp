@@ -14,46 +14,41 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "api/job_builder.hpp"
+#include "api/user_function.hpp"
 #include "operators/plugin.hpp"
 
 namespace {
 
 using weir::plugin::driver_context;
 
-std::string word_count_spec(const std::string& input) {
-  nlohmann::json spec = {
-    {"name", "top words: count"},
-    {"parallelism", 2},
-    {"vertices",
-     {{{"id", "lines"}, {"operator", "text_file"}, {"params", {{"path", input}}}},
-      {{"id", "words"}, {"operator", "flat_map"},
-       {"params", {{"function", "tokenize"}}}},
-      {{"id", "counts"}, {"operator", "count"}},
-      {{"id", "out"}, {"operator", "collect"}, {"parallelism", 1}}}},
-    {"edges",
-     {{{"from", "lines"}, {"to", "words"}, {"partitioning", "forward"}},
-      {{"from", "words"}, {"to", "counts"}, {"partitioning", "hash"}},
-      {{"from", "counts"}, {"to", "out"}, {"partitioning", "rebalance"}}}}};
-  return spec.dump();
+/// A function that travels: named here, it runs on whichever workers
+/// load this library (the application cluster's, which the driver's jobs
+/// run on). Empty lines have no words; dropping them early is cheaper.
+WEIR_FILTER(has_text, [](const weir::record& r) { return !r.text.empty(); });
+
+weir::job_definition word_count(const std::string& input) {
+  weir::job_builder job{"top words: count"};
+  job.parallelism(2);
+  job.read_text_file(input).name("lines")
+    .filter(has_text)
+    .flat_map("tokenize").name("words")
+    .key_by().count().name("counts")
+    .rebalance().collect().name("out").parallelism(1);
+  return job.build();
 }
 
-std::string top_spec(const std::string& counts, int n) {
-  nlohmann::json spec = {
-    {"name", "top words: top"},
-    {"vertices",
-     {{{"id", "counts"}, {"operator", "inline_text"}, {"params", {{"text", counts}}}},
-      {{"id", "parsed"}, {"operator", "parse_count"}},
-      // One top_n subtask sees every count (whatever -p says).
-      {{"id", "top"}, {"operator", "top_n"}, {"parallelism", 1},
-       {"params", {{"n", std::to_string(n)}}}},
-      {{"id", "out"}, {"operator", "collect"}, {"parallelism", 1}}}},
-    {"edges",
-     {{{"from", "counts"}, {"to", "parsed"}, {"partitioning", "forward"}},
-      {{"from", "parsed"}, {"to", "top"}, {"partitioning", "rebalance"}},
-      {{"from", "top"}, {"to", "out"}, {"partitioning", "forward"}}}}};
-  return spec.dump();
+weir::job_definition top_job(const std::string& counts, int n) {
+  weir::job_builder job{"top words: top"};
+  // inline_text, parse_count and top_n come from the example operator
+  // library (--libjars).
+  job.source("inline_text", {{"text", counts}}).name("counts")
+    .apply("parse_count").name("parsed")
+    // One top_n subtask sees every count (whatever -p says).
+    .rebalance().apply("top_n", {{"n", std::to_string(n)}}).name("top")
+    .parallelism(1)
+    .collect().name("out").parallelism(1);
+  return job.build();
 }
 
 int top_words(driver_context& ctx) {
@@ -64,11 +59,11 @@ int top_words(driver_context& ctx) {
   if (!std::filesystem::exists(input))
     input = ctx.file(input);
   int n = ctx.args().size() > 1 ? std::stoi(ctx.args()[1]) : 10;
-  auto counted = ctx.run(word_count_spec(std::filesystem::absolute(input)));
+  auto counted = ctx.run(word_count(std::filesystem::absolute(input)));
   std::string lines;
   for (auto& r : counted.records)
     lines += r.key + "\t" + std::to_string(r.num) + "\n";
-  auto top = ctx.run(top_spec(lines, n));
+  auto top = ctx.run(top_job(lines, n));
   for (auto& r : top.records)
     ctx.print(r.key + "\t" + std::to_string(r.num));
   return 0;
