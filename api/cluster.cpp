@@ -1,6 +1,11 @@
 #include "api/cluster.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -17,7 +22,9 @@
 #include "config/config.hpp"
 #include "messages/errors.hpp"
 #include "net/transport.hpp"
+#include "operators/library_loader.hpp"
 #include "plan/job_spec.hpp"
+#include "storage/blob_store.hpp"
 
 namespace weir {
 
@@ -69,20 +76,73 @@ cluster_client::cluster_client(caf::actor_system& sys,
   : sys_(sys), dispatcher_(std::move(dispatcher)), in_process_(in_process) {
 }
 
-caf::expected<job_id>
-cluster_client::submit(const job_definition& job,
-                       std::optional<int32_t> parallelism) {
+namespace {
+
+/// Reads `path` as a blob of the job (`what`: "library" or "file").
+caf::expected<std::pair<blob_ref, std::string>>
+read_blob(const std::string& what, const std::string& path) {
+  auto absolute = std::filesystem::absolute(path).lexically_normal();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(absolute, ec))
+    return make_error(errc::invalid_job,
+                      what + " '" + path + "' is not a readable file");
+  std::ifstream in{absolute, std::ios::binary};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in)
+    return make_error(errc::invalid_job, what + " '" + path
+                                           + "' cannot be read: "
+                                           + std::strerror(errno));
+  blob_ref b{absolute.filename().string(), storage::content_hash(bytes.str()),
+             absolute.string()};
+  return std::make_pair(std::move(b), bytes.str());
+}
+
+} // namespace
+
+caf::expected<job_id> cluster_client::submit(const job_definition& job,
+                                             const submit_options& opts) {
   if (!in_process_)
     if (auto why = plugin::cannot_travel(job); !why.empty())
       return make_error(errc::invalid_job, why);
   auto spec = parse_job_spec_text(job.spec_json, "job '" + job.name + "'");
   if (!spec)
     return spec.error();
-  // The operators of this process: built-in ones, the program's named
-  // functions and its in-process steps (registry::find).
-  auto graph = resolve_job_graph(*spec, {}, parallelism);
+  user_code code;
+  std::vector<std::pair<std::string, std::string>> blobs; // hash, bytes
+  std::vector<std::string> paths;
+  for (auto& [what, list] : {std::make_pair("library", &opts.libraries),
+                             std::make_pair("file", &opts.files)})
+    for (auto& path : *list) {
+      auto blob = read_blob(what, path);
+      if (!blob)
+        return blob.error();
+      blobs.emplace_back(blob->first.hash, std::move(blob->second));
+      if (std::string{what} == "library") {
+        paths.push_back(blob->first.origin);
+        code.libraries.push_back(std::move(blob->first));
+      } else {
+        code.files.push_back(std::move(blob->first));
+      }
+    }
+  // The operators of this process (built-in ones, the program's named
+  // functions and in-process steps: registry::find) and the libraries'.
+  const ops::registry* operators = nullptr;
+  try {
+    operators = &ops::registry_for(paths);
+  } catch (const std::exception& e) {
+    return make_error(errc::invalid_job, e.what());
+  }
+  auto graph = resolve_job_graph(*spec, {}, opts.parallelism, operators);
   if (!graph)
     return graph.error();
+  graph->code = std::move(code);
+  for (auto& [hash, bytes] : blobs) {
+    auto stored = ask<bool>(sys_, dispatcher_, 60s, blob_atom_v, put_atom_v,
+                            hash, std::move(bytes));
+    if (!stored)
+      return stored.error();
+  }
   return ask<job_id>(sys_, dispatcher_, 60s, submit_atom_v,
                      std::move(*graph));
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -44,6 +45,17 @@ prepare_remote_actor_system(caf::actor_system_config& cfg,
                             const std::map<std::string, std::string>& config
                             = {});
 
+/// How a job is submitted, besides the job itself.
+struct submit_options {
+  /// The default parallelism of steps without their own (`-p`).
+  std::optional<int32_t> parallelism;
+  /// User libraries shipped with the job (`--libjars`): their operators
+  /// and WEIR_MAP functions run on the workers, which load them.
+  std::vector<std::string> libraries;
+  /// Files attached to the job (`--file`), found by file name.
+  std::vector<std::string> files;
+};
+
 /// A cluster the host talks to.
 class cluster_client {
 public:
@@ -52,12 +64,12 @@ public:
   virtual ~cluster_client() = default;
 
   /// Checks the job like `weir run` checks a spec (its operators, their
-  /// parameters, its schemas) and submits it. Errors: one line naming the
-  /// step (`errc::invalid_job`), or why a job with in-process steps cannot
-  /// go to a cluster in another process (plugin::cannot_travel).
-  /// `parallelism`: the default of steps without their own, as `-p`.
+  /// parameters, its schemas), ships its libraries and files, and submits
+  /// it. Errors: one line naming the step or the file (`errc::invalid_job`),
+  /// or why a job with in-process steps cannot go to a cluster in another
+  /// process (plugin::cannot_travel).
   caf::expected<job_id> submit(const job_definition& job,
-                               std::optional<int32_t> parallelism = {});
+                               const submit_options& opts = {});
 
   /// Blocks until job `id` has ended; its result (state, error, counters,
   /// collected records).

@@ -17,6 +17,7 @@
 #include "api/job_builder.hpp"
 #include "cluster_fixture.hpp"
 #include "messages/errors.hpp"
+#include "user_code_paths.hpp"
 
 using namespace weir;
 using namespace weir::test;
@@ -81,4 +82,43 @@ TEST_CASE("a host joins a session cluster with its own slots and runs a built jo
   CHECK(describe(bad_id.error()).find("'totals'") != std::string::npos);
 
   caf::anon_send_exit(*worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a host ships a library with its job: its WEIR_MAP function runs on a taskmanager") {
+  session_cluster cluster;
+  cluster.add_worker("worker", 2);
+  caf::actor_system_config cfg;
+  REQUIRE(!prepare_remote_actor_system(cfg));
+  caf::actor_system sys{cfg};
+  auto remote = remote_access::start(sys);
+  REQUIRE(remote);
+  auto client = (*remote)->connect(cluster.address);
+  REQUIRE_MESSAGE(client, describe(client.error()));
+  // `doubled` is defined with WEIR_MAP in the library, not in this program.
+  job_builder job{"doubled"};
+  job.sequence(1, 10)
+    .apply("doubled")
+    .map("key_mod", {{"modulus", "1"}})
+    .key_by().sum("value")
+    .collect();
+  submit_options with_library;
+  with_library.libraries = {test_plugin("builder_drivers")};
+  auto id = client->submit(job.build(), with_library);
+  REQUIRE_MESSAGE(id, describe(id.error()));
+  auto result = client->wait(*id);
+  REQUIRE(result);
+  CHECK(result->state == job_state::finished);
+  REQUIRE(result->collected.size() == 1);
+  CHECK(result->collected[0].num == 110);
+  // Without the library the function is unknown, here and there.
+  auto without = client->submit(job.build());
+  REQUIRE_FALSE(without);
+  CHECK(describe(without.error()).find("unknown operator 'doubled'")
+        != std::string::npos);
+  submit_options missing;
+  missing.libraries = {"no/such/lib.so"};
+  auto unreadable = client->submit(job.build(), missing);
+  REQUIRE_FALSE(unreadable);
+  CHECK(describe(unreadable.error())
+        == "library 'no/such/lib.so' is not a readable file");
 }
