@@ -95,4 +95,12 @@ ops::operator_factory actor_sink(caf::actor_system& sys,
   return f;
 }
 
+std::vector<record> records_of(const row_delivery& d) {
+  std::vector<record> out;
+  out.reserve(d.rows.rows);
+  for (size_t i = 0; i < d.rows.rows; ++i)
+    out.push_back(to_record(d.rows, d.fields, i));
+  return out;
+}
+
 } // namespace weir

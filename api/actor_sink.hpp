@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
+#include "messages/record.hpp"
 #include "messages/row_receiver.hpp"
 #include "operators/registry.hpp"
 
@@ -20,5 +22,9 @@ namespace weir {
 ops::operator_factory actor_sink(caf::actor_system& sys,
                                  row_receiver_actor receiver,
                                  size_t credits = 8);
+
+/// The rows of `d` as records (docs/rows.md § Records): the key and value
+/// of a default schema; any other row as its fields' text.
+std::vector<record> records_of(const row_delivery& d);
 
 } // namespace weir

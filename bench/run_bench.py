@@ -33,6 +33,10 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     log (10,000 users, ~20% of statuses >= 400, 0.1% malformed lines),
     parallelism 2, MiB/s; ratio to bench/limits/log_bytes.cpp; the per-user
     sums and the skipped lines are checked against the limit's
+(s) an embedded host program (bench/first_result.cpp, the C++ API): from
+    main() to the first row at the host's actor and to the job's result,
+    ms; a fresh process each run (--first-result, default
+    build/bench/bench_first_result)
 Each figure is the median of --runs runs; the JSON also holds every run.
 
 Figures b, c, q and r are reported as a ratio to a one-thread C++ program
@@ -386,7 +390,9 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--weir", default=os.path.join(ROOT, "build/cli/weir"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="abcdefghijklmnqr",
+    parser.add_argument("--first-result", default="build/bench/bench_first_result",
+                        help="the program of figure s")
+    parser.add_argument("--only", default="abcdefghijklmnqrs",
                         help="the figures' letters (o and p: only when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
     parser.add_argument("--limits", default=os.path.join(
@@ -511,6 +517,25 @@ def main():
             keyed_sum_rows_figure(weir, tmp, args)
         if "r" in args.only:
             log_bytes_figure(weir, tmp, args)
+        if "s" in args.only:
+            first_result_figure(args.first_result, max(args.runs, 10))
+
+
+def first_result_figure(program, runs):
+    """(s) An embedded host program's time to its first result: the median
+    of `runs` fresh processes; every run also says how long building the
+    job took (build_us), what the builder adds to a submission."""
+    results = []
+    for _ in range(runs):
+        out = subprocess.run([program], check=True, capture_output=True,
+                             text=True).stdout
+        results.append(json.loads(out))
+    med = statistics.median
+    emit("s_embedded_first_row", "ms", med(r["first_row_ms"] for r in results),
+         [r["first_row_ms"] / 1000 for r in results], 100, False,
+         result_ms=med(r["result_ms"] for r in results),
+         cluster_started_ms=med(r["cluster_started_ms"] for r in results),
+         build_us=med(r["build_us"] for r in results))
 
 
 def wordcount_figure(weir, tmp, args):
