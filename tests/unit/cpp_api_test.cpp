@@ -3,6 +3,8 @@
 // lambdas and hands rows to a host actor; a job with lambdas is refused by
 // a cluster in another process.
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "messages/errors.hpp"
 #include "plan/chaining.hpp"
 #include "plan/job_spec.hpp"
+#include "temp_dir.hpp"
 
 using namespace weir;
 
@@ -227,4 +230,40 @@ TEST_CASE("a receiver that refuses the rows fails the job with that reason") {
   CHECK(result->state == job_state::failed);
   CHECK(result->error.find("the receiver refused the rows") != std::string::npos);
   caf::anon_send_exit(receiver, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a host follows a running job with typed requests: status, savepoint, cancel") {
+  weir::test::temp_dir tmp;
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  job_builder job{"endless"};
+  job.source("generator", {{"count", "-1"}, {"rate", "1000"}, {"keys", "3"}})
+    .name("events")
+    .key_by().count().name("counts")
+    .discard();
+  auto id = (*cluster)->submit(job.build());
+  REQUIRE_MESSAGE(id, describe(id.error()));
+  // Running once every subtask is: the only way to know is to ask.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  caf::expected<job_status> status{caf::error{}};
+  auto all_running = [&] {
+    status = (*cluster)->status(*id);
+    REQUIRE(status);
+    return status->subtasks_total > 0
+           && status->subtasks_running == status->subtasks_total;
+  };
+  while (!all_running() && std::chrono::steady_clock::now() < deadline)
+    continue;
+  CHECK(status->state == job_state::running);
+  auto path = (*cluster)->savepoint(*id, tmp.path() + "/savepoints");
+  REQUIRE_MESSAGE(path, describe(path.error()));
+  CHECK(path->rfind(tmp.path() + "/savepoints/", 0) == 0);
+  CHECK(std::filesystem::exists(*path));
+  auto cancelled = (*cluster)->cancel(*id);
+  REQUIRE(cancelled);
+  CHECK(cancelled->before == job_state::running);
+  auto result = (*cluster)->wait(*id);
+  REQUIRE(result);
+  CHECK(result->state == job_state::canceled);
 }
