@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "operators/demangle.hpp"
 #include "operators/plugin.hpp"
 
 namespace weir::ops {
@@ -66,8 +67,10 @@ register_fn open_library(const std::string& path) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
-    throw operator_error(fmt::format("cannot load library '{}': {}", path,
-                                     why != nullptr ? why : "unknown error"));
+    // An undefined symbol is named as the user wrote it, not mangled.
+    throw operator_error(fmt::format(
+      "cannot load library '{}': {}", path,
+      why != nullptr ? demangle_symbols(why) : "unknown error"));
   }
   auto version = reinterpret_cast<version_fn>(
     ::dlsym(handle, "weir_plugin_api_version"));
