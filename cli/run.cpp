@@ -145,6 +145,8 @@ int report_result(const job_result& r, size_t printed = 0) {
                r.metrics.records_skipped == 1 ? "" : "s",
                r.metrics.records_skipped == 1 ? "" : "the first: ",
                r.metrics.skipped_note);
+  for (auto& line : counter_lines(r.metrics))
+    fmt::print(stderr, "{}\n", line);
   if (r.state != job_state::finished)
     return exit_job_failed;
   if (!r.error.empty()) {

@@ -218,6 +218,11 @@ int status_action(const std::vector<std::string>& args) {
         if (shows_cause(s))
           fmt::print("Cause: {}\n", s.error);
         fmt::print("{}\n", describe_records(s));
+        for (auto& v : s.metrics.vertices)
+          fmt::print("Vertex {}: {} in, {} out\n", v.vertex, v.records_in,
+                     v.records_out);
+        for (auto& line : counter_lines(s.metrics))
+          fmt::print("{}\n", line);
         if (!(s.slot_profile == resource_profile{}))
           fmt::print("Slot profile: {}\n", to_string(s.slot_profile));
         if (s.subtasks.empty())

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "actors/common/event_log.hpp"
+#include "actors/task_executor/crash_watch.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "cluster/local_state.hpp"
 #include "cluster/mini_cluster.hpp"
@@ -189,6 +190,8 @@ int run_taskmanager(const taskmanager_options& opts) {
   if (!start_transport(sys, opts.remote, "taskmanager"))
     return exit_bad_config;
   net::transport_scope transport{sys};
+  // User code that crashes this process is reported to its job.
+  crash_watch crashes{sys};
   caf::scoped_actor self{sys};
   auto local_state = claim_local_state_dir(opts.local_state_root);
   auto backoff = caf::timespan{opts.initial_backoff};

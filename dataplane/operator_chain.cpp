@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "dataplane/crash_note.hpp"
+#include "operators/demangle.hpp"
 #include "operators/key_codec.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
@@ -9,6 +11,22 @@
 #include "storage/state_handle.hpp"
 
 namespace weir {
+
+template <class F>
+decltype(auto) operator_chain::call(size_t i, F&& f) {
+  if (!user_[i])
+    return f();
+  crash_scope marked{crash_notes_[i].c_str()};
+  try {
+    return f();
+  } catch (const ops::operator_error& e) {
+    // The operator's own "cannot go on": its message as it wrote it.
+    throw user_code_error(fmt::format("{}: {}", who_[i], e.what()));
+  } catch (...) {
+    throw user_code_error(
+      fmt::format("{} threw {}", who_[i], ops::describe_current_exception()));
+  }
+}
 
 operator_chain::operator_chain(const task_deployment& d,
                                const exchange_options& opts)
@@ -36,6 +54,19 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
   gate_rows_ = d.input;
   if (!d.chain.empty())
     gate_partials_ = d.chain.front().output;
+  counters_.resize(d.chain.size());
+  rows_in_.resize(d.chain.size());
+  rows_out_.resize(d.chain.size());
+  for (auto& v : d.chain) {
+    user_.push_back(ops::registry::builtin().find(v.op) == nullptr);
+    auto subtask = fmt::format("subtask {}/{}", d.subtask_index + 1,
+                               d.parallelism);
+    who_.push_back(
+      fmt::format("vertex '{}' (operator '{}', {})", v.id, v.op, subtask));
+    crash_notes_.push_back(fmt::format("{}\toperator '{}' (vertex '{}', {})",
+                                       d.attempt.to_string(), v.op, v.id,
+                                       subtask));
+  }
   for (size_t i = 0; i < d.chain.size(); ++i) {
     auto& v = d.chain[i];
     auto* f = reg.find(v.op);
@@ -50,6 +81,7 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     ctx.bounded = d.bounded;
     ctx.files = &files_;
     ctx.operators = &reg;
+    ctx.counters = &counters_[i];
     bool first_is_source = i == 0 && !has_inputs;
     bool is_sink = i + 1 == d.chain.size() && !has_outputs;
     if (!first_is_source)
@@ -71,11 +103,12 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     bool first = i == 0;
     bool last = i + 1 == d.chain.size();
     if (first && !has_inputs)
-      source_ = f->make_source(v.params);
+      source_ = call(i, [&] { return f->make_source(v.params); });
     else if (last && !has_outputs)
-      sink_ = f->make_sink(v.params);
+      sink_ = call(i, [&] { return f->make_sink(v.params); });
     else
-      transforms_.push_back(f->make_transform(v.params));
+      transforms_.push_back(
+        call(i, [&] { return f->make_transform(v.params); }));
   }
   backends_.resize(contexts_.size());
   for (size_t t = 0; t < transforms_.size(); ++t) {
@@ -149,6 +182,8 @@ void operator_chain::open(const operator_states& restore) {
   auto guarded = [&](size_t i, auto&& f) {
     try {
       f();
+    } catch (const user_code_error&) {
+      throw;
     } catch (const std::exception& e) {
       throw ops::operator_error(
         fmt::format("vertex '{}': {}", contexts_[i].vertex_id, e.what()));
@@ -166,7 +201,9 @@ void operator_chain::open(const operator_states& restore) {
     });
   }
   for (size_t i = 0; i < contexts_.size(); ++i)
-    guarded(i, [&] { visit(i, [&](auto& op) { op.open(contexts_[i]); }); });
+    guarded(i, [&] {
+      call(i, [&] { visit(i, [&](auto& op) { op.open(contexts_[i]); }); });
+    });
   for (size_t i = 0; i < contexts_.size(); ++i) {
     if (!backends_[i])
       continue;
@@ -180,7 +217,9 @@ void operator_chain::open(const operator_states& restore) {
   for (auto& [i, snap] : restored)
     if (!snap.operator_state.empty())
       guarded(i, [&, i = i, &snap = snap] {
-        visit(i, [&](auto& op) { op.restore_state(snap.operator_state); });
+        call(i, [&] {
+          visit(i, [&](auto& op) { op.restore_state(snap.operator_state); });
+        });
       });
 }
 
@@ -196,8 +235,11 @@ bool operator_chain::blocking_io() const {
 bool operator_chain::run_source() {
   row_batch batch(outputs_.front());
   batch.reserve(batch_records_);
-  bool more = source_->next(batch, batch_records_);
-  metrics_.records_in += static_cast<int64_t>(batch.rows);
+  bool more = call(0, [&] { return source_->next(batch, batch_records_); });
+  auto rows = static_cast<int64_t>(batch.rows);
+  metrics_.records_in += rows;
+  rows_in_[0] += rows;
+  rows_out_[0] += rows;
   push(batch, 0, false);
   return more;
 }
@@ -216,10 +258,16 @@ void operator_chain::process(size_t gate, row_batch& batch) {
 void operator_chain::push(row_batch& batch, size_t first_transform,
                           bool partial) {
   row_batch* current = &batch;
+  auto first_context = source_ ? 1 : 0;
   for (size_t i = first_transform; i < transforms_.size(); ++i) {
     auto& out = transform_out_[i];
     out.clear();
-    transforms_[i]->process(*current, out, partial && i == first_transform);
+    auto c = i + first_context;
+    rows_in_[c] += static_cast<int64_t>(current->rows);
+    call(c, [&] {
+      transforms_[i]->process(*current, out, partial && i == first_transform);
+    });
+    rows_out_[c] += static_cast<int64_t>(out.rows);
     current = &out;
   }
   deliver(*current);
@@ -228,9 +276,13 @@ void operator_chain::push(row_batch& batch, size_t first_transform,
 void operator_chain::deliver(row_batch& batch) {
   if (batch.rows == 0)
     return;
-  metrics_.records_out += static_cast<int64_t>(batch.rows);
+  auto rows = static_cast<int64_t>(batch.rows);
+  metrics_.records_out += rows;
   if (sink_) {
-    sink_->write(batch);
+    auto c = contexts_.size() - 1;
+    rows_in_[c] += rows;
+    rows_out_[c] += rows;
+    call(c, [&] { sink_->write(batch); });
     return;
   }
   for (auto& g : gates_)
@@ -241,13 +293,14 @@ void operator_chain::finish() {
   for (size_t i = 0; i < transforms_.size(); ++i) {
     auto c = i + (source_ ? 1 : 0);
     row_batch tail(outputs_[c]);
-    transforms_[i]->finish(tail);
+    call(c, [&] { transforms_[i]->finish(tail); });
+    rows_out_[c] += static_cast<int64_t>(tail.rows);
     push(tail, i + 1, false);
   }
   for (auto& g : gates_)
     g.flush();
   if (sink_)
-    sink_->finish();
+    call(contexts_.size() - 1, [&] { sink_->finish(); });
 }
 
 void operator_chain::abort() {
@@ -267,6 +320,9 @@ io_metrics operator_chain::metrics() const {
                                    contexts_[t + (source_ ? 1 : 0)].vertex_id,
                                    transforms_[t]->skip_note());
   }
+  for (size_t c = 0; c < contexts_.size(); ++c)
+    m.vertices.push_back(vertex_metrics{contexts_[c].vertex_id, rows_in_[c],
+                                        rows_out_[c], counters_[c]});
   return m;
 }
 
@@ -283,12 +339,12 @@ namespace weir {
 
 void operator_chain::prepare_commit(int64_t checkpoint) {
   if (sink_)
-    sink_->prepare_commit(checkpoint);
+    call(contexts_.size() - 1, [&] { sink_->prepare_commit(checkpoint); });
 }
 
 void operator_chain::commit(int64_t checkpoint) {
   if (sink_)
-    sink_->commit(checkpoint);
+    call(contexts_.size() - 1, [&] { sink_->commit(checkpoint); });
 }
 
 void operator_chain::snapshot_written(int64_t id) {
@@ -301,7 +357,7 @@ chain_snapshot operator_chain::snapshot(int64_t id, state::snapshot_kind kind) {
   chain_snapshot result;
   for (size_t i = 0; i < contexts_.size(); ++i) {
     std::string op_state;
-    visit(i, [&](auto& op) { op_state = op.snapshot_state(); });
+    call(i, [&] { visit(i, [&](auto& op) { op_state = op.snapshot_state(); }); });
     auto& vertex = contexts_[i].vertex_id;
     if (!backends_[i]) {
       if (!op_state.empty())

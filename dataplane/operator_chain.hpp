@@ -1,7 +1,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,14 @@
 #include "storage/state/keyed_backend.hpp"
 
 namespace weir {
+
+/// A failure of user code (an operator from a user library): its message
+/// names the vertex, the operator and the subtask already, e.g. "vertex
+/// 'b' (operator 'parse_count', subtask 1/2) threw std::invalid_argument:
+/// stoll", so the runner adds no prefix.
+struct user_code_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// A subtask's part of a checkpoint: the vertices whose state is complete,
 /// and those whose state is still to be written (`deferred`: run each off
@@ -79,7 +89,8 @@ public:
   std::vector<output_gate>& gates() { return gates_; }
   ops::source* source() { return source_.get(); }
   ops::sink* sink() { return sink_.get(); }
-  /// Rows in and out of the chain, and those its transforms skipped.
+  /// Rows in and out of the chain, those its transforms skipped, and each
+  /// vertex's rows and user counters.
   io_metrics metrics() const;
 
   /// Whether any gate has batches waiting for credit.
@@ -93,7 +104,22 @@ private:
   template <class F>
   void visit(size_t i, F&& f);
 
+  /// Runs `f`, a call into the operator of context `i`. For a user
+  /// operator the call is marked for the crash handler, and what it throws
+  /// becomes a user_code_error naming it.
+  template <class F>
+  decltype(auto) call(size_t i, F&& f);
+
   std::vector<ops::operator_context> contexts_; // source, transforms, sink
+  /// Per context: its user counters (operator_context::counters points
+  /// here; sized once, never moved), its rows in and out, whether it comes
+  /// from a user library, and who it is in failure causes and crash notes.
+  std::vector<std::map<std::string, int64_t>> counters_;
+  std::vector<int64_t> rows_in_;
+  std::vector<int64_t> rows_out_;
+  std::vector<bool> user_;
+  std::vector<std::string> who_;
+  std::vector<std::string> crash_notes_;
   /// Attached files by name (operator_context::files points here).
   std::map<std::string, std::string> files_;
   /// A driver's link to its cluster (driver jobs only).

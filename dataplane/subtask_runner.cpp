@@ -28,6 +28,9 @@ built_chain build_chain(const task_deployment& d, const chain_env& env) {
   built_chain result;
   try {
     result.chain = std::make_unique<operator_chain>(d, env);
+  } catch (const user_code_error& e) {
+    result.error = e.what();
+    result.user_code = true;
   } catch (const std::exception& e) {
     result.error = e.what();
   }
@@ -52,6 +55,8 @@ subtask_runner::~subtask_runner() = default;
 
 void subtask_runner::open(built_chain built, const operator_states& restore) {
   try {
+    if (!built.chain && built.user_code)
+      throw user_code_error(built.error);
     if (!built.chain)
       throw ops::operator_error(built.error);
     chain_ = std::move(built.chain);
@@ -59,7 +64,7 @@ void subtask_runner::open(built_chain built, const operator_states& restore) {
     report(execution_state::initializing);
   } catch (const std::exception& e) {
     phase_ = phase::failed;
-    report(execution_state::failed, fmt::format("{}: {}", name_, e.what()));
+    report(execution_state::failed, cause_of(e));
   }
 }
 
@@ -89,12 +94,23 @@ void subtask_runner::cancel() {
 }
 
 void subtask_runner::fail(const std::string& what) {
+  fail_with_cause(fmt::format("{}: {}", name_, what));
+}
+
+void subtask_runner::fail_with_cause(std::string cause) {
   if (terminal())
     return;
   phase_ = phase::failed;
   if (chain_)
     chain_->abort();
-  report(execution_state::failed, fmt::format("{}: {}", name_, what));
+  report(execution_state::failed, std::move(cause));
+}
+
+std::string subtask_runner::cause_of(const std::exception& e) const {
+  // A user operator's failure names its vertex and subtask itself.
+  if (dynamic_cast<const user_code_error*>(&e) != nullptr)
+    return e.what();
+  return fmt::format("{}: {}", name_, e.what());
 }
 
 template <class F>
@@ -102,7 +118,7 @@ void subtask_runner::guarded(F&& f) {
   try {
     f();
   } catch (const std::exception& e) {
-    fail(e.what());
+    fail_with_cause(cause_of(e));
   }
 }
 

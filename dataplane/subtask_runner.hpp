@@ -69,6 +69,9 @@ public:
 struct built_chain {
   std::unique_ptr<operator_chain> chain;
   std::string error;
+  /// The error is a user operator's (user_code_error): it names the
+  /// operator and the subtask already.
+  bool user_code = false;
 };
 
 /// Builds the operators of `d` (no I/O yet); a failure is kept as the error.
@@ -180,6 +183,11 @@ private:
   /// Runs `f`, turning an exception into a FAILED report.
   template <class F>
   void guarded(F&& f);
+  /// Stops and reports FAILED with `cause` as it is.
+  void fail_with_cause(std::string cause);
+  /// The failure cause for `e`: "task (i/n): what", or a user operator's
+  /// message as it is.
+  std::string cause_of(const std::exception& e) const;
 
   runner_port& port_;
   std::string name_; ///< "task (i/n)", for failure causes

@@ -28,6 +28,10 @@ using job_master_actor = caf::typed_actor<
   /// cause when FAILED).
   caf::reacts_to<update_atom, execution_attempt_id, execution_state, io_metrics,
                  std::string>,
+  /// TaskExecutor's crash watch: user code of subtask `attempt` crashed its
+  /// process (the cause names the operator and the signal); the subtask
+  /// failed. The reply (true: a current attempt) lets the process die.
+  caf::replies_to<crashed_atom, execution_attempt_id, std::string>::with<bool>,
   /// TaskExecutor: a user library or file of the job, by content hash; a
   /// hash that is not one (invalid_job) or not the job's (blob_not_found)
   /// is refused.

@@ -1,5 +1,6 @@
 #include "messages/job_result.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace weir {
@@ -10,8 +11,39 @@ bool operator==(const job_result& a, const job_result& b) {
          && a.end_time_ms == b.end_time_ms
          && a.metrics.records_in == b.metrics.records_in
          && a.metrics.records_out == b.metrics.records_out
+         && a.metrics.vertices == b.metrics.vertices
          && a.collected == b.collected
          && a.graph_fingerprint == b.graph_fingerprint;
+}
+
+bool operator==(const vertex_metrics& a, const vertex_metrics& b) {
+  return a.vertex == b.vertex && a.records_in == b.records_in
+         && a.records_out == b.records_out && a.counters == b.counters;
+}
+
+void add_vertex_metrics(std::vector<vertex_metrics>& into,
+                        const std::vector<vertex_metrics>& from) {
+  for (auto& v : from) {
+    auto same = [&](const vertex_metrics& x) { return x.vertex == v.vertex; };
+    auto i = std::find_if(into.begin(), into.end(), same);
+    if (i == into.end()) {
+      into.push_back(v);
+      continue;
+    }
+    i->records_in += v.records_in;
+    i->records_out += v.records_out;
+    for (auto& [name, value] : v.counters)
+      i->counters[name] += value;
+  }
+}
+
+std::vector<std::string> counter_lines(const io_metrics& m) {
+  std::vector<std::string> lines;
+  for (auto& v : m.vertices)
+    for (auto& [name, value] : v.counters)
+      lines.push_back("Counter " + v.vertex + "." + name + ": "
+                      + std::to_string(value));
+  return lines;
 }
 
 int64_t now_ms() {

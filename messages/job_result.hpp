@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,31 @@
 
 namespace weir {
 
+/// Records in and out of one vertex (operator) and its user counters
+/// (operator_context::counter), summed over the subtasks that report it.
+/// A source's records in are those it read (as many as it emits); a sink's
+/// records out are those it wrote (as many as it received).
+struct vertex_metrics {
+  std::string vertex;
+  int64_t records_in = 0;
+  int64_t records_out = 0;
+  /// By counter name; a counter its operator registered is here even at 0.
+  std::map<std::string, int64_t> counters;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, vertex_metrics& x) {
+  return f(caf::meta::type_name("vertex_metrics"), x.vertex, x.records_in,
+           x.records_out, x.counters);
+}
+
+bool operator==(const vertex_metrics& a, const vertex_metrics& b);
+
+/// Adds `from` to `into`, vertex by vertex (matched by id; a vertex `into`
+/// does not have yet is appended) and counter by counter (by name).
+void add_vertex_metrics(std::vector<vertex_metrics>& into,
+                        const std::vector<vertex_metrics>& from);
+
 /// Record counters of a job or subtask.
 struct io_metrics {
   int64_t records_in = 0;
@@ -21,13 +47,21 @@ struct io_metrics {
   /// on_error skip), and what was wrong with the first of them.
   int64_t records_skipped = 0;
   std::string skipped_note;
+  /// Each vertex's records and user counters (a subtask: those of its
+  /// chain; a job: summed over its subtasks), in the job graph's order.
+  std::vector<vertex_metrics> vertices;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_metrics& x) {
   return f(caf::meta::type_name("io_metrics"), x.records_in, x.records_out,
-           x.records_skipped, x.skipped_note);
+           x.records_skipped, x.skipped_note, x.vertices);
 }
+
+/// One line per user counter, "Counter <vertex>.<name>: <value>" (Flink's
+/// operator scope), vertices in the graph's order and names sorted: how
+/// `weir run` and `weir status` show them.
+std::vector<std::string> counter_lines(const io_metrics& m);
 
 /// What a job ended with: its terminal state, the failure cause (if any),
 /// timings, counters and the records its `collect` sinks gathered.

@@ -61,6 +61,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (weir::subtask_wiring))
   CAF_ADD_TYPE_ID(weir, (weir::task_executor_actor))
   CAF_ADD_TYPE_ID(weir, (weir::user_code))
+  CAF_ADD_TYPE_ID(weir, (weir::vertex_metrics))
 CAF_END_TYPE_ID_BLOCK(weir)
 
 namespace weir {

@@ -4,7 +4,9 @@
 // library that runs as a job of its own inside the cluster and submits
 // other jobs. Part of the public API (installed with operators/plugin.hpp).
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,6 +43,17 @@ inline std::string cannot_travel(const job_definition& job) {
            "embedded cluster";
 }
 
+/// One vertex of an ended job: its records (summed over its subtasks and
+/// the job's attempts; a source's in are those it read, a sink's out those
+/// it wrote) and its operator's user counters (ops::counter).
+struct vertex_outcome {
+  std::string id;
+  int64_t records_in = 0;
+  int64_t records_out = 0;
+  /// By name; a counter the operator registered is here even at 0.
+  std::map<std::string, int64_t> counters;
+};
+
 /// How a job ended, as its driver sees it.
 struct job_outcome {
   std::string id;
@@ -50,8 +63,37 @@ struct job_outcome {
   std::string error;
   /// What its `collect` sinks gathered.
   std::vector<record> records;
+  /// From its start to its end, in milliseconds.
+  int64_t runtime_ms = 0;
+  /// Records in and out of the whole job (its sources' in, its sinks' out).
+  int64_t records_in = 0;
+  int64_t records_out = 0;
+  /// Every vertex, in the job's order.
+  std::vector<vertex_outcome> vertices;
 
   bool finished() const { return state == "FINISHED"; }
+
+  /// Vertex `id`; throws std::out_of_range naming it when the job has none.
+  const vertex_outcome& vertex(const std::string& vertex_id) const {
+    for (auto& v : vertices)
+      if (v.id == vertex_id)
+        return v;
+    throw std::out_of_range("job " + id + " has no vertex '" + vertex_id
+                            + "'");
+  }
+
+  /// The counter `name` of vertex `vertex_id` (e.g. counter("tokens",
+  /// "bad_lines")); throws std::out_of_range when its operator registered
+  /// no such counter (a typo, or a job that failed before the operator
+  /// opened).
+  int64_t counter(const std::string& vertex_id, const std::string& name) const {
+    auto& v = vertex(vertex_id);
+    auto i = v.counters.find(name);
+    if (i == v.counters.end())
+      throw std::out_of_range("job " + id + ": vertex '" + vertex_id
+                              + "' has no counter '" + name + "'");
+    return i->second;
+  }
 };
 
 /// What a driver can do: read its arguments and attached files, submit jobs

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "operators/demangle.hpp"
 #include "operators/in_process.hpp"
 #include "operators/plugin.hpp"
 
@@ -76,8 +77,10 @@ const opened_library& open_library(const std::string& path) {
   auto named = end_library_load();
   if (handle == nullptr) {
     const char* why = ::dlerror();
-    throw operator_error(fmt::format("cannot load library '{}': {}", path,
-                                     why != nullptr ? why : "unknown error"));
+    // An undefined symbol is named as the user wrote it, not mangled.
+    throw operator_error(fmt::format(
+      "cannot load library '{}': {}", path,
+      why != nullptr ? demangle_symbols(why) : "unknown error"));
   }
   auto version = reinterpret_cast<version_fn>(
     ::dlsym(handle, "weir_plugin_api_version"));

@@ -20,6 +20,35 @@ class driver_services;
 /// An operator's parameters, as given in the job spec (already resolved).
 using params = std::map<std::string, std::string>;
 
+/// Thrown by operators when they cannot go on; the subtask reports FAILED with
+/// the message, prefixed by the vertex id.
+struct operator_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A user counter (Flink's Counter), from operator_context::counter: the
+/// operator keeps the handle from open() and counts in its hot path (an
+/// add, no lookup). The runtime sums it over the vertex's subtasks and the
+/// job's attempts, shows it as `Counter <vertex>.<name>: <value>` and hands
+/// it to drivers (job_outcome::counter). Not thread-safe, like the
+/// operator's other calls: count from the thread that calls the operator.
+class counter {
+public:
+  /// Counts nowhere (a handle not obtained from a context yet).
+  counter() = default;
+  explicit counter(int64_t* cell) : cell_(cell) {}
+  void inc() { add(1); }
+  void add(int64_t n) {
+    if (cell_ != nullptr)
+      *cell_ += n;
+  }
+  /// This subtask's count so far.
+  int64_t value() const { return cell_ != nullptr ? *cell_ : 0; }
+
+private:
+  int64_t* cell_ = nullptr;
+};
+
 /// Where an operator instance runs.
 struct operator_context {
   std::string job_name;
@@ -46,6 +75,20 @@ struct operator_context {
   /// The indices in `*input` of the key fields of the input edge (keyed
   /// operators; empty when the input is not keyed).
   std::vector<size_t> key;
+  /// This operator's user counters by name (the runtime owns them; use
+  /// counter()).
+  std::map<std::string, int64_t>* counters = nullptr;
+
+  /// The counter `name` of this operator (created at 0 on first use; the
+  /// same cell for the same name). Call it in open() and keep the handle.
+  /// Throws operator_error for an empty name.
+  ops::counter counter(const std::string& name) const {
+    if (name.empty())
+      throw operator_error("a counter needs a name");
+    if (counters == nullptr)
+      return {};
+    return ops::counter{&(*counters)[name]};
+  }
 };
 
 /// What an operator's rows look like, from its parameters and its input
@@ -66,11 +109,6 @@ struct derived_schema {
   std::string problem;
 };
 
-/// Thrown by operators when they cannot go on; the subtask reports FAILED with
-/// the message, prefixed by the vertex id.
-struct operator_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// Produces records until it is exhausted.
 class source {

@@ -30,7 +30,7 @@
 
 /// Changes whenever the operator interfaces or this API change
 /// incompatibly; a library built against another version is refused.
-#define WEIR_PLUGIN_API_VERSION 2
+#define WEIR_PLUGIN_API_VERSION 3
 
 namespace weir::plugin {
 

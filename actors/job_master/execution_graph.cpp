@@ -195,6 +195,11 @@ bool execution_graph::all_terminal() const {
 
 io_metrics execution_graph::total_metrics() const {
   io_metrics total;
+  // Every vertex, in the graph's order, even before its subtasks report.
+  for (auto& v : graph_.vertices)
+    total.vertices.push_back(vertex_metrics{v.id, 0, 0, {}});
+  for (auto& x : executions_)
+    add_vertex_metrics(total.vertices, x.metrics.vertices);
   for (auto& t : tasks_) {
     bool source = t.inputs.empty();
     bool sink = t.outputs.empty();

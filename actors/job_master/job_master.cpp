@@ -171,6 +171,15 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
         const io_metrics& m, const std::string& error) {
       on_update(self, attempt, s, m, error);
     },
+    [=](crashed_atom, execution_attempt_id attempt, const std::string& cause) {
+      auto flat = self->state.graph->find(attempt);
+      if (flat < 0)
+        return false; // an attempt before a restart
+      auto metrics = self->state.graph->executions()[static_cast<size_t>(flat)]
+                       .metrics;
+      on_update(self, attempt, execution_state::failed, metrics, cause);
+      return true;
+    },
     [=](metrics_atom, execution_attempt_id attempt, const io_metrics& m) {
       auto flat = self->state.graph->find(attempt);
       if (flat >= 0)

@@ -426,9 +426,13 @@ io_metrics job_metrics(self_ptr self) {
   auto current = st.graph->total_metrics();
   // Skipped rows count in the attempt that skipped them: a restart skips
   // them again, so they are not added up across attempts.
+  // Counters, like records, add up over attempts.
+  auto vertices = st.earlier_attempts.vertices;
+  add_vertex_metrics(vertices, current.vertices);
   return io_metrics{st.earlier_attempts.records_in + current.records_in,
                     st.earlier_attempts.records_out + current.records_out,
-                    current.records_skipped, current.skipped_note};
+                    current.records_skipped, current.skipped_note,
+                    std::move(vertices)};
 }
 
 } // namespace weir::job_master_detail

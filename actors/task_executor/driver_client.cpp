@@ -92,6 +92,12 @@ public:
         out.state = to_string(result->state);
         out.error = result->error;
         out.records = std::move(result->collected);
+        out.runtime_ms = result->end_time_ms - result->start_time_ms;
+        out.records_in = result->metrics.records_in;
+        out.records_out = result->metrics.records_out;
+        for (auto& v : result->metrics.vertices)
+          out.vertices.push_back(plugin::vertex_outcome{
+            v.vertex, v.records_in, v.records_out, v.counters});
         return out;
       }
     }

@@ -11,6 +11,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/task_executor/crash_watch.hpp"
 #include "actors/task_executor/driver_client.hpp"
 #include "dataplane/subtask_runner.hpp"
 #include "storage/state_handle.hpp"
@@ -250,13 +251,23 @@ subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
   cenv.make_driver = [&sys, env, &d] {
     return make_driver_client(sys, env.dispatcher, env.job_master, d, env.code);
   };
+  // Where a crash of its user code is reported (building the operators
+  // runs their factories already).
+  auto attempt = d.attempt;
+  crash_watch::route(attempt, jm);
   // Build the operators first: whether they block decides the thread model.
   auto built = std::make_shared<built_chain>(build_chain(d, cenv));
+  subtask_actor handle;
   if (built->chain
       && (built->chain->blocking_io() || restores_from_files(d.restore)))
-    return sys.spawn<caf::detached>(subtask_impl, std::move(d), std::move(jm),
-                                    std::move(built));
-  return sys.spawn(subtask_impl, std::move(d), std::move(jm), std::move(built));
+    handle = sys.spawn<caf::detached>(subtask_impl, std::move(d),
+                                      std::move(jm), std::move(built));
+  else
+    handle = sys.spawn(subtask_impl, std::move(d), std::move(jm),
+                       std::move(built));
+  caf::actor_cast<caf::abstract_actor*>(handle)->attach_functor(
+    [attempt] { crash_watch::forget(attempt); });
+  return handle;
 }
 
 } // namespace weir

@@ -38,6 +38,15 @@ job_state decode_state(object_reader& r) {
   return job_state::created;
 }
 
+vertex_metrics decode_vertex(object_reader& r) {
+  vertex_metrics v;
+  v.vertex = r.text("vertex");
+  v.records_in = r.int64("records_in");
+  v.records_out = r.int64("records_out");
+  v.counters = r.int64_map("counters");
+  return v;
+}
+
 } // namespace
 
 std::string encode_job_result(const job_result& r, bool dirty) {
@@ -55,6 +64,14 @@ std::string encode_job_result(const job_result& r, bool dirty) {
   if (r.metrics.records_skipped > 0) {
     metrics["records_skipped"] = r.metrics.records_skipped;
     metrics["skipped_note"] = r.metrics.skipped_note;
+  }
+  if (!r.metrics.vertices.empty()) {
+    auto& vertices = metrics["vertices"] = nlohmann::json::array();
+    for (auto& v : r.metrics.vertices)
+      vertices.push_back({{"vertex", v.vertex},
+                          {"records_in", v.records_in},
+                          {"records_out", v.records_out},
+                          {"counters", v.counters}});
   }
   auto& collected = doc["collected"] = nlohmann::json::array();
   for (auto& x : r.collected)
@@ -87,6 +104,9 @@ caf::expected<job_result_entry> decode_job_result(std::string_view key,
     res.metrics.records_skipped = metrics.int64("records_skipped");
     res.metrics.skipped_note = metrics.text("skipped_note");
   }
+  if (metrics.has("vertices")) // (absent in results stored before weir kept them)
+    for (auto& v : metrics.objects("vertices"))
+      res.metrics.vertices.push_back(decode_vertex(v));
   for (auto& x : r.objects("collected"))
     res.collected.push_back(decode_record(x));
   if (problem.empty() && rec->doc.contains("graph_fingerprint")) {

@@ -65,21 +65,34 @@ job_id object_reader::id(std::string_view name) {
   return job_id{};
 }
 
-std::map<std::string, std::string>
-object_reader::text_map(std::string_view name) {
-  std::map<std::string, std::string> result;
+template <class T>
+std::map<std::string, T> object_reader::map_of(std::string_view name,
+                                               predicate is_value,
+                                               std::string_view value_name) {
+  std::map<std::string, T> result;
   auto x = field(name, &nlohmann::json::is_object, "an object");
   if (x == nullptr)
     return result;
   for (auto& [key, value] : x->items()) {
-    if (!value.is_string()) {
-      fail(name, fmt::format("has a value that is not a string at '{}'",
+    if (!(value.*is_value)()) {
+      fail(name, fmt::format("has a value that is not {} at '{}'", value_name,
                              printable(key)));
       return {};
     }
-    result.emplace(key, value.get<std::string>());
+    result.emplace(key, value.template get<T>());
   }
   return result;
+}
+
+std::map<std::string, std::string>
+object_reader::text_map(std::string_view name) {
+  return map_of<std::string>(name, &nlohmann::json::is_string, "a string");
+}
+
+std::map<std::string, int64_t>
+object_reader::int64_map(std::string_view name) {
+  return map_of<int64_t>(name, &nlohmann::json::is_number_integer,
+                         "an integer");
 }
 
 std::vector<std::string> object_reader::texts(std::string_view name) {

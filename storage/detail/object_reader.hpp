@@ -40,6 +40,9 @@ public:
   /// An object field whose values are all strings.
   std::map<std::string, std::string> text_map(std::string_view name);
 
+  /// An object field whose values are all integers.
+  std::map<std::string, int64_t> int64_map(std::string_view name);
+
   /// An array field whose elements are all strings.
   std::vector<std::string> texts(std::string_view name);
 
@@ -63,6 +66,11 @@ private:
   /// records a problem ("is not <type_name>") and returns nullptr.
   const nlohmann::json* field(std::string_view name, predicate is_type,
                               std::string_view type_name);
+
+  /// An object field whose values all satisfy `is_value`.
+  template <class T>
+  std::map<std::string, T> map_of(std::string_view name, predicate is_value,
+                                  std::string_view value_name);
 
   /// `<path>.<name>`, or `<name>` at the top.
   std::string path_of(std::string_view name) const;

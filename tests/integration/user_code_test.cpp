@@ -99,8 +99,15 @@ TEST_CASE("libraries that cannot be used are refused with the file and "
   CHECK(old.exit_code == 2);
   CHECK(old.err == fmt::format("weir run: --libjars: library '{}' was built "
                                "against weir API version 0, this weir has "
-                               "version 2 (weir_plugin_api_version)\n",
+                               "version 3 (weir_plugin_api_version)\n",
                                test_plugin("bad_version")));
+  // dlerror's mangled name, demangled.
+  auto undefined = run_weir({"run", spec, "--libjars", test_plugin("undefined")});
+  CHECK(undefined.exit_code == 2);
+  CHECK(undefined.err
+        == fmt::format("weir run: --libjars: cannot load library '{}': {}: "
+                       "undefined symbol: weir::test_only::missing_function(int)\n",
+                       test_plugin("undefined"), test_plugin("undefined")));
   auto clash = run_weir({"run", spec, "--libjars",
                          example_ops() + "," + test_plugin("clash")});
   CHECK(clash.exit_code == 2);

@@ -1,6 +1,14 @@
 // The data plane: output_gate, input_queue, barrier_aligner.
 #include <doctest/doctest.h>
 
+#include <csignal>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dataplane/crash_note.hpp"
 #include "dataplane/network_buffers.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
 
@@ -620,4 +628,63 @@ TEST_CASE("a forward gate keeps one lane, whatever the consumers' count") {
   CHECK(gate.sent(99999) == 1);
   gate.add_credit(99999, 1);
   CHECK(drain(gate).size() == 1u);
+}
+
+// -- crash notes ----------------------------------------------------------------
+
+namespace {
+
+/// Runs `crash` in a child process with the crash handler installed; returns
+/// the note it wrote (acknowledged at once) and the signal that ended it.
+template <class F>
+std::pair<std::string, int> crash_in_child(F crash) {
+  int notes[2];
+  int acks[2];
+  REQUIRE(::pipe(notes) == 0);
+  REQUIRE(::pipe(acks) == 0);
+  auto pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(notes[0]);
+    ::close(acks[1]);
+    ::dup2(::open("/dev/null", O_WRONLY), STDERR_FILENO); // its "weir: ..." line
+    install_crash_handler(notes[1], acks[0], 10000);
+    crash();
+    ::_exit(0);
+  }
+  ::close(notes[1]);
+  ::close(acks[0]);
+  std::string note;
+  char c;
+  while (::read(notes[0], &c, 1) == 1) {
+    note += c;
+    if (c == '\n') {
+      ::write(acks[1], "k", 1); // the child may die now
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(notes[0]);
+  ::close(acks[1]);
+  return {note, WIFSIGNALED(status) ? WTERMSIG(status) : 0};
+}
+
+} // namespace
+
+TEST_CASE("crash notes: user code that crashes leaves its note, then the "
+          "signal ends the process") {
+  auto [note, sig] = crash_in_child([] {
+    crash_scope outer{"a1\toperator 'x' (vertex 'v', subtask 1/1)"};
+    crash_scope inner{"a2\toperator 'segv' (vertex 'b', subtask 2/2)"};
+    std::raise(SIGSEGV);
+  });
+  CHECK(note == "a2\toperator 'segv' (vertex 'b', subtask 2/2)\t11\n");
+  CHECK(sig == SIGSEGV);
+  // Outside user code (the scope ended): no note, the default action.
+  auto [none, abrt] = crash_in_child([] {
+    { crash_scope done{"a3\toperator 'y' (vertex 'w', subtask 1/1)"}; }
+    std::abort();
+  });
+  CHECK(none.empty());
+  CHECK(abrt == SIGABRT);
 }

@@ -363,4 +363,32 @@ TEST_CASE("total_metrics: records in of sources, records out of sinks") {
   CHECK(eg.executions()[4].metrics.records_in == 15);
 }
 
+TEST_CASE("total_metrics: each vertex's records and counters, summed over "
+          "its subtasks") {
+  execution_graph eg{word_count()};
+  auto chain = [](int64_t lines, int64_t words, int64_t bad) {
+    io_metrics m{lines, words};
+    m.vertices = {{"lines", lines, lines, {}},
+                  {"words", lines, words, {{"bad", bad}, {"zero", 0}}}};
+    return m;
+  };
+  eg.set_metrics(0, chain(10, 40, 1)); // lines -> words, subtask 0
+  eg.set_metrics(1, chain(5, 20, 2));  // lines -> words, subtask 1
+  io_metrics counts{30, 7};
+  counts.vertices = {{"counts", 30, 7, {{"keys", 7}}}};
+  eg.set_metrics(2, counts);
+  auto total = eg.total_metrics();
+  // Every vertex in the graph's order; "out" has not reported yet.
+  CHECK(total.vertices
+        == std::vector<vertex_metrics>{
+          {"lines", 15, 15, {}},
+          {"words", 15, 60, {{"bad", 3}, {"zero", 0}}},
+          {"counts", 30, 7, {{"keys", 7}}},
+          {"out", 0, 0, {}}});
+  CHECK(counter_lines(total)
+        == std::vector<std::string>{"Counter words.bad: 3",
+                                    "Counter words.zero: 0",
+                                    "Counter counts.keys: 7"});
+}
+
 } // TEST_SUITE

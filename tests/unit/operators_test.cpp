@@ -17,6 +17,7 @@
 
 #include "operators/aggregation.hpp"
 #include "operators/builtins.hpp"
+#include "operators/demangle.hpp"
 #include "operators/registry.hpp"
 #include "tests/rows.hpp"
 
@@ -1217,4 +1218,34 @@ TEST_CASE("sinks declare what their output guarantees") {
         == sink_guarantee::external_exactly_once);
   // A user library's sink (not in the built-in registry) gets the default.
   CHECK(reg.guarantee_of("my_sink", {}) == sink_guarantee::external_at_least_once);
+}
+
+// -- names of user code ---------------------------------------------------------
+
+TEST_CASE("demangle: symbols and type names as written, others unchanged") {
+  CHECK(ops::demangle("St16invalid_argument") == "std::invalid_argument");
+  CHECK(ops::demangle("_ZN4weir3ops8registry3addENS0_16operator_factoryE")
+        == "weir::ops::registry::add(weir::ops::operator_factory)");
+  CHECK(ops::demangle("weir_plugin_register") == "weir_plugin_register");
+  CHECK(ops::demangle_symbols("lib.so: undefined symbol: _ZN4weir1fEv")
+        == "lib.so: undefined symbol: weir::f()");
+  // Only words that start with _Z, and a bad one stays as it is.
+  CHECK(ops::demangle_symbols("a_Zb _Zbogus, (_ZN1a1bEv)")
+        == "a_Zb _Zbogus, (a::b())");
+}
+
+TEST_CASE("describe_current_exception: the demangled type and the message") {
+  auto described = [](auto&& thrower) {
+    try {
+      thrower();
+    } catch (...) {
+      return ops::describe_current_exception();
+    }
+    return std::string{"nothing thrown"};
+  };
+  CHECK(described([] { (void)std::stoll("x"); })
+        == "std::invalid_argument: stoll");
+  CHECK(described([] { throw ops::operator_error("no tab"); })
+        == "weir::ops::operator_error: no tab");
+  CHECK(described([] { throw 42; }) == "int");
 }

@@ -125,6 +125,8 @@ job_result make_result(job_id id) {
   r.start_time_ms = 1700000000000;
   r.end_time_ms = 1700000004321;
   r.metrics = io_metrics{1000, 42};
+  r.metrics.vertices = {{"lines", 1000, 1000, {}},
+                        {"count", 1000, 42, {{"bad_lines", 3}, {"never", 0}}}};
   r.collected = {record::string("the", "x y", 5), record::integer("the", 3, 7),
                  record::integer("", std::numeric_limits<int64_t>::min())};
   r.graph_fingerprint = 0xfedcba9876543210; // above INT64_MAX: stored as hex
