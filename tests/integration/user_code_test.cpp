@@ -99,7 +99,7 @@ TEST_CASE("libraries that cannot be used are refused with the file and "
   CHECK(old.exit_code == 2);
   CHECK(old.err == fmt::format("weir run: --libjars: library '{}' was built "
                                "against weir API version 0, this weir has "
-                               "version 2 (weir_plugin_api_version)\n",
+                               "version 3 (weir_plugin_api_version)\n",
                                test_plugin("bad_version")));
   auto clash = run_weir({"run", spec, "--libjars",
                          example_ops() + "," + test_plugin("clash")});
