@@ -78,6 +78,7 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     ctx.vertex_id = v.id;
     ctx.subtask_index = d.subtask_index;
     ctx.parallelism = d.parallelism;
+    ctx.attempt_number = d.attempt_number;
     ctx.bounded = d.bounded;
     ctx.files = &files_;
     ctx.operators = &reg;

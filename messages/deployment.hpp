@@ -86,6 +86,8 @@ typename Inspector::result_type inspect(Inspector& f, state_backend_desc& x) {
 struct task_deployment {
   job_id job;
   execution_attempt_id attempt;
+  /// How many times the job restarted before this attempt (0 at first).
+  int32_t attempt_number = 0;
   allocation_id alloc;
   int32_t task_index = 0;    ///< which chain of the job
   int32_t subtask_index = 0; ///< which parallel instance
@@ -113,7 +115,7 @@ struct task_deployment {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
-  return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.alloc,
+  return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.attempt_number, x.alloc,
            x.task_index, x.subtask_index, x.parallelism, x.job_name, x.task_name, x.chain,
            x.input, x.input_key, x.inputs, x.outputs, x.bounded, x.restore, x.backend, x.code);
 }

@@ -55,6 +55,11 @@ struct operator_context {
   std::string vertex_id;
   int32_t subtask_index = 0;
   int32_t parallelism = 1;
+  /// How many times the job restarted before this run of the subtask
+  /// (Flink's attempt number): 0 on the first run, 1 after the first
+  /// failover, and so on. A job recovered by a new JobMaster, or resumed
+  /// from a savepoint in a new job, starts at 0 again.
+  int32_t attempt_number = 0;
   /// False when some source of the job never ends (streaming): keyed
   /// aggregations then emit updated values after every input batch instead
   /// of once at the end.
@@ -64,6 +69,9 @@ struct operator_context {
   state::keyed_backend* keyed_state = nullptr;
   /// Files attached to the job (`--file`), by file name → local path.
   const std::map<std::string, std::string>* files = nullptr;
+  /// The local path of the attached file `name`; throws operator_error
+  /// naming it and the attached ones when the job has no such file.
+  const std::string& file(const std::string& name) const;
   /// The operators and drivers of the job (built-in and its libraries').
   const registry* operators = nullptr;
   /// For the driver operator: its cluster (driver mode).
@@ -109,6 +117,20 @@ struct derived_schema {
   std::string problem;
 };
 
+
+inline const std::string& operator_context::file(const std::string& name) const {
+  if (files != nullptr)
+    if (auto i = files->find(name); i != files->end())
+      return i->second;
+  // Inline, so that user libraries need no weir symbol for it.
+  std::string attached;
+  if (files != nullptr)
+    for (const auto& entry : *files)
+      attached += (attached.empty() ? "" : ", ") + entry.first;
+  throw operator_error("file '" + name + "' is not attached to the job ("
+                       + (attached.empty() ? "none is" : "attached: " + attached)
+                       + "; attach files with --file)");
+}
 
 /// Produces records until it is exhausted.
 class source {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -11,8 +12,20 @@ namespace {
 
 /// "" when `value` fits `kind`, else the problem.
 std::string check_value(const std::string& value, param_kind kind) {
-  if (kind == param_kind::text)
-    return {};
+  switch (kind) {
+    case param_kind::text:
+      return {};
+    case param_kind::number:
+      if (!parse_double(value))
+        return fmt::format("'{}' is not a number", value);
+      return {};
+    case param_kind::boolean:
+      if (!parse_bool(value))
+        return fmt::format("'{}' is neither true nor false", value);
+      return {};
+    default:
+      break;
+  }
   auto n = parse_int64(value);
   if (!n)
     return fmt::format("'{}' is not an integer", value);
@@ -65,6 +78,23 @@ std::optional<int64_t> parse_int64(std::string_view text) {
   if (text.empty() || ec != std::errc{} || ptr != end)
     return std::nullopt;
   return n;
+}
+
+std::optional<double> parse_double(std::string_view text) {
+  double x = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, x);
+  if (text.empty() || ec != std::errc{} || ptr != end || !std::isfinite(x))
+    return std::nullopt;
+  return x;
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  if (text == "true")
+    return true;
+  if (text == "false")
+    return false;
+  return std::nullopt;
 }
 
 std::string check_params(const std::string& op, const params& p,

@@ -22,6 +22,10 @@ enum class param_kind {
   non_negative,
   /// A decimal int64 of at least zero, or -1 for "no limit".
   limit,
+  /// A finite decimal number (a double): "0.5", "-3", "1e-3".
+  number,
+  /// "true" or "false".
+  boolean,
 };
 
 /// One parameter an operator (or a named function) accepts.
@@ -33,6 +37,12 @@ struct param_spec {
 
 /// Parses a whole string as a decimal int64 (no spaces, no '+').
 std::optional<int64_t> parse_int64(std::string_view text);
+
+/// Parses a whole string as a finite double (no spaces).
+std::optional<double> parse_double(std::string_view text);
+
+/// Parses "true" or "false".
+std::optional<bool> parse_bool(std::string_view text);
 
 /// The names sorted and joined with ", " ("none" when there are none).
 std::string join_sorted(std::vector<std::string> names);

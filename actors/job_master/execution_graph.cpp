@@ -104,6 +104,7 @@ task_deployment execution_graph::deployment(int32_t flat,
   task_deployment d;
   d.job = graph_.id;
   d.attempt = x.attempt;
+  d.attempt_number = x.attempt_number;
   d.alloc = alloc;
   d.task_index = x.task;
   d.subtask_index = x.subtask;
@@ -166,6 +167,7 @@ void execution_graph::restart() {
   for (size_t i = 0; i < executions_.size(); ++i) {
     auto& x = executions_[i];
     x.attempt = execution_attempt_id::random();
+    ++x.attempt_number;
     x.state = execution_state::created;
     x.metrics = {};
     by_attempt_.emplace(x.attempt, static_cast<int32_t>(i));

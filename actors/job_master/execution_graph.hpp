@@ -30,6 +30,8 @@ struct execution {
   int32_t task = 0;
   int32_t subtask = 0;
   execution_attempt_id attempt;
+  /// Restarts of the job before this attempt (operator_context).
+  int32_t attempt_number = 0;
   execution_state state = execution_state::created;
   io_metrics metrics;
 };
@@ -69,7 +71,8 @@ public:
   bool transition(int32_t flat, execution_state to);
 
   /// Starts over for a restart: every subtask gets a new attempt in state
-  /// CREATED with zero counters; messages of old attempts no longer match.
+  /// CREATED with zero counters and the next attempt number; messages of
+  /// old attempts no longer match.
   void restart();
 
   /// Replaces counters of an execution.

@@ -6,17 +6,23 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "operators/plugin.hpp"
 #include "operators/row_access.hpp"
+#include "storage/state/value_state.hpp"
 
 namespace {
 
 using weir::record;
 namespace ops = weir::ops;
+using weir::plugin::args;
+using weir::plugin::param;
 
 /// `inline_text` (source): the lines of parameter `text`, split over the
 /// subtasks round-robin; for small inputs that travel with the job.
@@ -138,6 +144,44 @@ private:
   ops::field_ref out_;
 };
 
+// [snippet: running_count class]
+/// `running_count` (transform, after a hash edge; parameter `threshold`):
+/// counts the records of every key in keyed state, which checkpoints and
+/// savepoints keep like the built-in aggregations' state; for every record
+/// whose key has then been seen `threshold` times or more, emits the key
+/// and its count.
+class running_count : public ops::record_transform {
+public:
+  explicit running_count(int64_t threshold) : threshold_(threshold) {}
+
+  /// Asks the runtime for a keyed state backend (ctx.keyed_state).
+  bool uses_keyed_state() const override { return true; }
+
+protected:
+  void open_records(const ops::operator_context& ctx) override {
+    state_ = ctx.keyed_state;
+    counts_.emplace(*state_, "count"); // restored before open, if any
+  }
+
+  void apply(std::vector<record>& in, std::vector<record>& out,
+             bool) override {
+    for (auto& r : in) {
+      state_->set_current_key(r.key); // counts_ now acts on r.key
+      int64_t n = counts_->value().value_or(0) + 1;
+      counts_->update(n);
+      if (n >= threshold_)
+        out.push_back(record::integer(r.key, n));
+    }
+    in.clear();
+  }
+
+private:
+  int64_t threshold_;
+  weir::state::keyed_backend* state_ = nullptr;
+  std::optional<weir::state::value_state<int64_t>> counts_;
+};
+// [end snippet]
+
 std::string n_param(const ops::params& p) {
   auto i = p.find("n");
   if (i == p.end())
@@ -168,6 +212,48 @@ void setup(weir::plugin::registrar& r) {
                              std::atoll(x.text.c_str() + tab + 1));
     },
     weir::default_schema::keyed_numbers()));
+  // [snippet: longer_than]
+  // `longer_than` (filter, parameter `min`): the records whose text has at
+  // least `min` bytes.
+  r.add_operator(weir::plugin::filter_operator(
+    "longer_than", {param<int64_t>("min", "shortest length kept")},
+    [](const args& a) {
+      auto min = a.get<int64_t>("min");
+      return [min](const record& x) {
+        return static_cast<int64_t>(x.text.size()) >= min;
+      };
+    }));
+  // [end snippet]
+  // [snippet: known_words]
+  // `known_words` (filter): the records whose text is a line of the
+  // attached file `list`, or with `invert`, the others. A factory that
+  // takes the operator_context too runs when the operator opens, where the
+  // job's files are.
+  r.add_operator(weir::plugin::filter_operator(
+    "known_words",
+    {param<std::string>("list", "attached file (--file), one word a line"),
+     param<bool>("invert", false, "keep the records not in the list")},
+    [](const args& a, const ops::operator_context& ctx) {
+      std::ifstream in{ctx.file(a.get<std::string>("list"))};
+      std::set<std::string> words;
+      for (std::string w; std::getline(in, w);)
+        words.insert(w);
+      return [words, invert = a.get<bool>("invert")](const record& x) {
+        return (words.count(x.text) > 0) != invert;
+      };
+    }));
+  // [end snippet]
+  // [snippet: running_count]
+  auto counts = weir::plugin::transform_operator(
+    "running_count", {param<int64_t>("threshold", 1, "smallest count emitted")},
+    [](const args& a) {
+      return std::make_unique<running_count>(a.get<int64_t>("threshold"));
+    });
+  // It takes records and emits (key: string, value: int64).
+  counts.output_schema = weir::plugin::record_output(
+    "running_count", weir::default_schema::keyed_numbers());
+  r.add_operator(std::move(counts));
+  // [end snippet]
   ops::operator_factory text;
   text.name = "inline_text";
   text.make_source = [](const ops::params& p) {

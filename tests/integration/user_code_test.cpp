@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -200,4 +201,214 @@ TEST_CASE("-C/--classpath loads libraries from each node's own path") {
   CHECK(missing.err.find("-C/--classpath '/nonexistent/libs' does not exist "
                          "on TaskExecutor taskexecutor-0")
         != std::string::npos);
+}
+
+// --- declared parameters, the operator context, keyed state -----------------
+
+namespace {
+
+/// text_file `input` → `op` with `params` (a JSON object) → collect.
+std::string one_operator_spec(const temp_dir& dir, const std::string& input,
+                              const std::string& op,
+                              const std::string& params) {
+  return dir.write(op + ".json", fmt::format(R"({{
+    "name": "{}",
+    "vertices": [
+      {{"id": "lines", "operator": "text_file", "params": {{"path": "{}"}}}},
+      {{"id": "op", "operator": "{}", "params": {}}},
+      {{"id": "out", "operator": "collect"}}],
+    "edges": [{{"from": "lines", "to": "op", "partitioning": "forward"}},
+              {{"from": "op", "to": "out", "partitioning": "forward"}}]}})",
+                                             op, input, op, params));
+}
+
+/// The lines of examples/data/sample.txt of at least `min` bytes.
+std::string sample_lines_longer_than(size_t min) {
+  std::string out;
+  for (auto& line : lines_of(read_file("examples/data/sample.txt")))
+    if (line.size() >= min)
+      out += line + "\n";
+  return out;
+}
+
+/// The snippets of `text`: "// [snippet: NAME]" up to "// [end snippet]"
+/// in code, or the fenced block after "<!-- snippet: NAME -->" in
+/// Markdown, by name.
+std::map<std::string, std::string> snippets(const std::string& text,
+                                            bool markdown) {
+  std::map<std::string, std::string> out;
+  std::string name;
+  bool in_block = false;
+  for (auto& line : lines_of(text)) {
+    auto trimmed = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    if (markdown) {
+      if (trimmed.rfind("<!-- snippet: ", 0) == 0)
+        name = trimmed.substr(14, trimmed.size() - 14 - 4);
+      else if (!name.empty() && trimmed.rfind("```", 0) == 0) {
+        if (in_block)
+          name.clear();
+        in_block = !in_block;
+      } else if (in_block)
+        out[name] += line + "\n";
+    } else if (trimmed.rfind("// [snippet: ", 0) == 0) {
+      name = trimmed.substr(13, trimmed.size() - 14);
+      out[name];
+    } else if (trimmed == "// [end snippet]") {
+      name.clear();
+    } else if (!name.empty()) {
+      out[name] += line + "\n";
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a user operator gets its declared parameters typed") {
+  temp_dir dir;
+  auto spec = one_operator_spec(dir, "examples/data/sample.txt",
+                                "longer_than", R"({"min": 40})");
+  auto r = run_weir({"run", spec, "--libjars", example_ops()});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == sample_lines_longer_than(40));
+  // Defaults, and every type (test plugin `where`).
+  auto input = dir.write("in.txt", "a\nb\n");
+  auto defaults = run_weir({"run", one_operator_spec(dir, input, "where", "{}"),
+                            "--libjars", test_plugin("attempts")});
+  CHECK(defaults.exit_code == 0);
+  CHECK(defaults.out == "0/1 attempt 0 3.000000 false: a\n"
+                        "0/1 attempt 0 3.000000 false: b\n");
+  auto given = run_weir(
+    {"run",
+     one_operator_spec(dir, input, "where",
+                       R"({"prefix": "at ", "scale": 0.25, "flag": true})"),
+     "--libjars", test_plugin("attempts")});
+  CHECK(given.exit_code == 0);
+  CHECK(given.out == "at 0/1 attempt 0 0.500000 true: a\n"
+                     "at 0/1 attempt 0 0.500000 true: b\n");
+}
+
+TEST_CASE("bad parameters of user operators are refused before anything "
+          "runs, as the built-ins' are") {
+  temp_dir dir;
+  auto check = [&](const std::string& op, const std::string& params,
+                   const std::string& problem) {
+    auto spec = one_operator_spec(dir, "examples/data/sample.txt", op, params);
+    auto line = fmt::format("{}: vertices[1] ('op'): {}\n", spec, problem);
+    for (std::string action : {"info", "run"}) {
+      auto r = run_weir({action, spec, "--libjars", example_ops()});
+      INFO(action << " " << op << " " << params);
+      CHECK(r.exit_code == 2);
+      CHECK(r.err == line);
+      CHECK(r.out == "");
+    }
+  };
+  check("longer_than", R"({"min": 3, "max": 9})",
+        "parameter 'max': unknown parameter of operator 'longer_than' "
+        "(known: min)");
+  check("longer_than", "{}", "parameter 'min': missing");
+  check("longer_than", R"({"min": "three"})",
+        "parameter 'min': 'three' is not an integer");
+  check("known_words", R"({"list": "w.txt", "invert": "yes"})",
+        "parameter 'invert': 'yes' is neither true nor false");
+  check("upper", R"({"mode": "loud"})",
+        "parameter 'mode': unknown parameter of operator 'upper' (known: "
+        "none)");
+  auto number = run_weir(
+    {"info", one_operator_spec(dir, "examples/data/sample.txt", "where",
+                               R"({"scale": "1.5x"})"),
+     "--libjars", test_plugin("attempts")});
+  CHECK(number.exit_code == 2);
+  CHECK(number.err.find(": vertices[1] ('op'): parameter 'scale': '1.5x' is "
+                        "not a number\n")
+        != std::string::npos);
+  // Good parameters: the plan.
+  auto ok = run_weir({"info",
+                      one_operator_spec(dir, "examples/data/sample.txt",
+                                        "longer_than", R"({"min": 3})"),
+                      "--libjars", example_ops()});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("\n  op     transform  longer_than  parallelism 1  "
+                    "min=3\n")
+        != std::string::npos);
+}
+
+TEST_CASE("a user operator finds the job's attached files by name through "
+          "its context") {
+  temp_dir dir;
+  auto input = dir.write("fruit.txt", "apple\nkiwi\nplum\nfig\n");
+  auto list = dir.write("list.txt", "kiwi\nfig\n");
+  auto known = run_weir({"run",
+                         one_operator_spec(dir, input, "known_words",
+                                           R"({"list": "list.txt"})"),
+                         "--libjars", example_ops(), "--file", list});
+  CHECK(known.exit_code == 0);
+  CHECK(known.out == "kiwi\nfig\n");
+  auto others = run_weir(
+    {"run",
+     one_operator_spec(dir, input, "known_words",
+                       R"({"list": "list.txt", "invert": true})"),
+     "--libjars", example_ops(), "--file", list});
+  CHECK(others.exit_code == 0);
+  CHECK(others.out == "apple\nplum\n");
+  // Without the file, the operator fails naming it (no restarts).
+  auto missing = run_weir({"run",
+                           one_operator_spec(dir, input, "known_words",
+                                             R"({"list": "list.txt"})"),
+                           "--libjars", example_ops(),
+                           "-Drestart-strategy.type=none"});
+  CHECK(missing.exit_code == 1);
+  auto err = lines_of(missing.err);
+  REQUIRE(err.size() == 3);
+  CHECK(err[1].substr(err[1].find(" ended "))
+        == " ended FAILED: vertex 'op' (operator 'known_words', subtask 1/1): file "
+           "'list.txt' is not attached to the job (none is; attach files "
+           "with --file)");
+}
+
+TEST_CASE("keyed state in user code is restored after a failover, and the "
+          "attempt number tells the attempts apart") {
+  // generator (7000 records at 2000/s per subtask, 7 keys: 1000 each) →
+  // fails on attempt 0 after 1500 records per subtask → hash → the
+  // example's running_count (threshold 1000) → collect.
+  one_worker_cluster c;
+  auto spec = c.dir.write("running.json", R"({
+    "name": "running", "parallelism": 2,
+    "config": {"execution.checkpointing.interval": "200 ms",
+               "restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.attempts": 3,
+               "restart-strategy.fixed-delay.delay": "50 ms"},
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"count": 7000, "rate": 2000, "keys": 7}},
+      {"id": "flaky", "operator": "fail_first_attempt", "params": {"after": 1500}},
+      {"id": "counts", "operator": "running_count", "params": {"threshold": 1000}},
+      {"id": "out", "operator": "collect", "parallelism": 1}],
+    "edges": [
+      {"from": "events", "to": "flaky", "partitioning": "forward"},
+      {"from": "flaky", "to": "counts", "partitioning": "hash"},
+      {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
+  auto r = run_weir({"run", "-m", c.address, spec, "--libjars",
+                     example_ops() + "," + test_plugin("attempts")},
+                    120s);
+  CHECK(r.exit_code == 0);
+  std::string expected;
+  for (int k = 0; k < 7; ++k)
+    expected += fmt::format("key-{}\t1000\n", k);
+  CHECK(sorted_lines(r.out) == lines_of(expected));
+  REQUIRE(c.master->wait_for_stderr("(running) FINISHED", 30s));
+  auto& log = c.master->stderr_so_far();
+  CHECK(log.find("injected failure on attempt 0") != std::string::npos);
+  CHECK(log.find("(running) resumes from checkpoint ") != std::string::npos);
+}
+
+TEST_CASE("docs/user-operators.md quotes examples/user_code/ops.cpp "
+          "verbatim") {
+  auto code = snippets(read_file("examples/user_code/ops.cpp"), false);
+  auto doc = snippets(read_file("docs/user-operators.md"), true);
+  CHECK(doc.size() >= 4);
+  for (auto& [name, text] : doc) {
+    INFO("snippet " << name);
+    REQUIRE(code.count(name) == 1);
+    CHECK(text == code[name]);
+  }
 }

@@ -280,6 +280,16 @@ TEST_CASE("find maps current attempts to flat indices") {
   CHECK(eg.find(execution_attempt_id{}) == -1);
 }
 
+TEST_CASE("every restart deploys the next attempt number") {
+  execution_graph eg{word_count()};
+  auto alloc = allocation_id::random();
+  CHECK(eg.deployment(3, alloc).attempt_number == 0);
+  eg.restart();
+  eg.restart();
+  for (int32_t i = 0; i < static_cast<int32_t>(eg.size()); ++i)
+    CHECK(eg.deployment(i, alloc).attempt_number == 2);
+}
+
 TEST_CASE("transitions follow Flink's state machine and keep counts") {
   using es = execution_state;
   execution_graph eg{word_count()};
