@@ -11,7 +11,8 @@ bool operator==(const job_result& a, const job_result& b) {
          && a.metrics.records_in == b.metrics.records_in
          && a.metrics.records_out == b.metrics.records_out
          && a.collected == b.collected
-         && a.graph_fingerprint == b.graph_fingerprint;
+         && a.graph_fingerprint == b.graph_fingerprint
+         && a.exit_status == b.exit_status;
 }
 
 int64_t now_ms() {
