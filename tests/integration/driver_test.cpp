@@ -164,6 +164,29 @@ TEST_CASE("a driver's return value in a session: attached, and weir wait for "
         != std::string::npos);
 }
 
+TEST_CASE("weir's flags after the driver library go to the driver, with a "
+          "warning") {
+  one_worker_cluster c;
+  auto r = run_weir({"run", "-D", "-m", c.address, "-c", "echo_args",
+                     test_drivers(), "--libjars", "x.so", "-p", "2",
+                     "-Dkey=v", "--detached", "--help", "plain"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "arg: --libjars\narg: x.so\narg: -p\narg: 2\narg: -Dkey=v\n"
+                 "arg: --detached\narg: --help\narg: plain\n");
+  auto warnings = std::string{};
+  for (auto& line : lines_of(r.err))
+    if (line.find("warning") != std::string::npos)
+      warnings += line + "\n";
+  auto warning = [](const std::string& flag) {
+    return "weir run: warning: '" + flag
+           + "' after the driver library is passed to the driver as an "
+             "argument; put weir's options before DRIVER.so\n";
+  };
+  CHECK(warnings
+        == warning("--libjars") + warning("-p") + warning("-Dkey=v")
+             + warning("--detached"));
+}
+
 TEST_CASE("an endless daemon job does not keep an application's cluster "
           "alive") {
   temp_dir tmp;
@@ -345,8 +368,8 @@ TEST_CASE("driver options are read as the seed's table writes them") {
   CHECK(unknown.err
         == fmt::format("weir run: -c/--class: no driver 'nope' in '{}' or the "
                        "--libjars libraries (known: daemon_and_work, "
-                       "fails_after_submitting, returns_status, run_spec, "
-                       "wait_for_file, waits_on_endless)\n",
+                       "echo_args, fails_after_submitting, returns_status, "
+                       "run_spec, wait_for_file, waits_on_endless)\n",
                        lib));
   auto no_library = run_weir({"run", "-D", "-c", "x"});
   CHECK(no_library.exit_code == 2);

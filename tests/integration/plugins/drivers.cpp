@@ -79,6 +79,12 @@ void setup(weir::plugin::registrar& r) {
     ctx.submit(paced_job("after the wait", -1));
     return 0;
   });
+  // Prints its arguments, one line each ("arg: X").
+  r.add_driver("echo_args", [](driver_context& ctx) {
+    for (auto& a : ctx.args())
+      ctx.print("arg: " + a);
+    return 0;
+  });
   // Runs a job, then returns the status args[0] (the application's exit
   // status).
   r.add_driver("returns_status", [](driver_context& ctx) {
