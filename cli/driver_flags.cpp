@@ -107,4 +107,27 @@ driver_args split_driver_args(const std::vector<std::string>& args,
   return out;
 }
 
+std::vector<std::string>
+weir_looking_args(const std::vector<std::string>& program,
+                  const std::vector<std::string>& flags) {
+  auto known = [&](const std::string& name) {
+    if (name == "-h" || name == "--help")
+      return false; // a driver may well have its own
+    return std::find(flags.begin(), flags.end(), name) != flags.end()
+           || short_driver_flags().count(name) > 0;
+  };
+  std::vector<std::string> out;
+  for (auto& a : program) {
+    auto eq = a.find('=');
+    bool looks = known(a)
+                 || (a.rfind("--", 0) == 0 && eq != std::string::npos
+                     && known(a.substr(0, eq)))
+                 || (a.rfind("-D", 0) == 0 && a.size() > 2
+                     && eq != std::string::npos && eq > 2);
+    if (looks)
+      out.push_back(a);
+  }
+  return out;
+}
+
 } // namespace weir::cli

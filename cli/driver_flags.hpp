@@ -38,4 +38,13 @@ bool wants_driver_mode(const std::vector<std::string>& args,
 driver_args split_driver_args(const std::vector<std::string>& args,
                               const std::vector<std::string>& value_flags);
 
+/// The driver's arguments that look like a flag of `weir run` (`flags`,
+/// as "-p" and "--libjars"): a flag's exact name, "--flag=value",
+/// "-Dkey=value", or a driver resource flag (-Dhm...); not -h/--help,
+/// which a driver may well have itself. Passed to the driver
+/// all the same, as in Flink; the CLI warns about them.
+std::vector<std::string>
+weir_looking_args(const std::vector<std::string>& program,
+                  const std::vector<std::string>& flags);
+
 } // namespace weir::cli

@@ -170,6 +170,14 @@ int driver_run_action(const std::vector<std::string>& args) {
     fmt::print(stderr, "weir run: {}\n", split.error);
     return exit_bad_input;
   }
+  // What follows the library is the driver's, as Flink's jar arguments;
+  // a weir flag there is most likely misplaced.
+  for (auto& a : weir_looking_args(split.program,
+                                   listed_flags(driver_run_flags())))
+    fmt::print(stderr, "weir run: warning: '{}' after the driver library is "
+                       "passed to the driver as an argument; put weir's "
+                       "options before DRIVER.so\n",
+               a);
   auto opts = driver_run_flags();
   cxxopts::ParseResult res;
   if (auto code = parse_flags(opts, "weir run", split.flags, res); code >= 0)

@@ -123,6 +123,20 @@ void print_records(const std::vector<record>& rows) {
   std::fflush(stdout);
 }
 
+/// A failed job's exit code: the status its driver returned, if it is one
+/// (1..255, driver mode's promise), else 1.
+int driver_exit_code(const job_result& r) {
+  if (r.exit_status == 0)
+    return exit_job_failed;
+  if (r.exit_status < 1 || r.exit_status > 255) {
+    fmt::print(stderr, "weir: the driver returned {}, which is not an exit "
+                       "status (1..255): exiting with {}\n",
+               r.exit_status, exit_job_failed);
+    return exit_job_failed;
+  }
+  return r.exit_status;
+}
+
 /// Prints the result; `printed` records were printed while it ran.
 int report_result(const job_result& r, size_t printed = 0) {
   if (printed == 0)
@@ -148,7 +162,7 @@ int report_result(const job_result& r, size_t printed = 0) {
   for (auto& line : counter_lines(r.metrics))
     fmt::print(stderr, "{}\n", line);
   if (r.state != job_state::finished)
-    return exit_job_failed;
+    return driver_exit_code(r);
   if (!r.error.empty()) {
     // The job finished but its result could not be stored.
     fmt::print(stderr, "weir run: {}\n", r.error);

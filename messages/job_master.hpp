@@ -32,6 +32,10 @@ using job_master_actor = caf::typed_actor<
   /// process (the cause names the operator and the signal); the subtask
   /// failed. The reply (true: a current attempt) lets the process die.
   caf::replies_to<crashed_atom, execution_attempt_id, std::string>::with<bool>,
+  /// Driver: the driver returned this status (not 0), sent just before its
+  /// subtask fails: the application's exit status (job_result::exit_status).
+  /// The job then fails without a restart: the driver chose to end.
+  caf::reacts_to<exit_status_atom, execution_attempt_id, int32_t>,
   /// TaskExecutor: a user library or file of the job, by content hash; a
   /// hash that is not one (invalid_job) or not the job's (blob_not_found)
   /// is refused.

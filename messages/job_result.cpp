@@ -13,7 +13,8 @@ bool operator==(const job_result& a, const job_result& b) {
          && a.metrics.records_out == b.metrics.records_out
          && a.metrics.vertices == b.metrics.vertices
          && a.collected == b.collected
-         && a.graph_fingerprint == b.graph_fingerprint;
+         && a.graph_fingerprint == b.graph_fingerprint
+         && a.exit_status == b.exit_status;
 }
 
 bool operator==(const vertex_metrics& a, const vertex_metrics& b) {

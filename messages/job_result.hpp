@@ -78,13 +78,16 @@ struct job_result {
   /// that resubmitting the job id with another graph is refused (0:
   /// unknown, a result stored before weir recorded it).
   uint64_t graph_fingerprint = 0;
+  /// A driver job that failed because its driver returned a status other
+  /// than 0: that status (the application's exit status); else 0.
+  int32_t exit_status = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_result& x) {
   return f(caf::meta::type_name("job_result"), x.id, x.name, x.state, x.error,
            x.start_time_ms, x.end_time_ms, x.metrics, x.collected,
-           x.graph_fingerprint);
+           x.graph_fingerprint, x.exit_status);
 }
 
 bool operator==(const job_result& a, const job_result& b);

@@ -151,8 +151,10 @@ private:
   }
 };
 
-/// A driver: returns the application's exit status (0: success); an
-/// exception fails the application with its message.
+/// A driver: returns the application's exit status (0: success; else the
+/// driver job fails and an attached `weir run -D` or `weir wait` exits with
+/// it, 1..255, docs/operations.md § Driver mode); an exception fails the
+/// application with its message (exit 1).
 using driver_function = std::function<int(driver_context&)>;
 
 } // namespace weir::plugin

@@ -80,9 +80,11 @@ public:
       throw operator_error(fmt::format("driver '{}' failed: {}", name_,
                                        e.what()));
     }
-    if (status != 0)
+    if (status != 0) {
+      services_->returned(status);
       throw operator_error(fmt::format("driver '{}' returned {}", name_,
                                        status));
+    }
     return false;
   }
 

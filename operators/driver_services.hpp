@@ -25,6 +25,11 @@ public:
   /// A line of the application's output, handed to the driver job's
   /// JobMaster at once (an attached client streams it).
   virtual void print(const std::string& line) = 0;
+
+  /// The driver returned `status` (not 0): tells the driver job's
+  /// JobMaster, before the driver's subtask fails, so that the job's result
+  /// carries it as the application's exit status.
+  virtual void returned(int status) = 0;
 };
 
 /// The name of the built-in operator that runs a driver (the only vertex of

@@ -180,6 +180,10 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       on_update(self, attempt, execution_state::failed, metrics, cause);
       return true;
     },
+    [=](exit_status_atom, execution_attempt_id attempt, int32_t status) {
+      if (self->state.graph->find(attempt) >= 0)
+        self->state.driver_exit_status = status;
+    },
     [=](metrics_atom, execution_attempt_id attempt, const io_metrics& m) {
       auto flat = self->state.graph->find(attempt);
       if (flat >= 0)

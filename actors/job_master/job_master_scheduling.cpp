@@ -49,6 +49,8 @@ void finalize(self_ptr self) {
   result.end_time_ms = now_ms();
   result.metrics = job_metrics(self);
   result.collected = st.collected.take_all();
+  if (result.state == job_state::failed)
+    result.exit_status = st.driver_exit_status;
   free_job_everywhere(self);
   self->send(st.dispatcher, done_atom_v, std::move(result));
   self->quit();
@@ -295,7 +297,9 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
     s = execution_state::canceled; // ended on its own while being canceled
   if (!g.transition(flat, s))
     return;
-  if (s == execution_state::failed)
+  if (s == execution_state::failed && st.driver_exit_status != 0)
+    fail_job(self, error); // the driver's own end: nothing to restart
+  else if (s == execution_state::failed)
     on_task_failure(self, error);
   else if (s == execution_state::canceled
            && st.job->state() == job_state::running)

@@ -72,6 +72,9 @@ struct jm_state {
   /// counters are these plus the current attempt's, so they never go down.
   io_metrics earlier_attempts;
   collected_results collected;
+  /// A driver job: what its driver returned, when not 0 (the job fails
+  /// with it, without a restart).
+  int32_t driver_exit_status = 0;
   std::unique_ptr<checkpoint_coordinator> checkpoints;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
   checkpoint_requests requests;

@@ -108,6 +108,13 @@ public:
                    record_batch{{record::string({}, line)}});
   }
 
+  void returned(int status) override {
+    // Sent before the subtask reports FAILED, on the same way to the
+    // JobMaster as print()'s lines, so it arrives first.
+    caf::anon_send(jm_, exit_status_atom_v, attempt_,
+                   static_cast<int32_t>(status));
+  }
+
 private:
   std::string param(const std::string& name) const {
     auto i = defaults_.find(name);

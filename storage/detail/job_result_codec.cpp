@@ -78,6 +78,8 @@ std::string encode_job_result(const job_result& r, bool dirty) {
     collected.push_back(encode(x));
   if (r.graph_fingerprint != 0)
     doc["graph_fingerprint"] = fmt::format("{:016x}", r.graph_fingerprint);
+  if (r.exit_status != 0)
+    doc["exit_status"] = r.exit_status;
   return dump_record(doc);
 }
 
@@ -118,6 +120,8 @@ caf::expected<job_result_entry> decode_job_result(std::string_view key,
         && (text.size() != 16 || end != text.c_str() + text.size()))
       problem = "field 'graph_fingerprint' is not 16 hex digits";
   }
+  if (rec->doc.contains("exit_status")) // (a failed driver's only)
+    res.exit_status = static_cast<int32_t>(r.int64("exit_status"));
   if (problem.empty() && res.id != rec->id)
     problem = fmt::format("key does not match the record's id {}",
                           res.id.to_string());

@@ -21,6 +21,7 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](crashed_atom, execution_attempt_id, const std::string&) {
       return true;
     },
+    [=](exit_status_atom, execution_attempt_id, int32_t) {},
     [=](metrics_atom, execution_attempt_id, const io_metrics&) {},
     [=](collect_atom, execution_attempt_id, const record_batch&) {},
     [=](collect_atom, int64_t) { return std::vector<record>{}; },

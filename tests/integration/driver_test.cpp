@@ -124,6 +124,69 @@ TEST_CASE("a failing driver takes its jobs down; the exit code is 1") {
   CHECK(log.find("the application failed; shutting down") != std::string::npos);
 }
 
+TEST_CASE("a driver's return value is weir run's exit status") {
+  temp_dir tmp;
+  scoped_tmpdir env{tmp.path()};
+  auto r = run_weir({"run", "-D", "-c", "returns_status", test_drivers(),
+                     "7"});
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 7);
+  CHECK(r.out == "0\t500500\n"); // what it printed before it returned
+  CHECK(std::regex_search(r.err, std::regex{R"(Job with JobID \w+ ended FAILED: driver -> output \(1/1\): driver 'returns_status' returned 7\n)"}));
+  CHECK(processes_mentioning(tmp.path()).empty());
+  // Not an exit status: weir's own "the application failed".
+  auto odd = run_weir({"run", "-D", "-c", "returns_status", test_drivers(),
+                       "300"});
+  CHECK(odd.exit_code == 1);
+  CHECK(odd.err.find("weir: the driver returned 300, which is not an exit "
+                     "status (1..255): exiting with 1\n")
+        != std::string::npos);
+}
+
+TEST_CASE("a driver's return value in a session: attached, and weir wait for "
+          "a detached one") {
+  one_worker_cluster c;
+  auto attached = run_weir({"run", "-D", "-m", c.address, "-c",
+                            "returns_status", test_drivers(), "9"});
+  CHECK(attached.exit_code == 9);
+  auto detached = run_weir({"run", "-D", "-d", "-m", c.address, "-c",
+                            "returns_status", test_drivers(), "5"});
+  REQUIRE(detached.exit_code == 0);
+  auto app = lines_of(detached.out).back();
+  auto wait = run_weir({"wait", "-m", c.address, app});
+  CHECK(wait.exit_code == 5);
+  CHECK(wait.err.find("driver 'returns_status' returned 5\n")
+        != std::string::npos);
+  auto status = run_weir({"status", "-m", c.address, app});
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("Cause: driver -> output (1/1): driver "
+                        "'returns_status' returned 5\n")
+        != std::string::npos);
+}
+
+TEST_CASE("weir's flags after the driver library go to the driver, with a "
+          "warning") {
+  one_worker_cluster c;
+  auto r = run_weir({"run", "-D", "-m", c.address, "-c", "echo_args",
+                     test_drivers(), "--libjars", "x.so", "-p", "2",
+                     "-Dkey=v", "--detached", "--help", "plain"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "arg: --libjars\narg: x.so\narg: -p\narg: 2\narg: -Dkey=v\n"
+                 "arg: --detached\narg: --help\narg: plain\n");
+  auto warnings = std::string{};
+  for (auto& line : lines_of(r.err))
+    if (line.find("warning") != std::string::npos)
+      warnings += line + "\n";
+  auto warning = [](const std::string& flag) {
+    return "weir run: warning: '" + flag
+           + "' after the driver library is passed to the driver as an "
+             "argument; put weir's options before DRIVER.so\n";
+  };
+  CHECK(warnings
+        == warning("--libjars") + warning("-p") + warning("-Dkey=v")
+             + warning("--detached"));
+}
+
 TEST_CASE("an endless daemon job does not keep an application's cluster "
           "alive") {
   temp_dir tmp;
@@ -305,8 +368,8 @@ TEST_CASE("driver options are read as the seed's table writes them") {
   CHECK(unknown.err
         == fmt::format("weir run: -c/--class: no driver 'nope' in '{}' or the "
                        "--libjars libraries (known: daemon_and_work, "
-                       "fails_after_submitting, run_spec, wait_for_file, "
-                       "waits_on_endless)\n",
+                       "echo_args, fails_after_submitting, returns_status, "
+                       "run_spec, wait_for_file, waits_on_endless)\n",
                        lib));
   auto no_library = run_weir({"run", "-D", "-c", "x"});
   CHECK(no_library.exit_code == 2);

@@ -32,6 +32,17 @@ TEST_CASE("driver flags: -D, -Dhm VALUE and -Dkey=value side by side") {
            "--drivernativememory 64");
 }
 
+TEST_CASE("driver arguments that look like weir's flags") {
+  std::vector<std::string> flags{"-p", "--parallelism", "--libjars", "-d",
+                                 "--detached", "-D", "-h", "--help"};
+  CHECK(cli::weir_looking_args({"-p", "4", "--libjars=a.so", "--libjarsx",
+                                "-Dkey=v", "-D", "-Dhm", "-D=x", "-Dx",
+                                "--help", "-h", "-px", "--detached", "x"},
+                               flags)
+        == std::vector<std::string>{"-p", "--libjars=a.so", "-Dkey=v", "-D",
+                                    "-Dhm", "--detached"});
+}
+
 TEST_CASE("worker pool: starts what pending requests need, once") {
   worker_pool_options o;
   o.slots_per_worker = 2;

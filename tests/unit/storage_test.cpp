@@ -130,6 +130,7 @@ job_result make_result(job_id id) {
   r.collected = {record::string("the", "x y", 5), record::integer("the", 3, 7),
                  record::integer("", std::numeric_limits<int64_t>::min())};
   r.graph_fingerprint = 0xfedcba9876543210; // above INT64_MAX: stored as hex
+  r.exit_status = 7; // a driver job's, as its driver returned it
   return r;
 }
 

@@ -79,6 +79,18 @@ void setup(weir::plugin::registrar& r) {
     ctx.submit(paced_job("after the wait", -1));
     return 0;
   });
+  // Prints its arguments, one line each ("arg: X").
+  r.add_driver("echo_args", [](driver_context& ctx) {
+    for (auto& a : ctx.args())
+      ctx.print("arg: " + a);
+    return 0;
+  });
+  // Runs a job, then returns the status args[0] (the application's exit
+  // status).
+  r.add_driver("returns_status", [](driver_context& ctx) {
+    print_sum(ctx);
+    return std::stoi(ctx.args().at(0));
+  });
   // Runs a job, then waits (polling) until the file args[0] exists.
   r.add_driver("wait_for_file", [](driver_context& ctx) {
     print_sum(ctx);

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""What a user gets from `meson install`, tried outside the build system:
+installs the build into a temporary DESTDIR, checks that every header the
+installed headers include is installed, then, with nothing but the
+installed weir.pc (its prefix redirected to the DESTDIR) and the system
+compiler, builds the embedding example (docs/cpp-api.md) and runs its three
+steps: embedded, on a session cluster of the installed `weir` with its
+functions shipped as a library, and as a driver; and builds the example
+user library, which the installed `weir` then runs.
+
+  embedding_install.py MESON BUILDDIR SOURCEROOT PREFIX LIBDIR INCLUDEDIR
+"""
+import os
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+# The word counts of examples/embedding/sample.txt, as host.cpp prints them.
+COUNTS = """brown\t1
+dog\t2
+fox\t1
+jumps\t1
+lazy\t1
+over\t1
+quick\t1
+sleeps\t1
+the\t3
+"""
+# Embedded, the words of five letters or more follow, in the file's order.
+HOST_OUTPUT = COUNTS + """long word: quick
+long word: brown
+long word: jumps
+long word: sleeps
+"""
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print(f"FAILED: {what}", file=sys.stderr)
+
+
+def run(cmd, **kw):
+    """Runs `cmd`; prints it and what it wrote when it fails."""
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        print(f"$ {shlex.join(cmd)}\nexit {r.returncode}\n{r.stdout}{r.stderr}",
+              file=sys.stderr)
+    return r
+
+
+def session_step(weir, host, sample, functions, tmp, env):
+    """Starts a jobmanager and a taskmanager of the installed weir, runs
+    `host SAMPLE ADDRESS LIBRARY` against them; the host's stdout."""
+    log = tmp / "jobmanager.log"
+    with open(log, "w") as out:
+        jm = subprocess.Popen([weir, "jobmanager", "--port", "0",
+                               "--state-dir", str(tmp / "state")], env=env,
+                              stderr=out)
+    tm = None
+    try:
+        # The jobmanager logs its address once it listens.
+        address = None
+        deadline = time.monotonic() + 60
+        while address is None and time.monotonic() < deadline \
+                and jm.poll() is None:
+            m = re.search(r"listening on ([0-9.]+:[0-9]+),", log.read_text())
+            address = m.group(1) if m else None
+            time.sleep(0.05)
+        if address is None:
+            return "no address: " + log.read_text()
+        tm = subprocess.Popen([weir, "taskmanager", "-m", address, "--slots",
+                               "2"], env=env, stderr=subprocess.DEVNULL)
+        r = run([str(host), sample, address, str(functions)], env=env,
+                timeout=120)
+        return r.stdout if r.returncode == 0 else f"exit {r.returncode}"
+    finally:
+        for p in [tm, jm]:
+            if p is not None:
+                p.terminate()
+                p.wait(timeout=30)
+
+
+def main(meson, build, source, prefix, libdir, includedir):
+    source = pathlib.Path(source)
+    with tempfile.TemporaryDirectory(prefix="weir-install-") as tmp:
+        tmp = pathlib.Path(tmp)
+        dest = tmp / "dest"
+        r = run([meson, "install", "-C", build, "--destdir", str(dest),
+                 "--no-rebuild", "--quiet"])
+        if r.returncode != 0:
+            return "meson install failed"
+        root = dest / pathlib.Path(prefix).relative_to("/")
+        lib = root / libdir
+        include = root / includedir
+        for f in [lib / "libweir.so", root / "bin" / "weir",
+                  lib / "pkgconfig" / "weir.pc",
+                  include / "weir" / "operators" / "plugin.hpp",
+                  include / "weir" / "cluster" / "mini_cluster.hpp"]:
+            check(f.exists(), f"{f.relative_to(dest)} is installed")
+
+        # Every "..." include of an installed header is installed.
+        r = run([sys.executable, str(source / "scripts" / "public_headers.py"),
+                 "--check", str(include / "weir")])
+        check(r.returncode == 0 and r.stdout == "",
+              f"installed headers are complete: {r.stdout.strip()}")
+
+        env = dict(os.environ)
+        env["PKG_CONFIG_PATH"] = os.pathsep.join(
+            [str(lib / "pkgconfig")]
+            + [p for p in [env.get("PKG_CONFIG_PATH")] if p])
+        env["LD_LIBRARY_PATH"] = str(lib)
+
+        def pkg_config(flag):
+            r = run(["pkg-config", flag, f"--define-variable=prefix={root}",
+                     "weir"], env=env)
+            check(r.returncode == 0, f"pkg-config {flag} weir")
+            return shlex.split(r.stdout)
+
+        cflags, libs = pkg_config("--cflags"), pkg_config("--libs")
+        check("-std=c++17" in cflags, f"Cflags has -std=c++17: {cflags}")
+        check("-lweir" in libs, f"Libs has -lweir: {libs}")
+        cxx = os.environ.get("CXX_FOR_TEST", "c++")
+
+        # The host program and its functions: built, run, exact output.
+        example = source / "examples/embedding"
+        host = tmp / "host"
+        r = run([cxx, *cflags, str(example / "host.cpp"),
+                 str(example / "functions.cpp"), "-o", str(host), *libs],
+                env=env)
+        check(r.returncode == 0, "host.cpp builds with pkg-config weir alone")
+        functions = tmp / "libweir_example_functions.so"
+        r = run([cxx, "-shared", "-fPIC", *cflags,
+                 str(example / "functions.cpp"), "-o", str(functions), *libs],
+                env=env)
+        check(r.returncode == 0,
+              "functions.cpp builds as a library with pkg-config weir alone")
+        sample = str(example / "sample.txt")
+        if host.exists():
+            # Step 1: an embedded cluster in the host.
+            r = run([str(host), sample], env=env, timeout=120)
+            check(r.returncode == 0, f"host exits 0 (got {r.returncode})")
+            check(r.stdout == HOST_OUTPUT,
+                  f"host output:\n{r.stdout}expected:\n{HOST_OUTPUT}")
+        if host.exists() and functions.exists():
+            # Step 2: a session cluster of the installed weir; the host
+            # ships its functions in the library.
+            weir = str(root / "bin" / "weir")
+            check(session_step(weir, host, sample, functions, tmp, env) == COUNTS,
+                  "the host's job on a session cluster counts the words")
+            # Step 3: the same job from a driver in the library.
+            r = run([weir, "run", "-D", "-c", "word_count", str(functions),
+                     sample], env=env, timeout=120)
+            check(r.returncode == 0, f"the driver exits 0 (got {r.returncode})")
+            check("".join(sorted(r.stdout.splitlines(True))) == COUNTS,
+                  f"the driver's counts:\n{r.stdout}")
+        # A user operator library: built the same way, then used by the
+        # installed weir.
+        ops = tmp / "libops.so"
+        r = run([cxx, "-shared", "-fPIC", *cflags,
+                 str(source / "examples/user_code/ops.cpp"), "-o", str(ops),
+                 *libs], env=env)
+        check(r.returncode == 0, "ops.cpp builds with pkg-config weir alone")
+        if r.returncode == 0:
+            r = run([str(root / "bin" / "weir"), "run",
+                     "examples/user_code/upper.json", "--libjars", str(ops)],
+                    env=env, cwd=source, timeout=120)
+            check(r.returncode == 0,
+                  f"the installed weir runs the library (exit {r.returncode})")
+            first = (source / "examples/data/sample.txt").read_text() \
+                .splitlines()[0]
+            check(r.stdout.splitlines()[:1] == [first.upper()],
+                  f"upper's first line: {r.stdout.splitlines()[:1]}")
+    return None
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 7:
+        sys.exit(__doc__)
+    problem = main(*sys.argv[1:])
+    if problem:
+        print(problem, file=sys.stderr)
+        sys.exit(1)
+    sys.exit(1 if failures else 0)
