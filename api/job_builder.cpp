@@ -42,7 +42,8 @@ struct job_plan {
 namespace {
 
 std::string as_label(const std::string& op) {
-  // "map#3" → "map": default ids of in-process steps read like the rest.
+  // "map#<token>.3" → "map": default ids of in-process steps read like the
+  // rest.
   auto mark = op.find(ops::in_process_mark);
   return mark == std::string::npos ? op : op.substr(0, mark);
 }
@@ -118,16 +119,34 @@ stream stream::filter(std::function<bool(const record&)> f) const {
                          "a filter lambda");
 }
 
+namespace {
+
+/// `f`'s name when it is a function of kind `want`; a map function given
+/// to filter() would fail later, on the workers, with less to go on.
+const std::string& of_kind(const user_function& f, user_function::kind want) {
+  static const char* names[] = {"map", "flat_map", "filter"};
+  static const char* macros[] = {"WEIR_MAP", "WEIR_FLAT_MAP", "WEIR_FILTER"};
+  if (f.what != want) {
+    auto is = static_cast<size_t>(f.what);
+    throw std::invalid_argument(fmt::format(
+      "'{}' is a {} function ({}): use .{}({})", f.name, names[is],
+      macros[is], names[is], f.name));
+  }
+  return f.name;
+}
+
+} // namespace
+
 stream stream::map(const user_function& f) const {
-  return then(f.name, {});
+  return then(of_kind(f, user_function::kind::map), {});
 }
 
 stream stream::flat_map(const user_function& f) const {
-  return then(f.name, {});
+  return then(of_kind(f, user_function::kind::flat_map), {});
 }
 
 stream stream::filter(const user_function& f) const {
-  return then(f.name, {});
+  return then(of_kind(f, user_function::kind::filter), {});
 }
 
 namespace {

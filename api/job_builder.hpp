@@ -70,7 +70,9 @@ public:
   stream filter(std::function<bool(const record&)> f) const;
 
   /// Functions defined with WEIR_MAP, WEIR_FLAT_MAP, WEIR_FILTER: they
-  /// travel by name to the workers that load their library.
+  /// travel by name to the workers that load their library. One of
+  /// another kind (a filter function given to map()) throws
+  /// std::invalid_argument naming the right call.
   stream map(const user_function& f) const;
   stream flat_map(const user_function& f) const;
   stream filter(const user_function& f) const;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <random>
 #include <shared_mutex>
 #include <utility>
 
@@ -34,9 +35,21 @@ bool is_in_process_name(const std::string& name) {
   return name.find(in_process_mark) != std::string::npos;
 }
 
+/// Names carry a token of this process: a job recovered from a state
+/// directory by a later run of the program must not find another lambda
+/// under its step's old name.
+const std::string& process_token() {
+  static const std::string token = [] {
+    std::random_device rd;
+    return fmt::format("{:08x}", rd());
+  }();
+  return token;
+}
+
 std::string add_in_process_operator(operator_factory f) {
   static std::atomic<int64_t> next{1};
-  auto name = fmt::format("{}{}{}", f.name, in_process_mark, next++);
+  auto name = fmt::format("{}{}{}.{}", f.name, in_process_mark,
+                          process_token(), next++);
   f.name = name;
   auto& t = the_table();
   std::unique_lock<std::shared_mutex> guard{t.mtx};
@@ -55,6 +68,16 @@ void add_named_operator(operator_factory f) {
   // units defining one name is the program's own ODR problem).
   auto name = f.name;
   t.factories.emplace(std::move(name), std::move(f));
+}
+
+std::string unknown_operator(const std::string& name) {
+  if (!is_in_process_name(name))
+    return fmt::format("unknown operator '{}'", name);
+  return fmt::format("unknown operator '{}': a lambda or in-process operator "
+                     "of a program that is not this one (or of an earlier "
+                     "run of it); they exist only in the process that built "
+                     "the job and do not survive it",
+                     name);
 }
 
 const operator_factory* find_in_process_operator(const std::string& name) {

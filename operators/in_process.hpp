@@ -13,15 +13,16 @@
 
 namespace weir::ops {
 
-/// The separator of in-process operator names: "map#3". No operator of a
-/// job spec or a library may contain it, so such a name never reaches a
-/// cluster in another process by accident.
+/// The separator of in-process operator names: "map#<process token>.3".
+/// No library may register a name with it, so a name of one process is
+/// never taken for a library's operator.
 constexpr char in_process_mark = '#';
 
 /// Whether `name` is one that add_in_process_operator made.
 bool is_in_process_name(const std::string& name);
 
-/// Adds `f` under a fresh name "<f.name>#<n>" and returns that name. It
+/// Adds `f` under a fresh name "<f.name>#<process token>.<n>" and returns
+/// that name. It
 /// stays for the life of the process (a closure is small; a host that
 /// builds jobs in a loop keeps one per step). Thread-safe.
 std::string add_in_process_operator(operator_factory f);
@@ -31,6 +32,10 @@ std::string add_in_process_operator(operator_factory f);
 /// (library_loader.cpp) its registrations belong to that library; the rest
 /// belong to the program and are found by every registry of the process.
 void add_named_operator(operator_factory f);
+
+/// "unknown operator 'NAME'", with why for an in-process name (a job that
+/// outlived the process that built it, or went to another one).
+std::string unknown_operator(const std::string& name);
 
 /// The in-process or program-named operator `name`, or nullptr. Pointers
 /// stay valid for the life of the process. Thread-safe.

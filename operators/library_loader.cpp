@@ -43,6 +43,10 @@ private:
       throw operator_error(fmt::format("library '{}' registers an {} without "
                                        "a name",
                                        path_, what));
+    if (is_in_process_name(name))
+      throw operator_error(fmt::format("library '{}' registers {} '{}': a "
+                                       "name may not contain '{}'",
+                                       path_, what, name, in_process_mark));
     if (builtin)
       throw operator_error(fmt::format("library '{}' registers {} '{}', which "
                                        "is a built-in operator",

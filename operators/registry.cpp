@@ -120,7 +120,7 @@ std::string registry::check(const std::string& name, role r,
                             const params& p, file_checks files) const {
   const auto* f = find(name);
   if (f == nullptr)
-    return fmt::format("unknown operator '{}'", name);
+    return unknown_operator(name);
   bool supported = (r == role::source && f->make_source)
                    || (r == role::transform && f->make_transform)
                    || (r == role::sink && f->make_sink);
@@ -155,7 +155,7 @@ derived_schema registry::output_schema(const std::string& name, role r,
                                        const schema_query& q) const {
   const auto* f = find(name);
   if (f == nullptr)
-    return {{}, fmt::format("unknown operator '{}'", name)};
+    return {{}, unknown_operator(name)};
   if (f->output_schema)
     return f->output_schema(p, q);
   return default_output_schema(r, q);

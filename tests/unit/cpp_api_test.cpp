@@ -267,3 +267,18 @@ TEST_CASE("a host follows a running job with typed requests: status, savepoint, 
   REQUIRE(result);
   CHECK(result->state == job_state::canceled);
 }
+
+TEST_CASE("a function of another kind is refused by name; a lambda of another process is named as such") {
+  job_builder job{"kinds"};
+  CHECK_THROWS_WITH(job.sequence(1, 2).filter(shout),
+                    "'shout' is a map function (WEIR_MAP): use .map(shout)");
+  // A step name of a lambda that this process never made: a job recovered
+  // after the program that built it ended.
+  auto problem = ops::registry::builtin().check("map#0badf00d.3",
+                                                ops::role::transform, {});
+  CHECK(problem
+        == "unknown operator 'map#0badf00d.3': a lambda or in-process operator "
+           "of a program that is not this one (or of an earlier run of it); "
+           "they exist only in the process that built the job and do not "
+           "survive it");
+}
