@@ -112,6 +112,9 @@ jobmanager_options::from(const configuration& cfg) {
   jm.security_warning = std::move(*warning);
   // Every value was checked against its key's range when it was set.
   jm.port = static_cast<uint16_t>(cfg.get(keys::jobmanager_port));
+  jm.rest_address = cfg.get(keys::rest_address);
+  jm.rest_port = static_cast<uint16_t>(cfg.get(keys::rest_port));
+  jm.rest_port_set = cfg.is_set(keys::rest_port);
   jm.state_dir = cfg.is_set(keys::storage_dir) ? cfg.get(keys::storage_dir)
                                                : default_state_dir();
   read_master_keys(cfg, jm.resource_manager, jm.job_master);

@@ -1,6 +1,7 @@
 #include "cluster/processes.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -14,6 +15,7 @@
 #include "actors/task_executor/task_executor.hpp"
 #include "cluster/local_state.hpp"
 #include "cluster/mini_cluster.hpp"
+#include "cluster/rest_server.hpp"
 #include "cluster/runtime_config.hpp"
 #include "cluster/state_dir.hpp"
 #include "cluster/stop_signal.hpp"
@@ -55,6 +57,30 @@ bool start_transport(caf::actor_system& sys, const remoting& r,
   fmt::print(stderr, "weir {}: {}\n", who, describe(err));
   log_eventf("cannot start: {}", describe(err));
   return false;
+}
+
+/// The REST API of a jobmanager (nullptr: none, the default port was in
+/// use); nothing when the configured port cannot be used. Logs its URL.
+std::optional<std::unique_ptr<rest_server>>
+start_rest(caf::actor_system& sys, supervisor_actor supervisor,
+           const jobmanager_options& opts) {
+  auto rest = rest_server::start(sys, std::move(supervisor), opts.rest_address,
+                                 opts.rest_port);
+  if (!rest && !opts.rest_port_set) {
+    log_eventf("WARNING: no REST API: {}; set rest.port (0: any free port)",
+               describe(rest.error()));
+    return std::unique_ptr<rest_server>{};
+  }
+  if (!rest) {
+    log_eventf("{}", describe(rest.error()));
+    return std::nullopt;
+  }
+  log_eventf("REST API at {}", (*rest)->url());
+  if (!is_loopback_address(opts.rest_address))
+    log_eventf("WARNING: the REST API on {} has no TLS and no "
+               "authentication: anyone who can reach it sees the jobs",
+               opts.rest_address);
+  return std::move(*rest);
 }
 
 } // namespace
@@ -132,6 +158,13 @@ int run_jobmanager(const jobmanager_options& opts) {
              opts.remote.transport.tls ? "with TLS" : "without TLS");
   if (!opts.security_warning.empty())
     log_event(opts.security_warning);
+  auto rest = start_rest(sys, (*cluster)->supervisor(), opts);
+  if (!rest) {
+    sys.middleman().unpublish(gateway, *port);
+    caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+    (*cluster)->stop();
+    return exit_storage_error;
+  }
   if (opts.application)
     caf::anon_send((*cluster)->resource_manager(), start_atom_v,
                    fmt::format("{}:{}", opts.address, *port));
@@ -169,11 +202,13 @@ int run_jobmanager(const jobmanager_options& opts) {
     // Exiting means exiting: in every role (a standby that took over too),
     // whatever the teardown waits for.
     end_process_after("jobmanager", code);
+    rest.reset();
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     (*cluster)->stop();
     return code;
   }
   log_eventf("shutting down");
+  rest.reset();
   sys.middleman().unpublish(gateway, *port);
   caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
   (*cluster)->stop();

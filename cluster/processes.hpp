@@ -26,6 +26,14 @@ struct jobmanager_options {
   std::string security_warning;
   /// jobmanager.rpc.port: 0 picks a free port (printed in the log).
   uint16_t port = 6123;
+  /// rest.bind-address and rest.port: the REST API (0: any free port,
+  /// named in the log).
+  std::string rest_address = "127.0.0.1";
+  uint16_t rest_port = 8081;
+  /// rest.port was set: a port that cannot be used ends the jobmanager. The
+  /// default one in use (another cluster on this host has it) only costs
+  /// this one its REST API, with a warning.
+  bool rest_port_set = false;
   /// high-availability.storageDir: the RocksDB state directory.
   std::string state_dir;
   resource_manager_options resource_manager;
@@ -39,7 +47,7 @@ struct jobmanager_options {
   /// directory.
   bool application = false;
 
-  /// Reads jobmanager.rpc.*, high-availability.storageDir (default
+  /// Reads jobmanager.rpc.*, rest.*, high-availability.storageDir (default
   /// $XDG_STATE_HOME/weir, else ~/.local/state/weir), the ResourceManager's
   /// and JobMasters' keys, heartbeats, supervision and remoting. Fails
   /// (`errc::invalid_config`) when the address needs a TLS decision that
@@ -79,11 +87,12 @@ constexpr int exit_supervision_gave_up = 4;
 
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a
 /// ResourceManager (JobMasters inside) behind a gateway published on
-/// address:port, state in RocksDB. While another jobmanager holds the state
+/// address:port, state in RocksDB; the leader also serves the REST API on
+/// rest_address:rest_port. While another jobmanager holds the state
 /// directory (RocksDB's lock is the lease) it waits as a standby and takes
 /// over, recovering the jobs, once the lock is free. Logs events to the
 /// event log. Returns the process exit code: 0 after a signal, 3 when the
-/// state directory or the port cannot be used or the stored jobs cannot be
+/// state directory or a port cannot be used or the stored jobs cannot be
 /// recovered (exit_storage_error), exit_supervision_gave_up.
 int run_jobmanager(const jobmanager_options& opts);
 

@@ -30,6 +30,8 @@ const std::vector<key_info>& config_keys() {
     supervision_within.info(),
     jobmanager_address.info(),
     jobmanager_port.info(),
+    rest_address.info(),
+    rest_port.info(),
     minicluster_task_managers.info(),
     parallelism_default.info(),
     taskmanager_timeout.info(),

@@ -63,6 +63,13 @@ inline constexpr config_key<int64_t> jobmanager_port{
   "jobmanager.rpc.port", "6123",
   "Port of the jobmanager (0: any free port, printed in its log).",
   {"0", "65535"}};
+inline constexpr config_key<std::string> rest_address{
+  "rest.bind-address", "127.0.0.1",
+  "Address the jobmanager's REST API listens on."};
+inline constexpr config_key<int64_t> rest_port{
+  "rest.port", "8081",
+  "Port of the jobmanager's REST API (0: any free port, printed in its log).",
+  {"0", "65535"}};
 inline constexpr config_key<int64_t> minicluster_task_managers{
   "minicluster.number-of-taskmanagers", "1",
   "TaskExecutors of the embedded cluster of `weir run`.", {"1", "1024"}};

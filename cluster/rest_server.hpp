@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "messages/supervisor.hpp"
+
+namespace caf {
+class actor_system;
+} // namespace caf
+
+namespace weir {
+
+/// The jobmanager's REST API (docs/operations.md § REST API): Flink's v1
+/// paths and field names, served by cpp-httplib on its own threads. Each
+/// request asks the supervisor for the current Dispatcher and
+/// ResourceManager, then asks them through their typed interfaces (blocking
+/// that thread, with a deadline).
+class rest_server {
+public:
+  /// Listens on address:port (0: any free port) and starts serving; an
+  /// error (`errc::invalid_config`, one line) when it cannot bind.
+  static caf::expected<std::unique_ptr<rest_server>>
+  start(caf::actor_system& sys, supervisor_actor supervisor,
+        const std::string& address, uint16_t port);
+
+  /// Stops serving and joins its threads.
+  ~rest_server();
+
+  /// The port it listens on.
+  uint16_t port() const;
+
+  /// "http://ADDRESS:PORT" (an IPv6 address in brackets).
+  std::string url() const;
+
+  struct impl;
+
+private:
+  explicit rest_server(std::unique_ptr<impl> x);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace weir
