@@ -107,6 +107,20 @@ struct rest_server::impl {
     });
   }
 
+  /// The list holds each job's state; its subtask counts come from the
+  /// JobMaster: asks for the status of each job not ended (one that
+  /// cannot answer keeps what the list says).
+  static void live_counts(caf::scoped_actor& self, dispatcher_actor& d,
+                          std::vector<job_status>& jobs) {
+    for (auto& j : jobs) {
+      if (is_globally_terminal(j.state))
+        continue;
+      self->request(d, answer_deadline, status_atom_v, j.id, false)
+        .receive([&](job_status& s) { j = std::move(s); },
+                 [](caf::error&) {});
+    }
+  }
+
   reply jobs(bool detailed) {
     return ask([=](caf::scoped_actor& self, dispatcher_actor& d,
                    resource_manager_actor&) {
@@ -114,6 +128,8 @@ struct rest_server::impl {
       self->request(d, answer_deadline, list_atom_v)
         .receive(
           [&](std::vector<job_status>& jobs) {
+            if (detailed)
+              live_counts(self, d, jobs);
             out = reply{200, detailed ? rest::jobs_overview(jobs, now_ms())
                                       : rest::jobs(jobs)};
           },

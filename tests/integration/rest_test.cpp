@@ -170,3 +170,55 @@ TEST_CASE("a configured REST port in use ends the jobmanager") {
                                     port))
         != std::string::npos);
 }
+
+TEST_CASE("the REST API shows a running job's vertices, then its cancel") {
+  session_cluster c{{"-Drest.port=0"}};
+  auto url = rest_url(*c.jobmanager);
+  REQUIRE_FALSE(url.empty());
+  c.add_worker("tm-1", 2);
+  auto stream = c.dir.write("stream.json", R"({
+    "name": "forever", "parallelism": 2,
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink", "partitioning": "rebalance"}]})");
+  auto detached = c.client({"run", "-d", stream});
+  REQUIRE(detached.exit_code == 0);
+  auto id = detached.out.substr(0, 32);
+
+  // Running once every subtask runs and both vertices counted records.
+  json d;
+  REQUIRE(eventually([&] {
+    d = get(url, "/jobs/" + id).body;
+    if (d["vertices"].size() != 2)
+      return false;
+    for (auto& v : d["vertices"])
+      if (v["status"] != "RUNNING" || v["metrics"]["write-records"] == 0)
+        return false;
+    return true;
+  }));
+  CHECK(d["state"] == "RUNNING");
+  CHECK(d["end-time"] == -1);
+  CHECK(d["vertices"][0]["id"] == "events");
+  CHECK(d["vertices"][0]["parallelism"] == 2);
+  CHECK(d["vertices"][1]["id"] == "sink");
+  CHECK(d["vertices"][1]["parallelism"] == 2);
+  auto j = get(url, "/jobs/overview").body["jobs"][0];
+  CHECK(j["state"] == "RUNNING");
+  CHECK(j["end-time"] == -1);
+  CHECK(j["tasks"] == json{{"total", 4}, {"running", 4}, {"finished", 0}});
+  auto overview = get(url, "/overview").body;
+  CHECK(overview["jobs-running"] == 1);
+  CHECK(overview["slots-available"] == 0);
+
+  REQUIRE(c.client({"cancel", id}).exit_code == 0);
+  REQUIRE(eventually([&] {
+    return get(url, "/jobs/" + id).body["state"] == "CANCELED";
+  }));
+  d = get(url, "/jobs/" + id).body;
+  for (auto& v : d["vertices"]) {
+    CHECK(v["status"] == "CANCELED");
+    CHECK_FALSE(v.contains("parallelism"));
+  }
+  CHECK(get(url, "/overview").body["jobs-cancelled"] == 1);
+}
