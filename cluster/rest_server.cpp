@@ -48,14 +48,17 @@ void send(httplib::Response& res, const reply& r) {
   res.set_content(r.body.dump(), "application/json");
 }
 
-/// Every path without a route (and any refusal without a body): 404 in
-/// Flink's error form.
-httplib::Server::HandlerResponse not_found(const httplib::Request& req,
-                                           httplib::Response& res) {
+/// httplib's own refusals (no body yet) in Flink's error form: a path
+/// without a route is 404 "Not found: PATH".
+httplib::Server::HandlerResponse error_body(const httplib::Request& req,
+                                            httplib::Response& res) {
   if (!res.body.empty())
     return httplib::Server::HandlerResponse::Unhandled;
-  res.set_content(rest::errors(fmt::format("Not found: {}", req.path)).dump(),
-                  "application/json");
+  auto message = res.status == 404
+                   ? fmt::format("Not found: {}", req.path)
+                   : fmt::format("HTTP {}: {} {}", res.status, req.method,
+                                 req.path);
+  res.set_content(rest::errors(message).dump(), "application/json");
   return httplib::Server::HandlerResponse::Handled;
 }
 
@@ -172,7 +175,7 @@ struct rest_server::impl {
              [this](const httplib::Request& req, httplib::Response& res) {
                send(res, job(req.matches[1]));
              });
-    http.set_error_handler(httplib::Server::HandlerWithResponse{not_found});
+    http.set_error_handler(httplib::Server::HandlerWithResponse{error_body});
   }
 };
 
