@@ -1,11 +1,6 @@
 #include "api/cluster.hpp"
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -16,7 +11,6 @@
 
 #include "actors/task_executor/task_executor.hpp"
 #include "cluster/gateway.hpp"
-#include "cluster/local_state.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "config/config.hpp"
@@ -78,24 +72,21 @@ cluster_client::cluster_client(caf::actor_system& sys,
 
 namespace {
 
-/// Reads `path` as a blob of the job (`what`: "library" or "file").
-caf::expected<std::pair<blob_ref, std::string>>
-read_blob(const std::string& what, const std::string& path) {
-  auto absolute = std::filesystem::absolute(path).lexically_normal();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(absolute, ec))
+/// Reads `path` as a blob of the job (`what`: "library" or "file") into
+/// `blobs`.
+caf::expected<blob_ref>
+read_blob(const std::string& what, const std::string& path,
+          std::vector<std::pair<std::string, std::string>>& blobs) {
+  auto file = storage::read_user_file(path);
+  if (file.not_a_file)
     return make_error(errc::invalid_job,
                       what + " '" + path + "' is not a readable file");
-  std::ifstream in{absolute, std::ios::binary};
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in)
+  if (!file.ok())
     return make_error(errc::invalid_job, what + " '" + path
                                            + "' cannot be read: "
-                                           + std::strerror(errno));
-  blob_ref b{absolute.filename().string(), storage::content_hash(bytes.str()),
-             absolute.string()};
-  return std::make_pair(std::move(b), bytes.str());
+                                           + file.read_error);
+  blobs.emplace_back(file.ref.hash, std::move(file.bytes));
+  return file.ref;
 }
 
 } // namespace
@@ -111,20 +102,19 @@ caf::expected<job_id> cluster_client::submit(const job_definition& job,
   user_code code;
   std::vector<std::pair<std::string, std::string>> blobs; // hash, bytes
   std::vector<std::string> paths;
-  for (auto& [what, list] : {std::make_pair("library", &opts.libraries),
-                             std::make_pair("file", &opts.files)})
-    for (auto& path : *list) {
-      auto blob = read_blob(what, path);
-      if (!blob)
-        return blob.error();
-      blobs.emplace_back(blob->first.hash, std::move(blob->second));
-      if (std::string{what} == "library") {
-        paths.push_back(blob->first.origin);
-        code.libraries.push_back(std::move(blob->first));
-      } else {
-        code.files.push_back(std::move(blob->first));
-      }
-    }
+  for (auto& path : opts.libraries) {
+    auto blob = read_blob("library", path, blobs);
+    if (!blob)
+      return blob.error();
+    paths.push_back(blob->origin);
+    code.libraries.push_back(std::move(*blob));
+  }
+  for (auto& path : opts.files) {
+    auto blob = read_blob("file", path, blobs);
+    if (!blob)
+      return blob.error();
+    code.files.push_back(std::move(*blob));
+  }
   // The operators of this process (built-in ones, the program's named
   // functions and in-process steps: registry::find) and the libraries'.
   const ops::registry* operators = nullptr;

@@ -1,10 +1,7 @@
 #include "cli/user_code.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <caf/actor_system.hpp>
@@ -43,27 +40,19 @@ std::vector<std::string> list_flag(const cxxopts::ParseResult& flags,
 std::optional<blob_ref> read_blob(const std::string& action,
                                   const std::string& flag,
                                   const std::string& path, prepared_code& out) {
-  auto absolute = std::filesystem::absolute(path).lexically_normal().string();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(absolute, ec)) {
+  auto file = storage::read_user_file(path);
+  if (file.not_a_file) {
     fmt::print(stderr, "weir {}: {}: '{}' is not a readable file\n", action,
                flag, path);
     return std::nullopt;
   }
-  std::ifstream in{absolute, std::ios::binary};
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in) {
+  if (!file.ok()) {
     fmt::print(stderr, "weir {}: {}: cannot read '{}': {}\n", action, flag,
-               path, std::strerror(errno));
+               path, file.read_error);
     return std::nullopt;
   }
-  blob_ref b;
-  b.name = std::filesystem::path{absolute}.filename().string();
-  b.hash = storage::content_hash(bytes.str());
-  b.origin = absolute;
-  out.blobs.emplace_back(b.hash, bytes.str());
-  return b;
+  out.blobs.emplace_back(file.ref.hash, std::move(file.bytes));
+  return file.ref;
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -22,6 +23,27 @@ std::string key_of(const std::string& hash) {
 }
 
 } // namespace
+
+user_file read_user_file(const std::string& path) {
+  user_file f;
+  auto absolute = std::filesystem::absolute(path).lexically_normal();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(absolute, ec)) {
+    f.not_a_file = true;
+    return f;
+  }
+  std::ifstream in{absolute, std::ios::binary};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) {
+    f.read_error = std::strerror(errno);
+    return f;
+  }
+  f.bytes = bytes.str();
+  f.ref = blob_ref{absolute.filename().string(), content_hash(f.bytes),
+                   absolute.string()};
+  return f;
+}
 
 std::string content_hash(std::string_view bytes) {
   auto h = XXH3_128bits(bytes.data(), bytes.size());

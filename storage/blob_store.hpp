@@ -8,6 +8,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "messages/job_graph.hpp"
 #include "storage/kv_store.hpp"
 
 namespace weir::storage {
@@ -19,6 +20,22 @@ std::string content_hash(std::string_view bytes);
 
 /// The content hash of the file at `path`, or an error naming it.
 caf::expected<std::string> file_hash(const std::string& path);
+
+/// A file of a job's user code (a library or an attached file) read to be
+/// shipped with the job: its reference (file name, content hash, absolute
+/// path) and bytes, unless `not_a_file` or `read_error` (the system's
+/// reason) says why not. Callers word the error for their flag or field.
+struct user_file {
+  blob_ref ref;
+  std::string bytes;
+  bool not_a_file = false;
+  std::string read_error;
+
+  bool ok() const { return !not_a_file && read_error.empty(); }
+};
+
+/// Reads `path` (made absolute against the working directory).
+user_file read_user_file(const std::string& path);
 
 /// User libraries and files by content hash (column `blobs`, keys
 /// `content/<hash>`), so that a recovered job finds its code again. Every
