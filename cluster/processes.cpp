@@ -64,7 +64,8 @@ bool start_transport(caf::actor_system& sys, const remoting& r,
 std::optional<std::unique_ptr<rest_server>>
 start_rest(caf::actor_system& sys, supervisor_actor supervisor,
            const jobmanager_options& opts) {
-  auto rest = rest_server::start(sys, std::move(supervisor), opts.rest_address,
+  auto rest = rest_server::start(sys, std::move(supervisor),
+                                 opts.job_master.config, opts.rest_address,
                                  opts.rest_port);
   if (!rest && !opts.rest_port_set) {
     log_eventf("WARNING: no REST API: {}; set rest.port (0: any free port)",
@@ -153,11 +154,6 @@ int run_jobmanager(const jobmanager_options& opts) {
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     return 3;
   }
-  log_eventf("listening on {}:{}, state in {}, {}", opts.address, *port,
-             opts.state_dir,
-             opts.remote.transport.tls ? "with TLS" : "without TLS");
-  if (!opts.security_warning.empty())
-    log_event(opts.security_warning);
   auto rest = start_rest(sys, (*cluster)->supervisor(), opts);
   if (!rest) {
     sys.middleman().unpublish(gateway, *port);
@@ -165,6 +161,12 @@ int run_jobmanager(const jobmanager_options& opts) {
     (*cluster)->stop();
     return exit_storage_error;
   }
+  log_eventf("listening on {}:{}, state in {}, {}{}", opts.address, *port,
+             opts.state_dir,
+             opts.remote.transport.tls ? "with TLS" : "without TLS",
+             *rest ? ", REST API at " + (*rest)->url() : std::string{});
+  if (!opts.security_warning.empty())
+    log_event(opts.security_warning);
   if (opts.application)
     caf::anon_send((*cluster)->resource_manager(), start_atom_v,
                    fmt::format("{}:{}", opts.address, *port));

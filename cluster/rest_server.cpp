@@ -5,38 +5,20 @@
 #include <chrono>
 #include <thread>
 
-#include <caf/actor_system.hpp>
-#include <caf/scoped_actor.hpp>
-
 #include <fmt/format.h>
-#include <httplib.h>
 
+#include "cluster/rest_context.hpp"
 #include "cluster/rest_json.hpp"
-#include "messages/dispatcher.hpp"
 #include "messages/errors.hpp"
 
 namespace weir {
 
-namespace {
-
-using namespace std::chrono_literals;
-using nlohmann::json;
-
-/// How long one REST request waits for an actor's answer.
-constexpr auto answer_deadline = 5s;
-
-/// An HTTP status and a JSON body.
-struct reply {
-  int status = 200;
-  json body;
-};
+namespace rest {
 
 reply error_reply(int status, const std::string& message) {
-  return reply{status, rest::errors(message)};
+  return reply{status, errors(message)};
 }
 
-/// The status of an actor's refusal: an unknown job is 404 (as in Flink),
-/// anything else (a timeout, a lost actor) 500.
 reply refused(const caf::error& err) {
   bool unknown = err.category() == errc_category()
                  && err.code() == static_cast<uint8_t>(errc::unknown_job);
@@ -47,6 +29,19 @@ void send(httplib::Response& res, const reply& r) {
   res.status = r.status;
   res.set_content(r.body.dump(), "application/json");
 }
+
+std::optional<job_id> parse_job_id(const std::string& text, reply& refusal) {
+  auto id = job_id::parse(text);
+  if (!id)
+    refusal = error_reply(400, fmt::format("malformed job id '{}': expected "
+                                           "32 hexadecimal characters",
+                                           text));
+  return id;
+}
+
+} // namespace rest
+
+namespace {
 
 /// httplib's own refusals (no body yet) in Flink's error form: a path
 /// without a route is 404 "Not found: PATH".
@@ -65,124 +60,29 @@ httplib::Server::HandlerResponse error_body(const httplib::Request& req,
 } // namespace
 
 struct rest_server::impl {
-  caf::actor_system& sys;
-  supervisor_actor supervisor;
+  rest::context ctx;
   std::string address;
   int port = 0;
   httplib::Server http;
   std::thread serving;
 
-  impl(caf::actor_system& s, supervisor_actor sup, std::string addr)
-    : sys(s), supervisor(std::move(sup)), address(std::move(addr)) {
-  }
-
-  /// Asks the current Dispatcher and ResourceManager (the supervisor's;
-  /// restarted ones are found) and renders the answer with `render`.
-  template <class F>
-  reply ask(F render) {
-    caf::scoped_actor self{sys};
-    reply out = error_reply(500, "no answer");
-    self->request(supervisor, answer_deadline, lookup_atom_v)
-      .receive(
-        [&](dispatcher_actor& d, resource_manager_actor& rm) {
-          out = render(self, d, rm);
-        },
-        [&](caf::error& err) { out = refused(err); });
-    return out;
-  }
-
-  reply overview() {
-    return ask([](caf::scoped_actor& self, dispatcher_actor& d,
-                  resource_manager_actor& rm) {
-      reply out = error_reply(500, "no answer");
-      self->request(d, answer_deadline, list_atom_v)
-        .receive(
-          [&](std::vector<job_status>& jobs) {
-            self->request(rm, answer_deadline, overview_atom_v)
-              .receive(
-                [&](cluster_overview& c) {
-                  out = reply{200, rest::overview(c, jobs)};
-                },
-                [&](caf::error& err) { out = refused(err); });
-          },
-          [&](caf::error& err) { out = refused(err); });
-      return out;
-    });
-  }
-
-  /// The list holds each job's state; its subtask counts come from the
-  /// JobMaster: asks for the status of each job not ended (one that
-  /// cannot answer keeps what the list says).
-  static void live_counts(caf::scoped_actor& self, dispatcher_actor& d,
-                          std::vector<job_status>& jobs) {
-    for (auto& j : jobs) {
-      if (is_globally_terminal(j.state))
-        continue;
-      self->request(d, answer_deadline, status_atom_v, j.id, false)
-        .receive([&](job_status& s) { j = std::move(s); },
-                 [](caf::error&) {});
-    }
-  }
-
-  reply jobs(bool detailed) {
-    return ask([=](caf::scoped_actor& self, dispatcher_actor& d,
-                   resource_manager_actor&) {
-      reply out = error_reply(500, "no answer");
-      self->request(d, answer_deadline, list_atom_v)
-        .receive(
-          [&](std::vector<job_status>& jobs) {
-            if (detailed)
-              live_counts(self, d, jobs);
-            out = reply{200, detailed ? rest::jobs_overview(jobs, now_ms())
-                                      : rest::jobs(jobs)};
-          },
-          [&](caf::error& err) { out = refused(err); });
-      return out;
-    });
-  }
-
-  reply job(const std::string& text) {
-    auto id = job_id::parse(text);
-    if (!id)
-      return error_reply(400, fmt::format("malformed job id '{}': expected "
-                                          "32 hexadecimal characters",
-                                          text));
-    return ask([=](caf::scoped_actor& self, dispatcher_actor& d,
-                   resource_manager_actor&) {
-      reply out = error_reply(500, "no answer");
-      self->request(d, answer_deadline, status_atom_v, *id, true)
-        .receive(
-          [&](job_status& s) {
-            out = reply{200, rest::job_details(s, now_ms())};
-          },
-          [&](caf::error& err) { out = refused(err); });
-      return out;
-    });
+  impl(caf::actor_system& sys, supervisor_actor sup, configuration cfg,
+       std::string addr)
+    : ctx{sys, std::move(sup), std::move(cfg)}, address(std::move(addr)) {
   }
 
   void routes() {
-    http.Get("/overview", [this](const httplib::Request&, httplib::Response& res) {
-      send(res, overview());
-    });
-    http.Get("/jobs", [this](const httplib::Request&, httplib::Response& res) {
-      send(res, jobs(false));
-    });
-    http.Get("/jobs/overview",
-             [this](const httplib::Request&, httplib::Response& res) {
-               send(res, jobs(true));
-             });
-    http.Get(R"(/jobs/([^/]+))",
-             [this](const httplib::Request& req, httplib::Response& res) {
-               send(res, job(req.matches[1]));
-             });
+    rest::add_cluster_routes(http, ctx);
+    rest::add_job_routes(http, ctx);
     http.set_error_handler(httplib::Server::HandlerWithResponse{error_body});
   }
 };
 
 caf::expected<std::unique_ptr<rest_server>>
 rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
-                   const std::string& address, uint16_t port) {
-  auto x = std::make_unique<impl>(sys, std::move(supervisor), address);
+                   const configuration& config, const std::string& address,
+                   uint16_t port) {
+  auto x = std::make_unique<impl>(sys, std::move(supervisor), config, address);
   x->routes();
   // httplib's default is SO_REUSEPORT, which lets a second jobmanager share
   // a port in use (the kernel then splits the requests between them):

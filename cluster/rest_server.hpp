@@ -6,6 +6,7 @@
 
 #include <caf/expected.hpp>
 
+#include "config/config.hpp"
 #include "messages/supervisor.hpp"
 
 namespace caf {
@@ -18,14 +19,15 @@ namespace weir {
 /// paths and field names, served by cpp-httplib on its own threads. Each
 /// request asks the supervisor for the current Dispatcher and
 /// ResourceManager, then asks them through their typed interfaces (blocking
-/// that thread, with a deadline).
+/// that thread, with a deadline). Routes live in rest_routes_*.cpp.
 class rest_server {
 public:
   /// Listens on address:port (0: any free port) and starts serving; an
   /// error (`errc::invalid_config`, one line) when it cannot bind.
   static caf::expected<std::unique_ptr<rest_server>>
   start(caf::actor_system& sys, supervisor_actor supervisor,
-        const std::string& address, uint16_t port);
+        const configuration& config, const std::string& address,
+        uint16_t port);
 
   /// Stops serving and joins its threads.
   ~rest_server();

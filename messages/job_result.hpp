@@ -39,6 +39,41 @@ bool operator==(const vertex_metrics& a, const vertex_metrics& b);
 void add_vertex_metrics(std::vector<vertex_metrics>& into,
                         const std::vector<vertex_metrics>& from);
 
+/// How a subtask moves data and spends its time: Flink's task I/O metrics
+/// (numBytesIn/Out, busyTimeMsPerSecond, idleTimeMsPerSecond,
+/// backPressuredTimeMsPerSecond, inputQueueLength, outputQueueLength).
+/// Totals count since the subtask started; rates are per second over the
+/// subtask's last metrics window; queues are as sampled at the report.
+/// The subtask measures per batch, never per record.
+struct task_load {
+  int64_t bytes_in = 0;
+  int64_t bytes_out = 0;
+  /// Processing input or producing; waiting for input; waiting for credit
+  /// to send (backpressure). Milliseconds in all.
+  int64_t busy_ms = 0;
+  int64_t idle_ms = 0;
+  int64_t backpressured_ms = 0;
+  double records_in_per_s = 0;
+  double records_out_per_s = 0;
+  double bytes_in_per_s = 0;
+  double bytes_out_per_s = 0;
+  double busy_ms_per_s = 0;
+  double idle_ms_per_s = 0;
+  double backpressured_ms_per_s = 0;
+  /// Batches received and not yet processed; batches waiting for credit.
+  int32_t input_queue = 0;
+  int32_t output_queue = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_load& x) {
+  return f(caf::meta::type_name("task_load"), x.bytes_in, x.bytes_out,
+           x.busy_ms, x.idle_ms, x.backpressured_ms, x.records_in_per_s,
+           x.records_out_per_s, x.bytes_in_per_s, x.bytes_out_per_s,
+           x.busy_ms_per_s, x.idle_ms_per_s, x.backpressured_ms_per_s,
+           x.input_queue, x.output_queue);
+}
+
 /// Record counters of a job or subtask.
 struct io_metrics {
   int64_t records_in = 0;
@@ -50,12 +85,15 @@ struct io_metrics {
   /// Each vertex's records and user counters (a subtask: those of its
   /// chain; a job: summed over its subtasks), in the job graph's order.
   std::vector<vertex_metrics> vertices;
+  /// A subtask's bytes, rates, times and queues (a job's: not kept, zeros;
+  /// never stored with a job's result).
+  task_load load;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_metrics& x) {
   return f(caf::meta::type_name("io_metrics"), x.records_in, x.records_out,
-           x.records_skipped, x.skipped_note, x.vertices);
+           x.records_skipped, x.skipped_note, x.vertices, x.load);
 }
 
 /// One line per user counter, "Counter <vertex>.<name>: <value>" (Flink's
@@ -99,12 +137,23 @@ struct subtask_status {
   int32_t parallelism = 1;
   execution_state state = execution_state::created;
   std::string location;  ///< the TaskExecutor running it ("" if none yet)
+  /// The job's attempt this execution belongs to (0: the first; Flink's
+  /// attempt number).
+  int32_t attempt = 0;
+  /// When it was deployed (wall clock; 0: not yet) and when it reached a
+  /// terminal state (0: it did not).
+  int64_t start_time_ms = 0;
+  int64_t end_time_ms = 0;
+  /// Its chain's records (`vertices` per operator) and its load, as of its
+  /// last report.
+  io_metrics metrics;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, subtask_status& x) {
   return f(caf::meta::type_name("subtask_status"), x.task, x.subtask,
-           x.parallelism, x.state, x.location);
+           x.parallelism, x.state, x.location, x.attempt, x.start_time_ms,
+           x.end_time_ms, x.metrics);
 }
 
 /// A live view of a job for `list`, `status` and the CLI's progress line.

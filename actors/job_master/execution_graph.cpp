@@ -159,6 +159,10 @@ bool execution_graph::transition(int32_t flat, execution_state to) {
   --counts_[static_cast<size_t>(x.state)];
   ++counts_[static_cast<size_t>(to)];
   x.state = to;
+  if (to == execution_state::deploying)
+    x.start_time_ms = now_ms();
+  if (is_terminal(to))
+    x.end_time_ms = now_ms();
   return true;
 }
 
@@ -170,6 +174,8 @@ void execution_graph::restart() {
     ++x.attempt_number;
     x.state = execution_state::created;
     x.metrics = {};
+    x.start_time_ms = 0;
+    x.end_time_ms = 0;
     by_attempt_.emplace(x.attempt, static_cast<int32_t>(i));
   }
   counts_ = {};

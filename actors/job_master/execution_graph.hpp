@@ -34,6 +34,10 @@ struct execution {
   int32_t attempt_number = 0;
   execution_state state = execution_state::created;
   io_metrics metrics;
+  /// Wall clock of its DEPLOYING (0: not yet) and of its terminal state
+  /// (0: none yet), for the REST API's subtask durations.
+  int64_t start_time_ms = 0;
+  int64_t end_time_ms = 0;
 };
 
 /// The JobGraph expanded into tasks (operator chains) and their parallel

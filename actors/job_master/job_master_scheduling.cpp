@@ -419,7 +419,9 @@ job_status make_status(self_ptr self, bool detailed) {
       // Slot sharing: subtask k of every task runs in shared slot k.
       s.subtasks.push_back(subtask_status{t.name, x.subtask, t.parallelism,
                                           x.state,
-                                          st.slots->executor_name(x.subtask)});
+                                          st.slots->executor_name(x.subtask),
+                                          x.attempt_number, x.start_time_ms,
+                                          x.end_time_ms, x.metrics});
     }
   }
   return s;

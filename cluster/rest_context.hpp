@@ -1,0 +1,89 @@
+#pragma once
+
+// Internal to the REST server (cluster/rest_server.hpp): what its route
+// files share. Only rest_*.cpp include it (httplib and CAF's blocking
+// actors are heavy).
+
+#include <chrono>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "messages/dispatcher.hpp"
+#include "messages/resource_manager.hpp"
+#include "messages/supervisor.hpp"
+
+namespace weir::rest {
+
+/// How long one REST request waits for an actor's answer.
+constexpr auto answer_deadline = std::chrono::seconds{5};
+
+/// An HTTP status and a JSON body.
+struct reply {
+  int status = 200;
+  nlohmann::json body;
+};
+
+/// Flink's error form, {"errors": [message]}, with `status`.
+reply error_reply(int status, const std::string& message);
+
+/// The status of an actor's refusal: an unknown job is 404 (as in Flink),
+/// anything else (a timeout, a lost actor) 500.
+reply refused(const caf::error& err);
+
+/// Writes `r` as the JSON response.
+void send(httplib::Response& res, const reply& r);
+
+/// What routes ask through: the supervisor's current Dispatcher and
+/// ResourceManager (restarted ones are found), and the jobmanager's
+/// configuration.
+struct context {
+  caf::actor_system& sys;
+  supervisor_actor supervisor;
+  configuration config;
+
+  /// Asks the supervisor for the current Dispatcher and ResourceManager,
+  /// then returns `render(self, dispatcher, rm)`; a refusal otherwise.
+  template <class F>
+  reply ask(F render) {
+    caf::scoped_actor self{sys};
+    reply out = error_reply(500, "no answer");
+    self->request(supervisor, answer_deadline, lookup_atom_v)
+      .receive(
+        [&](dispatcher_actor& d, resource_manager_actor& rm) {
+          out = render(self, d, rm);
+        },
+        [&](caf::error& err) { out = refused(err); });
+    return out;
+  }
+
+  /// Asks the Dispatcher with `args...` and returns `render(answer)`; a
+  /// refusal otherwise.
+  template <class Answer, class F, class... Ts>
+  reply ask_dispatcher(F render, Ts... args) {
+    return ask([&](caf::scoped_actor& self, dispatcher_actor& d,
+                   resource_manager_actor&) {
+      reply out = error_reply(500, "no answer");
+      self->request(d, answer_deadline, args...)
+        .receive([&](Answer& x) { out = render(x); },
+                 [&](caf::error& err) { out = refused(err); });
+      return out;
+    });
+  }
+};
+
+/// `text` as a job id, or the 400 reply that names it.
+std::optional<job_id> parse_job_id(const std::string& text, reply& refusal);
+
+/// GET /overview, /config, /jobmanager/config, /taskmanagers...
+void add_cluster_routes(httplib::Server& http, context& ctx);
+
+/// GET /jobs, /jobs/overview, /jobs/{jobid}...
+void add_job_routes(httplib::Server& http, context& ctx);
+
+} // namespace weir::rest
