@@ -156,6 +156,69 @@ typename Inspector::result_type inspect(Inspector& f, subtask_status& x) {
            x.end_time_ms, x.metrics);
 }
 
+/// One checkpoint or savepoint in a job's checkpoint statistics (Flink's
+/// CheckpointStatistics).
+struct checkpoint_entry {
+  int64_t id = 0;
+  /// Flink's names: IN_PROGRESS, COMPLETED, FAILED.
+  std::string status;
+  bool savepoint = false;
+  int64_t trigger_time_ms = 0;     ///< wall clock
+  int64_t latest_ack_time_ms = 0;  ///< wall clock (0: none yet)
+  int64_t state_size = 0;          ///< bytes
+  int64_t duration_ms = 0;         ///< trigger to completion (or to now)
+  /// Longest barrier alignment of a subtask, in milliseconds.
+  int64_t alignment_ms = 0;
+  int32_t subtasks = 0;
+  int32_t acknowledged = 0;
+  std::string failure;             ///< why it failed ("" otherwise)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_entry& x) {
+  return f(caf::meta::type_name("checkpoint_entry"), x.id, x.status,
+           x.savepoint, x.trigger_time_ms, x.latest_ack_time_ms, x.state_size,
+           x.duration_ms, x.alignment_ms, x.subtasks, x.acknowledged,
+           x.failure);
+}
+
+/// A job's checkpoint statistics under its current JobMaster (Flink's
+/// /jobs/{id}/checkpoints): counts and the newest entries, newest first.
+struct checkpoint_stats {
+  int64_t restored = 0;
+  int64_t total = 0;
+  int64_t in_progress = 0;
+  int64_t completed = 0;
+  int64_t failed = 0;
+  /// The checkpoint the job restored from (0: none) and when.
+  int64_t restored_id = 0;
+  int64_t restore_time_ms = 0;
+  /// At most the newest 10 (web.checkpoints.history in Flink).
+  std::vector<checkpoint_entry> history;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
+  return f(caf::meta::type_name("checkpoint_stats"), x.restored, x.total,
+           x.in_progress, x.completed, x.failed, x.restored_id,
+           x.restore_time_ms, x.history);
+}
+
+/// One failure of a job (a restart's cause or its final one; Flink's
+/// exception history entry).
+struct failure_entry {
+  std::string exception;  ///< the one-line cause
+  int64_t time_ms = 0;    ///< wall clock
+  std::string task;       ///< the failed subtask's chain ("" if the job's)
+  std::string location;   ///< its TaskExecutor ("" if none)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, failure_entry& x) {
+  return f(caf::meta::type_name("failure_entry"), x.exception, x.time_ms,
+           x.task, x.location);
+}
+
 /// A live view of a job for `list`, `status` and the CLI's progress line.
 struct job_status {
   job_id id;
@@ -190,6 +253,10 @@ struct job_status {
   /// The Dispatcher recovered the job when it started (it was unfinished
   /// in the state directory), whatever became of it since.
   bool recovered = false;
+  /// Checkpoint statistics and failures, oldest first (at most 16), when
+  /// asked for details.
+  checkpoint_stats checkpoints;
+  std::vector<failure_entry> exceptions;
 };
 
 template <class Inspector>
@@ -198,7 +265,8 @@ typename Inspector::result_type inspect(Inspector& f, job_status& x) {
            x.start_time_ms, x.end_time_ms, x.error, x.subtasks_total,
            x.subtasks_running, x.subtasks_finished, x.metrics,
            x.attempt_metrics, x.restarts, x.subtasks, x.slot_profile,
-           x.slots_needed, x.slots_missing, x.waiting_since_ms, x.recovered);
+           x.slots_needed, x.slots_missing, x.waiting_since_ms, x.recovered,
+           x.checkpoints, x.exceptions);
 }
 
 /// What a cancel request did: the job's state when it arrived and after it.
