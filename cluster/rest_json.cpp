@@ -1,15 +1,14 @@
 #include "cluster/rest_json.hpp"
 
 #include <algorithm>
+
+#include "config/config_key.hpp"
 #include <map>
 
 namespace weir::rest {
 
-namespace {
-
 using nlohmann::json;
 
-/// Flink's end-time: -1 while the job runs.
 int64_t end_time(const job_status& s) {
   return is_globally_terminal(s.state) ? s.end_time_ms : -1;
 }
@@ -18,74 +17,6 @@ int64_t duration(const job_status& s, int64_t now_ms) {
   auto end = is_globally_terminal(s.state) ? s.end_time_ms : now_ms;
   return std::max<int64_t>(0, end - s.start_time_ms);
 }
-
-/// Whether chain "a -> b -> c" holds vertex `id`.
-bool chain_holds(const std::string& chain, const std::string& id) {
-  static const std::string sep = " -> ";
-  size_t from = 0;
-  for (;;) {
-    auto to = chain.find(sep, from);
-    auto part = chain.substr(from, to == std::string::npos ? to : to - from);
-    if (part == id)
-      return true;
-    if (to == std::string::npos)
-      return false;
-    from = to + sep.size();
-  }
-}
-
-/// One state for a vertex's subtasks, as Flink aggregates them
-/// (ExecutionJobVertex#getAggregateExecutionState).
-execution_state aggregate(const std::map<execution_state, int>& counts,
-                          int parallelism) {
-  auto has = [&](execution_state x) { return counts.count(x) > 0; };
-  for (auto x : {execution_state::failed, execution_state::canceling,
-                 execution_state::canceled, execution_state::initializing,
-                 execution_state::running})
-    if (has(x))
-      return x;
-  if (has(execution_state::finished))
-    return counts.at(execution_state::finished) == parallelism
-             ? execution_state::finished
-             : execution_state::running;
-  return execution_state::created; // scheduled and deploying too, as Flink
-}
-
-/// A vertex of a job that ended: every subtask ended as the job did.
-std::string ended_vertex_status(job_state s) {
-  switch (s) {
-    case job_state::finished:
-      return to_string(execution_state::finished);
-    case job_state::canceled:
-      return to_string(execution_state::canceled);
-    default:
-      return to_string(execution_state::failed);
-  }
-}
-
-json vertex(const job_status& s, const vertex_metrics& m) {
-  json v{{"id", m.vertex},
-         {"name", m.vertex},
-         {"metrics",
-          {{"read-records", m.records_in}, {"write-records", m.records_out}}}};
-  if (is_globally_terminal(s.state)) {
-    v["status"] = ended_vertex_status(s.state);
-    return v;
-  }
-  std::map<execution_state, int> counts;
-  int parallelism = 0;
-  for (auto& t : s.subtasks)
-    if (chain_holds(t.task, m.vertex)) {
-      ++counts[t.state];
-      parallelism = t.parallelism;
-    }
-  if (parallelism > 0)
-    v["parallelism"] = parallelism;
-  v["status"] = to_string(aggregate(counts, parallelism));
-  return v;
-}
-
-} // namespace
 
 json overview(const cluster_overview& cluster,
               const std::vector<job_status>& jobs) {
@@ -134,18 +65,35 @@ json jobs_overview(const std::vector<job_status>& all, int64_t now_ms) {
   return json{{"jobs", list}};
 }
 
-json job_details(const job_status& s, int64_t now_ms) {
-  auto vertices = json::array();
-  for (auto& m : s.metrics.vertices)
-    vertices.push_back(vertex(s, m));
-  return json{{"jid", s.id.to_string()},
-              {"name", s.name},
-              {"state", to_string(s.state)},
-              {"start-time", s.start_time_ms},
-              {"end-time", end_time(s)},
-              {"duration", duration(s, now_ms)},
-              {"now", now_ms},
-              {"vertices", vertices}};
+json dashboard_config() {
+  return json{{"refresh-interval", 2000},
+              {"timezone-name", "UTC"},
+              {"timezone-offset", 0},
+              {"flink-version", WEIR_VERSION},
+              {"weir-version", WEIR_VERSION},
+              {"flink-revision", "weir"},
+              {"features",
+               {{"web-submit", false},
+                {"web-cancel", true},
+                {"web-history", false}}}};
+}
+
+json jobmanager_config(const configuration& cfg) {
+  auto set = cfg.set_with_prefix("");
+  auto list = json::array();
+  for (auto& k : config_keys()) {
+    std::string key{k.name};
+    auto i = set.find(key);
+    if (i == set.end() && k.default_value.empty())
+      continue; // unset and without a default: no value to show
+    auto value = i != set.end() ? i->second : std::string{k.default_value};
+    // As Flink's GlobalConfiguration.isSensitive: never show secrets.
+    if (key.find("password") != std::string::npos
+        || key.find("secret") != std::string::npos)
+      value = "******";
+    list.push_back({{"key", key}, {"value", value}});
+  }
+  return list;
 }
 
 json errors(const std::string& message) {

@@ -1,4 +1,4 @@
-// GET routes of the cluster: /overview.
+// GET routes of the cluster: /overview, /config, /jobmanager/config.
 #include "cluster/rest_context.hpp"
 
 #include "cluster/rest_json.hpp"
@@ -34,6 +34,12 @@ reply cluster_overview_reply(context& ctx) {
 void add_cluster_routes(httplib::Server& http, context& ctx) {
   http.Get("/overview", [&ctx](const Req&, Res& res) {
     send(res, cluster_overview_reply(ctx));
+  });
+  http.Get("/config", [](const Req&, Res& res) {
+    send(res, reply{200, dashboard_config()});
+  });
+  http.Get("/jobmanager/config", [&ctx](const Req&, Res& res) {
+    send(res, reply{200, jobmanager_config(ctx.config)});
   });
 }
 

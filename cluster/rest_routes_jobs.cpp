@@ -42,14 +42,32 @@ reply job_list(context& ctx, bool detailed) {
   });
 }
 
-reply job(context& ctx, const std::string& text) {
+/// Asks for job `text`'s status (with its subtasks, checkpoints and
+/// failures) and graph, and renders them with `render(status, graph)`.
+template <class F>
+reply with_job(context& ctx, const std::string& text, F render) {
   reply refusal;
   auto id = parse_job_id(text, refusal);
   if (!id)
     return refusal;
-  return ctx.ask_dispatcher<job_status>(
-    [](job_status& s) { return reply{200, job_details(s, now_ms())}; },
-    status_atom_v, *id, true);
+  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
+                     resource_manager_actor&) {
+    reply out = error_reply(500, "no answer");
+    self->request(d, answer_deadline, status_atom_v, *id, true)
+      .receive(
+        [&](job_status& s) {
+          self->request(d, answer_deadline, graph_atom_v, *id)
+            .receive([&](job_graph& g) { out = render(s, g); },
+                     [&](caf::error& err) { out = refused(err); });
+        },
+        [&](caf::error& err) { out = refused(err); });
+    return out;
+  });
+}
+
+reply unknown_vertex(const job_status& s, const std::string& vertex) {
+  return error_reply(404, fmt::format("job {} has no vertex '{}'",
+                                      s.id.to_string(), vertex));
 }
 
 } // namespace
@@ -61,9 +79,49 @@ void add_job_routes(httplib::Server& http, context& ctx) {
   http.Get("/jobs/overview", [&ctx](const Req&, Res& res) {
     send(res, job_list(ctx, true));
   });
-  http.Get(R"(/jobs/([^/]+))", [&ctx](const Req& req, Res& res) {
-    send(res, job(ctx, req.matches[1]));
-  });
+  // One job's views. An id that is no job id is 400; an unknown job 404.
+  auto job_view = [&ctx](auto render) {
+    return [&ctx, render](const Req& req, Res& res) {
+      send(res, with_job(ctx, req.matches[1], [&](job_status& s,
+                                                  job_graph& g) {
+        return render(req, s, g);
+      }));
+    };
+  };
+  http.Get(R"(/jobs/([^/]+))",
+           job_view([](const Req&, job_status& s, job_graph& g) {
+             return reply{200, job_details(s, g, now_ms())};
+           }));
+  http.Get(R"(/jobs/([^/]+)/plan)",
+           job_view([](const Req&, job_status& s, job_graph& g) {
+             return reply{200, {{"plan", plan(s, g)}}};
+           }));
+  http.Get(R"(/jobs/([^/]+)/config)",
+           job_view([](const Req&, job_status& s, job_graph& g) {
+             return reply{200, job_config(s, g)};
+           }));
+  http.Get(R"(/jobs/([^/]+)/exceptions)",
+           job_view([](const Req&, job_status& s, job_graph&) {
+             return reply{200, exceptions(s)};
+           }));
+  http.Get(R"(/jobs/([^/]+)/checkpoints)",
+           job_view([](const Req&, job_status& s, job_graph&) {
+             return reply{200, checkpoints(s.checkpoints)};
+           }));
+  http.Get(R"(/jobs/([^/]+)/execution-result)",
+           job_view([](const Req&, job_status& s, job_graph&) {
+             return reply{200, execution_result(s, now_ms())};
+           }));
+  http.Get(R"(/jobs/([^/]+)/vertices/([^/]+))",
+           job_view([](const Req& req, job_status& s, job_graph& g) {
+             auto v = vertex_details(s, g, req.matches[2], now_ms());
+             return v ? reply{200, *v} : unknown_vertex(s, req.matches[2]);
+           }));
+  http.Get(R"(/jobs/([^/]+)/vertices/([^/]+)/backpressure)",
+           job_view([](const Req& req, job_status& s, job_graph& g) {
+             auto v = backpressure(s, g, req.matches[2], now_ms());
+             return v ? reply{200, *v} : unknown_vertex(s, req.matches[2]);
+           }));
 }
 
 } // namespace weir::rest

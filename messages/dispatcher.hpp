@@ -41,6 +41,9 @@ using dispatcher_actor = caf::typed_actor<
   /// Client: the records the job's collect sinks gathered so far, from the
   /// `offset`-th on (a driver's output while it runs).
   caf::replies_to<collect_atom, job_id, int64_t>::with<std::vector<record>>,
+  /// Client: the job's JobGraph, as submitted (no vertices when only its
+  /// result is left: a job that ended before this jobmanager started).
+  caf::replies_to<graph_atom, job_id>::with<job_graph>,
   /// Client: the job's result, answered once the job has ended.
   caf::replies_to<result_atom, job_id>::with<job_result>,
   /// JobMaster: its job's state or slot wait changed (what `list` and

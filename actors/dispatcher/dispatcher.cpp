@@ -375,7 +375,16 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       return by_job<job_status>(
         self, id,
         [=](job_master_actor& jm) { return live_status(self, id, jm, detailed); },
-        [](const job_result& r) { return job_table::status_of(r); },
+        [=](const job_result& r) {
+          // Its JobMaster's final report held what the result does not.
+          auto s = job_table::status_of(r);
+          auto* e = self->state.jobs.find(id);
+          if (detailed && e != nullptr) {
+            s.checkpoints = e->checkpoints;
+            s.exceptions = e->exceptions;
+          }
+          return s;
+        },
         [=](const job_entry& e) { return job_table::status_of(id, e); });
     },
     [=](cancel_atom, job_id id) {
@@ -418,6 +427,12 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
           return self->delegate(jm, savepoint_atom_v, dir, stop);
         },
         refuse(id), refuse(id));
+    },
+    [=](graph_atom, job_id id) -> caf::result<job_graph> {
+      auto* entry = self->state.jobs.find(id);
+      if (entry == nullptr)
+        return unknown_job(id);
+      return entry->graph;
     },
     [=](result_atom, job_id id) -> caf::result<job_result> {
       auto* entry = self->state.jobs.find(id);

@@ -173,6 +173,10 @@ job_entry* job_table::begin_completion(job_result r) {
     return nullptr;
   e->completing = std::move(r);
   e->jm = nullptr;
+  if (e->live) {
+    e->checkpoints = std::move(e->live->checkpoints);
+    e->exceptions = std::move(e->live->exceptions);
+  }
   e->live.reset();
   return e;
 }

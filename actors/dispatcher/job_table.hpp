@@ -26,6 +26,10 @@ struct job_entry {
   /// What the current JobMaster last reported of the job (its state, its
   /// slot wait): the one view `list` and `status` show while it runs.
   std::optional<job_status> live;
+  /// Checkpoint statistics and failures of its last JobMaster, kept from
+  /// its final report once the job ended (a result does not store them).
+  checkpoint_stats checkpoints;
+  std::vector<failure_entry> exceptions;
   /// The stored result.
   std::optional<job_result> result;
   /// The result being stored: the job's JobMaster has ended (its result was

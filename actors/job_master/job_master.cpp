@@ -108,8 +108,10 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   auto flat = i->second;
   if (!is_terminal(st.graph->executions()[static_cast<size_t>(flat)].state)) {
     st.graph->transition(flat, execution_state::failed);
-    on_task_failure(self, "subtask terminated unexpectedly: "
-                            + caf::to_string(dm.reason));
+    on_task_failure(self,
+                    "subtask terminated unexpectedly: "
+                      + caf::to_string(dm.reason),
+                    site_of(self, flat));
     maybe_finalize(self);
   }
 }

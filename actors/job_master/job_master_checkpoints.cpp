@@ -75,6 +75,8 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done,
           [=](caf::error& err) {
             log_job(self, "could not store checkpoint {}: {}", id,
                     describe(err));
+            self->state.checkpoint_stats.failed(
+              id, "could not store it: " + describe(err), now_ms());
           });
 }
 
@@ -126,6 +128,7 @@ void load_savepoint_then_schedule(self_ptr self) {
           fail_job(self, describe(err));
           return;
         }
+        st.checkpoint_stats.restored(cp.id, now_ms());
         st.checkpoints->restore(std::move(cp));
         st.restore_state = true;
         log_job(self, "starts from savepoint {}", path);
@@ -168,13 +171,18 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
   auto now = self->clock().now();
   for (auto id : st.checkpoints->expire(now)) {
     log_job(self, "checkpoint {} expired", id);
+    st.checkpoint_stats.failed(id, "expired", now_ms());
     if (id == st.stop_checkpoint)
       stop_failed(self);
     st.requests.refuse(id, make_error(errc::timeout,
                                       fmt::format("checkpoint {} expired", id)));
   }
-  if (auto id = st.checkpoints->trigger(now))
+  if (auto id = st.checkpoints->trigger(now)) {
+    st.checkpoint_stats.triggered(*id, false,
+                                  static_cast<int32_t>(st.graph->size()),
+                                  now_ms());
     send_barrier_triggers(self, *id, state::snapshot_kind::checkpoint);
+  }
   self->delayed_send(self, st.checkpoints->options().interval, trigger_atom_v,
                      epoch);
 }
@@ -186,6 +194,7 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
   if (flat < 0)
     return;
   st.collected.acknowledged(id, flat);
+  st.checkpoint_stats.acknowledged(id, now_ms());
   auto done = st.checkpoints->acknowledge(id, flat, std::move(states),
                                           self->clock().now());
   if (!done)
@@ -197,6 +206,7 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
   auto completed = std::make_shared<completed_checkpoint>(std::move(*done));
   auto confirm = [self, done = completed] {
     auto& st = self->state;
+    st.checkpoint_stats.completed(done->id, done->bytes, now_ms());
     st.collected.commit(done->id);
     for (auto& h : st.handles)
       if (h)
@@ -233,6 +243,7 @@ void load_checkpoint_then_schedule(self_ptr self) {
           load_savepoint_then_schedule(self);
           return;
         }
+        self->state.checkpoint_stats.restored(cp->id, now_ms());
         self->state.checkpoints->restore(std::move(*cp));
         self->state.restore_state = true;
         log_job(self, "resumes from checkpoint {}", loaded.cp.id);
@@ -264,6 +275,8 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
     return;
   }
   auto id = st.checkpoints->trigger(self->clock().now(), true);
+  st.checkpoint_stats.triggered(*id, req.is_savepoint(),
+                                static_cast<int32_t>(g.size()), now_ms());
   if (req.stop())
     st.stop_checkpoint = *id;
   send_barrier_triggers(self, *id, req.kind(), req.stop());

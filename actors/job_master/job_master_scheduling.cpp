@@ -52,6 +52,10 @@ void finalize(self_ptr self) {
   if (result.state == job_state::failed)
     result.exit_status = st.driver_exit_status;
   free_job_everywhere(self);
+  // Its checkpoints and failures, which the result does not keep: the
+  // Dispatcher shows them for the ended job (until it restarts).
+  st.checkpoint_stats.fail_pending("the job ended", now_ms());
+  self->send(st.dispatcher, update_atom_v, make_status(self, true));
   self->send(st.dispatcher, done_atom_v, std::move(result));
   self->quit();
 }
@@ -238,7 +242,21 @@ void cancel_all(self_ptr self) {
   maybe_finalize(self);
 }
 
-void fail_job(self_ptr self, std::string cause) {
+namespace {
+
+/// Failures kept for the REST API's exception history.
+constexpr size_t failures_kept = 16;
+
+void note_failure(self_ptr self, const std::string& cause,
+                  const failure_site& where) {
+  auto& failures = self->state.failures;
+  failures.push_back(failure_entry{cause, now_ms(), where.task, where.location});
+  if (failures.size() > failures_kept)
+    failures.erase(failures.begin());
+}
+
+/// Moves the job to FAILED (if it may) and stops its subtasks.
+void end_failed(self_ptr self, std::string cause) {
   auto& st = self->state;
   auto from = st.job->state();
   if (!st.job->fail(std::move(cause)))
@@ -247,16 +265,28 @@ void fail_job(self_ptr self, std::string cause) {
   cancel_all(self);
 }
 
-void on_task_failure(self_ptr self, std::string cause) {
+} // namespace
+
+void fail_job(self_ptr self, std::string cause) {
+  if (!is_globally_terminal(self->state.job->state())
+      && self->state.job->state() != job_state::failing)
+    note_failure(self, cause, {});
+  end_failed(self, std::move(cause));
+}
+
+void on_task_failure(self_ptr self, std::string cause,
+                     const failure_site& where) {
   auto& st = self->state;
   auto d = st.job->on_failure(self->clock().now(), std::move(cause));
   switch (d.what) {
     case failure_decision::action::ignore:
       return;
     case failure_decision::action::fail:
-      fail_job(self, std::move(d.cause));
+      note_failure(self, d.cause, where);
+      end_failed(self, std::move(d.cause));
       return;
     case failure_decision::action::restart:
+      note_failure(self, d.cause, where);
       log_job(self, "restarts in {} ms after: {}", d.delay.count(), d.cause);
       set_state(self, job_state::restarting);
       cancel_all(self);
@@ -283,6 +313,15 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
   return std::move(accepted.allocations);
 }
 
+failure_site site_of(self_ptr self, int32_t flat) {
+  auto& st = self->state;
+  auto& x = st.graph->executions()[static_cast<size_t>(flat)];
+  auto& t = st.graph->tasks()[static_cast<size_t>(x.task)];
+  return failure_site{fmt::format("{} ({}/{})", t.name, x.subtask + 1,
+                                  t.parallelism),
+                      st.slots->executor_name(x.subtask)};
+}
+
 void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
                const io_metrics& m, const std::string& error) {
   auto& st = self->state;
@@ -300,7 +339,7 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
   if (s == execution_state::failed && st.driver_exit_status != 0)
     fail_job(self, error); // the driver's own end: nothing to restart
   else if (s == execution_state::failed)
-    on_task_failure(self, error);
+    on_task_failure(self, error, site_of(self, flat));
   else if (s == execution_state::canceled
            && st.job->state() == job_state::running)
     on_task_failure(self, "a subtask was canceled outside the JobMaster (its "
@@ -331,7 +370,8 @@ void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
       if (!is_terminal(g.executions()[static_cast<size_t>(flat)].state))
         g.transition(flat, execution_state::failed);
   on_task_failure(self,
-                  fmt::format("TaskExecutor {} lost: {}", gone.name, reason));
+                  fmt::format("TaskExecutor {} lost: {}", gone.name, reason),
+                  failure_site{"", gone.name});
   maybe_finalize(self);
 }
 
@@ -376,6 +416,7 @@ void restart(self_ptr self) {
   // rewind to its positions, operators get its state, collected records
   // are cut back to what it covered. Else start over from the sources.
   st.checkpoints->abort_pending();
+  st.checkpoint_stats.fail_pending("the job restarted", now_ms());
   st.collected.abort_pending();
   // A stop in progress ends with the attempt it halted (the new attempt's
   // sources produce).
@@ -414,6 +455,8 @@ job_status make_status(self_ptr self, bool detailed) {
   s.attempt_metrics = g.total_metrics();
   s.restarts = static_cast<int32_t>(st.job->epoch());
   if (detailed) {
+    s.checkpoints = st.checkpoint_stats.stats(now_ms());
+    s.exceptions = st.failures;
     for (auto& x : g.executions()) {
       auto& t = g.tasks()[static_cast<size_t>(x.task)];
       // Slot sharing: subtask k of every task runs in shared slot k.

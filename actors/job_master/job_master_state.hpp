@@ -20,6 +20,7 @@
 #include "actors/common/event_log.hpp"
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/job_master/checkpoint_coordinator.hpp"
+#include "actors/job_master/checkpoint_history.hpp"
 #include "actors/job_master/checkpoint_requests.hpp"
 #include "actors/job_master/collected_results.hpp"
 #include "actors/job_master/execution_graph.hpp"
@@ -76,6 +77,10 @@ struct jm_state {
   /// with it, without a restart).
   int32_t driver_exit_status = 0;
   std::unique_ptr<checkpoint_coordinator> checkpoints;
+  /// Counts and newest checkpoints for the REST API and metrics.
+  checkpoint_history checkpoint_stats;
+  /// Failures of the job under this JobMaster, oldest first (at most 16).
+  std::vector<failure_entry> failures;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
   checkpoint_requests requests;
   /// A `weir stop` being taken: the id of its savepoint's checkpoint. The
@@ -118,9 +123,20 @@ void set_state(self_ptr self, job_state to);
 /// Fails the job for good.
 void fail_job(self_ptr self, std::string cause);
 
+/// Where a failure happened: the subtask ("chain (i/n)") and its
+/// TaskExecutor, each "" when not known.
+struct failure_site {
+  std::string task;
+  std::string location;
+};
+
+/// The subtask at flat index `flat` and the TaskExecutor of its slot.
+failure_site site_of(self_ptr self, int32_t flat);
+
 /// A subtask or TaskExecutor failed: restart the job if the restart
-/// strategy allows it, else fail it.
-void on_task_failure(self_ptr self, std::string cause);
+/// strategy allows it, else fail it. The failure enters the job's history.
+void on_task_failure(self_ptr self, std::string cause,
+                     const failure_site& where = {});
 
 /// Stops every subtask that still runs.
 void cancel_all(self_ptr self);

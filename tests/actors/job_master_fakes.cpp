@@ -99,6 +99,7 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
       return std::string{};
     },
     [=](collect_atom, job_id, int64_t) { return std::vector<record>{}; },
+    [=](graph_atom, job_id) { return job_graph{}; },
     [=](result_atom, job_id) { return job_result{}; },
     [=](update_atom, const job_status&) {},
     [=](done_atom, const job_result& r) { self->state.results.push_back(r); },

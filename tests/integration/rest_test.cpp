@@ -10,6 +10,7 @@
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
+#include "user_code_paths.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
@@ -44,6 +45,17 @@ answer get(const std::string& url, const std::string& path) {
   REQUIRE(res);
   CHECK(res->get_header_value("Content-Type") == "application/json");
   return answer{res->status, json::parse(res->body)};
+}
+
+/// Whether `list` has `n` entries, each RUNNING with some `records` in
+/// its metrics.
+bool all_running(const json& list, size_t n, const char* records) {
+  if (list.size() != n)
+    return false;
+  for (auto& x : list)
+    if (x["status"] != "RUNNING" || x["metrics"][records] == 0)
+      return false;
+  return true;
 }
 
 json errors(const std::string& message) {
@@ -112,15 +124,34 @@ TEST_CASE("the REST API answers for a cluster and a finished job") {
   CHECK(d["start-time"] == start);
   CHECK(d["end-time"] == end);
   CHECK(d["duration"] == end - start);
-  auto vertex = [](const std::string& v, int in, int out) {
-    return json{{"id", v},
-                {"name", v},
-                {"status", "FINISHED"},
-                {"metrics", {{"read-records", in}, {"write-records", out}}}};
+  struct expected {
+    const char* id;
+    int in, out;
   };
-  CHECK(d["vertices"] == json::array({vertex("numbers", 10, 10),
-                                      vertex("even", 10, 5),
-                                      vertex("result", 5, 5)}));
+  std::vector<expected> want{{"numbers", 10, 10}, {"even", 10, 5},
+                             {"result", 5, 5}};
+  REQUIRE(d["vertices"].size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    auto& v = d["vertices"][i];
+    CAPTURE(want[i].id);
+    CHECK(v["id"] == want[i].id);
+    CHECK(v["name"] == want[i].id);
+    CHECK(v["status"] == "FINISHED");
+    CHECK(v["parallelism"] == 1);
+    CHECK(v["metrics"]["read-records"] == want[i].in);
+    CHECK(v["metrics"]["write-records"] == want[i].out);
+  }
+  CHECK(d["plan"]["nodes"].size() == 3);
+  CHECK(d["plan"]["nodes"][1]["inputs"][0]["id"] == "numbers");
+
+  auto result = get(url, "/jobs/" + id + "/execution-result").body;
+  CHECK(result["status"]["id"] == "COMPLETED");
+  CHECK(result["job-execution-result"]["id"] == id);
+  CHECK(result["job-execution-result"]["application-status"] == "SUCCEEDED");
+  CHECK(result["job-execution-result"]["net-runtime"] == end - start);
+  auto exceptions = get(url, "/jobs/" + id + "/exceptions").body;
+  CHECK(exceptions["root-exception"].is_null());
+  CHECK(exceptions["exceptionHistory"]["entries"] == json::array());
 }
 
 TEST_CASE("REST errors: unknown job, malformed id, unknown path") {
@@ -190,12 +221,7 @@ TEST_CASE("the REST API shows a running job's vertices, then its cancel") {
   json d;
   REQUIRE(eventually([&] {
     d = get(url, "/jobs/" + id).body;
-    if (d["vertices"].size() != 2)
-      return false;
-    for (auto& v : d["vertices"])
-      if (v["status"] != "RUNNING" || v["metrics"]["write-records"] == 0)
-        return false;
-    return true;
+    return all_running(d["vertices"], 2, "write-records");
   }));
   CHECK(d["state"] == "RUNNING");
   CHECK(d["end-time"] == -1);
@@ -218,7 +244,162 @@ TEST_CASE("the REST API shows a running job's vertices, then its cancel") {
   d = get(url, "/jobs/" + id).body;
   for (auto& v : d["vertices"]) {
     CHECK(v["status"] == "CANCELED");
-    CHECK_FALSE(v.contains("parallelism"));
+    CHECK(v["parallelism"] == 2);
   }
   CHECK(get(url, "/overview").body["jobs-cancelled"] == 1);
+}
+
+TEST_CASE("a running job's plan, subtasks, checkpoints and config over REST") {
+  session_cluster c{{"-Drest.port=0"}};
+  auto url = rest_url(*c.jobmanager);
+  REQUIRE_FALSE(url.empty());
+  c.add_worker("tm-1", 2);
+  auto stream = c.dir.write("stream.json", R"({
+    "name": "checkpointed", "parallelism": 2,
+    "config": {"execution.checkpointing.interval": "100 ms"},
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink", "partitioning": "rebalance"}]})");
+  auto detached = c.client({"run", "-d", stream});
+  REQUIRE(detached.exit_code == 0);
+  auto id = detached.out.substr(0, 32);
+  auto job = "/jobs/" + id;
+
+  json cp;
+  REQUIRE(eventually([&] {
+    cp = get(url, job + "/checkpoints").body;
+    return cp["counts"]["completed"] >= 2;
+  }));
+  int64_t completed = cp["counts"]["completed"];
+  CHECK(cp["counts"]["total"] >= completed);
+  CHECK(cp["counts"]["failed"] == 0);
+  auto& latest = cp["latest"]["completed"];
+  CHECK(latest["status"] == "COMPLETED");
+  CHECK(latest["is_savepoint"] == false);
+  CHECK(latest["num_subtasks"] == 4);
+  CHECK(latest["num_acknowledged_subtasks"] == 4);
+  CHECK(latest["end_to_end_duration"] >= 0);
+  CHECK(latest["state_size"] >= 0);
+  CHECK(latest["latest_ack_timestamp"] >= latest["trigger_timestamp"]);
+  REQUIRE(cp["history"].size() >= 2);
+  CHECK(cp["history"][0]["id"] > cp["history"][1]["id"]); // newest first
+
+  auto plan = get(url, job + "/plan").body["plan"];
+  CHECK(plan["jid"] == id);
+  REQUIRE(plan["nodes"].size() == 2);
+  CHECK(plan["nodes"][0]["id"] == "events");
+  CHECK(plan["nodes"][0]["parallelism"] == 2);
+  CHECK(plan["nodes"][1]["inputs"]
+        == json::array({{{"num", 0},
+                         {"id", "events"},
+                         {"ship_strategy", "REBALANCE"},
+                         {"exchange", "pipelined_bounded"}}}));
+
+  json sink;
+  REQUIRE(eventually([&] {
+    sink = get(url, job + "/vertices/sink").body;
+    return all_running(sink["subtasks"], 2, "read-records");
+  }));
+  CHECK(sink["id"] == "sink");
+  CHECK(sink["parallelism"] == 2);
+  for (int i = 0; i < 2; ++i) {
+    auto& t = sink["subtasks"][i];
+    CHECK(t["subtask"] == i);
+    CHECK(t["attempt"] == 0);
+    CHECK(t["taskmanager-id"] == "tm-1");
+    CHECK(t["start-time"] > 0);
+    CHECK(t["end-time"] == -1);
+    CHECK(t["duration"] >= 0);
+  }
+  auto bp = get(url, job + "/vertices/events/backpressure");
+  CHECK(bp.status == 200);
+  CHECK(bp.body["status"] == "ok");
+  CHECK(bp.body["subtasks"].size() == 2);
+  auto unknown = get(url, job + "/vertices/nope");
+  CHECK(unknown.status == 404);
+  CHECK(unknown.body == errors("job " + id + " has no vertex 'nope'"));
+
+  auto config = get(url, job + "/config").body;
+  CHECK(config["jid"] == id);
+  CHECK(config["name"] == "checkpointed");
+  CHECK(config["execution-config"]["job-parallelism"] == 2);
+  CHECK(config["execution-config"]["user-config"]
+        == json{{"execution.checkpointing.interval", "100 ms"}});
+  CHECK(get(url, job + "/execution-result").body
+        == json{{"status", {{"id", "IN_PROGRESS"}}}});
+
+  // What the JobMaster knew stays visible once the job ended.
+  REQUIRE(c.client({"cancel", id}).exit_code == 0);
+  REQUIRE(eventually([&] {
+    return get(url, job).body["state"] == "CANCELED";
+  }));
+  auto after = get(url, job + "/checkpoints").body;
+  CHECK(after["counts"]["completed"] >= completed);
+  CHECK(after["counts"]["in_progress"] == 0);
+  CHECK(get(url, job + "/execution-result")
+          .body["job-execution-result"]["application-status"]
+        == "CANCELED");
+}
+
+TEST_CASE("a failed job's exceptions name the cause, subtask and worker") {
+  session_cluster c{{"-Drest.port=0"}};
+  auto url = rest_url(*c.jobmanager);
+  REQUIRE_FALSE(url.empty());
+  c.add_worker("tm-1", 1);
+  auto input = c.dir.write("input.txt", "1\nx\n");
+  auto spec = c.dir.write("throws.json", fmt::format(R"({{
+    "name": "throws",
+    "config": {{"restart-strategy.type": "fixed-delay",
+                "restart-strategy.fixed-delay.attempts": "1",
+                "restart-strategy.fixed-delay.delay": "10 ms"}},
+    "vertices": [
+      {{"id": "lines", "operator": "text_file", "params": {{"path": "{}"}}}},
+      {{"id": "parse", "operator": "throws"}},
+      {{"id": "out", "operator": "collect"}}],
+    "edges": [{{"from": "lines", "to": "parse", "partitioning": "rebalance"}},
+              {{"from": "parse", "to": "out", "partitioning": "rebalance"}}]}})",
+                                                     input));
+  auto r = c.client({"run", spec, "--libjars", test_plugin("faults")});
+  CHECK(r.exit_code == 1);
+  auto id = get(url, "/jobs").body["jobs"][0]["id"].get<std::string>();
+  auto e = get(url, "/jobs/" + id + "/exceptions").body;
+  std::string thrown = "vertex 'parse' (operator 'throws', subtask 1/1) threw "
+                       "std::invalid_argument: stoll";
+  auto& entries = e["exceptionHistory"]["entries"];
+  REQUIRE(entries.size() == 2); // the restart's cause, then the final one
+  for (auto& entry : entries) {
+    CHECK(entry["stacktrace"].get<std::string>().find(thrown)
+          != std::string::npos);
+    CHECK(entry["taskName"] == "parse (1/1)");
+    CHECK(entry["location"] == "tm-1");
+    CHECK(entry["timestamp"] > 0);
+  }
+  CHECK(e["root-exception"] == entries[0]["stacktrace"]);
+  auto result = get(url, "/jobs/" + id + "/execution-result").body;
+  CHECK(result["job-execution-result"]["application-status"] == "FAILED");
+  CHECK(result["job-execution-result"]["failure-cause"]["stack-trace"]
+          .get<std::string>()
+          .find(thrown)
+        != std::string::npos);
+}
+
+TEST_CASE("the jobmanager's configuration and the dashboard's") {
+  session_cluster c{{"-Drest.port=0", "-Dheartbeat.timeout=7 s"}};
+  auto url = rest_url(*c.jobmanager);
+  REQUIRE_FALSE(url.empty());
+  auto list = get(url, "/jobmanager/config").body;
+  REQUIRE(list.is_array());
+  auto value_of = [&](const std::string& key) -> json {
+    for (auto& e : list)
+      if (e["key"] == key)
+        return e["value"];
+    return nullptr;
+  };
+  CHECK(value_of("heartbeat.timeout") == "7 s");
+  CHECK(value_of("rest.port") == "0");
+  CHECK(value_of("heartbeat.interval") == "500 ms"); // a default
+  auto config = get(url, "/config").body;
+  CHECK(config["weir-version"] == WEIR_VERSION);
+  CHECK(config["refresh-interval"] == 2000);
 }

@@ -21,32 +21,101 @@ job_status running_job() {
   s.metrics.vertices = {{"src", 7, 7, {}}, {"map", 7, 6, {}}, {"out", 6, 6, {}}};
   // Chains "src -> map" (parallelism 2: one finished, one running) and
   // "out" (parallelism 2, both running).
-  s.subtasks = {{"src -> map", 0, 2, execution_state::finished, "tm"},
-                {"src -> map", 1, 2, execution_state::running, "tm"},
-                {"out", 0, 2, execution_state::running, "tm"},
-                {"out", 1, 2, execution_state::initializing, "tm"}};
+  s.subtasks = {{"src -> map", 0, 2, execution_state::finished, "tm-1"},
+                {"src -> map", 1, 2, execution_state::running, "tm-2"},
+                {"out", 0, 2, execution_state::running, "tm-1"},
+                {"out", 1, 2, execution_state::initializing, "tm-2"}};
+  s.subtasks[1].attempt = 1;
+  s.subtasks[1].start_time_ms = 1100;
+  s.subtasks[1].metrics.vertices = {{"src", 4, 4, {}}, {"map", 4, 3, {}}};
+  s.subtasks[1].metrics.load.bytes_out = 300;
+  s.subtasks[1].metrics.load.backpressured_ms_per_s = 600;
+  s.subtasks[1].metrics.load.busy_ms_per_s = 300;
+  s.subtasks[1].metrics.load.idle_ms_per_s = 100;
+  s.subtasks[2].metrics.load.bytes_in = 280;
   return s;
+}
+
+job_graph pipeline() {
+  job_graph g;
+  g.name = "pipeline";
+  g.vertices = {{"src", "sequence", {}, 2}, {"map", "upper", {}, 2},
+                {"out", "print", {}, 2}};
+  g.edges = {{"src", "map", partitioning::forward},
+             {"map", "out", partitioning::hash, {"key"}}};
+  return g;
 }
 
 } // namespace
 
 TEST_CASE("a running job: end-time -1, vertices from their chains") {
-  auto d = rest::job_details(running_job(), 1500);
+  auto d = rest::job_details(running_job(), pipeline(), 1500);
   CHECK(d["end-time"] == -1);
   CHECK(d["duration"] == 500);
   CHECK(d["now"] == 1500);
-  auto vertex = [](const char* id, int p, const char* status, int in, int out) {
-    return json{{"id", id},
-                {"name", id},
-                {"parallelism", p},
-                {"status", status},
-                {"metrics", {{"read-records", in}, {"write-records", out}}}};
+  struct expected {
+    const char* id;
+    const char* status;
+    int in, out, bytes_in, bytes_out;
   };
-  CHECK(d["vertices"] == json::array({vertex("src", 2, "RUNNING", 7, 7),
-                                      vertex("map", 2, "RUNNING", 7, 6),
-                                      vertex("out", 2, "INITIALIZING", 6, 6)}));
+  std::vector<expected> want{{"src", "RUNNING", 7, 7, 0, 0},
+                             {"map", "RUNNING", 7, 6, 0, 300},
+                             {"out", "INITIALIZING", 6, 6, 280, 0}};
+  REQUIRE(d["vertices"].size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    auto& v = d["vertices"][i];
+    CAPTURE(want[i].id);
+    CHECK(v["id"] == want[i].id);
+    CHECK(v["parallelism"] == 2);
+    CHECK(v["status"] == want[i].status);
+    CHECK(v["metrics"] == json{{"read-records", want[i].in},
+                               {"write-records", want[i].out},
+                               {"read-bytes", want[i].bytes_in},
+                               {"write-bytes", want[i].bytes_out}});
+  }
   auto o = rest::jobs_overview({running_job()}, 1500)["jobs"][0];
   CHECK(o["tasks"] == json{{"total", 4}, {"running", 3}, {"finished", 1}});
+}
+
+TEST_CASE("the plan: a node per vertex, inputs with Flink's ship strategies") {
+  auto p = rest::plan(running_job(), pipeline());
+  CHECK(p["jid"] == "0123456789abcdef0123456789abcdef");
+  REQUIRE(p["nodes"].size() == 3);
+  CHECK_FALSE(p["nodes"][0].contains("inputs"));
+  CHECK(p["nodes"][1]["inputs"]
+        == json::array({{{"num", 0},
+                         {"id", "src"},
+                         {"ship_strategy", "FORWARD"},
+                         {"exchange", "pipelined_bounded"}}}));
+  CHECK(p["nodes"][2]["inputs"][0]["ship_strategy"] == "HASH");
+  CHECK(p["nodes"][2]["description"] == "out (print)");
+  // Only a stored result left: the vertices its metrics name, no edges.
+  auto bare = rest::plan(running_job(), job_graph{});
+  CHECK(bare["nodes"].size() == 3);
+  CHECK(bare["nodes"][1]["id"] == "map");
+}
+
+TEST_CASE("a vertex's subtasks and backpressure") {
+  auto v = rest::vertex_details(running_job(), pipeline(), "map", 1500);
+  REQUIRE(v);
+  REQUIRE((*v)["subtasks"].size() == 2);
+  auto& t = (*v)["subtasks"][1];
+  CHECK(t["subtask"] == 1);
+  CHECK(t["status"] == "RUNNING");
+  CHECK(t["attempt"] == 1);
+  CHECK(t["taskmanager-id"] == "tm-2");
+  CHECK(t["duration"] == 400);
+  CHECK(t["metrics"] == json{{"read-records", 4},
+                             {"write-records", 3},
+                             {"read-bytes", 0},
+                             {"write-bytes", 300}});
+  CHECK_FALSE(rest::vertex_details(running_job(), pipeline(), "nope", 1500));
+  auto b = rest::backpressure(running_job(), pipeline(), "src", 1500);
+  REQUIRE(b);
+  CHECK((*b)["backpressure-level"] == "high");
+  CHECK((*b)["subtasks"][0]["backpressure-level"] == "ok");
+  CHECK((*b)["subtasks"][1]["ratio"] == 0.6);
+  CHECK((*b)["subtasks"][1]["busyRatio"] == 0.3);
 }
 
 TEST_CASE("an ended job: its end, vertices ended as it did, no task counts") {
@@ -54,17 +123,73 @@ TEST_CASE("an ended job: its end, vertices ended as it did, no task counts") {
   s.state = job_state::canceled;
   s.end_time_ms = 4000;
   s.subtasks.clear();
-  auto d = rest::job_details(s, 9000);
+  auto d = rest::job_details(s, pipeline(), 9000);
   CHECK(d["end-time"] == 4000);
   CHECK(d["duration"] == 3000);
-  CHECK(d["vertices"][0] == json{{"id", "src"},
-                                 {"name", "src"},
-                                 {"status", "CANCELED"},
-                                 {"metrics",
-                                  {{"read-records", 7}, {"write-records", 7}}}});
+  CHECK(d["vertices"][0]["status"] == "CANCELED");
+  CHECK(d["vertices"][0]["metrics"]["read-records"] == 7);
   auto o = rest::jobs_overview({s}, 9000)["jobs"][0];
   CHECK_FALSE(o.contains("tasks"));
   CHECK(o["state"] == "CANCELED");
+  auto r = rest::execution_result(s, 9000);
+  CHECK(r["status"]["id"] == "COMPLETED");
+  CHECK(r["job-execution-result"]["application-status"] == "CANCELED");
+  CHECK(rest::execution_result(running_job(), 9000)
+        == json{{"status", {{"id", "IN_PROGRESS"}}}});
+}
+
+TEST_CASE("checkpoint statistics and failures") {
+  checkpoint_stats c;
+  c.total = 3;
+  c.completed = 1;
+  c.failed = 1;
+  c.in_progress = 1;
+  c.history = {{3, "IN_PROGRESS", false, 300, 0, 0, 20, 0, 4, 1, ""},
+               {2, "FAILED", false, 200, 0, 0, 50, 0, 4, 2, "expired"},
+               {1, "COMPLETED", true, 100, 120, 2048, 20, 0, 4, 4, ""}};
+  auto j = rest::checkpoints(c);
+  CHECK(j["counts"] == json{{"restored", 0},
+                            {"total", 3},
+                            {"in_progress", 1},
+                            {"completed", 1},
+                            {"failed", 1}});
+  CHECK(j["latest"]["completed"].is_null()); // 1 is a savepoint
+  CHECK(j["latest"]["savepoint"]["id"] == 1);
+  CHECK(j["latest"]["failed"]["failure_message"] == "expired");
+  CHECK(j["history"][2]["state_size"] == 2048);
+  CHECK(j["history"][0]["num_acknowledged_subtasks"] == 1);
+
+  auto s = running_job();
+  s.exceptions = {{"first", 10, "src -> map (2/2)", "tm-2"},
+                  {"second", 20, "", ""}};
+  auto e = rest::exceptions(s);
+  CHECK(e["root-exception"] == "second");
+  CHECK(e["timestamp"] == 20);
+  auto& entries = e["exceptionHistory"]["entries"];
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0]["stacktrace"] == "second");
+  CHECK(entries[0]["taskName"].is_null());
+  CHECK(entries[1]["taskName"] == "src -> map (2/2)");
+  CHECK(entries[1]["location"] == "tm-2");
+}
+
+TEST_CASE("the jobmanager's configuration masks secrets") {
+  auto cfg = configuration::load(std::nullopt, {"rest.port=9999"});
+  REQUIRE(cfg);
+  auto list = rest::jobmanager_config(*cfg);
+  auto value_of = [&](const std::string& key) -> json {
+    for (auto& e : list)
+      if (e["key"] == key)
+        return e["value"];
+    return nullptr;
+  };
+  CHECK(value_of("rest.port") == "9999");
+  CHECK(value_of("heartbeat.timeout") == "3 s");
+  for (auto& e : list) {
+    auto key = e["key"].get<std::string>();
+    if (key.find("password") != std::string::npos)
+      CHECK(e["value"] == "******");
+  }
 }
 
 TEST_CASE("the overview counts every job not ended as running") {

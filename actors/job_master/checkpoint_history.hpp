@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "messages/job_result.hpp"
+
+namespace weir {
+
+/// A job's checkpoint statistics (Flink's CheckpointStatsTracker, as a
+/// plain class): counts and the newest checkpoints and savepoints with
+/// their outcome, for the REST API and metrics. Times are wall clock,
+/// given by the caller.
+class checkpoint_history {
+public:
+  /// Entries kept (Flink's web.checkpoints.history default).
+  static constexpr size_t kept = 10;
+
+  /// Checkpoint `id` started; `subtasks` acknowledgements complete it.
+  void triggered(int64_t id, bool savepoint, int32_t subtasks, int64_t now_ms);
+
+  /// A subtask acknowledged `id`.
+  void acknowledged(int64_t id, int64_t now_ms);
+
+  /// `id` completed with `bytes` of state.
+  void completed(int64_t id, int64_t bytes, int64_t now_ms);
+
+  /// `id` failed (expired, abandoned by a restart, not stored).
+  void failed(int64_t id, const std::string& why, int64_t now_ms);
+
+  /// Every checkpoint in progress failed for `why` (a failover).
+  void fail_pending(const std::string& why, int64_t now_ms);
+
+  /// The job restored checkpoint `id`.
+  void restored(int64_t id, int64_t now_ms);
+
+  /// Counts and history, newest first; in-progress durations up to `now`.
+  checkpoint_stats stats(int64_t now_ms) const;
+
+private:
+  checkpoint_entry* find(int64_t id);
+
+  checkpoint_stats counts_;
+  std::deque<checkpoint_entry> entries_; ///< oldest first
+};
+
+} // namespace weir
