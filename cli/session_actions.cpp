@@ -13,6 +13,7 @@
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
+#include "cli/task_load_lines.hpp"
 #include "messages/errors.hpp"
 
 namespace weir::cli {
@@ -236,6 +237,10 @@ int status_action(const std::vector<std::string>& args) {
                      fmt::format("{}/{}", x.subtask + 1, x.parallelism),
                      to_string(x.state),
                      x.location.empty() ? "-" : x.location);
+        fmt::print("Load (records per second; busy and backpressured: the "
+                   "highest of a subtask, ms per second):\n");
+        for (auto& line : task_load_lines(s.subtasks))
+          fmt::print("{}\n", line);
       },
       [&](caf::error& err) {
         fmt::print(stderr, "{}\n", job_error_line("weir status", err, *id));

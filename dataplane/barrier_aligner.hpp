@@ -41,6 +41,9 @@ public:
   /// is unblocked.
   std::deque<input_event> release();
 
+  /// How many events wait for the alignment.
+  size_t held() const { return held_.size(); }
+
   /// The checkpoint being aligned, if any.
   std::optional<int64_t> pending() const { return pending_; }
 

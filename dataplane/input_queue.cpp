@@ -63,6 +63,13 @@ bool input_queue::end_channel(int32_t channel) {
   return --open_ == 0;
 }
 
+size_t input_queue::queued() const {
+  size_t n = events_.size();
+  for (auto& o : order_)
+    n += o.early.size();
+  return n;
+}
+
 std::vector<owed_credit> input_queue::release() {
   std::vector<owed_credit> result;
   result.swap(owed_);

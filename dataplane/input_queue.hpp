@@ -54,6 +54,9 @@ public:
 
   bool empty() const { return events_.empty(); }
 
+  /// Events queued or waiting for an earlier one of their channel.
+  size_t queued() const;
+
   /// The oldest event (the queue must not be empty).
   input_event pop();
 

@@ -288,6 +288,13 @@ bool output_gate::backlogged() const {
   return false;
 }
 
+int32_t output_gate::waiting() const {
+  size_t n = 0;
+  for (auto& l : lanes_)
+    n += l.closed.size();
+  return static_cast<int32_t>(n);
+}
+
 bool output_gate::has_open_data() const {
   if (combiner_ && combiner_->size() > 0)
     return true;

@@ -55,6 +55,9 @@ public:
   /// Whether some consumer has closed batches waiting for credit.
   bool backlogged() const;
 
+  /// Closed batches and barriers waiting for credit, over all consumers.
+  int32_t waiting() const;
+
   /// Whether nothing is buffered: no open batch, no waiting batch.
   bool empty() const;
 

@@ -37,7 +37,8 @@ built_chain build_chain(const task_deployment& d, const chain_env& env) {
   return result;
 }
 
-subtask_runner::subtask_runner(const task_deployment& d, runner_port& port)
+subtask_runner::subtask_runner(const task_deployment& d, runner_port& port,
+                               load_meter::clock_fn clock)
   : port_(port),
     name_(fmt::format("{} ({}/{})", d.task_name, d.subtask_index + 1,
                       d.parallelism)),
@@ -46,7 +47,8 @@ subtask_runner::subtask_runner(const task_deployment& d, runner_port& port)
     aligner_(gate_of_channel_.size()),
     storage_(d.backend.checkpoint_dir,
              fmt::format("{}-{}", d.subtask_index,
-                         d.attempt.to_string().substr(0, 8))) {
+                         d.attempt.to_string().substr(0, 8))),
+    meter_(std::move(clock)) {
 }
 
 subtask_runner::~subtask_runner() = default;
@@ -72,15 +74,18 @@ void subtask_runner::start() {
   if (phase_ != phase::created)
     return;
   phase_ = phase::running;
+  meter_.start();
   report(execution_state::running);
-  guarded([&] {
-    if (chain_->has_source())
-      schedule_produce();
-    else if (inputs_.open_channels() == 0)
-      end_of_input(); // no inputs at all
-    pump();           // what arrived before the start
-    drain();
-    try_finish();
+  metered([&] {
+    guarded([&] {
+      if (chain_->has_source())
+        schedule_produce();
+      else if (inputs_.open_channels() == 0)
+        end_of_input(); // no inputs at all
+      pump();           // what arrived before the start
+      drain();
+      try_finish();
+    });
   });
 }
 
@@ -123,7 +128,46 @@ void subtask_runner::guarded(F&& f) {
 }
 
 void subtask_runner::report(execution_state s, std::string error) {
-  port_.report(s, chain_ ? chain_->metrics() : io_metrics{}, std::move(error));
+  port_.report(s, current_metrics(), std::move(error));
+}
+
+template <class F>
+void subtask_runner::metered(F&& f) {
+  meter_.enter();
+  f();
+  meter_.leave(processing() && chain_->backlogged());
+  after_handler();
+}
+
+/// Sends the metrics when due, and keeps a tick coming while the subtask is
+/// active so that the report after it goes quiet is not missed.
+void subtask_runner::after_handler() {
+  if (!processing())
+    return;
+  active_ = true;
+  if (meter_.sample_due(metrics_interval))
+    send_metrics();
+  if (!tick_pending_) {
+    tick_pending_ = true;
+    port_.schedule_metrics(metrics_interval);
+  }
+}
+
+void subtask_runner::metrics_tick() {
+  tick_pending_ = false;
+  if (!processing())
+    return;
+  if (!active_) {
+    send_metrics(); // quiet for a whole interval: the last report until work
+    return;
+  }
+  active_ = false;
+  meter_.enter();
+  meter_.leave(chain_->backlogged());
+  if (meter_.sample_due(metrics_interval))
+    send_metrics();
+  tick_pending_ = true;
+  port_.schedule_metrics(metrics_interval);
 }
 
 /// All input has ended (the source is exhausted, or every channel ended).
@@ -160,23 +204,29 @@ void subtask_runner::on_batch(int32_t channel, int32_t port, int64_t seq,
                               row_batch&& b) {
   if (terminal())
     return;
-  inputs_.push(seq, input_event{channel, port, std::move(b)});
-  pump();
+  metered([&] {
+    inputs_.push(seq, input_event{channel, port, std::move(b)});
+    pump();
+  });
 }
 
 void subtask_runner::on_barrier(int32_t channel, int32_t port, int64_t seq,
                                 const checkpoint_barrier& b) {
   if (terminal())
     return;
-  inputs_.push(seq, input_event{channel, port, b});
-  pump();
+  metered([&] {
+    inputs_.push(seq, input_event{channel, port, b});
+    pump();
+  });
 }
 
 void subtask_runner::on_end(int32_t channel, int64_t events) {
   if (terminal())
     return;
-  inputs_.push_end(channel, events);
-  pump();
+  metered([&] {
+    inputs_.push_end(channel, events);
+    pump();
+  });
 }
 
 /// Processes queued inputs in order; events of a channel that is past a
@@ -209,11 +259,11 @@ void subtask_runner::dispatch(input_event& ev) {
 
 void subtask_runner::process_batch(input_event& ev) {
   auto& records = std::get<row_batch>(ev.body);
+  meter_.batch_in(records.byte_size());
   chain_->process(static_cast<size_t>(gate_of_channel_[ev.channel]), records);
   hand_over_collected();
   drain();
   schedule_flush();
-  send_metrics();
   // The credit goes back once the batch is processed, unless the outputs are
   // backlogged: then this subtask holds its producers back too.
   if (chain_->backlogged())
@@ -247,13 +297,13 @@ void subtask_runner::trigger(const checkpoint_barrier& b) {
   // abandons checkpoints once subtasks finish).
   if (phase_ != phase::running || !chain_->has_source())
     return;
-  guarded([&] { take_checkpoint(b); });
+  metered([&] { guarded([&] { take_checkpoint(b); }); });
 }
 
 void subtask_runner::stop_at(const checkpoint_barrier& b) {
   if (phase_ != phase::running || !chain_->has_source())
     return;
-  guarded([&] { take_checkpoint(b); });
+  metered([&] { guarded([&] { take_checkpoint(b); }); });
   halted_ = true;
 }
 
@@ -261,7 +311,7 @@ void subtask_runner::end_input() {
   if (phase_ != phase::running || !chain_->has_source())
     return;
   halted_ = false;
-  guarded([&] { end_of_input(); });
+  metered([&] { guarded([&] { end_of_input(); }); });
 }
 
 void subtask_runner::resume() {
@@ -300,7 +350,7 @@ void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
 void subtask_runner::snapshot_written(int64_t id, operator_states&& states) {
   if (terminal())
     return;
-  guarded([&] { chain_->snapshot_written(id); });
+  metered([&] { guarded([&] { chain_->snapshot_written(id); }); });
   if (!terminal())
     port_.acknowledge(id, std::move(states));
 }
@@ -312,7 +362,7 @@ void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {
 void subtask_runner::commit(int64_t id) {
   if (terminal())
     return;
-  guarded([&] { chain_->commit(id); });
+  metered([&] { guarded([&] { chain_->commit(id); }); });
 }
 
 // -- output -------------------------------------------------------------------
@@ -323,28 +373,31 @@ void subtask_runner::on_credit(int32_t gate, int32_t consumer, int32_t n) {
   auto g = static_cast<size_t>(gate);
   if (g >= chain_->gates().size())
     return;
-  chain_->gates()[g].add_credit(consumer, n);
-  drain();
-  release_owed_credits();
-  if (!chain_->backlogged())
-    schedule_produce();
-  try_finish();
+  metered([&] {
+    chain_->gates()[g].add_credit(consumer, n);
+    drain();
+    release_owed_credits();
+    if (!chain_->backlogged())
+      schedule_produce();
+    try_finish();
+  });
 }
 
 void subtask_runner::produce() {
   produce_pending_ = false;
   if (phase_ != phase::running || halted_ || chain_->backlogged())
     return;
-  guarded([&] {
-    if (!chain_->run_source()) {
-      end_of_input();
-      return;
-    }
-    drain();
-    schedule_flush();
-    send_metrics();
-    if (!chain_->backlogged())
-      schedule_produce();
+  metered([&] {
+    guarded([&] {
+      if (!chain_->run_source()) {
+        end_of_input();
+        return;
+      }
+      drain();
+      schedule_flush();
+      if (!chain_->backlogged())
+        schedule_produce();
+    });
   });
 }
 
@@ -352,11 +405,13 @@ void subtask_runner::flush() {
   flush_pending_ = false;
   if (!processing())
     return;
-  guarded([&] {
-    for (auto& g : chain_->gates())
-      g.flush();
-    drain();
-    try_finish();
+  metered([&] {
+    guarded([&] {
+      for (auto& g : chain_->gates())
+        g.flush();
+      drain();
+      try_finish();
+    });
   });
 }
 
@@ -368,6 +423,7 @@ void subtask_runner::drain() {
   for (size_t g = 0; g < gates.size(); ++g)
     gates[g].drain(
       [&](int32_t consumer, int32_t channel, int64_t seq, row_batch&& b) {
+        meter_.batch_out(b.byte_size());
         port_.send_batch(g, consumer, channel, seq, std::move(b));
       },
       [&](int32_t consumer, int32_t channel, int64_t seq,
@@ -416,11 +472,25 @@ void subtask_runner::hand_over_collected() {
 }
 
 void subtask_runner::send_metrics() {
-  auto now = std::chrono::steady_clock::now();
-  if (now - last_metrics_ < metrics_interval)
-    return;
-  last_metrics_ = now;
-  port_.send_metrics(chain_->metrics());
+  port_.send_metrics(current_metrics());
+}
+
+/// The chain's records and, once running, the subtask's load up to now.
+io_metrics subtask_runner::current_metrics() {
+  if (!chain_)
+    return {};
+  auto m = chain_->metrics();
+  if (!meter_.started())
+    return m;
+  int32_t output = 0;
+  for (auto& g : chain_->gates())
+    output += g.waiting();
+  int32_t input = static_cast<int32_t>(inputs_.queued() + replay_.size()
+                                       + aligner_.held());
+  if (!gate_of_channel_.empty())
+    input += port_.waiting_input();
+  m.load = meter_.sample(m.records_in, m.records_out, input, output);
+  return m;
 }
 
 } // namespace weir

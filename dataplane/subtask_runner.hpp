@@ -12,6 +12,7 @@
 #include "dataplane/chain_env.hpp"
 #include "dataplane/checkpoint_storage.hpp"
 #include "dataplane/input_queue.hpp"
+#include "dataplane/load_meter.hpp"
 #include "dataplane/operator_chain.hpp"
 #include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
@@ -63,6 +64,11 @@ public:
   virtual void schedule_produce(std::chrono::microseconds pause) = 0;
   /// Call flush() after `timeout`.
   virtual void schedule_flush(std::chrono::milliseconds timeout) = 0;
+  /// Call metrics_tick() after `timeout`.
+  virtual void schedule_metrics(std::chrono::milliseconds timeout) = 0;
+  /// Input messages waiting to be handed to the runner (the subtask's
+  /// mailbox; an approximation), for task_load::input_queue.
+  virtual int32_t waiting_input() = 0;
 };
 
 /// An operator chain built before its subtask starts, or why it could not be.
@@ -109,7 +115,9 @@ public:
   /// execution.buffer-timeout).
   static constexpr auto buffer_timeout = std::chrono::milliseconds{50};
 
-  subtask_runner(const task_deployment& d, runner_port& port);
+  /// `clock`: what the load is measured with (tests script it).
+  subtask_runner(const task_deployment& d, runner_port& port,
+                 load_meter::clock_fn clock = load_meter::clock::now);
   ~subtask_runner();
 
   /// Opens the operators of `built`, restoring `restore`; reports
@@ -149,6 +157,9 @@ public:
   void produce();
   /// Scheduled by schedule_flush: partly filled batches leave.
   void flush();
+  /// Scheduled by schedule_metrics: a subtask that went quiet still
+  /// reports its load (its rates fall to idle or backpressured).
+  void metrics_tick();
 
   /// Stops and reports CANCELED.
   void cancel();
@@ -173,7 +184,13 @@ private:
   void schedule_produce();
   void schedule_flush();
   void hand_over_collected();
+  /// Runs handler `f` timed as busy (load_meter), then reports the
+  /// metrics when they are due.
+  template <class F>
+  void metered(F&& f);
+  void after_handler();
   void send_metrics();
+  io_metrics current_metrics();
   void release_owed_credits();
   void report(execution_state s, std::string error = {});
   bool processing() const {
@@ -208,7 +225,10 @@ private:
   /// Timers scheduled through the port and not fired yet.
   bool produce_pending_ = false;
   bool flush_pending_ = false;
-  std::chrono::steady_clock::time_point last_metrics_;
+  bool tick_pending_ = false;
+  /// A handler ran since the last metrics tick.
+  bool active_ = false;
+  load_meter meter_;
 };
 
 } // namespace weir

@@ -27,6 +27,8 @@ using subtask_private_actor = subtask_actor::extend<
   caf::reacts_to<produce_atom>,
   /// Self: the buffer timeout passed; send partly filled batches.
   caf::reacts_to<flush_atom>,
+  /// Self: a metrics interval passed; report the load if it is due.
+  caf::reacts_to<tick_atom>,
   /// The thread that wrote a snapshot's files: checkpoint `id`'s state is
   /// complete; acknowledge it.
   caf::reacts_to<written_atom, int64_t, operator_states>,
@@ -132,6 +134,14 @@ struct subtask_state : runner_port {
   void schedule_flush(std::chrono::milliseconds timeout) override {
     self->delayed_send(self, timeout, flush_atom_v);
   }
+
+  void schedule_metrics(std::chrono::milliseconds timeout) override {
+    self->delayed_send(self, timeout, tick_atom_v);
+  }
+
+  int32_t waiting_input() override {
+    return static_cast<int32_t>(self->mailbox().size());
+  }
 };
 
 /// Writes the deferred parts of a snapshot on a thread of its own (blocking
@@ -223,6 +233,7 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
     [=](cancel_atom) { self->state.runner->cancel(); },
     [=](produce_atom) { self->state.runner->produce(); },
     [=](flush_atom) { self->state.runner->flush(); },
+    [=](tick_atom) { self->state.runner->metrics_tick(); },
     [=](written_atom, int64_t id, operator_states& states) {
       self->state.runner->snapshot_written(id, std::move(states));
     },

@@ -9,6 +9,7 @@
 
 #include <csignal>
 #include <random>
+#include <regex>
 #include <cstdlib>
 #include <memory>
 
@@ -40,6 +41,14 @@ void send_raw(const std::string& address, const std::string& bytes) {
   REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0);
   CHECK(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
   close(fd);
+}
+
+/// The `weir status` line of `task`'s load; groups: records in/s and out/s,
+/// busy and backpressured ms/s.
+std::regex load_line(const std::string& task) {
+  return std::regex("\n  " + task
+                    + " +(\\d+) in/s  (\\d+) out/s  busy (\\d+) ms/s  "
+                      "backpressured (\\d+) ms/s\n");
 }
 
 } // namespace
@@ -127,6 +136,13 @@ TEST_CASE("detached runs, list and cancel") {
   CHECK(status.out.find("Subtasks:\n") != std::string::npos);
   CHECK(status.out.find("  events -> sink    1/1  RUNNING       tm-1\n")
         != std::string::npos);
+  CHECK(status.out.find("\nLoad (records per second; busy and backpressured: "
+                        "the highest of a subtask, ms per second):\n")
+        != std::string::npos);
+  std::smatch load;
+  REQUIRE(std::regex_search(status.out, load, load_line("events -> sink")));
+  CHECK(std::stoi(load[3]) <= 1000);
+  CHECK(std::stoi(load[4]) <= 1000);
 
   auto cancel = c.client({"cancel", id});
   CHECK(cancel.exit_code == 0);
@@ -140,6 +156,43 @@ TEST_CASE("detached runs, list and cancel") {
   auto unknown = c.client({"cancel", std::string(32, 'a')});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err == "weir cancel: no job " + std::string(32, 'a') + "\n");
+}
+
+TEST_CASE("status shows each task's load: a slow sink busy, its producer "
+          "backpressured") {
+  session_cluster c;
+  c.add_worker("tm-1", 2);
+  // An endless generator into a sink that sleeps 5 ms per batch (on its
+  // subtask's own thread): credits hold the generator back.
+  auto spec = c.dir.write("slow.json", R"({
+    "name": "slow",
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"keys": 1000}},
+      {"id": "slow", "operator": "discard", "params": {"delay_ms": 5}}],
+    "edges": [{"from": "events", "to": "slow", "partitioning": "rebalance"}]})");
+  auto detached = c.client({"run", "-d", spec});
+  REQUIRE(detached.exit_code == 0);
+  auto id = detached.out.substr(0, 32);
+  auto figure = [](const std::smatch& m, int i) { return std::stoi(m[i].str()); };
+  std::string out;
+  bool seen = eventually([&] {
+    out = c.client({"status", id}).out;
+    std::smatch events;
+    std::smatch slow;
+    if (!std::regex_search(out, events, load_line("events"))
+        || !std::regex_search(out, slow, load_line("slow")))
+      return false;
+    for (int i = 3; i <= 4; ++i) {
+      CHECK(figure(events, i) <= 1000);
+      CHECK(figure(slow, i) <= 1000);
+    }
+    return figure(events, 1) > 0 && figure(events, 4) > 0
+           && figure(slow, 1) > 0 && figure(slow, 3) > 0;
+  });
+  CHECK_MESSAGE(seen, out);
+  MESSAGE(out);
+  CHECK(c.client({"cancel", id}).exit_code == 0);
+  CHECK(c.jobmanager->wait_for_stderr("(slow) CANCELED", 30s));
 }
 
 TEST_CASE("a client finds no jobmanager within seconds, never hangs") {

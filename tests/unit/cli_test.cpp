@@ -19,6 +19,7 @@
 #include "cli/job_args.hpp"
 #include "cli/job_command.hpp"
 #include "cli/local_recovery.hpp"
+#include "cli/task_load_lines.hpp"
 #include "cli/taskmanager_flags.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/processes.hpp"
@@ -453,4 +454,32 @@ TEST_CASE("weir run --state-dir says what became of each recovered job") {
   // An ended job whose result could not be fetched.
   s.state = job_state::canceled;
   CHECK(line() == head + "it ended CANCELED");
+}
+
+TEST_CASE("weir status: a line per task, rates summed, the highest busy and "
+          "backpressured time of its subtasks") {
+  auto sub = [](std::string task, execution_state state, double in, double out,
+                double busy, double bp) {
+    subtask_status s;
+    s.task = std::move(task);
+    s.state = state;
+    s.metrics.load.records_in_per_s = in;
+    s.metrics.load.records_out_per_s = out;
+    s.metrics.load.busy_ms_per_s = busy;
+    s.metrics.load.backpressured_ms_per_s = bp;
+    return s;
+  };
+  using st = execution_state;
+  std::vector<subtask_status> subtasks{
+    sub("events -> parse", st::running, 1000.4, 999.6, 12.2, 730.5),
+    sub("events -> parse", st::running, 2000, 2000, 40, 512),
+    sub("sink", st::running, 3000, 3000, 960.7, 0),
+    sub("sink", st::finished, 9999, 9999, 999, 999)};
+  CHECK(cli::task_load_lines(subtasks)
+        == std::vector<std::string>{
+          "  events -> parse  3000 in/s  3000 out/s  busy 40 ms/s  "
+          "backpressured 731 ms/s",
+          "  sink             3000 in/s  3000 out/s  busy 961 ms/s  "
+          "backpressured 0 ms/s"});
+  CHECK(cli::task_load_lines({}).empty());
 }

@@ -371,6 +371,16 @@ TEST_CASE("total_metrics: records in of sources, records out of sinks") {
   eg.set_metrics(4, io_metrics{15, 12});
   CHECK(eg.total_metrics().records_out == 12);
   CHECK(eg.executions()[4].metrics.records_in == 15);
+  // A subtask's load stays its own: a job's total has none (io_metrics).
+  io_metrics loaded{15, 12};
+  loaded.load.bytes_in = 100;
+  loaded.load.busy_ms = 7;
+  loaded.load.backpressured_ms_per_s = 500;
+  eg.set_metrics(4, loaded);
+  CHECK(eg.executions()[4].metrics.load.busy_ms == 7);
+  CHECK(eg.total_metrics().load.bytes_in == 0);
+  CHECK(eg.total_metrics().load.busy_ms == 0);
+  CHECK(eg.total_metrics().load.backpressured_ms_per_s == 0);
 }
 
 TEST_CASE("total_metrics: each vertex's records and counters, summed over "

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -41,7 +42,11 @@ public:
   std::map<int64_t, chain_snapshot> to_write;
   bool produce_due = false;
   bool flush_due = false;
+  bool tick_due = false;
   int metrics = 0;
+  io_metrics last_metrics;
+  /// What waiting_input answers (the actor's mailbox).
+  int32_t mailbox = 0;
 
   /// The lines logged since the last call.
   std::vector<std::string> take() {
@@ -71,8 +76,9 @@ public:
     log.push_back(fmt::format("{} in={} out={}{}", to_string(s), m.records_in,
                               m.records_out, error.empty() ? "" : " " + error));
   }
-  void send_metrics(const io_metrics&) override {
+  void send_metrics(const io_metrics& m) override {
     ++metrics;
+    last_metrics = m;
   }
   void hand_over(std::vector<record>&& rows) override {
     collected.insert(collected.end(), rows.begin(), rows.end());
@@ -102,6 +108,14 @@ public:
     CHECK(timeout == subtask_runner::buffer_timeout);
     CHECK_FALSE(flush_due);
     flush_due = true;
+  }
+  void schedule_metrics(std::chrono::milliseconds timeout) override {
+    CHECK(timeout == subtask_runner::metrics_interval);
+    CHECK_FALSE(tick_due);
+    tick_due = true;
+  }
+  int32_t waiting_input() override {
+    return mailbox;
   }
 };
 
@@ -161,8 +175,9 @@ struct fixture {
   subtask_runner runner;
 
   fixture(task_deployment dep, exchange_options o = opts(1000),
-          const operator_states& restore = {})
-    : d(std::move(dep)), runner(d, port) {
+          const operator_states& restore = {},
+          load_meter::clock_fn clock = load_meter::clock::now)
+    : d(std::move(dep)), runner(d, port, std::move(clock)) {
     chain_env env;
     env.exchange = o;
     runner.open(build_chain(d, env), restore);
@@ -442,6 +457,176 @@ TEST_CASE("without checkpoint storage, small or any state stays in the "
   count_keys_then_checkpoint(f, 3000);
   REQUIRE(f.port.acks.count(1) == 1);
   CHECK_FALSE(storage::is_state_handle(f.port.acks[1].at("counts")));
+}
+
+} // TEST_SUITE
+
+namespace {
+
+/// A clock the test sets by hand, in milliseconds since its epoch.
+struct scripted_clock {
+  int64_t ms = 0;
+  load_meter::clock_fn fn() {
+    return [this] {
+      return load_meter::clock::time_point{std::chrono::milliseconds{ms}};
+    };
+  }
+};
+
+auto fields(const task_load& x) {
+  return std::tie(x.bytes_in, x.bytes_out, x.busy_ms, x.idle_ms,
+                  x.backpressured_ms, x.records_in_per_s, x.records_out_per_s,
+                  x.bytes_in_per_s, x.bytes_out_per_s, x.busy_ms_per_s,
+                  x.idle_ms_per_s, x.backpressured_ms_per_s, x.input_queue,
+                  x.output_queue);
+}
+
+bool same(const task_load& a, const task_load& b) {
+  return fields(a) == fields(b);
+}
+
+} // namespace
+
+TEST_SUITE("load_meter") {
+
+TEST_CASE("time splits into busy, idle and backpressured; rates per window") {
+  scripted_clock t;
+  load_meter m{t.fn()};
+  m.enter(); // before the start: nothing counts
+  m.leave(true);
+  CHECK(same(m.sample(0, 0, 0, 0), task_load{}));
+  m.start();
+  t.ms = 100;
+  m.enter(); // idle 0..100
+  m.batch_in(1000);
+  t.ms = 150;
+  m.leave(true); // busy 100..150, then output waits
+  t.ms = 400;
+  m.enter(); // backpressured 150..400
+  m.batch_out(3000);
+  t.ms = 420;
+  m.leave(false); // busy 400..420
+  CHECK_FALSE(m.sample_due(std::chrono::milliseconds{500}));
+  CHECK(m.sample_due(std::chrono::milliseconds{420}));
+  t.ms = 500; // idle 420..500
+  auto a = m.sample(40, 20, 2, 1);
+  CHECK(a.bytes_in == 1000);
+  CHECK(a.bytes_out == 3000);
+  CHECK(a.busy_ms == 70);
+  CHECK(a.idle_ms == 180);
+  CHECK(a.backpressured_ms == 250);
+  CHECK(a.records_in_per_s == 80.0);
+  CHECK(a.records_out_per_s == 40.0);
+  CHECK(a.bytes_in_per_s == 2000.0);
+  CHECK(a.bytes_out_per_s == 6000.0);
+  CHECK(a.busy_ms_per_s == 140.0);
+  CHECK(a.idle_ms_per_s == 360.0);
+  CHECK(a.backpressured_ms_per_s == 500.0);
+  CHECK(a.input_queue == 2);
+  CHECK(a.output_queue == 1);
+
+  t.ms = 600;
+  m.enter(); // idle 500..600
+  t.ms = 610;
+  m.enter(); // nested: one handler
+  t.ms = 620;
+  m.leave(true);
+  t.ms = 700;
+  m.leave(false); // busy 600..700
+  t.ms = 750; // idle 700..750
+  auto b = m.sample(100, 20, 0, 0);
+  CHECK(b.busy_ms == 170);
+  CHECK(b.idle_ms == 330);
+  CHECK(b.backpressured_ms == 250);
+  CHECK(b.records_in_per_s == 240.0);
+  CHECK(b.records_out_per_s == 0.0);
+  CHECK(b.bytes_in_per_s == 0.0);
+  CHECK(b.busy_ms_per_s == 400.0);
+  CHECK(b.idle_ms_per_s == 600.0);
+  CHECK(b.backpressured_ms_per_s == 0.0);
+  CHECK(same(m.sample(100, 20, 0, 0), b)); // an empty window keeps the rates
+
+  t.ms = 800;
+  m.enter(); // idle 750..800
+  t.ms = 950;
+  auto c = m.sample(100, 20, 0, 0); // inside a handler: busy so far counts
+  CHECK(c.busy_ms == 320);
+  CHECK(c.busy_ms_per_s == 750.0);
+  CHECK(c.idle_ms_per_s == 250.0);
+  CHECK(c.busy_ms + c.idle_ms + c.backpressured_ms == 950);
+  t.ms = 1000;
+  m.leave(false);
+  CHECK(m.sample(100, 20, 0, 0).busy_ms == 370);
+}
+
+} // TEST_SUITE
+
+TEST_SUITE("subtask_runner") {
+
+TEST_CASE("a subtask reports its load: bytes, time waiting for credit, "
+          "queues; a quiet one once more, on its tick") {
+  // Batches of 2 records, 1 credit per consumer; handlers take no time on
+  // the scripted clock, so the time between them is idle or backpressured.
+  scripted_clock t;
+  fixture f{deployment({vertex("id", "map", {{"function", "identity"}})}, {1},
+                       1),
+            opts(2, 1), {}, t.fn()};
+  auto bytes = static_cast<int64_t>(batch_of(1, 2).byte_size());
+  f.runner.start();
+  CHECK(f.port.tick_due);
+  f.port.mailbox = 3;
+  t.ms = 10;
+  f.runner.on_batch(0, 0, 0, batch_of(1, 2)); // sent at once
+  t.ms = 30;
+  f.runner.on_batch(0, 0, 1, batch_of(3, 4)); // no credit: it waits
+  t.ms = 100;
+  f.runner.on_credit(0, 0, 1);
+  CHECK(f.port.metrics == 0);
+  t.ms = 250;
+  f.port.tick_due = false;
+  f.runner.metrics_tick();
+  REQUIRE(f.port.metrics == 1);
+  auto a = f.port.last_metrics.load;
+  CHECK(a.bytes_in == 2 * bytes);
+  CHECK(a.bytes_out == 2 * bytes);
+  CHECK(a.busy_ms == 0);
+  CHECK(a.idle_ms == 180);
+  CHECK(a.backpressured_ms == 70);
+  CHECK(a.records_in_per_s == 16.0);
+  CHECK(a.records_out_per_s == 16.0);
+  CHECK(a.bytes_out_per_s == 8.0 * bytes);
+  CHECK(a.idle_ms_per_s == 720.0);
+  CHECK(a.backpressured_ms_per_s == 280.0);
+  CHECK(a.input_queue == 3);
+  CHECK(a.output_queue == 0);
+
+  CHECK(f.port.tick_due); // active: the tick comes again
+  f.port.mailbox = 0;
+  t.ms = 260;
+  f.runner.on_batch(0, 0, 2, batch_of(5, 6)); // waits for credit
+  t.ms = 500;
+  f.port.tick_due = false;
+  f.runner.metrics_tick();
+  REQUIRE(f.port.metrics == 2);
+  auto b = f.port.last_metrics.load;
+  CHECK(b.output_queue == 1);
+  CHECK(b.idle_ms == 190);
+  CHECK(b.backpressured_ms == 310);
+  CHECK(b.backpressured_ms_per_s == 960.0);
+  CHECK(b.idle_ms_per_s == 40.0);
+  CHECK(b.records_in_per_s == 8.0);
+  CHECK(b.records_out_per_s == 8.0); // emitted, though not sent yet
+
+  CHECK(f.port.tick_due);
+  t.ms = 700; // nothing happened since: one last report, no more ticks
+  f.port.tick_due = false;
+  f.runner.metrics_tick();
+  REQUIRE(f.port.metrics == 3);
+  CHECK(f.port.last_metrics.load.backpressured_ms_per_s == 1000.0);
+  CHECK(f.port.last_metrics.load.busy_ms + f.port.last_metrics.load.idle_ms
+          + f.port.last_metrics.load.backpressured_ms
+        == 700);
+  CHECK_FALSE(f.port.tick_due);
 }
 
 } // TEST_SUITE
