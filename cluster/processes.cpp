@@ -19,6 +19,7 @@
 #include "cluster/runtime_config.hpp"
 #include "cluster/state_dir.hpp"
 #include "cluster/stop_signal.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "net/transport.hpp"
 #include "storage/rocksdb_store.hpp"
@@ -77,9 +78,13 @@ start_rest(caf::actor_system& sys, supervisor_actor supervisor,
     return std::nullopt;
   }
   log_eventf("REST API at {}", (*rest)->url());
-  if (!is_loopback_address(opts.rest_address))
-    log_eventf("WARNING: the REST API on {} has no TLS and no "
-               "authentication: anyone who can reach it sees the jobs",
+  auto& cfg = opts.job_master.config;
+  if (!is_loopback_address(opts.rest_address)
+      && !(cfg.get(keys::ssl_rest_enabled)
+           && cfg.get(keys::ssl_rest_authentication)))
+    log_eventf("WARNING: the REST API on {} has no client authentication "
+               "(security.ssl.rest.authentication-enabled): anyone who can "
+               "reach it can see, cancel and submit jobs",
                opts.rest_address);
   return std::move(*rest);
 }
@@ -97,6 +102,13 @@ int run_jobmanager(const jobmanager_options& opts) {
   if (!start_transport(sys, opts.remote, "jobmanager"))
     return exit_bad_config;
   net::transport_scope transport{sys};
+  // The REST API's TLS files are checked before anything starts, as the
+  // transport's are (a standby would only find out when it takes over).
+  if (auto err = rest_server::check_config(opts.job_master.config)) {
+    fmt::print(stderr, "weir jobmanager: {}\n", describe(err));
+    log_eventf("cannot start: {}", describe(err));
+    return exit_bad_config;
+  }
   mini_cluster_options mc;
   mc.task_executors = 0;
   mc.state_dir = opts.state_dir;

@@ -5,6 +5,7 @@
 // actors are heavy).
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include <caf/actor_system.hpp>
@@ -13,6 +14,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "cluster/rest_triggers.hpp"
 #include "config/config.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/resource_manager.hpp"
@@ -46,6 +48,12 @@ struct context {
   caf::actor_system& sys;
   supervisor_actor supervisor;
   configuration config;
+  /// Savepoints and stops started over REST (shared with the actors that
+  /// wait for them, which may outlive the server).
+  std::shared_ptr<trigger_table> triggers = std::make_shared<trigger_table>();
+  /// Where POST /jars/upload keeps libraries (the server's own temporary
+  /// directory, removed with it).
+  std::string upload_dir;
 
   /// Asks the supervisor for the current Dispatcher and ResourceManager,
   /// then returns `render(self, dispatcher, rm)`; a refusal otherwise.
@@ -85,5 +93,17 @@ void add_cluster_routes(httplib::Server& http, context& ctx);
 
 /// GET /jobs, /jobs/overview, /jobs/{jobid}...
 void add_job_routes(httplib::Server& http, context& ctx);
+
+/// PATCH /jobs/{jobid} (cancel), POST /jobs/{jobid}/savepoints and /stop,
+/// GET /jobs/{jobid}/savepoints/{triggerid}.
+void add_action_routes(httplib::Server& http, context& ctx);
+
+/// POST /jars/upload, POST /jobs.
+void add_submit_routes(httplib::Server& http, context& ctx);
+
+/// The JSON object of the request's body, or nothing with the 400 reply
+/// that names what is wrong.
+std::optional<nlohmann::json> request_body(const httplib::Request& req,
+                                           reply& refusal);
 
 } // namespace weir::rest

@@ -1,15 +1,19 @@
 #include "cluster/rest_server.hpp"
 
+#include <stdlib.h>
 #include <sys/socket.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "cluster/rest_context.hpp"
 #include "cluster/rest_json.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
+#include "net/tls.hpp"
 
 namespace weir {
 
@@ -44,17 +48,58 @@ std::optional<job_id> parse_job_id(const std::string& text, reply& refusal) {
 namespace {
 
 /// httplib's own refusals (no body yet) in Flink's error form: a path
-/// without a route is 404 "Not found: PATH".
+/// without a route (for the method) is 404 "Not found: PATH", as Flink's
+/// router answers; a body over `max_body` bytes 413.
 httplib::Server::HandlerResponse error_body(const httplib::Request& req,
-                                            httplib::Response& res) {
+                                            httplib::Response& res,
+                                            int64_t max_body) {
   if (!res.body.empty())
     return httplib::Server::HandlerResponse::Unhandled;
-  auto message = res.status == 404
-                   ? fmt::format("Not found: {}", req.path)
-                   : fmt::format("HTTP {}: {} {}", res.status, req.method,
-                                 req.path);
+  std::string message;
+  if (res.status == 404)
+    message = fmt::format("Not found: {}", req.path);
+  else if (res.status == 413)
+    message = fmt::format("the request body is larger than {} bytes ({})",
+                          max_body, keys::rest_max_content_length.name);
+  else
+    message = fmt::format("HTTP {}: {} {}", res.status, req.method, req.path);
   res.set_content(rest::errors(message).dump(), "application/json");
   return httplib::Server::HandlerResponse::Handled;
+}
+
+/// The server: HTTPS with security.ssl.rest.*, its files checked first
+/// (one line naming the key and the file when one is unusable).
+caf::expected<std::unique_ptr<httplib::Server>>
+make_server(const configuration& cfg) {
+  if (!cfg.get(keys::ssl_rest_enabled))
+    return std::make_unique<httplib::Server>();
+  net::tls_files files{cfg.get(keys::ssl_rest_certificate),
+                       cfg.get(keys::ssl_rest_key),
+                       cfg.get(keys::ssl_rest_trust), "security.ssl.rest",
+                       cfg.get(keys::ssl_rest_authentication)};
+  std::string problem;
+  if (!net::tls_context::load(files, problem))
+    return make_error(errc::invalid_config, problem);
+  // Debian's cpp-httplib is built with OpenSSL: it loads the same files.
+  auto trust = files.verify_peers ? files.trust.c_str() : nullptr;
+  auto server = std::make_unique<httplib::SSLServer>(
+    files.certificate.c_str(), files.key.c_str(), trust);
+  if (!server->is_valid())
+    return make_error(errc::invalid_config,
+                      fmt::format("security.ssl.rest.*: cpp-httplib cannot use "
+                                  "{} and {}",
+                                  files.certificate, files.key));
+  return std::unique_ptr<httplib::Server>{std::move(server)};
+}
+
+/// A fresh private directory for uploaded libraries; "" if none can be made.
+std::string make_upload_dir() {
+  std::error_code ec;
+  auto base = std::filesystem::temp_directory_path(ec);
+  if (ec)
+    return {};
+  auto pattern = (base / "weir-rest-XXXXXX").string();
+  return ::mkdtemp(pattern.data()) == nullptr ? std::string{} : pattern;
 }
 
 } // namespace
@@ -63,7 +108,8 @@ struct rest_server::impl {
   rest::context ctx;
   std::string address;
   int port = 0;
-  httplib::Server http;
+  bool https = false;
+  std::unique_ptr<httplib::Server> http;
   std::thread serving;
 
   impl(caf::actor_system& sys, supervisor_actor sup, configuration cfg,
@@ -71,10 +117,25 @@ struct rest_server::impl {
     : ctx{sys, std::move(sup), std::move(cfg)}, address(std::move(addr)) {
   }
 
+  ~impl() {
+    if (!ctx.upload_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(ctx.upload_dir, ec);
+    }
+  }
+
   void routes() {
-    rest::add_cluster_routes(http, ctx);
-    rest::add_job_routes(http, ctx);
-    http.set_error_handler(httplib::Server::HandlerWithResponse{error_body});
+    rest::add_cluster_routes(*http, ctx);
+    rest::add_job_routes(*http, ctx);
+    rest::add_action_routes(*http, ctx);
+    if (ctx.config.get(keys::web_submit_enable))
+      rest::add_submit_routes(*http, ctx);
+    auto max_body = ctx.config.get(keys::rest_max_content_length).mb << 20;
+    http->set_payload_max_length(static_cast<size_t>(max_body));
+    http->set_error_handler(httplib::Server::HandlerWithResponse{
+      [max_body](const httplib::Request& req, httplib::Response& res) {
+        return error_body(req, res, max_body);
+      }});
   }
 };
 
@@ -83,29 +144,39 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                    const configuration& config, const std::string& address,
                    uint16_t port) {
   auto x = std::make_unique<impl>(sys, std::move(supervisor), config, address);
+  auto server = make_server(config);
+  if (!server)
+    return server.error();
+  x->http = std::move(*server);
+  x->https = config.get(keys::ssl_rest_enabled);
+  x->ctx.upload_dir = make_upload_dir();
+  if (x->ctx.upload_dir.empty())
+    return make_error(errc::invalid_config,
+                      "cannot make a directory for the REST API's uploads "
+                      "under the temporary directory (TMPDIR)");
   x->routes();
   // httplib's default is SO_REUSEPORT, which lets a second jobmanager share
   // a port in use (the kernel then splits the requests between them):
   // SO_REUSEADDR only, so a port in use is refused and a restart still
   // finds its port in TIME_WAIT free.
-  x->http.set_socket_options([](int sock) {
+  x->http->set_socket_options([](int sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   bool bound = false;
   if (port == 0) {
-    x->port = x->http.bind_to_any_port(address);
+    x->port = x->http->bind_to_any_port(address);
     bound = x->port > 0;
   } else {
     x->port = port;
-    bound = x->http.bind_to_port(address, port);
+    bound = x->http->bind_to_port(address, port);
   }
   if (!bound)
     return make_error(errc::invalid_config,
                       fmt::format("cannot listen on {}:{} for the REST API "
                                   "(rest.bind-address, rest.port)",
                                   address, port));
-  auto* http = &x->http;
+  auto* http = x->http.get();
   x->serving = std::thread{[http] { http->listen_after_bind(); }};
   // Until it runs, stop() would not stop it: the destructor waits for this.
   while (!http->is_running())
@@ -113,11 +184,16 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
   return std::unique_ptr<rest_server>{new rest_server(std::move(x))};
 }
 
+caf::error rest_server::check_config(const configuration& config) {
+  auto server = make_server(config);
+  return server ? caf::error{} : std::move(server.error());
+}
+
 rest_server::rest_server(std::unique_ptr<impl> x) : impl_(std::move(x)) {
 }
 
 rest_server::~rest_server() {
-  impl_->http.stop();
+  impl_->http->stop();
   if (impl_->serving.joinable())
     impl_->serving.join();
 }
@@ -130,7 +206,8 @@ std::string rest_server::url() const {
   auto host = impl_->address.find(':') != std::string::npos
                 ? "[" + impl_->address + "]"
                 : impl_->address;
-  return fmt::format("http://{}:{}", host, impl_->port);
+  return fmt::format("{}://{}:{}", impl_->https ? "https" : "http", host,
+                     impl_->port);
 }
 
 } // namespace weir

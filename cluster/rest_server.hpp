@@ -22,12 +22,17 @@ namespace weir {
 /// that thread, with a deadline). Routes live in rest_routes_*.cpp.
 class rest_server {
 public:
-  /// Listens on address:port (0: any free port) and starts serving; an
-  /// error (`errc::invalid_config`, one line) when it cannot bind.
+  /// Listens on address:port (0: any free port) and starts serving (HTTPS
+  /// with security.ssl.rest.enabled); an error (`errc::invalid_config`, one
+  /// line) when it cannot bind or use its TLS files.
   static caf::expected<std::unique_ptr<rest_server>>
   start(caf::actor_system& sys, supervisor_actor supervisor,
         const configuration& config, const std::string& address,
         uint16_t port);
+
+  /// Checks the REST API's TLS settings (security.ssl.rest.*) the way
+  /// start() uses them: `errc::invalid_config` naming the key and the file.
+  static caf::error check_config(const configuration& config);
 
   /// Stops serving and joins its threads.
   ~rest_server();
@@ -35,7 +40,8 @@ public:
   /// The port it listens on.
   uint16_t port() const;
 
-  /// "http://ADDRESS:PORT" (an IPv6 address in brackets).
+  /// "http://ADDRESS:PORT", "https://..." with security.ssl.rest.enabled
+  /// (an IPv6 address in brackets).
   std::string url() const;
 
   struct impl;

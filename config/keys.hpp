@@ -70,6 +70,15 @@ inline constexpr config_key<int64_t> rest_port{
   "rest.port", "8081",
   "Port of the jobmanager's REST API (0: any free port, printed in its log).",
   {"0", "65535"}};
+inline constexpr config_key<memory_size> rest_max_content_length{
+  "rest.server.max-content-length", "100 mb",
+  "The largest request body the REST API accepts (a library uploaded with "
+  "POST /jars/upload, a job spec); larger ones are answered 413.",
+  {"1m", "2047m"}};
+inline constexpr config_key<bool> web_submit_enable{
+  "web.submit.enable", "true",
+  "Whether the REST API accepts libraries and jobs (POST /jars/upload, POST "
+  "/jobs); false answers them 404, as if they did not exist."};
 inline constexpr config_key<int64_t> minicluster_task_managers{
   "minicluster.number-of-taskmanagers", "1",
   "TaskExecutors of the embedded cluster of `weir run`.", {"1", "1024"}};
@@ -304,6 +313,24 @@ inline constexpr config_key<ms> ssl_internal_handshake_timeout{
   "A connection that has not finished its handshakes (TLS, when enabled, "
   "then weir's) this long after it was accepted is closed.",
   {"100 ms", "10 min"}};
+inline constexpr config_key<bool> ssl_rest_enabled{
+  "security.ssl.rest.enabled", "false",
+  "HTTPS for the REST API, with security.ssl.rest.certificate and "
+  "security.ssl.rest.key."};
+inline constexpr config_key<std::string> ssl_rest_certificate{
+  "security.ssl.rest.certificate", "",
+  "PEM file: the REST API's certificate chain (its own certificate first)."};
+inline constexpr config_key<std::string> ssl_rest_key{
+  "security.ssl.rest.key", "",
+  "PEM file: the private key of security.ssl.rest.certificate."};
+inline constexpr config_key<bool> ssl_rest_authentication{
+  "security.ssl.rest.authentication-enabled", "false",
+  "With security.ssl.rest.enabled: REST clients must present a certificate "
+  "from security.ssl.rest.trust-certificates (mutual TLS)."};
+inline constexpr config_key<std::string> ssl_rest_trust{
+  "security.ssl.rest.trust-certificates", "",
+  "PEM file: the CA certificate(s) a REST client's certificate must chain "
+  "to (security.ssl.rest.authentication-enabled)."};
 inline constexpr config_key<int64_t> max_pending_connections{
   "security.max-pending-connections", "256",
   "Accepted connections that may be in their handshake at once; beyond "

@@ -7,11 +7,17 @@
 
 namespace weir::net {
 
-/// The PEM files of security.ssl.internal.*.
+/// The PEM files of security.ssl.internal.* (or of security.ssl.rest.*:
+/// `keys` names them in errors).
 struct tls_files {
   std::string certificate;
   std::string key;
   std::string trust;
+  /// The keys' common prefix, for errors.
+  std::string keys = "security.ssl.internal";
+  /// Whether peers must show a certificate that chains to `trust` (the
+  /// REST API without client authentication needs no `trust`).
+  bool verify_peers = true;
 };
 
 /// How a process's connections are guarded (security.*, rpc.*).

@@ -107,9 +107,12 @@ std::string describe_failure(SSL* ssl, int ret, bool had_data) {
 
 std::shared_ptr<tls_context> tls_context::load(const tls_files& files,
                                                std::string& error) {
-  constexpr auto cert_key = "security.ssl.internal.certificate";
-  constexpr auto key_key = "security.ssl.internal.key";
-  constexpr auto trust_key = "security.ssl.internal.trust-certificates";
+  auto cert_name = files.keys + ".certificate";
+  auto key_name = files.keys + ".key";
+  auto trust_name = files.keys + ".trust-certificates";
+  auto cert_key = cert_name.c_str();
+  auto key_key = key_name.c_str();
+  auto trust_key = trust_name.c_str();
   struct {
     const char* key;
     const std::string& path;
@@ -117,10 +120,11 @@ std::shared_ptr<tls_context> tls_context::load(const tls_files& files,
                   {key_key, files.key},
                   {trust_key, files.trust}};
   for (auto& [key, path] : required) {
+    if (key == trust_key && !files.verify_peers)
+      continue;
     if (path.empty()) {
-      error = fmt::format("{} is not set (security.ssl.internal.enabled is "
-                          "true)",
-                          key);
+      error = fmt::format("{} is not set ({}.enabled is true)", key,
+                          files.keys);
       return nullptr;
     }
     if (auto why = unreadable(path); !why.empty()) {
@@ -157,15 +161,17 @@ std::shared_ptr<tls_context> tls_context::load(const tls_files& files,
                        "does not match the certificate " + files.certificate);
     return nullptr;
   }
-  if (SSL_CTX_load_verify_locations(ctx.get(), files.trust.c_str(), nullptr)
-      != 1) {
+  if (files.verify_peers
+      && SSL_CTX_load_verify_locations(ctx.get(), files.trust.c_str(), nullptr)
+           != 1) {
     ERR_clear_error();
     error = file_error(trust_key, files.trust, "holds no PEM certificate");
     return nullptr;
   }
-  SSL_CTX_set_verify(ctx.get(),
-                     SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
-                     nullptr);
+  if (files.verify_peers)
+    SSL_CTX_set_verify(ctx.get(),
+                       SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+                       nullptr);
   // CAF's stream may hand a retried write a moved or shorter buffer.
   SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE
                                 | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);

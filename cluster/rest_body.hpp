@@ -1,0 +1,54 @@
+#pragma once
+
+// Reading the JSON bodies of the REST API's write requests: plain
+// functions whose problems are one line naming the field, answered 400.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace weir::rest {
+
+/// The JSON object `text` holds (an empty body is {}); nothing, with
+/// `problem` naming what is wrong, when it is not JSON or not an object.
+std::optional<nlohmann::json> parse_body(const std::string& text,
+                                         std::string& problem);
+
+/// Field `name` of `body`: `fallback` when absent or null; nothing, with
+/// `problem` set, when it has another type.
+std::optional<std::string> string_field(const nlohmann::json& body,
+                                        const std::string& name,
+                                        std::string fallback,
+                                        std::string& problem);
+std::optional<bool> bool_field(const nlohmann::json& body,
+                               const std::string& name, bool fallback,
+                               std::string& problem);
+
+/// Field `name` as a whole number in [low, high]; nothing when absent or
+/// null (`problem` empty) or wrong (`problem` set).
+std::optional<int64_t> int_field(const nlohmann::json& body,
+                                 const std::string& name, int64_t low,
+                                 int64_t high, std::string& problem);
+
+/// Field `name` as an array of strings (absent or null: empty).
+std::vector<std::string> strings_field(const nlohmann::json& body,
+                                       const std::string& name,
+                                       std::string& problem);
+
+/// Field `name` as an object whose values are strings, numbers or booleans,
+/// each as its text (absent or null: empty); the key names it in a problem.
+std::vector<std::pair<std::string, std::string>>
+text_map_field(const nlohmann::json& body, const std::string& name,
+               std::string& problem);
+
+/// A directory as a REST request gives it: "file://" or "file:" stripped; it must be
+/// absolute (the jobmanager's working directory means nothing to a
+/// client). "" with `problem` naming `field` otherwise.
+std::string absolute_directory(const std::string& given,
+                               const std::string& field,
+                               std::string& problem);
+
+} // namespace weir::rest

@@ -1,0 +1,94 @@
+#pragma once
+
+// An HTTP client of the jobmanager's REST API for the integration tests:
+// the URL the jobmanager logs, requests whose answers must come as JSON.
+
+#include <regex>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "cluster_fixture.hpp"
+#include "process.hpp"
+
+namespace weir::test {
+
+/// The URL the jobmanager logged for its REST API ("" after 30 s).
+inline std::string rest_url(running_process& jobmanager) {
+  using namespace std::chrono_literals;
+  if (!jobmanager.wait_for_stderr("REST API at http", 30s)
+      || !jobmanager.wait_for_stderr("\n", 30s))
+    return {};
+  std::smatch m;
+  const auto& log = jobmanager.stderr_so_far();
+  if (!std::regex_search(log, m, std::regex{"REST API at (https?://[0-9.]+:[0-9]+)"}))
+    return {};
+  return m[1];
+}
+
+/// A status and a JSON body.
+struct answer {
+  int status = 0;
+  nlohmann::json body;
+};
+
+/// The answer of `res`, which must have come, as JSON.
+inline answer answered(const httplib::Result& res) {
+  REQUIRE(res);
+  CHECK(res->get_header_value("Content-Type") == "application/json");
+  return answer{res->status, nlohmann::json::parse(res->body)};
+}
+
+/// A client of `url` with generous deadlines.
+inline httplib::Client rest_client(const std::string& url) {
+  using namespace std::chrono_literals;
+  httplib::Client client{url};
+  client.set_connection_timeout(10s);
+  client.set_read_timeout(30s);
+  return client;
+}
+
+inline answer get(const std::string& url, const std::string& path) {
+  return answered(rest_client(url).Get(path));
+}
+
+/// POST `body` (raw text) as JSON.
+inline answer post_text(const std::string& url, const std::string& path,
+                        const std::string& body) {
+  return answered(rest_client(url).Post(path, body, "application/json"));
+}
+
+inline answer post(const std::string& url, const std::string& path,
+                   const nlohmann::json& body) {
+  return post_text(url, path, body.dump());
+}
+
+inline answer patch(const std::string& url, const std::string& path) {
+  return answered(rest_client(url).Patch(path, "", "application/json"));
+}
+
+/// Flink's error body.
+inline nlohmann::json errors(const std::string& message) {
+  return nlohmann::json{{"errors", {message}}};
+}
+
+/// A session cluster whose jobmanager serves the REST API (any free port)
+/// at `url`; no workers yet.
+struct rest_cluster : session_cluster {
+  std::string url;
+
+  explicit rest_cluster(std::vector<std::string> flags = {})
+    : session_cluster(with_rest(std::move(flags))) {
+    url = rest_url(*jobmanager);
+    REQUIRE_FALSE(url.empty());
+  }
+
+  static std::vector<std::string> with_rest(std::vector<std::string> flags) {
+    flags.push_back("-Drest.port=0");
+    return flags;
+  }
+};
+
+} // namespace weir::test

@@ -1,0 +1,201 @@
+// Job submission over REST (a library uploaded first, as Flink's
+// /jars/upload takes jars) and the REST API over HTTPS, on a session
+// cluster of real processes.
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
+#include "cluster_fixture.hpp"
+#include "process.hpp"
+#include "rest_client.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+std::string example_ops() {
+  return std::getenv("WEIR_EXAMPLE_OPS");
+}
+
+std::string shouted_sample() {
+  auto text = read_file("examples/data/sample.txt");
+  for (auto& c : text)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+/// examples/user_code/upper.json, writing to file `out`.
+json upper_spec(const std::string& out) {
+  return json{
+    {"name", "upper"},
+    {"params", {{"input", "examples/data/sample.txt"}}},
+    {"vertices",
+     {{{"id", "lines"}, {"operator", "text_file"},
+       {"params", {{"path", "${input}"}}}},
+      {{"id", "shout"}, {"operator", "upper"}},
+      {{"id", "out"}, {"operator", "text_file"}, {"params", {{"path", out}}}}}},
+    {"edges",
+     {{{"from", "lines"}, {"to", "shout"}},
+      {{"from", "shout"}, {"to", "out"}}}}};
+}
+
+/// POST /jars/upload of `bytes` named `name` in field `field`.
+answer upload(const std::string& url, const std::string& name,
+              const std::string& bytes, const std::string& field = "jarfile") {
+  httplib::MultipartFormDataItems items{
+    {field, bytes, name, "application/octet-stream"}};
+  return answered(rest_client(url).Post("/jars/upload", items));
+}
+
+} // namespace
+
+TEST_CASE("a library uploaded over REST runs in a job POSTed with it") {
+  rest_cluster c;
+  c.add_worker("tm-1", 2);
+  auto up = upload(c.url, "libweir_example_ops.so", read_file(example_ops()));
+  REQUIRE(up.status == 200);
+  std::string library = up.body["filename"];
+  CHECK(up.body["status"] == "success");
+  CHECK(library.size() == 32 + 1 + std::string{"libweir_example_ops.so"}.size());
+  CHECK(library.substr(32) == "_libweir_example_ops.so");
+
+  auto out = c.dir.file("shouted.txt");
+  auto r = post(c.url, "/jobs",
+                {{"spec", upper_spec(out)}, {"libraries", {library}}});
+  INFO(r.body.dump());
+  REQUIRE(r.status == 202);
+  std::string id = r.body["jobid"];
+  REQUIRE(eventually([&] {
+    return get(c.url, "/jobs/" + id).body["state"] == "FINISHED";
+  }));
+  CHECK(read_file(out) == shouted_sample());
+  // The job is the cluster's like any other.
+  auto listed = c.client({"list", "-a"});
+  CHECK(listed.out.find(id) != std::string::npos);
+}
+
+TEST_CASE("submission errors: 400 naming the problem, 404 when disabled") {
+  rest_cluster c{{"-Drest.server.max-content-length=1m"}};
+  auto refused = [&](const json& request, const std::string& message) {
+    auto r = post(c.url, "/jobs", request);
+    CHECK(r.status == 400);
+    CHECK(r.body == errors(message));
+  };
+  auto out = c.dir.file("x.txt");
+  refused(json::object(), "field 'spec' must be a weir job spec (a JSON "
+                          "object)");
+  refused({{"spec", "upper.json"}}, "field 'spec' must be a weir job spec (a "
+                                    "JSON object)");
+  // Without its library the spec's operator is unknown: the CLI's error.
+  auto unknown_op = post(c.url, "/jobs", {{"spec", upper_spec(out)}});
+  CHECK(unknown_op.status == 400);
+  CHECK(unknown_op.body["errors"][0].get<std::string>().rfind(
+          "spec: vertices[1] ('shout'): unknown operator 'upper'", 0)
+        == 0);
+  auto no_op = upper_spec(out);
+  no_op["vertices"][1].erase("operator");
+  refused({{"spec", no_op}}, "spec: vertices[1].operator: missing");
+  refused({{"spec", upper_spec(out)}, {"libraries", {"nope.so"}}},
+          "field 'libraries[0]': no uploaded library 'nope.so' (POST "
+          "/jars/upload gives the name)");
+  refused({{"spec", upper_spec(out)}, {"libraries", "x"}},
+          "field 'libraries' must be an array of strings, not string");
+  refused({{"spec", upper_spec(out)}, {"parallelism", 0}},
+          "field 'parallelism': 0 is outside [1, 2147483647]");
+  refused({{"spec", upper_spec(out)}, {"config", {{"no.such.key", "1"}}}},
+          "spec: config: unknown key 'no.such.key' (see "
+          "docs/configuration.md)");
+  auto bad_json = post_text(c.url, "/jobs", "{\"spec\": ");
+  CHECK(bad_json.status == 400);
+  CHECK(bad_json.body["errors"][0].get<std::string>().rfind(
+          "the request body is not JSON: ", 0)
+        == 0);
+
+  auto not_elf = upload(c.url, "lib.so", "not a library");
+  CHECK(not_elf.status == 400);
+  CHECK(not_elf.body == errors("'lib.so' is not a shared library (no ELF "
+                               "header)"));
+  auto wrong_field = upload(c.url, "lib.so", "\x7f" "ELF", "file");
+  CHECK(wrong_field.status == 400);
+  CHECK(wrong_field.body == errors("expected multipart/form-data with the "
+                                   "library in field 'jarfile'"));
+  auto too_big = upload(c.url, "big.so", std::string(2 << 20, 'x'));
+  CHECK(too_big.status == 413);
+  CHECK(too_big.body == errors("the request body is larger than 1048576 bytes "
+                               "(rest.server.max-content-length)"));
+
+  rest_cluster off{{"-Dweb.submit.enable=false"}};
+  auto disabled = post(off.url, "/jobs", {{"spec", upper_spec(out)}});
+  CHECK(disabled.status == 404);
+  CHECK(disabled.body == errors("Not found: /jobs"));
+}
+
+TEST_CASE("the REST API over HTTPS, with and without client certificates") {
+  temp_dir sec;
+  REQUIRE(run_weir({"cert", "ca", "--dir", sec.path()}).exit_code == 0);
+  REQUIRE(run_weir({"cert", "node", "--dir", sec.path(), "--name", "jm"})
+            .exit_code == 0);
+  REQUIRE(run_weir({"cert", "client", "--dir", sec.path(), "--name", "alice"})
+            .exit_code == 0);
+  std::vector<std::string> tls{
+    "-Dsecurity.ssl.rest.enabled=true",
+    "-Dsecurity.ssl.rest.certificate=" + sec.file("jm.pem"),
+    "-Dsecurity.ssl.rest.key=" + sec.file("jm-key.pem")};
+  auto ca = sec.file("ca.pem");
+  {
+    rest_cluster c{tls};
+    REQUIRE(c.url.rfind("https://127.0.0.1:", 0) == 0);
+    httplib::Client client{c.url};
+    client.set_ca_cert_path(ca);
+    client.enable_server_certificate_verification(true);
+    auto jobs = answered(client.Get("/jobs"));
+    CHECK(jobs.status == 200);
+    CHECK(jobs.body == json{{"jobs", json::array()}});
+    // Plain HTTP on that port gets no answer.
+    httplib::Client plain{"http://" + c.url.substr(8)};
+    plain.set_read_timeout(5s);
+    CHECK_FALSE(plain.Get("/jobs"));
+  }
+  auto mutual = tls;
+  mutual.push_back("-Dsecurity.ssl.rest.authentication-enabled=true");
+  mutual.push_back("-Dsecurity.ssl.rest.trust-certificates=" + ca);
+  {
+    rest_cluster c{mutual};
+    httplib::Client anonymous{c.url};
+    anonymous.set_ca_cert_path(ca);
+    CHECK_FALSE(anonymous.Get("/jobs"));
+    httplib::Client alice{c.url, sec.file("alice.pem"),
+                          sec.file("alice-key.pem")};
+    alice.set_ca_cert_path(ca);
+    alice.enable_server_certificate_verification(true);
+    CHECK(answered(alice.Get("/jobs")).status == 200);
+  }
+  // Unusable files end the jobmanager at once, naming the key and the file.
+  temp_dir dir;
+  auto missing_key = run_weir({"jobmanager", "--port", "0", "--state-dir",
+                               dir.file("state"), "-Drest.port=0",
+                               "-Dsecurity.ssl.rest.enabled=true",
+                               "-Dsecurity.ssl.rest.certificate="
+                                 + sec.file("jm.pem")},
+                              30s);
+  CHECK(missing_key.exit_code == 2);
+  CHECK(missing_key.err.find("weir jobmanager: security.ssl.rest.key is not "
+                             "set (security.ssl.rest.enabled is true)\n")
+        != std::string::npos);
+  auto bad_key = run_weir({"jobmanager", "--port", "0", "--state-dir",
+                            dir.file("state2"), "-Drest.port=0",
+                            "-Dsecurity.ssl.rest.enabled=true",
+                            "-Dsecurity.ssl.rest.certificate="
+                              + sec.file("jm.pem"),
+                            "-Dsecurity.ssl.rest.key=" + sec.file("jm.pem")},
+                           30s);
+  CHECK(bad_key.exit_code == 2);
+  CHECK(bad_key.err.find("weir jobmanager: security.ssl.rest.key: "
+                          + sec.file("jm.pem") + ": not a PEM private key (or "
+                          "one with a passphrase)\n")
+        != std::string::npos);
+}

@@ -1,0 +1,138 @@
+// The REST API's write requests: reading their bodies (cluster/rest_body)
+// and the table of savepoints and stops it started (cluster/rest_triggers).
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "cluster/rest_body.hpp"
+#include "cluster/rest_triggers.hpp"
+
+using namespace weir;
+using namespace weir::rest;
+using nlohmann::json;
+
+namespace {
+
+const job_id job_a = *job_id::parse("0123456789abcdef0123456789abcdef");
+const job_id job_b = *job_id::parse("fedcba9876543210fedcba9876543210");
+
+} // namespace
+
+TEST_CASE("a trigger runs, then completes or fails, for its job only") {
+  trigger_table t;
+  auto a = t.start(job_a);
+  auto b = t.start(job_a);
+  CHECK(a.size() == 32);
+  CHECK(a != b);
+  REQUIRE(t.find(job_a, a));
+  CHECK_FALSE(t.find(job_a, a)->done);
+  CHECK(operation_status(*t.find(job_a, a))
+        == json{{"status", {{"id", "IN_PROGRESS"}}}});
+  CHECK_FALSE(t.find(job_b, a)); // another job's trigger id
+  CHECK_FALSE(t.find(job_a, "nope"));
+
+  t.complete(a, "/sp/savepoint-1");
+  CHECK(operation_status(*t.find(job_a, a))
+        == json{{"status", {{"id", "COMPLETED"}}},
+                {"operation", {{"location", "/sp/savepoint-1"}}}});
+  t.fail(b, "job 0123 is not running");
+  CHECK(operation_status(*t.find(job_a, b))
+        == json{{"status", {{"id", "COMPLETED"}}},
+                {"operation",
+                 {{"failure-cause",
+                   {{"class", "weir.error"},
+                    {"stack-trace", "job 0123 is not running"}}}}}});
+  t.complete("unknown", "/x"); // nothing happens
+  CHECK(t.size() == 2);
+}
+
+TEST_CASE("past its capacity the table drops the oldest finished triggers") {
+  trigger_table t{2};
+  auto a = t.start(job_a);
+  auto b = t.start(job_a);
+  auto c = t.start(job_a); // all three run: none is dropped
+  CHECK(t.size() == 3);
+  t.complete(b, "/b");     // b is the oldest finished one: dropped
+  CHECK(t.size() == 2);
+  CHECK_FALSE(t.find(job_a, b));
+  CHECK(t.find(job_a, a));
+  CHECK(t.find(job_a, c));
+  t.complete(a, "/a");
+  t.complete(c, "/c");
+  auto d = t.start(job_a);
+  CHECK(t.size() == 2);
+  CHECK_FALSE(t.find(job_a, a));
+  CHECK(t.find(job_a, c)->location == "/c");
+  CHECK(t.find(job_a, d));
+}
+
+TEST_CASE("triggers are started and completed from several threads") {
+  trigger_table t;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      for (int n = 0; n < 100; ++n)
+        t.complete(t.start(job_a), "/x");
+    });
+  for (auto& th : threads)
+    th.join();
+  CHECK(t.size() == 400);
+}
+
+TEST_CASE("a request body is a JSON object; an empty one is {}") {
+  std::string problem;
+  CHECK(parse_body("", problem) == json::object());
+  CHECK(parse_body(" \n", problem) == json::object());
+  CHECK(parse_body(R"({"a": 1})", problem) == json{{"a", 1}});
+  CHECK(problem.empty());
+  CHECK_FALSE(parse_body("{\"a\": ", problem));
+  CHECK(problem == "the request body is not JSON: parse error at line 1, "
+                   "column 7: syntax error while parsing value - unexpected "
+                   "end of input; expected '[', '{', or a literal");
+  CHECK_FALSE(parse_body("[1]", problem));
+  CHECK(problem == "the request body must be a JSON object, not array");
+}
+
+TEST_CASE("body fields: defaults when absent or null, one line when wrong") {
+  auto body = json::parse(R"({"dir": "/sp", "flag": true, "n": 4,
+    "none": null, "libs": ["a", "b"], "conf": {"k": "v", "m": 3, "b": false},
+    "bad": 1, "badlibs": ["a", 2], "badconf": {"k": [1]}, "big": 99})");
+  std::string problem;
+  CHECK(string_field(body, "dir", "x", problem) == "/sp");
+  CHECK(string_field(body, "none", "x", problem) == "x");
+  CHECK(string_field(body, "absent", "x", problem) == "x");
+  CHECK(bool_field(body, "flag", false, problem) == true);
+  CHECK(bool_field(body, "absent", false, problem) == false);
+  CHECK(int_field(body, "n", 1, 10, problem) == 4);
+  CHECK_FALSE(int_field(body, "absent", 1, 10, problem));
+  CHECK(strings_field(body, "libs", problem)
+        == std::vector<std::string>{"a", "b"});
+  CHECK(text_map_field(body, "conf", problem)
+        == std::vector<std::pair<std::string, std::string>>{
+          {"b", "false"}, {"k", "v"}, {"m", "3"}});
+  CHECK(problem.empty());
+
+  CHECK_FALSE(string_field(body, "bad", "x", problem));
+  CHECK(problem == "field 'bad' must be a string, not number");
+  CHECK_FALSE(bool_field(body, "dir", false, problem));
+  CHECK(problem == "field 'dir' must be true or false, not string");
+  CHECK_FALSE(int_field(body, "big", 1, 10, problem));
+  CHECK(problem == "field 'big': 99 is outside [1, 10]");
+  CHECK_FALSE(int_field(body, "dir", 1, 10, problem));
+  CHECK(problem == "field 'dir' must be a whole number, not string");
+  CHECK(strings_field(body, "badlibs", problem).empty());
+  CHECK(problem == "field 'badlibs[1]' must be a string, not number");
+  CHECK(text_map_field(body, "badconf", problem).empty());
+  CHECK(problem == "field 'badconf.k' must be a string, number or boolean, "
+                   "not array");
+}
+
+TEST_CASE("a directory of a request is absolute, file: URIs included") {
+  std::string problem;
+  CHECK(absolute_directory("/sp", "f", problem) == "/sp");
+  CHECK(absolute_directory("file:///sp", "f", problem) == "/sp");
+  CHECK(absolute_directory("file:/sp", "f", problem) == "/sp");
+  CHECK(problem.empty());
+  CHECK(absolute_directory("sp", "target-directory", problem).empty());
+  CHECK(problem == "field 'target-directory': 'sp' is not an absolute path");
+}
