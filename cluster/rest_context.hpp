@@ -86,4 +86,7 @@ void add_cluster_routes(httplib::Server& http, context& ctx);
 /// GET /jobs, /jobs/overview, /jobs/{jobid}...
 void add_job_routes(httplib::Server& http, context& ctx);
 
+/// GET / and /web/FILE: the web dashboard, built into the binary.
+void add_web_routes(httplib::Server& http);
+
 } // namespace weir::rest

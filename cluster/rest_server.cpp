@@ -74,6 +74,7 @@ struct rest_server::impl {
   void routes() {
     rest::add_cluster_routes(http, ctx);
     rest::add_job_routes(http, ctx);
+    rest::add_web_routes(http);
     http.set_error_handler(httplib::Server::HandlerWithResponse{error_body});
   }
 };
