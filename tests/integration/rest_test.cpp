@@ -2,7 +2,6 @@
 // session cluster of real processes: Flink's v1 paths and field names.
 #include <doctest/doctest.h>
 
-#include <regex>
 #include <string>
 
 #include <httplib.h>
@@ -10,25 +9,13 @@
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
+#include "rest_client.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
-
-/// The URL the jobmanager logged for its REST API ("" after 30 s).
-std::string rest_url(running_process& jobmanager) {
-  if (!jobmanager.wait_for_stderr("REST API at http://", 30s)
-      || !jobmanager.wait_for_stderr("\n", 30s))
-    return {};
-  std::smatch m;
-  const auto& log = jobmanager.stderr_so_far();
-  if (!std::regex_search(log, m,
-                         std::regex{"REST API at (http://[0-9.]+:[0-9]+)\n"}))
-    return {};
-  return m[1];
-}
 
 /// A GET that must be answered: the status and the JSON body.
 struct answer {
@@ -37,10 +24,7 @@ struct answer {
 };
 
 answer get(const std::string& url, const std::string& path) {
-  httplib::Client client{url};
-  client.set_connection_timeout(10s);
-  client.set_read_timeout(10s);
-  auto res = client.Get(path);
+  auto res = rest_get(url, path);
   REQUIRE(res);
   CHECK(res->get_header_value("Content-Type") == "application/json");
   return answer{res->status, json::parse(res->body)};
