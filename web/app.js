@@ -391,8 +391,8 @@ function drawGraph(model, onPick) {
       sv('rect', {class: 'box', width: NODE_W, height: NODE_H, rx: 8}),
       sv('path', {class: 'stripe',
                   d: `M0,8 A8,8 0 0 1 8,0 H${NODE_W - 8} A8,8 0 0 1 ${NODE_W},8 Z`}),
-      sv('text', {class: 'v-name', x: 14, y: 32}, clip(id, 21)),
-      sv('text', {class: 'v-op', x: 14, y: 48}, clip(op, 28)));
+      sv('text', {class: 'v-name', x: 14, y: op ? 32 : 40}, clip(id, 21)),
+      op ? sv('text', {class: 'v-op', x: 14, y: 48}, clip(op, 28)) : null);
     const par = sv('text', {class: 'v-par', x: 14, y: 70});
     const rec = sv('text', {class: 'v-rec', x: 14, y: 87});
     const status = sv('text', {class: 'v-status', x: 14, y: 103});

@@ -4,6 +4,7 @@
 // of the job's page kept as a test artefact.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -53,13 +54,32 @@ json get(const std::string& url, const std::string& path) {
 /// killed after 90 s. A profile of its own, so runs never share one.
 process_result chromium(const std::string& what, const std::string& url) {
   temp_dir profile;
-  return run_process({chromium_bin, "--headless=new", "--no-sandbox",
+  auto r = run_process({chromium_bin, "--headless=new", "--no-sandbox",
                       "--disable-gpu", "--disable-dev-shm-usage",
                       "--no-first-run", "--no-default-browser-check",
                       "--user-data-dir=" + profile.path(),
                       "--window-size=1400,900", "--hide-scrollbars",
                       "--virtual-time-budget=5000", what, url},
                      90s);
+  if (r.exit_code != 0) // its log is long: the end says why
+    MESSAGE("chromium failed: " << r.err.substr(r.err.size() - std::min<size_t>(
+                                     r.err.size(), 2000)));
+  return r;
+}
+
+/// A screenshot of `url` as artefact `name`; its path.
+std::string screenshot(const std::string& name, const std::string& url) {
+  auto artifacts = std::filesystem::path{std::getenv("WEIR_ARTIFACT_DIR")};
+  std::filesystem::create_directories(artifacts);
+  auto png = (artifacts / name).string();
+  std::filesystem::remove(png);
+  auto shot = chromium("--screenshot=" + png, url);
+  REQUIRE(shot.exit_code == 0);
+  MESSAGE("screenshot: " << png);
+  auto bytes = read_file(png);
+  CHECK(bytes.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+  CHECK(bytes.size() > 20000);
+  return png;
 }
 
 /// The opening tag of the first element with attribute `attr` ("" if none).
@@ -146,16 +166,8 @@ TEST_CASE("the dashboard shows a running job's graph in headless Chromium") {
   // The vertices' table under the graph, one row each.
   CHECK(has(dom, "data-vertex-row=\"maxima\""));
 
-  auto artifacts = std::filesystem::path{std::getenv("WEIR_ARTIFACT_DIR")};
-  std::filesystem::create_directories(artifacts);
-  auto png = (artifacts / "dashboard-job.png").string();
-  std::filesystem::remove(png);
-  auto shot = chromium("--screenshot=" + png, url + "/#/jobs/" + id);
-  REQUIRE(shot.exit_code == 0);
-  MESSAGE("screenshot of the job's page: " << png);
-  auto bytes = read_file(png);
-  CHECK(bytes.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
-  CHECK(bytes.size() > 20000);
+  screenshot("dashboard-job.png", url + "/#/jobs/" + id);
+  screenshot("dashboard-overview.png", url + "/");
 
   REQUIRE(c.client({"cancel", id}).exit_code == 0);
 }
