@@ -106,4 +106,7 @@ void add_submit_routes(httplib::Server& http, context& ctx);
 std::optional<nlohmann::json> request_body(const httplib::Request& req,
                                            reply& refusal);
 
+/// GET / and /web/FILE: the web dashboard, built into the binary.
+void add_web_routes(httplib::Server& http);
+
 } // namespace weir::rest

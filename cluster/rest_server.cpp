@@ -128,6 +128,7 @@ struct rest_server::impl {
     rest::add_cluster_routes(*http, ctx);
     rest::add_job_routes(*http, ctx);
     rest::add_action_routes(*http, ctx);
+    rest::add_web_routes(*http);
     if (ctx.config.get(keys::web_submit_enable))
       rest::add_submit_routes(*http, ctx);
     auto max_body = ctx.config.get(keys::rest_max_content_length).mb << 20;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_fixture.hpp"
+#include <chrono>
 #include "process.hpp"
 
 namespace weir::test {
@@ -90,5 +91,15 @@ struct rest_cluster : session_cluster {
     return flags;
   }
 };
+
+/// GET `path` of the API at `url` (no answer within 10 s: an empty result).
+inline httplib::Result rest_get(const std::string& url, const std::string& path,
+                                const httplib::Headers& headers = {}) {
+  using namespace std::chrono_literals;
+  httplib::Client client{url};
+  client.set_connection_timeout(10s);
+  client.set_read_timeout(10s);
+  return client.Get(path.c_str(), headers);
+}
 
 } // namespace weir::test

@@ -2,7 +2,6 @@
 // session cluster of real processes: Flink's v1 paths and field names.
 #include <doctest/doctest.h>
 
-#include <regex>
 #include <string>
 
 #include <httplib.h>
@@ -10,6 +9,7 @@
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
+#include "rest_client.hpp"
 #include "user_code_paths.hpp"
 
 using namespace weir::test;
@@ -17,35 +17,6 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
-
-/// The URL the jobmanager logged for its REST API ("" after 30 s).
-std::string rest_url(running_process& jobmanager) {
-  if (!jobmanager.wait_for_stderr("REST API at http://", 30s)
-      || !jobmanager.wait_for_stderr("\n", 30s))
-    return {};
-  std::smatch m;
-  const auto& log = jobmanager.stderr_so_far();
-  if (!std::regex_search(log, m,
-                         std::regex{"REST API at (http://[0-9.]+:[0-9]+)\n"}))
-    return {};
-  return m[1];
-}
-
-/// A GET that must be answered: the status and the JSON body.
-struct answer {
-  int status = 0;
-  json body;
-};
-
-answer get(const std::string& url, const std::string& path) {
-  httplib::Client client{url};
-  client.set_connection_timeout(10s);
-  client.set_read_timeout(10s);
-  auto res = client.Get(path);
-  REQUIRE(res);
-  CHECK(res->get_header_value("Content-Type") == "application/json");
-  return answer{res->status, json::parse(res->body)};
-}
 
 /// Whether `list` has `n` entries, each RUNNING with some `records` in
 /// its metrics.
@@ -56,10 +27,6 @@ bool all_running(const json& list, size_t n, const char* records) {
     if (x["status"] != "RUNNING" || x["metrics"][records] == 0)
       return false;
   return true;
-}
-
-json errors(const std::string& message) {
-  return json{{"errors", {message}}};
 }
 
 } // namespace
