@@ -31,6 +31,14 @@ nlohmann::json jobs_overview(const std::vector<job_status>& jobs,
 /// and status from the subtasks of a job that runs, `s` asked detailed).
 nlohmann::json job_details(const job_status& s, int64_t now_ms);
 
+/// GET /taskmanagers/{id}: one TaskExecutor (Flink's TaskManagerInfo: id,
+/// slotsNumber, freeSlots, timeSinceLastHeartbeat (as Flink: the wall
+/// clock time of the last heartbeat, in ms), hardware).
+nlohmann::json task_manager(const task_manager_info& tm);
+
+/// GET /taskmanagers: {"taskmanagers": [...]}.
+nlohmann::json task_managers(const std::vector<task_manager_info>& tms);
+
 /// An error body: {"errors": [message]}.
 nlohmann::json errors(const std::string& message);
 

@@ -1,12 +1,10 @@
 #include "cluster/rest_server.hpp"
 
-#include <sys/socket.h>
-
 #include <chrono>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "cluster/http_serving.hpp"
 #include "cluster/rest_context.hpp"
 #include "cluster/rest_json.hpp"
 #include "messages/errors.hpp"
@@ -74,6 +72,7 @@ struct rest_server::impl {
   void routes() {
     rest::add_cluster_routes(http, ctx);
     rest::add_job_routes(http, ctx);
+    rest::add_metrics_routes(http, ctx);
     http.set_error_handler(httplib::Server::HandlerWithResponse{error_body});
   }
 };
@@ -84,14 +83,7 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                    uint16_t port) {
   auto x = std::make_unique<impl>(sys, std::move(supervisor), config, address);
   x->routes();
-  // httplib's default is SO_REUSEPORT, which lets a second jobmanager share
-  // a port in use (the kernel then splits the requests between them):
-  // SO_REUSEADDR only, so a port in use is refused and a restart still
-  // finds its port in TIME_WAIT free.
-  x->http.set_socket_options([](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
+  refuse_shared_ports(x->http);
   bool bound = false;
   if (port == 0) {
     x->port = x->http.bind_to_any_port(address);
@@ -105,11 +97,7 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                       fmt::format("cannot listen on {}:{} for the REST API "
                                   "(rest.bind-address, rest.port)",
                                   address, port));
-  auto* http = &x->http;
-  x->serving = std::thread{[http] { http->listen_after_bind(); }};
-  // Until it runs, stop() would not stop it: the destructor waits for this.
-  while (!http->is_running())
-    std::this_thread::yield();
+  x->serving = serve(x->http);
   return std::unique_ptr<rest_server>{new rest_server(std::move(x))};
 }
 
@@ -127,10 +115,7 @@ uint16_t rest_server::port() const {
 }
 
 std::string rest_server::url() const {
-  auto host = impl_->address.find(':') != std::string::npos
-                ? "[" + impl_->address + "]"
-                : impl_->address;
-  return fmt::format("http://{}:{}", host, impl_->port);
+  return http_url(impl_->address, impl_->port);
 }
 
 } // namespace weir
