@@ -121,6 +121,10 @@ int taskmanager_action(const std::vector<std::string>& args) {
                                  keys::taskmanager_managed, "m")}))
     return exit_bad_input;
   auto tm = taskmanager_options::from(*cfg);
+  if (auto problem = tm.metrics_port_problem(); !problem.empty()) {
+    fmt::print(stderr, "weir taskmanager: {}\n", problem);
+    return exit_bad_input;
+  }
   tm.jobmanagers = *at;
   if (!start_event_log(res, "weir taskmanager", "taskmanager " + tm.id,
                        stderr))

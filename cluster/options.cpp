@@ -144,7 +144,17 @@ taskmanager_options taskmanager_options::from(const configuration& cfg) {
   tm.heartbeat = heartbeat_options::from(cfg);
   tm.local_state_root = cfg.get(keys::local_state_root);
   tm.network = network_buffers_of(cfg);
+  tm.metrics_port = cfg.get(keys::prom_port);
+  tm.metrics_address = cfg.get(keys::prom_host);
   return tm;
+}
+
+std::string taskmanager_options::metrics_port_problem() const {
+  if (metrics_port.empty() || parse_port_range(metrics_port))
+    return {};
+  return fmt::format("metrics.reporter.prom.port: '{}' is not a port, a "
+                     "range FROM-TO or 0",
+                     metrics_port);
 }
 
 resource_profile per_slot(const resource_profile& total, int32_t slots) {

@@ -13,6 +13,7 @@
 #include "actors/common/event_log.hpp"
 #include "actors/task_executor/crash_watch.hpp"
 #include "actors/task_executor/task_executor.hpp"
+#include "actors/task_executor/task_metrics.hpp"
 #include "cluster/local_state.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/rest_server.hpp"
@@ -229,10 +230,39 @@ int run_jobmanager(const jobmanager_options& opts) {
   return 0;
 }
 
+/// A taskmanager's Prometheus endpoint when metrics.reporter.prom.port is
+/// set (nullptr: not set); nothing, after one line on stderr and in the
+/// log, when it cannot listen.
+std::optional<std::unique_ptr<metrics_server>>
+start_metrics(const taskmanager_options& opts,
+              std::shared_ptr<task_metrics> metrics) {
+  auto ports = parse_port_range(opts.metrics_port);
+  if (!ports)
+    return std::unique_ptr<metrics_server>{};
+  auto server = metrics_server::start(std::move(metrics), opts.id,
+                                      opts.metrics_address, *ports);
+  if (!server) {
+    fmt::print(stderr, "weir taskmanager: {}\n", describe(server.error()));
+    log_eventf("{}", describe(server.error()));
+    return std::nullopt;
+  }
+  log_eventf("metrics at {}", (*server)->url());
+  return std::move(*server);
+}
+
 int run_taskmanager(const taskmanager_options& opts) {
   catch_stop_signals();
   // A subtask stuck in user code must not keep a stopped worker alive.
   end_process_after_stop("taskmanager", 0);
+  if (auto problem = opts.metrics_port_problem(); !problem.empty()) {
+    fmt::print(stderr, "weir taskmanager: {}\n", problem);
+    return exit_bad_config;
+  }
+  // One per process: it outlives reconnections (new TaskExecutors).
+  auto metrics = std::make_shared<task_metrics>();
+  auto endpoint = start_metrics(opts, metrics);
+  if (!endpoint)
+    return exit_storage_error;
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
@@ -268,6 +298,7 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.network = opts.network;
     te.local_state_dir = local_state;
     te.dispatcher = handles->first;
+    te.metrics = metrics;
     auto worker = spawn_task_executor(sys, te, handles->second);
     self->monitor(worker);
     log_eventf("registering with the jobmanager ({} slots)", opts.slots);

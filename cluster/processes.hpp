@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -12,6 +13,7 @@
 #include "config/config.hpp"
 #include "dataplane/network_buffers.hpp"
 #include "cluster/gateway.hpp"
+#include "cluster/metrics_server.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/slots.hpp"
 
@@ -118,19 +120,29 @@ struct taskmanager_options {
   network_buffer_options network;
   /// taskmanager.state.local.root-dirs ("": the temporary directory).
   std::string local_state_root;
+  /// metrics.reporter.prom.port and .host: its Prometheus endpoint ("":
+  /// none; else a port, a range or 0, see parse_port_range).
+  std::string metrics_port;
+  std::string metrics_address = "127.0.0.1";
 
   /// Reads the taskmanager.* keys (id: taskmanager.resource-id, else
-  /// HOST-PID), cluster.registration.*, heartbeats and remoting; leaves
-  /// `jobmanagers` empty.
+  /// HOST-PID), cluster.registration.*, heartbeats, remoting and
+  /// metrics.reporter.prom.*; leaves `jobmanagers` empty.
   static taskmanager_options from(const configuration& cfg);
+
+  /// Why `metrics_port` cannot be used (one line naming the key), or "".
+  std::string metrics_port_problem() const;
 };
 
 /// `total` split evenly over `slots` slots.
 resource_profile per_slot(const resource_profile& total, int32_t slots);
 
 /// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the
-/// jobmanager and registers, retrying with exponential backoff while no master is reachable or after the master went away, so
-/// workers may start before the master. Returns the process exit code.
+/// jobmanager and registers, retrying with exponential backoff while no
+/// master is reachable or after the master went away, so workers may start
+/// before the master. Serves its metrics when metrics_port is set. Returns
+/// the process exit code: 0 after a signal, exit_bad_config, 3 when its
+/// metrics port cannot be used.
 int run_taskmanager(const taskmanager_options& opts);
 
 } // namespace weir

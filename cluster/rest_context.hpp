@@ -91,6 +91,9 @@ std::optional<job_id> parse_job_id(const std::string& text, reply& refusal);
 /// GET /overview, /config, /jobmanager/config, /taskmanagers...
 void add_cluster_routes(httplib::Server& http, context& ctx);
 
+/// GET /metrics: the jobmanager's metrics in Prometheus' text format.
+void add_metrics_routes(httplib::Server& http, context& ctx);
+
 /// GET /jobs, /jobs/overview, /jobs/{jobid}...
 void add_job_routes(httplib::Server& http, context& ctx);
 

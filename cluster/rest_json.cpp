@@ -96,6 +96,26 @@ json jobmanager_config(const configuration& cfg) {
   return list;
 }
 
+json task_manager(const task_manager_info& tm) {
+  auto& hw = tm.hardware;
+  return json{{"id", tm.id.value},
+              {"slotsNumber", tm.slots_total},
+              {"freeSlots", tm.slots_free},
+              {"timeSinceLastHeartbeat", tm.last_heartbeat_ms},
+              {"hardware",
+               {{"cpuCores", hw.cpu_cores},
+                {"physicalMemory", hw.physical_memory},
+                {"freeMemory", hw.free_memory},
+                {"managedMemory", hw.managed_memory}}}};
+}
+
+json task_managers(const std::vector<task_manager_info>& tms) {
+  auto list = json::array();
+  for (auto& tm : tms)
+    list.push_back(task_manager(tm));
+  return json{{"taskmanagers", std::move(list)}};
+}
+
 json errors(const std::string& message) {
   return json{{"errors", json::array({message})}};
 }

@@ -81,6 +81,14 @@ nlohmann::json dashboard_config();
 /// value ([{key, value}]); values of secret keys (passwords) are masked.
 nlohmann::json jobmanager_config(const configuration& cfg);
 
+/// GET /taskmanagers/{id}: one TaskExecutor (Flink's TaskManagerInfo: id,
+/// slotsNumber, freeSlots, timeSinceLastHeartbeat (as Flink: the wall
+/// clock time of the last heartbeat, in ms), hardware).
+nlohmann::json task_manager(const task_manager_info& tm);
+
+/// GET /taskmanagers: {"taskmanagers": [...]}.
+nlohmann::json task_managers(const std::vector<task_manager_info>& tms);
+
 /// An error body: {"errors": [message]}.
 nlohmann::json errors(const std::string& message);
 

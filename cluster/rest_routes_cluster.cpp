@@ -1,5 +1,8 @@
-// GET routes of the cluster: /overview, /config, /jobmanager/config.
+// GET routes of the cluster: /overview, /config, /jobmanager/config,
+// /taskmanagers, /taskmanagers/{id}.
 #include "cluster/rest_context.hpp"
+
+#include <algorithm>
 
 #include "cluster/rest_json.hpp"
 
@@ -29,6 +32,29 @@ reply cluster_overview_reply(context& ctx) {
   });
 }
 
+/// Every TaskExecutor, or the one named `id` ("": all).
+reply task_managers_reply(context& ctx, const std::string& id) {
+  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor&,
+                     resource_manager_actor& rm) {
+    reply out = error_reply(500, "no answer");
+    self->request(rm, answer_deadline, list_atom_v)
+      .receive(
+        [&](std::vector<task_manager_info>& tms) {
+          if (id.empty()) {
+            out = reply{200, task_managers(tms)};
+            return;
+          }
+          auto i = std::find_if(tms.begin(), tms.end(),
+                                [&](auto& tm) { return tm.id.value == id; });
+          out = i == tms.end()
+                  ? error_reply(404, "TaskManager " + id + " does not exist")
+                  : reply{200, task_manager(*i)};
+        },
+        [&](caf::error& err) { out = refused(err); });
+    return out;
+  });
+}
+
 } // namespace
 
 void add_cluster_routes(httplib::Server& http, context& ctx) {
@@ -40,6 +66,12 @@ void add_cluster_routes(httplib::Server& http, context& ctx) {
   });
   http.Get("/jobmanager/config", [&ctx](const Req&, Res& res) {
     send(res, reply{200, jobmanager_config(ctx.config)});
+  });
+  http.Get("/taskmanagers", [&ctx](const Req&, Res& res) {
+    send(res, task_managers_reply(ctx, ""));
+  });
+  http.Get(R"(/taskmanagers/([^/]+))", [&ctx](const Req& req, Res& res) {
+    send(res, task_managers_reply(ctx, req.matches[1]));
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/http_serving.hpp"
 #include "cluster/rest_context.hpp"
 #include "cluster/rest_json.hpp"
 #include "config/keys.hpp"
@@ -129,6 +130,7 @@ struct rest_server::impl {
     rest::add_job_routes(*http, ctx);
     rest::add_action_routes(*http, ctx);
     rest::add_web_routes(*http);
+    rest::add_metrics_routes(*http, ctx);
     if (ctx.config.get(keys::web_submit_enable))
       rest::add_submit_routes(*http, ctx);
     auto max_body = ctx.config.get(keys::rest_max_content_length).mb << 20;
@@ -156,14 +158,7 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                       "cannot make a directory for the REST API's uploads "
                       "under the temporary directory (TMPDIR)");
   x->routes();
-  // httplib's default is SO_REUSEPORT, which lets a second jobmanager share
-  // a port in use (the kernel then splits the requests between them):
-  // SO_REUSEADDR only, so a port in use is refused and a restart still
-  // finds its port in TIME_WAIT free.
-  x->http->set_socket_options([](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
+  refuse_shared_ports(*x->http);
   bool bound = false;
   if (port == 0) {
     x->port = x->http->bind_to_any_port(address);
@@ -177,11 +172,7 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                       fmt::format("cannot listen on {}:{} for the REST API "
                                   "(rest.bind-address, rest.port)",
                                   address, port));
-  auto* http = x->http.get();
-  x->serving = std::thread{[http] { http->listen_after_bind(); }};
-  // Until it runs, stop() would not stop it: the destructor waits for this.
-  while (!http->is_running())
-    std::this_thread::yield();
+  x->serving = serve(*x->http);
   return std::unique_ptr<rest_server>{new rest_server(std::move(x))};
 }
 

@@ -64,6 +64,8 @@ const std::vector<key_info>& config_keys() {
     network_buffers_per_channel.info(),
     task_slots.info(),
     resource_id.info(),
+    prom_port.info(),
+    prom_host.info(),
     ssl_internal_enabled.info(),
     ssl_internal_certificate.info(),
     ssl_internal_key.info(),

@@ -163,6 +163,16 @@ inline constexpr config_key<int64_t> task_slots{
 inline constexpr config_key<std::string> resource_id{
   "taskmanager.resource-id", "", "Name of a worker; default HOST-PID."};
 
+// --- metrics ----------------------------------------------------------------
+
+inline constexpr config_key<std::string> prom_port{
+  "metrics.reporter.prom.port", "",
+  "A taskmanager's Prometheus endpoint (/metrics): a port, a range "
+  "FROM-TO (the first free one) or 0 (any free port); unset: none."};
+inline constexpr config_key<std::string> prom_host{
+  "metrics.reporter.prom.host", "127.0.0.1",
+  "Address a taskmanager's Prometheus endpoint listens on."};
+
 // --- driver mode (per job) --------------------------------------------------
 
 inline constexpr config_key<double> driver_cpu_cores{

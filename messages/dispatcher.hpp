@@ -46,6 +46,9 @@ using dispatcher_actor = caf::typed_actor<
   caf::replies_to<graph_atom, job_id>::with<job_graph>,
   /// Client: the job's result, answered once the job has ended.
   caf::replies_to<result_atom, job_id>::with<job_result>,
+  /// Client (metrics): jobs submitted and accepted (stored) since this
+  /// Dispatcher started.
+  caf::replies_to<metrics_atom>::with<int64_t>,
   /// JobMaster: its job's state or slot wait changed (what `list` and
   /// `status` show; sent before any reply that follows the change).
   caf::reacts_to<update_atom, job_status>,

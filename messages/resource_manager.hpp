@@ -28,6 +28,25 @@ typename Inspector::result_type inspect(Inspector& f, cluster_overview& x) {
            x.slots_total, x.slots_free, x.pending_requests);
 }
 
+/// One registered TaskExecutor (Flink's TaskManagerInfo).
+struct task_manager_info {
+  resource_id id;
+  int32_t slots_total = 0;
+  int32_t slots_free = 0;
+  /// When the ResourceManager last heard from it (wall clock, ms; its
+  /// registration when no heartbeat came yet), and how long its last
+  /// heartbeat request took to be answered (microseconds; -1: none yet).
+  int64_t last_heartbeat_ms = 0;
+  int64_t heartbeat_rtt_us = -1;
+  hardware_description hardware;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_manager_info& x) {
+  return f(caf::meta::type_name("task_manager_info"), x.id, x.slots_total,
+           x.slots_free, x.last_heartbeat_ms, x.heartbeat_rtt_us, x.hardware);
+}
+
 /// The ResourceManager (Flink's ResourceManagerGateway): what others send it.
 /// Its own timers are in its private interface
 /// (actors/resource_manager/resource_manager.hpp).
@@ -46,6 +65,9 @@ using resource_manager_actor = caf::typed_actor<
   caf::reacts_to<disconnect_atom, job_id, job_master_id>,
   /// Client or test: registered TaskExecutors and slots.
   caf::replies_to<overview_atom>::with<cluster_overview>,
+  /// Client (REST, metrics): every registered TaskExecutor, in
+  /// registration order.
+  caf::replies_to<list_atom>::with<std::vector<task_manager_info>>,
   /// Jobmanager (driver mode): it listens at this address; an active
   /// ResourceManager may start workers that connect there now.
   caf::reacts_to<start_atom, std::string>,

@@ -46,14 +46,33 @@ typename Inspector::result_type inspect(Inspector& f, slot_status& x) {
            x.job);
 }
 
-/// A TaskExecutor's slots, sent when it registers.
+/// A worker's host as it registers (Flink's HardwareDescription; bytes).
+struct hardware_description {
+  int32_t cpu_cores = 0;
+  int64_t physical_memory = 0;
+  /// Memory available on the host when it registered (MemAvailable).
+  int64_t free_memory = 0;
+  /// taskmanager.memory.managed.size.
+  int64_t managed_memory = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, hardware_description& x) {
+  return f(caf::meta::type_name("hardware_description"), x.cpu_cores,
+           x.physical_memory, x.free_memory, x.managed_memory);
+}
+
+bool operator==(const hardware_description& a, const hardware_description& b);
+
+/// A TaskExecutor's slots and host, sent when it registers.
 struct slot_report {
   std::vector<slot_status> slots;
+  hardware_description hardware;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, slot_report& x) {
-  return f(caf::meta::type_name("slot_report"), x.slots);
+  return f(caf::meta::type_name("slot_report"), x.slots, x.hardware);
 }
 
 /// A JobMaster's request for one slot.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <caf/actor_addr.hpp>
@@ -39,7 +40,7 @@ public:
 
   /// Starts watching `peer` (as if just heard from); again: resets it.
   void watch(const Peer& peer, clock::time_point now) {
-    peers_[peer] = peer_state{now, 0};
+    peers_[peer] = peer_state{now, 0, clock::duration{-1}};
   }
 
   void unwatch(const Peer& peer) { peers_.erase(peer); }
@@ -53,6 +54,32 @@ public:
       return;
     i->second.last_heard = std::max(i->second.last_heard, now);
     i->second.failures_in_a_row = 0;
+  }
+
+  /// A sender's heartbeat request to `peer`, sent at `sent`, was answered
+  /// at `now`: heard from, and its round trip noted.
+  void answered(const Peer& peer, clock::time_point sent,
+                clock::time_point now) {
+    heard_from(peer, now);
+    if (auto i = peers_.find(peer); i != peers_.end())
+      i->second.round_trip = now - sent;
+  }
+
+  /// When `peer` was last heard from (its watch began, else nothing).
+  std::optional<clock::time_point> last_heard(const Peer& peer) const {
+    auto i = peers_.find(peer);
+    if (i == peers_.end())
+      return std::nullopt;
+    return i->second.last_heard;
+  }
+
+  /// The round trip of the last answered request to `peer` (nothing
+  /// before one).
+  std::optional<clock::duration> round_trip(const Peer& peer) const {
+    auto i = peers_.find(peer);
+    if (i == peers_.end() || i->second.round_trip.count() < 0)
+      return std::nullopt;
+    return i->second.round_trip;
   }
 
   /// A heartbeat request to `peer` failed (refused or unreachable, not
@@ -98,6 +125,7 @@ private:
   struct peer_state {
     clock::time_point last_heard;
     int failures_in_a_row = 0;
+    clock::duration round_trip{-1}; ///< negative: none answered yet
   };
 
   heartbeat_options opts_;

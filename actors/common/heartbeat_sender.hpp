@@ -24,8 +24,8 @@ using heartbeat_reply_t = caf::detail::tl_head_t<
 /// One heartbeat request of a heartbeat sender (Flink's
 /// HeartbeatManagerSenderImpl): `self`, which keeps `hb`, asks `target` for
 /// a heartbeat ahead of its other messages (high priority), waiting
-/// heartbeat.timeout. An answer marks `target` heard. A request that fails
-/// otherwise than by timing out counts towards
+/// heartbeat.timeout. An answer marks `target` heard and notes the round
+/// trip. A request that fails otherwise than by timing out counts towards
 /// heartbeat.rpc-failure-threshold; reaching it calls
 /// `lost(peer, "heartbeat requests failed: ...")` (`hb` watches it no
 /// longer). `hb` must live as long as `self` (a member of its state).
@@ -34,13 +34,14 @@ void request_heartbeat(Self* self, heartbeat_monitor& hb, const Handle& target,
                        Lost lost) {
   auto peer = target.address();
   auto* monitor = &hb;
+  auto sent = self->clock().now();
   self
     ->template request<caf::message_priority::high>(target,
                                                      hb.options().timeout,
                                                      heartbeat_atom_v)
     .then(
       [=](const heartbeat_reply_t<Handle>&) {
-        monitor->heard_from(peer, self->clock().now());
+        monitor->answered(peer, sent, self->clock().now());
       },
       [=](caf::error& err) {
         if (err != caf::sec::request_timeout && monitor->request_failed(peer))

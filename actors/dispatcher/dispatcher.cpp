@@ -43,6 +43,8 @@ struct dispatcher_state {
   /// Driver mode: applications, and whether this cluster ends with one.
   application_tracker apps;
   bool application_mode = false;
+  /// Submissions accepted (stored) since this Dispatcher started.
+  int64_t submissions = 0;
   static inline const char* name = "dispatcher";
 };
 
@@ -276,6 +278,7 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   self->request(st.store, store_timeout, put_atom_v, std::move(g))
     .then(
       [=](bool) mutable {
+        ++self->state.submissions;
         rp.deliver(id);
         on_stored(self, id);
       },
@@ -371,6 +374,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
                             std::move(bytes));
     },
     [=](list_atom) { return self->state.jobs.list(); },
+    [=](metrics_atom) { return self->state.submissions; },
     [=](status_atom, job_id id, bool detailed) {
       return by_job<job_status>(
         self, id,

@@ -43,6 +43,8 @@ struct rm_state {
   std::map<resource_id, task_executor_actor> workers;
   std::map<allocation_id, job_id> job_of_alloc; // granted allocations
   std::map<caf::actor_addr, resource_id> worker_by_addr;
+  /// The host each TaskExecutor registered with.
+  std::map<resource_id, hardware_description> hardware;
   std::map<job_id, job_leader> jobs;
   std::map<caf::actor_addr, job_id> job_by_jm; // watched JobMasters
   heartbeat_monitor hb;
@@ -187,6 +189,7 @@ void on_peer_gone(self_ptr self, const caf::actor_addr& peer,
     if (auto l = st.jobs.find(job); l != st.jobs.end())
       self->send(l->second.jm, free_atom_v, std::move(allocs));
   st.workers.erase(i->second);
+  st.hardware.erase(i->second);
   st.worker_by_addr.erase(i);
 }
 
@@ -201,7 +204,40 @@ void retire_worker(self_ptr self, const resource_id& id) {
   st.slots->unregister_task_executor(id); // idle: it holds no allocation
   st.hb.unwatch(w->second.address());
   st.worker_by_addr.erase(w->second.address());
+  st.hardware.erase(id);
   st.workers.erase(w);
+}
+
+/// Every registered TaskExecutor: slots, last heartbeat, host.
+std::vector<task_manager_info> task_managers(self_ptr self) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  auto wall = now_ms();
+  std::vector<task_manager_info> out;
+  for (auto& w : st.slots->task_executors()) {
+    task_manager_info info;
+    info.id = w.id;
+    info.slots_total = w.total;
+    info.slots_free = w.free;
+    info.last_heartbeat_ms = wall;
+    if (auto te = st.workers.find(w.id); te != st.workers.end()) {
+      auto addr = te->second.address();
+      if (auto heard = st.hb.last_heard(addr))
+        info.last_heartbeat_ms
+          = wall
+            - std::chrono::duration_cast<std::chrono::milliseconds>(now
+                                                                    - *heard)
+                .count();
+      if (auto rtt = st.hb.round_trip(addr))
+        info.heartbeat_rtt_us
+          = std::chrono::duration_cast<std::chrono::microseconds>(*rtt)
+              .count();
+    }
+    if (auto hw = st.hardware.find(w.id); hw != st.hardware.end())
+      info.hardware = hw->second;
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 /// Sends every TaskExecutor and JobMaster a heartbeat request and declares
@@ -254,6 +290,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       st.hb.watch(te.address(), self->clock().now());
       st.worker_by_addr[te.address()] = id;
       st.workers[id] = std::move(te);
+      st.hardware[id] = report.hardware;
       if (st.pool)
         st.pool->registered(id, self->clock().now());
       // Answer first: the TaskExecutor must know the leader's token before
@@ -344,6 +381,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
                               st.slots->free_slot_count(),
                               st.slots->pending_count()};
     },
+    [=](list_atom) { return task_managers(self); },
   };
 }
 

@@ -152,6 +152,15 @@ bool slot_manager::is_idle(const resource_id& id) const {
   return false;
 }
 
+std::vector<slot_manager::worker_slots> slot_manager::task_executors() const {
+  std::vector<worker_slots> out;
+  out.reserve(workers_.size());
+  for (auto& w : workers_)
+    out.push_back(
+      worker_slots{w.id, static_cast<int32_t>(w.slots.size()), w.free});
+  return out;
+}
+
 int32_t slot_manager::task_executor_count() const {
   return static_cast<int32_t>(workers_.size());
 }

@@ -62,6 +62,16 @@ public:
   /// allocated.
   bool is_idle(const resource_id& id) const;
 
+  /// One registered TaskExecutor's slots.
+  struct worker_slots {
+    resource_id id;
+    int32_t total = 0;
+    int32_t free = 0;
+  };
+
+  /// Every registered TaskExecutor's slots, in registration order.
+  std::vector<worker_slots> task_executors() const;
+
   int32_t task_executor_count() const;
   int32_t slot_count() const;
   int32_t free_slot_count() const;

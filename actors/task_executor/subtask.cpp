@@ -13,6 +13,7 @@
 
 #include "actors/task_executor/crash_watch.hpp"
 #include "actors/task_executor/driver_client.hpp"
+#include "actors/task_executor/task_metrics.hpp"
 #include "dataplane/subtask_runner.hpp"
 #include "storage/state_handle.hpp"
 
@@ -50,6 +51,9 @@ struct subtask_state : runner_port {
   execution_attempt_id attempt;
   int32_t subtask_index = 0;
   job_master_actor jm;
+  /// The process's metrics registry (null: none) and this subtask's labels.
+  std::shared_ptr<task_metrics> metrics;
+  subtask_labels labels;
   std::unique_ptr<subtask_runner> runner;
   std::vector<std::vector<subtask_actor>> consumers;
   /// The producer of each input channel, once it sent something (credits go
@@ -103,14 +107,23 @@ struct subtask_state : runner_port {
                  port, subtask_index, int32_t{1});
   }
 
+  /// The report also goes to the process's metrics endpoint (at the
+  /// runner's metrics interval and state changes, never per record).
+  void note(const io_metrics& m, bool ended) {
+    if (metrics)
+      metrics->update(labels, m, ended, task_metrics::clock::now());
+  }
+
   void report(execution_state s, const io_metrics& metrics,
               std::string error) override {
+    note(metrics, is_terminal(s));
     self->send(jm, update_atom_v, attempt, s, metrics, std::move(error));
     if (is_terminal(s))
       self->quit();
   }
 
   void send_metrics(const io_metrics& metrics) override {
+    note(metrics, false);
     self->send(jm, metrics_atom_v, attempt, metrics);
   }
 
@@ -164,6 +177,16 @@ void subtask_state::write_snapshot(int64_t id, chain_snapshot&& snap) {
   });
 }
 
+subtask_labels labels_of(const task_deployment& d) {
+  return subtask_labels{d.job,
+                        d.job_name,
+                        d.task_index,
+                        d.chain.empty() ? std::string{} : d.chain.front().id,
+                        d.task_name,
+                        d.subtask_index,
+                        d.attempt_number};
+}
+
 size_t input_channels(const task_deployment& d) {
   size_t n = 0;
   for (auto& in : d.inputs)
@@ -173,8 +196,11 @@ size_t input_channels(const task_deployment& d) {
 
 subtask_private_actor::behavior_type
 subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
-             std::shared_ptr<built_chain> built) {
+             std::shared_ptr<built_chain> built,
+             std::shared_ptr<task_metrics> metrics) {
   auto& st = self->state;
+  st.metrics = std::move(metrics);
+  st.labels = labels_of(d);
   st.attempt = d.attempt;
   st.subtask_index = d.subtask_index;
   st.jm = std::move(jm);
@@ -272,10 +298,11 @@ subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
   if (built->chain
       && (built->chain->blocking_io() || restores_from_files(d.restore)))
     handle = sys.spawn<caf::detached>(subtask_impl, std::move(d),
-                                      std::move(jm), std::move(built));
+                                      std::move(jm), std::move(built),
+                                      env.metrics);
   else
     handle = sys.spawn(subtask_impl, std::move(d), std::move(jm),
-                       std::move(built));
+                       std::move(built), env.metrics);
   caf::actor_cast<caf::abstract_actor*>(handle)->attach_functor(
     [attempt] { crash_watch::forget(attempt); });
   return handle;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <memory>
+
 #include "dataplane/exchange_options.hpp"
 #include "messages/deployment.hpp"
 #include "messages/dispatcher.hpp"
@@ -11,6 +13,8 @@ class actor_system;
 } // namespace caf
 
 namespace weir {
+
+class task_metrics;
 
 /// What a TaskExecutor gives every subtask besides its deployment.
 struct subtask_env {
@@ -24,6 +28,8 @@ struct subtask_env {
   dispatcher_actor dispatcher;
   /// The job's JobMaster (a driver's output goes there).
   job_master_actor job_master;
+  /// Where the subtask also leaves its metrics reports (null: nowhere).
+  std::shared_ptr<task_metrics> metrics;
 };
 
 /// Spawns the actor running one subtask. It opens its operators at once

@@ -14,9 +14,11 @@
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
 #include "actors/common/heartbeat_sender.hpp"
+#include "actors/common/process_stats.hpp"
 #include "actors/task_executor/slot_table.hpp"
 #include "actors/task_executor/code_resolver.hpp"
 #include "actors/task_executor/subtask.hpp"
+#include "actors/task_executor/task_metrics.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
 
@@ -52,6 +54,22 @@ struct te_state {
 
 using self_ptr = task_executor_private_actor::stateful_pointer<te_state>;
 
+/// Shows the slots to the process's metrics endpoint (if any).
+void publish_slots(self_ptr self) {
+  auto& st = self->state;
+  if (st.opts.metrics)
+    st.opts.metrics->set_slots(st.slots->size(), st.slots->free_count());
+}
+
+/// What it registers with: its slots and its host.
+slot_report registration(self_ptr self) {
+  auto& st = self->state;
+  auto report = st.slots->report();
+  report.hardware = describe_hardware(st.opts.slot_profile.native_mb
+                                      * st.opts.slots * (int64_t{1} << 20));
+  return report;
+}
+
 /// Cancels every subtask of `job` running here.
 void cancel_subtasks(self_ptr self, job_id job) {
   auto& st = self->state;
@@ -75,6 +93,7 @@ void give_back(self_ptr self, std::vector<allocation_id> allocs) {
     st.slots->free(a);
     st.buffers->release(a);
   }
+  publish_slots(self);
   if (!allocs.empty())
     self->send(st.rm, free_atom_v, st.opts.id, std::move(allocs));
 }
@@ -155,6 +174,7 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
       env.code = code;
       env.dispatcher = st.opts.dispatcher;
       env.job_master = jm;
+      env.metrics = st.opts.metrics;
       auto h = spawn_subtask(std::move(d), jm, env);
       self->monitor(h);
       st.running[job].insert(h.address());
@@ -282,13 +302,14 @@ task_executor_impl(self_ptr self, task_executor_options opts,
     self->quit(msg.reason);
   });
   self->monitor(st.rm);
+  publish_slots(self);
   st.hb = heartbeat_monitor{st.opts.heartbeat};
   if (st.opts.heartbeat.interval.count() > 0) {
     st.hb.watch(st.rm.address(), self->clock().now());
     self->send(self, beat_atom_v);
   }
   self->request(st.rm, registration_timeout, register_atom_v, st.opts.id,
-                task_executor_actor{self}, st.slots->report())
+                task_executor_actor{self}, registration(self))
     .then([=](resource_manager_id leader) { self->state.rm_leader = leader; },
           [=](caf::error& err) {
             log_problemf("weir: TaskExecutor {} could not register: {}",
@@ -312,6 +333,7 @@ task_executor_impl(self_ptr self, task_executor_options opts,
           slot_offer{g.alloc, g.slot_index, st.slots->profile(g.slot_index)});
       }
       auto n = static_cast<int32_t>(offers.size());
+      publish_slots(self);
       if (!offers.empty()
           && st.job_masters.emplace(jm.address(), std::make_pair(job, jm_leader))
                .second) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "actors/common/heartbeat_monitor.hpp"
@@ -15,6 +16,8 @@ class actor_system;
 } // namespace caf
 
 namespace weir {
+
+class task_metrics;
 
 /// Options of one TaskExecutor (Flink's taskmanager.* keys).
 struct task_executor_options {
@@ -40,6 +43,9 @@ struct task_executor_options {
   /// thread that busy subtasks hold (a large state's snapshot, say). Tests
   /// on CAF's deterministic scheduler leave it off.
   bool own_thread = false;
+  /// Its process's metrics for the Prometheus endpoint (null: none): its
+  /// slots and its subtasks' reports go there.
+  std::shared_ptr<task_metrics> metrics;
 };
 
 /// The TaskExecutor's whole interface: the public one and its own timer,

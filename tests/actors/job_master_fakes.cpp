@@ -15,6 +15,7 @@ fake_resource_manager(resource_manager_actor::stateful_pointer<fake_rm_state> se
     [=](free_atom, const resource_id&, const std::vector<allocation_id>&) {},
     [=](disconnect_atom, job_id, job_master_id) { ++self->state.disconnects; },
     [=](overview_atom) { return cluster_overview{}; },
+    [=](list_atom) { return std::vector<task_manager_info>{}; },
     [=](start_atom, const std::string&) {},
     [=](exited_atom, const resource_id&) {},
   };
@@ -90,6 +91,7 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
       return true;
     },
     [=](list_atom) { return std::vector<job_status>{}; },
+    [=](metrics_atom) { return int64_t{0}; },
     [=](status_atom, job_id, bool) { return job_status{}; },
     [=](cancel_atom, job_id) {
       return cancel_outcome{job_state::running, job_state::canceled};
