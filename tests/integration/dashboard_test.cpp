@@ -43,12 +43,6 @@ const char* clickstream = R"({
     {"from": "squares", "to": "out", "partitioning": "rebalance"},
     {"from": "large", "to": "audit", "partitioning": "broadcast"}]})";
 
-json get(const std::string& url, const std::string& path) {
-  auto res = rest_get(url, path);
-  REQUIRE(res);
-  return json::parse(res->body);
-}
-
 /// Headless Chromium on `url` with `what` (--dump-dom, --screenshot=...),
 /// letting the page's timers and requests run for 5 s of virtual time;
 /// killed after 90 s. A profile of its own, so runs never share one.
@@ -128,7 +122,7 @@ TEST_CASE("the dashboard shows a running job's graph in headless Chromium") {
   auto id = detached.out.substr(0, 32);
   // Loaded once every vertex runs and the source has written records.
   REQUIRE(eventually([&] {
-    auto d = get(url, "/jobs/" + id);
+    auto d = get(url, "/jobs/" + id).body;
     if (d["state"] != "RUNNING" || d["vertices"].size() != 6)
       return false;
     for (auto& v : d["vertices"])
