@@ -157,6 +157,18 @@ TEST_CASE("the dashboard shows a running job's graph in headless Chromium") {
     CHECK(has(node, ">RUNNING</text>"));
     CHECK(has(node, "records in "));
   }
+  // The plan's edges, drawn between the vertices they join.
+  for (auto [from, to] :
+       {std::pair{"events", "large"}, {"large", "maxima"}, {"maxima", "squares"},
+        {"squares", "out"}, {"large", "audit"}}) {
+    CAPTURE(from);
+    CAPTURE(to);
+    CHECK(has(dom, fmt::format("<g class=\"edge\" data-from=\"{}\" "
+                               "data-to=\"{}\"",
+                               from, to)));
+  }
+  // Every vertex has a backpressure level from the REST API.
+  CHECK_FALSE(has(dom, "data-backpressure=\"none\""));
   // The vertices' table under the graph, one row each.
   CHECK(has(dom, "data-vertex-row=\"maxima\""));
 
