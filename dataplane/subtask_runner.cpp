@@ -48,6 +48,7 @@ subtask_runner::subtask_runner(const task_deployment& d, runner_port& port,
     storage_(d.backend.checkpoint_dir,
              fmt::format("{}-{}", d.subtask_index,
                          d.attempt.to_string().substr(0, 8))),
+    clock_(clock),
     meter_(std::move(clock)) {
 }
 
@@ -276,6 +277,8 @@ void subtask_runner::process_barrier(const input_event& ev) {
   port_.return_credit(ev.channel, ev.port);
   auto& b = std::get<checkpoint_barrier>(ev.body);
   pending_kind_ = b.kind;
+  if (aligner_.pending() != b.id)
+    alignment_start_ = clock_(); // its first barrier
   if (aligner_.on_barrier(ev.channel, b.id))
     aligned(b.id);
 }
@@ -324,6 +327,10 @@ void subtask_runner::resume() {
 /// The alignment of checkpoint `id` completed: snapshot, then process what
 /// waited for it.
 void subtask_runner::aligned(int64_t id) {
+  aligned_id_ = id;
+  aligned_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  clock_() - alignment_start_)
+                  .count();
   take_checkpoint(checkpoint_barrier{id, pending_kind_});
   auto held = aligner_.release();
   replay_.insert(replay_.end(), std::make_move_iterator(held.begin()),
@@ -342,7 +349,7 @@ void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
   drain();
   storage_.offload(b.id, snap);
   if (snap.deferred.empty())
-    port_.acknowledge(b.id, std::move(snap.ready));
+    port_.acknowledge(b.id, alignment_of(b.id), std::move(snap.ready));
   else
     port_.write_snapshot(b.id, std::move(snap));
 }
@@ -352,7 +359,7 @@ void subtask_runner::snapshot_written(int64_t id, operator_states&& states) {
     return;
   metered([&] { guarded([&] { chain_->snapshot_written(id); }); });
   if (!terminal())
-    port_.acknowledge(id, std::move(states));
+    port_.acknowledge(id, alignment_of(id), std::move(states));
 }
 
 void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {

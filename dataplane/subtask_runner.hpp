@@ -54,9 +54,11 @@ public:
   virtual void send_metrics(const io_metrics& metrics) = 0;
   /// Records a collect sink gathered since the last hand-over.
   virtual void hand_over(std::vector<record>&& rows) = 0;
-  /// The subtask took checkpoint `id`; its state (by vertex: small states
-  /// inline, larger ones as handles of their files in checkpoint storage).
-  virtual void acknowledge(int64_t id, operator_states&& states) = 0;
+  /// The subtask took checkpoint `id` after aligning its inputs' barriers
+  /// for `alignment_ms`; its state (by vertex: small states inline, larger
+  /// ones as handles of their files in checkpoint storage).
+  virtual void acknowledge(int64_t id, int64_t alignment_ms,
+                           operator_states&& states) = 0;
   /// Write the deferred parts of checkpoint `id`'s snapshot off this thread
   /// (blocking I/O), then call snapshot_written or snapshot_failed.
   virtual void write_snapshot(int64_t id, chain_snapshot&& snap) = 0;
@@ -228,7 +230,17 @@ private:
   bool tick_pending_ = false;
   /// A handler ran since the last metrics tick.
   bool active_ = false;
+  load_meter::clock_fn clock_;
   load_meter meter_;
+  /// When the pending alignment's first barrier arrived, and the last
+  /// alignment: its checkpoint and how long it took (ms).
+  load_meter::clock::time_point alignment_start_{};
+  int64_t aligned_id_ = 0;
+  int64_t aligned_ms_ = 0;
+  /// How long checkpoint `id` waited for its alignment (0: none).
+  int64_t alignment_of(int64_t id) const {
+    return id == aligned_id_ ? aligned_ms_ : 0;
+  }
 };
 
 } // namespace weir

@@ -42,8 +42,9 @@ using job_master_actor = caf::typed_actor<
   caf::replies_to<blob_atom, std::string>::with<std::string>,
   /// Subtask: progress counters, sent now and then while running.
   caf::reacts_to<metrics_atom, execution_attempt_id, io_metrics>,
-  /// Subtask: it took checkpoint `id`; its operators' state.
-  caf::reacts_to<checkpoint_atom, execution_attempt_id, int64_t,
+  /// Subtask: it took checkpoint `id` after aligning its barriers for
+  /// that many ms (0: a source, or one input); its operators' state.
+  caf::reacts_to<checkpoint_atom, execution_attempt_id, int64_t, int64_t,
                  operator_states>,
   /// Collect sink: records for the job result.
   caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,

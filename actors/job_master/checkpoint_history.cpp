@@ -1,5 +1,7 @@
 #include "actors/job_master/checkpoint_history.hpp"
 
+#include <algorithm>
+
 namespace weir {
 
 namespace {
@@ -35,9 +37,11 @@ void checkpoint_history::triggered(int64_t id, bool savepoint,
   }
 }
 
-void checkpoint_history::acknowledged(int64_t id, int64_t now_ms) {
+void checkpoint_history::acknowledged(int64_t id, int64_t alignment_ms,
+                                      int64_t now_ms) {
   if (auto* e = find(id); e != nullptr && e->status == in_progress) {
     ++e->acknowledged;
+    e->alignment_ms = std::max(e->alignment_ms, alignment_ms);
     e->latest_ack_time_ms = now_ms;
   }
 }

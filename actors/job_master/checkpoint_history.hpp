@@ -20,8 +20,9 @@ public:
   /// Checkpoint `id` started; `subtasks` acknowledgements complete it.
   void triggered(int64_t id, bool savepoint, int32_t subtasks, int64_t now_ms);
 
-  /// A subtask acknowledged `id`.
-  void acknowledged(int64_t id, int64_t now_ms);
+  /// A subtask acknowledged `id` after aligning its barriers for
+  /// `alignment_ms` (the checkpoint's alignment time is the longest).
+  void acknowledged(int64_t id, int64_t alignment_ms, int64_t now_ms);
 
   /// `id` completed with `bytes` of state.
   void completed(int64_t id, int64_t bytes, int64_t now_ms);

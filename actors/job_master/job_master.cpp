@@ -212,8 +212,8 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       return self->delegate(self->state.opts.store, a, std::move(hash));
     },
     [=](checkpoint_atom, execution_attempt_id attempt, int64_t id,
-        operator_states& states) {
-      on_checkpoint_ack(self, attempt, id, states);
+        int64_t alignment_ms, operator_states& states) {
+      on_checkpoint_ack(self, attempt, id, alignment_ms, states);
     },
     // -- clients (through the Dispatcher) -------------------------------------
     [=](status_atom, bool detailed) { return make_status(self, detailed); },

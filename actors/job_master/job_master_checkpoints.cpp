@@ -188,13 +188,14 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
 }
 
 void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
+                       int64_t alignment_ms,
                        operator_states& states) {
   auto& st = self->state;
   auto flat = st.graph->find(attempt);
   if (flat < 0)
     return;
   st.collected.acknowledged(id, flat);
-  st.checkpoint_stats.acknowledged(id, now_ms());
+  st.checkpoint_stats.acknowledged(id, alignment_ms, now_ms());
   auto done = st.checkpoints->acknowledge(id, flat, std::move(states),
                                           self->clock().now());
   if (!done)

@@ -183,6 +183,7 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch);
 
 /// A subtask acknowledged checkpoint `id`.
 void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
+                       int64_t alignment_ms,
                        operator_states& states);
 
 /// Before the first scheduling: a stored checkpoint, or the savepoint the

@@ -131,8 +131,10 @@ struct subtask_state : runner_port {
     self->send(jm, collect_atom_v, attempt, record_batch{std::move(rows)});
   }
 
-  void acknowledge(int64_t id, operator_states&& states) override {
-    self->send(jm, checkpoint_atom_v, attempt, id, std::move(states));
+  void acknowledge(int64_t id, int64_t alignment_ms,
+                   operator_states&& states) override {
+    self->send(jm, checkpoint_atom_v, attempt, id, alignment_ms,
+               std::move(states));
   }
 
   void write_snapshot(int64_t id, chain_snapshot&& snap) override;

@@ -34,7 +34,8 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
       lost.insert(lost.end(), allocs.begin(), allocs.end());
     },
     [=](heartbeat_atom) { return job_id{}; },
-    [=](checkpoint_atom, execution_attempt_id, int64_t, operator_states&) {},
+    [=](checkpoint_atom, execution_attempt_id, int64_t, int64_t,
+        operator_states&) {},
     [=](take_checkpoint_atom, bool) { return int64_t{0}; },
     [=](savepoint_atom, const std::string&, bool) { return std::string{}; },
     [=](blob_atom, const std::string&) { return std::string{}; },

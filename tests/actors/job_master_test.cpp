@@ -119,9 +119,10 @@ struct jm_fixture : actor_fixture {
 
   /// Subtask `i` acknowledges checkpoint `id`.
   void ack(size_t i, int64_t id) {
-    inject((checkpoint_atom, execution_attempt_id, int64_t, operator_states),
+    inject((checkpoint_atom, execution_attempt_id, int64_t, int64_t,
+            operator_states),
            from(subtask(i)).to(jm).with(checkpoint_atom_v, attempt(i), id,
-                                          operator_states{}));
+                                          int64_t{0}, operator_states{}));
   }
 };
 

@@ -10,8 +10,8 @@ TEST_CASE("checkpoints move from in progress to completed or failed") {
   checkpoint_history h;
   h.restored(4, 50);
   h.triggered(5, false, 3, 100);
-  h.acknowledged(5, 110);
-  h.acknowledged(5, 120);
+  h.acknowledged(5, 7, 110);
+  h.acknowledged(5, 3, 120);
   h.triggered(6, true, 3, 130);
   h.completed(5, 4096, 150);
   h.failed(6, "expired", 400);
@@ -35,6 +35,7 @@ TEST_CASE("checkpoints move from in progress to completed or failed") {
   CHECK(s.history[2].duration_ms == 50);
   CHECK(s.history[2].acknowledged == 3);
   CHECK(s.history[2].latest_ack_time_ms == 120);
+  CHECK(s.history[2].alignment_ms == 7); // the longest
   h.fail_pending("the job restarted", 800);
   CHECK(h.stats(800).history[0].failure == "the job restarted");
   CHECK(h.stats(800).in_progress == 0);

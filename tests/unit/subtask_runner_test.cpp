@@ -38,6 +38,7 @@ public:
   std::vector<std::string> log;
   std::vector<record> collected;
   std::map<int64_t, operator_states> acks;
+  std::map<int64_t, int64_t> alignments; ///< by checkpoint id
   /// The snapshots handed to the writer thread, by checkpoint.
   std::map<int64_t, chain_snapshot> to_write;
   bool produce_due = false;
@@ -83,8 +84,10 @@ public:
   void hand_over(std::vector<record>&& rows) override {
     collected.insert(collected.end(), rows.begin(), rows.end());
   }
-  void acknowledge(int64_t id, operator_states&& states) override {
+  void acknowledge(int64_t id, int64_t alignment_ms,
+                   operator_states&& states) override {
     log.push_back(fmt::format("ack {}", id));
+    alignments[id] = alignment_ms;
     acks[id] = std::move(states);
   }
   void write_snapshot(int64_t id, chain_snapshot&& snap) override {
@@ -488,6 +491,21 @@ bool same(const task_load& a, const task_load& b) {
 } // namespace
 
 TEST_SUITE("load_meter") {
+
+TEST_CASE("a checkpoint's alignment: from its first barrier to its last") {
+  scripted_clock t;
+  fixture f{keyed_count({2}), opts(1000), {}, t.fn()};
+  f.runner.start();
+  checkpoint_barrier b{7, checkpoint_kind::checkpoint};
+  t.ms = 100;
+  f.runner.on_barrier(0, 0, 0, b);
+  t.ms = 130;
+  f.runner.on_batch(1, 0, 0, numbers(4, 4, "b"));
+  t.ms = 145;
+  f.runner.on_barrier(1, 0, 1, b); // aligned
+  REQUIRE(f.port.acks.count(7) == 1);
+  CHECK(f.port.alignments[7] == 45);
+}
 
 TEST_CASE("time splits into busy, idle and backpressured; rates per window") {
   scripted_clock t;
