@@ -38,6 +38,9 @@ reply error_reply(int status, const std::string& message);
 /// anything else (a timeout, a lost actor) 500.
 reply refused(const caf::error& err);
 
+/// `body` as JSON text; bytes that are not UTF-8 are replaced (U+FFFD).
+std::string json_text(const nlohmann::json& body);
+
 /// Writes `r` as the JSON response.
 void send(httplib::Response& res, const reply& r);
 

@@ -30,9 +30,15 @@ reply refused(const caf::error& err) {
   return error_reply(unknown ? 404 : 500, describe(err));
 }
 
+std::string json_text(const nlohmann::json& body) {
+  // Bytes from a request (a path, a field) need not be UTF-8: replaced,
+  // never thrown (a throw here would end the jobmanager).
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void send(httplib::Response& res, const reply& r) {
   res.status = r.status;
-  res.set_content(r.body.dump(), "application/json");
+  res.set_content(json_text(r.body), "application/json");
 }
 
 std::optional<job_id> parse_job_id(const std::string& text, reply& refusal) {
@@ -64,8 +70,21 @@ httplib::Server::HandlerResponse error_body(const httplib::Request& req,
                           max_body, keys::rest_max_content_length.name);
   else
     message = fmt::format("HTTP {}: {} {}", res.status, req.method, req.path);
-  res.set_content(rest::errors(message).dump(), "application/json");
+  res.set_content(rest::json_text(rest::errors(message)), "application/json");
   return httplib::Server::HandlerResponse::Handled;
+}
+
+/// A route that threw: 500 with what it threw, in Flink's error form.
+void exception_body(const httplib::Request&, httplib::Response& res,
+                    std::exception_ptr thrown) {
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  rest::send(res, rest::error_reply(500, "internal error: " + what));
 }
 
 /// The server: HTTPS with security.ssl.rest.*, its files checked first
@@ -139,6 +158,7 @@ struct rest_server::impl {
       [max_body](const httplib::Request& req, httplib::Response& res) {
         return error_body(req, res, max_body);
       }});
+    http->set_exception_handler(exception_body);
   }
 };
 

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <signal.h>
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -369,4 +371,25 @@ TEST_CASE("the jobmanager's configuration and the dashboard's") {
   auto config = get(url, "/config").body;
   CHECK(config["weir-version"] == WEIR_VERSION);
   CHECK(config["refresh-interval"] == 2000);
+}
+
+TEST_CASE("bytes that are not UTF-8 in a path are answered, and the "
+          "jobmanager keeps serving") {
+  session_cluster c{{"-Drest.port=0"}};
+  auto url = rest_url(*c.jobmanager);
+  REQUIRE_FALSE(url.empty());
+  auto tm = get(url, "/taskmanagers/%ff%fe");
+  CHECK(tm.status == 404);
+  CHECK(tm.body == errors("TaskManager \xef\xbf\xbd\xef\xbf\xbd does not "
+                          "exist"));
+  auto job = get(url, "/jobs/%ff");
+  CHECK(job.status == 400);
+  CHECK(job.body
+        == errors("malformed job id '\xef\xbf\xbd': expected 32 hexadecimal "
+                  "characters"));
+  auto path = get(url, "/no/%c3%28");
+  CHECK(path.status == 404);
+  CHECK(path.body == errors("Not found: /no/\xef\xbf\xbd("));
+  CHECK(get(url, "/overview").status == 200); // still serving
+  CHECK(::kill(c.jobmanager->pid(), 0) == 0);
 }
