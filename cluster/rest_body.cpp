@@ -34,7 +34,8 @@ std::optional<json> parse_body(const std::string& text, std::string& problem) {
   json body;
   try {
     body = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Syntax, and numbers out of range (1e400): the client's mistake.
     problem = "the request body is not JSON: " + plain(e.what());
     return std::nullopt;
   }

@@ -91,6 +91,9 @@ TEST_CASE("a request body is a JSON object; an empty one is {}") {
                    "end of input; expected '[', '{', or a literal");
   CHECK_FALSE(parse_body("[1]", problem));
   CHECK(problem == "the request body must be a JSON object, not array");
+  CHECK_FALSE(parse_body(R"({"to": 1e400})", problem));
+  CHECK(problem == "the request body is not JSON: number overflow parsing "
+                   "'1e400'");
 }
 
 TEST_CASE("body fields: defaults when absent or null, one line when wrong") {
