@@ -13,6 +13,29 @@ void refuse_shared_ports(httplib::Server& http) {
   });
 }
 
+std::pair<int, std::string> body_refusal(const httplib::Request& req,
+                                         bool same_origin_writes) {
+  if (req.has_header("Transfer-Encoding"))
+    return {411, "send the request body with a Content-Length (chunked "
+                 "bodies are not accepted)"};
+  if (req.has_header("Content-Encoding"))
+    return {415, "compressed request bodies are not accepted"};
+  if (!req.has_header("Content-Length")) {
+    // httplib hands the request as const; it is its own local object, and
+    // this is the length HTTP gives such a request.
+    const_cast<httplib::Request&>(req).set_header("Content-Length", "0");
+  }
+  bool reads = req.method == "GET" || req.method == "HEAD";
+  if (same_origin_writes && !reads && req.has_header("Origin")) {
+    auto origin = req.get_header_value("Origin");
+    auto host = req.get_header_value("Host");
+    if (origin != "http://" + host && origin != "https://" + host)
+      return {403, "a request from another origin (" + origin
+                     + ") may not change anything"};
+  }
+  return {0, {}};
+}
+
 std::thread serve(httplib::Server& http) {
   auto* server = &http;
   std::thread serving{[server] { server->listen_after_bind(); }};

@@ -5,6 +5,7 @@
 // files include it (httplib is heavy).
 
 #include <string>
+#include <utility>
 #include <thread>
 
 #include <httplib.h>
@@ -16,6 +17,17 @@ namespace weir {
 /// between them), so a port in use is refused, while a restart still finds
 /// its port in TIME_WAIT free.
 void refuse_shared_ports(httplib::Server& http);
+
+/// Why a request must be refused before its body is read ("" if not),
+/// and the status: httplib bounds only bodies with a Content-Length, so a
+/// chunked or compressed body (which it would inflate) is refused; a
+/// request with neither Content-Length nor Transfer-Encoding gets
+/// `Content-Length: 0` (it has no body, RFC 9112 § 6.3; httplib would
+/// read until the client closes). With `same_origin_writes`, a browser's
+/// cross-origin request that is not GET or HEAD (its Origin is not this
+/// Host) is refused: a web page must not submit or cancel jobs.
+std::pair<int, std::string> body_refusal(const httplib::Request& req,
+                                         bool same_origin_writes);
 
 /// Serves `http` (bound) on a new thread, returned once it runs: until
 /// then, stop() would not stop it.

@@ -65,6 +65,21 @@ metrics_server::start(std::shared_ptr<task_metrics> metrics, std::string tm_id,
                     "text/plain; version=0.0.4; charset=utf-8");
   });
   // A port in use is refused; a range moves on to its next port.
+  // Only GET /metrics: no request body is ever read.
+  x->http.set_payload_max_length(4096);
+  x->http.set_pre_routing_handler(
+    [](const httplib::Request& req, httplib::Response& res) {
+      auto [status, why] = body_refusal(req, false);
+      if (status == 0 && req.method != "GET" && req.method != "HEAD") {
+        status = 405;
+        why = "only GET";
+      }
+      if (status == 0)
+        return httplib::Server::HandlerResponse::Unhandled;
+      res.status = status;
+      res.set_content(why + "\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    });
   refuse_shared_ports(x->http);
   if (ports.first == 0) {
     x->port = x->http.bind_to_any_port(address);

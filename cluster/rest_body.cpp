@@ -31,12 +31,28 @@ const json* field(const json& body, const std::string& name) {
 std::optional<json> parse_body(const std::string& text, std::string& problem) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     return json::object();
+  // Deeper nesting than any job spec has is refused while parsing: a
+  // million nested arrays would overflow the stack of whatever walks the
+  // tree afterwards (dump, copies).
+  constexpr int max_depth = 64;
+  bool too_deep = false;
+  auto depth_guard = [&](int depth, json::parse_event_t, json&) {
+    if (depth > max_depth)
+      too_deep = true;
+    return !too_deep;
+  };
   json body;
   try {
-    body = json::parse(text);
+    body = json::parse(text, depth_guard);
   } catch (const json::exception& e) {
     // Syntax, and numbers out of range (1e400): the client's mistake.
-    problem = "the request body is not JSON: " + plain(e.what());
+    problem = too_deep ? "" : "the request body is not JSON: " + plain(e.what());
+    if (!too_deep)
+      return std::nullopt;
+  }
+  if (too_deep) {
+    problem = fmt::format("the request body nests deeper than {} levels",
+                          max_depth);
     return std::nullopt;
   }
   if (!body.is_object()) {

@@ -3,6 +3,7 @@
 // `weir run -m` does and submits it (docs/operations.md § REST API).
 #include "cluster/rest_context.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -82,9 +83,22 @@ struct uploaded {
 uploaded read_uploads(const context& ctx, const std::vector<std::string>& ids,
                       std::string& problem) {
   uploaded out;
+  // Each library is read whole: a name listed twice (or a thousand times)
+  // must not multiply that.
+  constexpr size_t max_libraries = 64;
+  if (ids.size() > max_libraries) {
+    problem = fmt::format("field 'libraries': more than {} libraries",
+                          max_libraries);
+    return {};
+  }
   for (size_t i = 0; i < ids.size(); ++i) {
     auto field = fmt::format("libraries[{}]", i);
     auto& id = ids[i];
+    if (std::find(ids.begin(), ids.begin() + static_cast<long>(i), id)
+        != ids.begin() + static_cast<long>(i)) {
+      problem = fmt::format("field '{}': '{}' is listed twice", field, id);
+      return {};
+    }
     auto sep = id.find('_');
     auto path = (fs::path{ctx.upload_dir} / id).string();
     auto file = is_file_name(id) && sep != std::string::npos

@@ -159,6 +159,14 @@ struct rest_server::impl {
         return error_body(req, res, max_body);
       }});
     http->set_exception_handler(exception_body);
+    http->set_pre_routing_handler(
+      [](const httplib::Request& req, httplib::Response& res) {
+        auto [status, why] = body_refusal(req, true);
+        if (status == 0)
+          return httplib::Server::HandlerResponse::Unhandled;
+        rest::send(res, rest::error_reply(status, why));
+        return httplib::Server::HandlerResponse::Handled;
+      });
   }
 };
 

@@ -166,6 +166,7 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
   if (st.graph->count(execution_state::finished) > 0) {
     // Subtasks that finished take no more checkpoints: none can complete.
     st.checkpoints->abort_pending();
+    st.checkpoint_stats.fail_pending("some subtasks finished", now_ms());
     return;
   }
   auto now = self->clock().now();

@@ -4,7 +4,12 @@
 
 #include <string>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -392,4 +397,67 @@ TEST_CASE("bytes that are not UTF-8 in a path are answered, and the "
   CHECK(path.body == errors("Not found: /no/\xef\xbf\xbd("));
   CHECK(get(url, "/overview").status == 200); // still serving
   CHECK(::kill(c.jobmanager->pid(), 0) == 0);
+}
+
+namespace {
+
+/// Sends `request` as it is on a new connection to the server at `url`
+/// and returns what comes back until the server closes (at most 10 s).
+std::string raw_exchange(const std::string& url, const std::string& request) {
+  auto colon = url.rfind(':');
+  auto port = static_cast<uint16_t>(std::stoi(url.substr(colon + 1)));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr))
+          == 0);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  CHECK(::send(fd, request.data(), request.size(), MSG_NOSIGNAL)
+        == static_cast<ssize_t>(request.size()));
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("request bodies: none without a length, no chunked or compressed "
+          "ones, no writes from another origin") {
+  session_cluster c{{"-Drest.port=0"}};
+  auto url = rest_url(*c.jobmanager);
+  REQUIRE_FALSE(url.empty());
+  auto host = url.substr(std::string{"http://"}.size());
+  auto job = std::string{"/jobs/0123456789abcdef0123456789abcdef"};
+  // curl -X PATCH sends no Content-Length: the request has no body and is
+  // answered at once (before, the server waited for one).
+  auto cancel = raw_exchange(url, "PATCH " + job + "?mode=cancel HTTP/1.1\r\n"
+                                  "Host: " + host + "\r\nConnection: close\r\n\r\n");
+  CHECK(cancel.rfind("HTTP/1.1 404", 0) == 0);
+  CHECK(cancel.find("no job 0123456789abcdef0123456789abcdef") != std::string::npos);
+  auto chunked = raw_exchange(url, "POST /jobs HTTP/1.1\r\nHost: " + host
+                                   + "\r\nTransfer-Encoding: chunked\r\n"
+                                     "Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+  CHECK(chunked.rfind("HTTP/1.1 411", 0) == 0);
+  auto gzip = raw_exchange(url, "POST /jobs HTTP/1.1\r\nHost: " + host
+                                + "\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n"
+                                  "Connection: close\r\n\r\n{}");
+  CHECK(gzip.rfind("HTTP/1.1 415", 0) == 0);
+  auto other = raw_exchange(url, "PATCH " + job + " HTTP/1.1\r\nHost: " + host
+                                 + "\r\nOrigin: http://evil.example\r\n"
+                                   "Connection: close\r\n\r\n");
+  CHECK(other.rfind("HTTP/1.1 403", 0) == 0);
+  CHECK(other.find("a request from another origin (http://evil.example) may "
+                   "not change anything")
+        != std::string::npos);
+  auto own = raw_exchange(url, "PATCH " + job + " HTTP/1.1\r\nHost: " + host
+                               + "\r\nOrigin: http://" + host
+                               + "\r\nConnection: close\r\n\r\n");
+  CHECK(own.rfind("HTTP/1.1 404", 0) == 0); // the dashboard's own writes
 }

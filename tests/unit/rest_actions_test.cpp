@@ -91,6 +91,13 @@ TEST_CASE("a request body is a JSON object; an empty one is {}") {
                    "end of input; expected '[', '{', or a literal");
   CHECK_FALSE(parse_body("[1]", problem));
   CHECK(problem == "the request body must be a JSON object, not array");
+  std::string deep(100000, '[');
+  CHECK_FALSE(parse_body(R"({"spec": )" + deep, problem));
+  CHECK(problem == "the request body nests deeper than 64 levels");
+  CHECK_FALSE(parse_body(R"({"spec": )" + deep + std::string(100000, ']')
+                           + "}",
+                         problem));
+  CHECK(problem == "the request body nests deeper than 64 levels");
   CHECK_FALSE(parse_body(R"({"to": 1e400})", problem));
   CHECK(problem == "the request body is not JSON: number overflow parsing "
                    "'1e400'");
