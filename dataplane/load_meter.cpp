@@ -66,7 +66,11 @@ task_load load_meter::sample(int64_t records_in, int64_t records_out,
   x.input_queue = input_queue;
   x.output_queue = output_queue;
   double secs = duration<double>(mark_ - last_sample_).count();
-  if (started_ && secs > 0) {
+  // Rates over a window much shorter than the metrics interval (a final
+  // report right after a periodic one) would be wild: the previous ones
+  // stay.
+  constexpr double min_window_s = 0.1;
+  if (started_ && secs >= min_window_s) {
     auto ms_per_s = [&](size_t m) {
       auto d = duration<double, std::milli>(spent_[m] - last_spent_[m]);
       return per_second(d.count(), secs);

@@ -23,8 +23,19 @@ void task_metrics::update(const subtask_labels& labels,
   }
   auto& e = subtasks_[k];
   e.sample = subtask_sample{labels, metrics, ended};
-  if (ended)
+  if (ended) {
     e.ended_at = now;
+    // Without scrapes (no endpoint), ended subtasks go here.
+    prune(now);
+  }
+}
+
+void task_metrics::prune(clock::time_point now) {
+  for (auto i = subtasks_.begin(); i != subtasks_.end();)
+    if (i->second.sample.ended && now - i->second.ended_at > keep_ended_)
+      i = subtasks_.erase(i);
+    else
+      ++i;
 }
 
 void task_metrics::set_slots(int32_t total, int32_t free) {
@@ -38,14 +49,9 @@ task_metrics::snapshot task_metrics::read(clock::time_point now) {
   snapshot out;
   out.slots_total = slots_total_;
   out.slots_free = slots_free_;
-  for (auto i = subtasks_.begin(); i != subtasks_.end();) {
-    if (i->second.sample.ended && now - i->second.ended_at > keep_ended_) {
-      i = subtasks_.erase(i);
-      continue;
-    }
-    out.subtasks.push_back(i->second.sample);
-    ++i;
-  }
+  prune(now);
+  for (auto& [k, e] : subtasks_)
+    out.subtasks.push_back(e.sample);
   return out;
 }
 

@@ -64,6 +64,9 @@ public:
   snapshot read(clock::time_point now);
 
 private:
+  /// Drops subtasks that ended longer than keep_ended ago (holding mtx_).
+  void prune(clock::time_point now);
+
   using key = std::tuple<job_id, int32_t, int32_t>;
   struct entry {
     subtask_sample sample;
