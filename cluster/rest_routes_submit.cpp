@@ -4,6 +4,7 @@
 #include "cluster/rest_context.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -35,21 +36,35 @@ std::string upload_id(const std::string& hash, const std::string& name) {
   return hash + "_" + name;
 }
 
-/// Writes `bytes` to `path` through a temporary file, so that a reader
-/// never sees half a library.
+/// Writes `bytes` to `path` through a temporary file of its own in a
+/// directory no upload id can name, so that a reader never sees half a
+/// library and two uploads of one library never share a file. An id that
+/// exists has these bytes already (the id holds their hash).
 bool write_file(const fs::path& path, const std::string& bytes) {
-  auto tmp = path;
-  tmp += ".part";
+  std::error_code ec;
+  if (fs::exists(path, ec))
+    return true;
+  static std::atomic<uint64_t> next{0};
+  auto incoming = path.parent_path() / ".incoming";
+  fs::create_directories(incoming, ec);
+  auto tmp = incoming / std::to_string(next++);
   {
     std::ofstream out{tmp, std::ios::binary | std::ios::trunc};
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out)
+    if (!out) {
+      fs::remove(tmp, ec);
       return false;
+    }
   }
-  std::error_code ec;
   fs::rename(tmp, path, ec);
-  return !ec;
+  if (ec)
+    fs::remove(tmp, ec);
+  return fs::exists(path, ec);
 }
+
+/// Longest library name an upload keeps (its id adds 33 characters and
+/// must stay a file name).
+constexpr size_t max_upload_name = 200;
 
 /// POST /jars/upload: multipart/form-data with the library in "jarfile".
 reply upload(context& ctx, const Req& req) {
@@ -60,6 +75,9 @@ reply upload(context& ctx, const Req& req) {
   auto name = fs::path{file.filename}.filename().string();
   if (auto problem = file_name_problem("library name", name); !problem.empty())
     return error_reply(400, problem);
+  if (name.size() > max_upload_name)
+    return error_reply(400, fmt::format("library name: longer than {} bytes",
+                                        max_upload_name));
   if (file.content.rfind("\x7f" "ELF", 0) != 0)
     return error_reply(400, fmt::format("'{}' is not a shared library (no ELF "
                                         "header)",

@@ -3,6 +3,12 @@
 // An HTTP client of the jobmanager's REST API for the integration tests:
 // the URL the jobmanager logs, requests whose answers must come as JSON.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 #include <regex>
 #include <string>
 
@@ -101,5 +107,31 @@ inline httplib::Result rest_get(const std::string& url, const std::string& path,
   client.set_read_timeout(10s);
   return client.Get(path.c_str(), headers);
 }
+
+/// Sends `request` as it is on a new connection to the server at `url`
+/// and returns what comes back until the server closes (at most 10 s).
+inline std::string raw_exchange(const std::string& url, const std::string& request) {
+  auto colon = url.rfind(':');
+  auto port = static_cast<uint16_t>(std::stoi(url.substr(colon + 1)));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr))
+          == 0);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  CHECK(::send(fd, request.data(), request.size(), MSG_NOSIGNAL)
+        == static_cast<ssize_t>(request.size()));
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 
 } // namespace weir::test

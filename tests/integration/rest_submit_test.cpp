@@ -123,10 +123,20 @@ TEST_CASE("submission errors: 400 naming the problem, 404 when disabled") {
   CHECK(wrong_field.status == 400);
   CHECK(wrong_field.body == errors("expected multipart/form-data with the "
                                    "library in field 'jarfile'"));
-  auto too_big = upload(c.url, "big.so", std::string(2 << 20, 'x'));
-  CHECK(too_big.status == 413);
-  CHECK(too_big.body == errors("the request body is larger than 1048576 bytes "
-                               "(rest.server.max-content-length)"));
+  // Refused on its Content-Length, before the body: sent without one (a
+  // client still writing when the server answers and closes gets EPIPE).
+  auto host = c.url.substr(std::string{"http://"}.size());
+  auto too_big = raw_exchange(c.url, "POST /jars/upload HTTP/1.1\r\nHost: "
+                                       + host
+                                       + "\r\nContent-Type: multipart/"
+                                         "form-data; boundary=x\r\n"
+                                         "Content-Length: 2097152\r\n"
+                                         "Connection: close\r\n\r\n");
+  CHECK(too_big.rfind("HTTP/1.1 413", 0) == 0);
+  CHECK(too_big.find(errors("the request body is larger than 1048576 bytes "
+                            "(rest.server.max-content-length)")
+                       .dump())
+        != std::string::npos);
 
   rest_cluster off{{"-Dweb.submit.enable=false"}};
   auto disabled = post(off.url, "/jobs", {{"spec", upper_spec(out)}});
