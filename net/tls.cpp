@@ -91,6 +91,12 @@ std::string describe_failure(SSL* ssl, int ret, bool had_data) {
         what = "the peer does not use TLS (its security.ssl.internal."
                "enabled is false)";
         break;
+      case SSL_R_UNEXPECTED_EOF_WHILE_READING:
+        // A weir node without TLS closes a TLS hello, sometimes before its
+        // own first bytes went out: then nothing tells the two cases apart.
+        what = "the peer closed the connection during the handshake (does "
+               "it use TLS? is its security.ssl.internal.enabled false?)";
+        break;
       default:
         what = ERR_reason_error_string(err) ? ERR_reason_error_string(err)
                                             : "unknown TLS error";

@@ -278,11 +278,16 @@ TEST_CASE("a TLS client of a jobmanager without TLS is told so") {
   cluster c{{}};
   auto r = c.client({"list"}, certs.flags(certs.ca, "client"));
   CHECK(r.exit_code == 3);
-  CHECK(r.err
-        == fmt::format("weir list: cannot reach the jobmanager at {}: TLS "
-                       "handshake failed: the peer does not use TLS (its "
-                       "security.ssl.internal.enabled is false)\n",
-                       c.address));
+  // Which one depends on whether the jobmanager's first bytes left before
+  // it closed the connection.
+  auto prefix = fmt::format("weir list: cannot reach the jobmanager at {}: "
+                            "TLS handshake failed: ",
+                            c.address);
+  CHECK((r.err == prefix + "the peer does not use TLS (its "
+                           "security.ssl.internal.enabled is false)\n"
+         || r.err == prefix + "the peer closed the connection during the "
+                              "handshake (does it use TLS? is its "
+                              "security.ssl.internal.enabled false?)\n"));
 }
 
 TEST_CASE("the headers that crashed or exhausted nodes are closed before "
