@@ -11,6 +11,7 @@
 #include "cli/config_flags.hpp"
 #include "cli/log_flag.hpp"
 #include "cli/remote.hpp"
+#include "cluster/stop_signal.hpp"
 #include "cli/taskmanager_flags.hpp"
 #include "cluster/processes.hpp"
 #include "config/keys.hpp"
@@ -84,6 +85,8 @@ int jobmanager_action(const std::vector<std::string>& args) {
   }
   if (!start_event_log(res, "weir jobmanager", "jobmanager", stderr))
     return exit_bad_input;
+  if (jm.application)
+    remove_at_exit(jm.state_dir);
   auto result = run_jobmanager(jm);
   if (jm.application) {
     // An application cluster keeps no state once its application ended.

@@ -1,5 +1,7 @@
 #include "cluster/stop_signal.hpp"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -90,13 +92,28 @@ void start_watchdog(volatile std::sig_atomic_t& slot, Watch watch) {
 }
 
 /// Ends the process with `code` after one line on stderr.
+/// Removed by a forced exit too (remove_at_exit); set before any watchdog
+/// can fire.
+std::string& directory_to_remove() {
+  static std::string dir;
+  return dir;
+}
+
 [[noreturn]] void end_now(const char* who, int code, const std::string& why) {
   fmt::print(stderr, "{}: {}\n", who, why);
   std::fflush(stderr);
+  if (!directory_to_remove().empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(directory_to_remove(), ec);
+  }
   ::_exit(code);
 }
 
 } // namespace
+
+void remove_at_exit(const std::string& dir) {
+  directory_to_remove() = dir;
+}
 
 void end_process_after_stop(const char* who, int code,
                             std::chrono::milliseconds grace) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 #include <chrono>
 
 namespace weir {
@@ -21,6 +23,10 @@ bool stop_requested();
 /// How long a process may take to stop after the first stop signal before
 /// end_process_after_stop ends it.
 constexpr std::chrono::seconds stop_grace{10};
+
+/// A directory the process removes even when a watchdog ends it (an
+/// application cluster's state, which its normal exit removes too).
+void remove_at_exit(const std::string& dir);
 
 /// Once a stop signal arrived, ends the process with `code` if it still
 /// runs `grace` later, saying so on stderr as `who`: a subtask stuck in
