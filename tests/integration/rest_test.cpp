@@ -34,9 +34,8 @@ bool all_running(const json& list, size_t n, const char* records) {
 } // namespace
 
 TEST_CASE("the REST API answers for a cluster and a finished job") {
-  session_cluster c{{"-Drest.port=0"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c;
+  const auto& url = c.url;
   c.add_worker("tm-1", 2);
 
   auto empty = get(url, "/overview");
@@ -124,9 +123,8 @@ TEST_CASE("the REST API answers for a cluster and a finished job") {
 }
 
 TEST_CASE("REST errors: unknown job, malformed id, unknown path") {
-  session_cluster c{{"-Drest.port=0"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c;
+  const auto& url = c.url;
   auto unknown = get(url, "/jobs/0123456789abcdef0123456789abcdef");
   CHECK(unknown.status == 404);
   CHECK(unknown.body == errors("no job 0123456789abcdef0123456789abcdef"));
@@ -172,9 +170,8 @@ TEST_CASE("a configured REST port in use ends the jobmanager") {
 }
 
 TEST_CASE("the REST API shows a running job's vertices, then its cancel") {
-  session_cluster c{{"-Drest.port=0"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c;
+  const auto& url = c.url;
   c.add_worker("tm-1", 2);
   auto stream = c.dir.write("stream.json", R"({
     "name": "forever", "parallelism": 2,
@@ -219,9 +216,8 @@ TEST_CASE("the REST API shows a running job's vertices, then its cancel") {
 }
 
 TEST_CASE("a running job's plan, subtasks, checkpoints and config over REST") {
-  session_cluster c{{"-Drest.port=0"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c;
+  const auto& url = c.url;
   c.add_worker("tm-1", 2);
   auto stream = c.dir.write("stream.json", R"({
     "name": "checkpointed", "parallelism": 2,
@@ -312,9 +308,8 @@ TEST_CASE("a running job's plan, subtasks, checkpoints and config over REST") {
 }
 
 TEST_CASE("a failed job's exceptions name the cause, subtask and worker") {
-  session_cluster c{{"-Drest.port=0"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c;
+  const auto& url = c.url;
   c.add_worker("tm-1", 1);
   auto input = c.dir.write("input.txt", "1\nx\n");
   auto spec = c.dir.write("throws.json", fmt::format(R"({{
@@ -354,9 +349,8 @@ TEST_CASE("a failed job's exceptions name the cause, subtask and worker") {
 }
 
 TEST_CASE("the jobmanager's configuration and the dashboard's") {
-  session_cluster c{{"-Drest.port=0", "-Dheartbeat.timeout=7 s"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c{{"-Dheartbeat.timeout=7 s"}};
+  const auto& url = c.url;
   auto list = get(url, "/jobmanager/config").body;
   REQUIRE(list.is_array());
   auto value_of = [&](const std::string& key) -> json {
@@ -375,9 +369,8 @@ TEST_CASE("the jobmanager's configuration and the dashboard's") {
 
 TEST_CASE("bytes that are not UTF-8 in a path are answered, and the "
           "jobmanager keeps serving") {
-  session_cluster c{{"-Drest.port=0"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c;
+  const auto& url = c.url;
   auto tm = get(url, "/taskmanagers/%ff%fe");
   CHECK(tm.status == 404);
   CHECK(tm.body == errors("TaskManager \xef\xbf\xbd\xef\xbf\xbd does not "
@@ -397,9 +390,8 @@ TEST_CASE("bytes that are not UTF-8 in a path are answered, and the "
 
 TEST_CASE("request bodies: none without a length, no chunked or compressed "
           "ones, no writes from another origin") {
-  session_cluster c{{"-Drest.port=0"}};
-  auto url = rest_url(*c.jobmanager);
-  REQUIRE_FALSE(url.empty());
+  rest_cluster c;
+  const auto& url = c.url;
   auto host = url.substr(std::string{"http://"}.size());
   auto job = std::string{"/jobs/0123456789abcdef0123456789abcdef"};
   // curl -X PATCH sends no Content-Length: the request has no body and is
