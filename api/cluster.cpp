@@ -209,7 +209,7 @@ remote_access::start(caf::actor_system& sys,
   auto r = remoting::from(*cfg);
   if (auto err = net::start_transport(sys, r.transport, nullptr))
     return err;
-  return std::unique_ptr<remote_access>(new remote_access(sys));
+  return std::unique_ptr<remote_access>(new remote_access(sys, r.cluster_id));
 }
 
 remote_access::~remote_access() {
@@ -219,19 +219,20 @@ remote_access::~remote_access() {
 namespace {
 
 caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
-look_up(caf::actor_system& sys, const std::string& address) {
+look_up(caf::actor_system& sys, const std::string& address,
+        const std::string& cluster_id) {
   auto at = parse_endpoints(address);
   if (!at)
     return make_error(errc::invalid_config,
                       "'" + address + "' is not HOST:PORT");
-  return connect_gateway(sys, *at, 10s);
+  return connect_gateway(sys, *at, 10s, cluster_id);
 }
 
 } // namespace
 
 caf::expected<cluster_client>
 remote_access::connect(const std::string& address) {
-  auto handles = look_up(sys_, address);
+  auto handles = look_up(sys_, address, cluster_id_);
   if (!handles)
     return handles.error();
   return cluster_client{sys_, handles->first, false};
@@ -239,7 +240,7 @@ remote_access::connect(const std::string& address) {
 
 caf::expected<task_executor_actor>
 remote_access::join(const std::string& address, int32_t slots) {
-  auto handles = look_up(sys_, address);
+  auto handles = look_up(sys_, address, cluster_id_);
   if (!handles)
     return handles.error();
   task_executor_options te;

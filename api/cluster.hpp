@@ -142,7 +142,8 @@ public:
   ~remote_access();
 
   /// A client of the session cluster whose jobmanager is at "HOST:PORT"
-  /// (or "HOST:PORT,HOST:PORT" with standbys).
+  /// (or "HOST:PORT,HOST:PORT" with standbys, or "etcd://HOST:PORT" for the
+  /// leader that etcd names).
   caf::expected<cluster_client> connect(const std::string& address);
 
   /// Joins the session cluster at "HOST:PORT" as a TaskExecutor offering
@@ -152,8 +153,11 @@ public:
                                           int32_t slots);
 
 private:
-  explicit remote_access(caf::actor_system& sys) : sys_(sys) {}
+  remote_access(caf::actor_system& sys, std::string cluster_id)
+    : sys_(sys), cluster_id_(std::move(cluster_id)) {}
   caf::actor_system& sys_;
+  /// high-availability.cluster-id: whose leader etcd is asked for.
+  std::string cluster_id_;
 };
 
 } // namespace weir

@@ -82,7 +82,7 @@ std::string bad_jobmanager_address(const cxxopts::ParseResult& flags,
                                    const configuration& cfg) {
   auto address = jobmanager_address(flags, cfg);
   if (flags.count("jobmanager") > 0)
-    return fmt::format("-m '{}' is not HOST:PORT", address);
+    return fmt::format("-m '{}' is not HOST:PORT or etcd://HOST:PORT", address);
   auto from = [&](const auto& key) {
     auto origin = cfg.origin(key);
     return origin.empty() ? std::string{"default"} : origin;

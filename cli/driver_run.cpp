@@ -83,7 +83,9 @@ std::string out_of_scope(const std::string& flag) {
              || (name.size() > 2 && name.rfind("-k", 0) == 0);
   if (yarn || k8s)
     return fmt::format("{} is a {} option; weir runs application clusters as "
-                       "local processes (or use -m with a session cluster)",
+                       "local processes or Slurm jobs "
+                       "(resourcemanager.backend), or use -m with a session "
+                       "cluster (docs/deployment.md)",
                        name, yarn ? "YARN" : "Kubernetes");
   return {};
 }
@@ -153,7 +155,7 @@ int submit_driver(remote_cluster& remote, job_graph g,
     return exit_ok;
   }
   return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir run",
-                      true);
+                      true, remote.follow());
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "cli/flag_table.hpp"
 #include "cluster/gateway.hpp"
 #include "cluster/runtime_config.hpp"
+#include "cluster/stop_signal.hpp"
 #include "messages/errors.hpp"
 #include "net/transport.hpp"
 
@@ -69,7 +70,7 @@ int remote_cluster::connect(const std::string& action,
                             const std::string& address, const remoting& r) {
   auto at = parse_endpoints(address);
   if (!at) {
-    fmt::print(stderr, "{}: -m '{}' is not HOST:PORT\n", action, address);
+    fmt::print(stderr, "{}: -m '{}' is not HOST:PORT or etcd://HOST:PORT\n", action, address);
     return exit_bad_input;
   }
   cfg_ = std::make_unique<caf::actor_system_config>();
@@ -83,13 +84,36 @@ int remote_cluster::connect(const std::string& action,
   // A jobmanager that is not there fails at once (connection refused); one
   // that is there but busy (a loaded host, a TLS handshake, a cold start)
   // gets this long for the handshakes and its first answer.
-  auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(10));
+  auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(10),
+                                 r.cluster_id);
   if (!handles) {
     fmt::print(stderr, "{}: {}\n", action, describe(handles.error()));
     return exit_cluster_error;
   }
   dispatcher_ = handles->first;
+  if (at->front().etcd) {
+    etcd_ = *at;
+    cluster_id_ = r.cluster_id;
+  }
   return -1;
+}
+
+std::function<caf::expected<dispatcher_actor>()> remote_cluster::follow() {
+  if (etcd_.empty())
+    return {};
+  return [this]() -> caf::expected<dispatcher_actor> {
+    using namespace std::chrono_literals;
+    auto deadline = std::chrono::steady_clock::now() + follow_patience;
+    caf::scoped_actor self{*sys_};
+    for (;;) {
+      auto handles = connect_gateway(*sys_, etcd_, 2s, cluster_id_);
+      if (handles)
+        return dispatcher_ = handles->first;
+      if (stop_requested() || std::chrono::steady_clock::now() >= deadline)
+        return handles.error();
+      self->receive(caf::after(200ms) >> [] {});
+    }
+  };
 }
 
 cxxopts::Options job_action_flags(const std::string& action,
@@ -99,7 +123,8 @@ cxxopts::Options job_action_flags(const std::string& action,
   opts.custom_help("[-m HOST:PORT] JOBID" + usage);
   opts.positional_help("");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
+    ("m,jobmanager", "HOST:PORT of the jobmanager, or etcd://HOST:PORT "
+     "of an etcd that names the leader (default "
      "jobmanager.rpc.address:jobmanager.rpc.port)",
      cxxopts::value<std::string>())
     ("h,help", "print this help");

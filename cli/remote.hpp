@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include <caf/scoped_actor.hpp>
 
+#include "cluster/gateway.hpp"
 #include "cluster/receiver_watch.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/dispatcher.hpp"
@@ -30,10 +33,19 @@ int parse_flags(cxxopts::Options& opts, const std::string& action,
 /// With `stream`, collected records are printed while the job runs (a
 /// driver's output). Returns the exit code; 3 with a one-line error when
 /// the master is lost.
+/// With `follow` (a cluster named through etcd, remote_cluster::follow), a
+/// lost master is followed: the wait goes on at the new leader's
+/// Dispatcher.
 int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
-                 const std::string& action, bool stream = false);
+                 const std::string& action, bool stream = false,
+                 const std::function<caf::expected<dispatcher_actor>()>& follow
+                 = {});
 
 class remote_cluster;
+
+/// How long a client attached to a job follows a lost leader through etcd
+/// before it gives up (exit 3): longer than any sensible lease and recovery.
+constexpr std::chrono::minutes follow_patience{5};
 
 /// The options of a job action (`weir status` and the like): -m, JOBID (a
 /// positional argument), --config, -D and -h; `usage` follows
@@ -97,10 +109,19 @@ public:
   caf::actor_system& system() { return *sys_; }
   dispatcher_actor dispatcher() const { return dispatcher_; }
 
+  /// For a cluster named through etcd (-m etcd://...): a function that
+  /// connects to its leader again, waiting while there is none (up to
+  /// follow_patience, or until Ctrl-C), and returns its Dispatcher. Empty
+  /// for a fixed address.
+  std::function<caf::expected<dispatcher_actor>()> follow();
+
 private:
   std::unique_ptr<caf::actor_system_config> cfg_;
   std::unique_ptr<caf::actor_system> sys_;
   dispatcher_actor dispatcher_;
+  /// The etcd members of -m etcd://... (empty: a fixed address).
+  std::vector<endpoint> etcd_;
+  std::string cluster_id_;
 };
 
 } // namespace weir::cli

@@ -185,7 +185,9 @@ int exit_code_for(const caf::error& err) {
 /// Submits the job and waits for its result, printing progress when stderr
 /// is a terminal.
 int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
-                    job_graph g) {
+                    job_graph g,
+                    const std::function<caf::expected<dispatcher_actor>()>&
+                      follow = {}) {
   caf::scoped_actor self{sys};
   std::optional<job_id> id;
   int code = exit_ok;
@@ -199,7 +201,7 @@ int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
   if (!id)
     return code;
   fmt::print(stderr, "Job has been submitted with JobID {}\n", id->to_string());
-  return wait_for_job(sys, dispatcher, *id, "weir run");
+  return wait_for_job(sys, dispatcher, *id, "weir run", false, follow);
 }
 
 /// Asks the Dispatcher for job `id`'s result once, with no deadline, and
@@ -235,7 +237,8 @@ caf::actor fetch_result(caf::actor_system& sys, dispatcher_actor dispatcher,
 } // namespace
 
 int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
-                 const std::string& action, bool stream) {
+                 const std::string& action, bool stream,
+                 const std::function<caf::expected<dispatcher_actor>()>& follow) {
   size_t printed = 0;
   cancel_on_interrupt();
   caf::scoped_actor self{sys};
@@ -265,6 +268,25 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
                     master_lost = true;
                   },
                   caf::after(progress_interval) >> [] {});
+    if (master_lost && follow && !stop_requested()) {
+      // A new leader recovers the job: wait for its result there.
+      fmt::print(stderr, "{}{}: lost the jobmanager ({}); following the "
+                 "cluster's new leader\n",
+                 tty ? "\r\x1b[K" : "", action, describe(*lost));
+      auto next = follow();
+      if (next) {
+        dispatcher = *next;
+        self->send_exit(fetcher, caf::exit_reason::user_shutdown);
+        fetcher = fetch_result(sys, dispatcher, id,
+                               caf::actor_cast<caf::actor>(self));
+        fmt::print(stderr, "{}: waiting for job {} at the new leader\n",
+                   action, id.to_string());
+        lost.reset();
+        master_lost = false;
+        continue;
+      }
+      lost = next.error();
+    }
     // Each poll gets a bounded part (collect-sink.batch-size.max): poll
     // again at once while there is more.
     for (bool more = stream; more && !result && !lost;)
@@ -320,7 +342,7 @@ int run_remote(const run_settings& flags, const remoting& remoting,
     return exit_cluster_error;
   if (!flags.detached)
     return submit_and_wait(remote.system(), remote.dispatcher(),
-                           std::move(graph));
+                           std::move(graph), remote.follow());
   caf::scoped_actor self{remote.system()};
   int code = exit_ok;
   ask(

@@ -111,7 +111,8 @@ cxxopts::Options list_flags() {
   cxxopts::Options opts("weir list", "List the jobs of a session cluster.");
   opts.custom_help("[-m HOST:PORT] [-r|-s|-a]");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
+    ("m,jobmanager", "HOST:PORT of the jobmanager, or etcd://HOST:PORT "
+     "of an etcd that names the leader (default "
      "jobmanager.rpc.address:jobmanager.rpc.port)",
      cxxopts::value<std::string>())
     ("r,running", "only running jobs")
@@ -279,7 +280,8 @@ int wait_action(const std::vector<std::string>& args) {
     fmt::print(stderr, "{}\n", job_error_line("weir wait", unknown, *id));
     return exit_code_for_job_error(unknown);
   }
-  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir wait");
+  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir wait",
+                      false, remote.follow());
 }
 
 } // namespace weir::cli

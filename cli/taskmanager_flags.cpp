@@ -21,7 +21,8 @@ cxxopts::Options taskmanager_flags() {
                         "Run a worker of a session cluster: a TaskExecutor "
                         "that registers with the jobmanager.");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager (default "
+    ("m,jobmanager", "HOST:PORT of the jobmanager, or etcd://HOST:PORT "
+     "of an etcd that names the leader (default "
      "jobmanager.rpc.address:jobmanager.rpc.port)",
      cxxopts::value<std::string>())
     ("slots", "taskmanager.numberOfTaskSlots (default 1)",

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/leader_election.hpp"
 #include "messages/errors.hpp"
 #include "net/transport.hpp"
 #include "net/tls.hpp"
@@ -41,6 +42,34 @@ std::string why_unreachable(caf::actor_system& sys, const endpoint& at,
 
 } // namespace
 
+/// The leader's address as the etcd members `members` name it.
+static caf::expected<endpoint> leader_of(const std::vector<endpoint>& members,
+                                  std::chrono::milliseconds timeout,
+                                  const std::string& cluster_id) {
+  std::vector<std::string> eps;
+  for (auto& m : members)
+    eps.push_back(fmt::format("{}:{}", m.host, m.port));
+  storage::etcd_client etcd{eps, timeout};
+  auto leader = find_leader(etcd, cluster_id);
+  if (!leader)
+    return make_error(errc::timeout,
+                      fmt::format("cannot ask etcd for the leader of cluster "
+                                  "{}: {}",
+                                  cluster_id, describe(leader.error())));
+  if (leader->empty())
+    return make_error(errc::timeout,
+                      fmt::format("no jobmanager leads cluster {} (etcd at "
+                                  "{})",
+                                  cluster_id, etcd.endpoints()));
+  auto at = parse_endpoint(*leader);
+  if (!at)
+    return make_error(errc::timeout,
+                      fmt::format("etcd names '{}' as the leader of cluster "
+                                  "{}, which is not HOST:PORT",
+                                  *leader, cluster_id));
+  return *at;
+}
+
 cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
                                     supervisor_actor supervisor) {
   return sys.spawn(gateway_impl, std::move(supervisor));
@@ -62,7 +91,8 @@ std::optional<endpoint> parse_endpoint(const std::string& text) {
 
 std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text) {
   std::vector<endpoint> result;
-  size_t start = 0;
+  bool etcd = text.compare(0, etcd_scheme.size(), etcd_scheme) == 0;
+  size_t start = etcd ? etcd_scheme.size() : 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
     auto part = text.substr(start, comma == std::string::npos ? std::string::npos
@@ -70,6 +100,7 @@ std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text) {
     auto ep = parse_endpoint(part);
     if (!ep)
       return std::nullopt;
+    ep->etcd = etcd;
     result.push_back(*ep);
     if (comma == std::string::npos)
       break;
@@ -80,8 +111,15 @@ std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text) {
 
 caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
 connect_gateway(caf::actor_system& sys, const std::vector<endpoint>& any_of,
-                std::chrono::milliseconds timeout) {
+                std::chrono::milliseconds timeout,
+                const std::string& cluster_id) {
   caf::error last = make_error(errc::timeout, "no jobmanager address given");
+  if (!any_of.empty() && any_of.front().etcd) {
+    auto leader = leader_of(any_of, timeout, cluster_id);
+    if (!leader)
+      return leader.error();
+    return connect_gateway(sys, *leader, timeout);
+  }
   for (auto& at : any_of) {
     auto handles = connect_gateway(sys, at, timeout);
     if (handles)

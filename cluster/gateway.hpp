@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -23,17 +24,23 @@ namespace weir {
 cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
                                     supervisor_actor supervisor);
 
-/// A "host:port" address.
+/// A "host:port" address: of a jobmanager, or of an etcd member that names
+/// the leading jobmanager (high-availability.type: etcd).
 struct endpoint {
   std::string host;
   uint16_t port = 0;
+  bool etcd = false;
 };
+
+/// The scheme of etcd addresses: "etcd://HOST:PORT[,HOST:PORT...]".
+constexpr std::string_view etcd_scheme = "etcd://";
 
 /// Parses "HOST:PORT"; nothing for anything else.
 std::optional<endpoint> parse_endpoint(const std::string& text);
 
-/// Parses "HOST:PORT[,HOST:PORT...]" (a leader and its standbys); nothing
-/// when any part is malformed.
+/// Parses "HOST:PORT[,HOST:PORT...]" (a leader and its standbys) or
+/// "etcd://HOST:PORT[,HOST:PORT...]" (etcd members: the leader is the one
+/// they name); nothing when any part is malformed.
 std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text);
 
 /// Connects to the gateway a jobmanager publishes at `at` (non-blocking
@@ -45,9 +52,11 @@ connect_gateway(caf::actor_system& sys, const endpoint& at,
                 std::chrono::milliseconds timeout);
 
 /// Tries each address in turn (the leader is whichever answers); the error
-/// of the last one when none does.
+/// of the last one when none does. etcd addresses are asked for the address
+/// of cluster `cluster_id`'s leader first.
 caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
 connect_gateway(caf::actor_system& sys, const std::vector<endpoint>& any_of,
-                std::chrono::milliseconds timeout);
+                std::chrono::milliseconds timeout,
+                const std::string& cluster_id);
 
 } // namespace weir

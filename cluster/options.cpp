@@ -117,6 +117,28 @@ jobmanager_options::from(const configuration& cfg) {
   jm.rest_port_set = cfg.is_set(keys::rest_port);
   jm.state_dir = cfg.is_set(keys::storage_dir) ? cfg.get(keys::storage_dir)
                                                : default_state_dir();
+  auto etcd = etcd_ha_options::from(cfg);
+  if (!etcd)
+    return etcd.error();
+  jm.etcd = std::move(*etcd);
+  if (jm.etcd) {
+    // Every jobmanager must reach the same files, and the others must reach
+    // the leader at the address it publishes.
+    if (!cfg.is_set(keys::storage_dir))
+      return make_error(errc::invalid_config,
+                        fmt::format("{}: etcd needs {}: a directory every "
+                                    "jobmanager can read and write",
+                                    keys::ha_type.name,
+                                    keys::storage_dir.name));
+    if (jm.address.empty() || jm.address == "0.0.0.0" || jm.address == "::")
+      return make_error(errc::invalid_config,
+                        fmt::format("{}: etcd publishes {} for workers and "
+                                    "clients; '{}' is no address they can "
+                                    "reach",
+                                    keys::ha_type.name,
+                                    keys::jobmanager_address.name,
+                                    jm.address));
+  }
   read_master_keys(cfg, jm.resource_manager, jm.job_master);
   jm.remote = remoting::from(cfg);
   jm.supervision = supervision_options::from(cfg);

@@ -1,6 +1,10 @@
 #include "cluster/processes.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include <caf/actor_system.hpp>
@@ -8,9 +12,13 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "actors/common/event_log.hpp"
+#include "actors/common/signal_log.hpp"
 #include "actors/task_executor/crash_watch.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "actors/task_executor/task_metrics.hpp"
@@ -90,6 +98,91 @@ start_rest(caf::actor_system& sys, supervisor_actor supervisor,
   return std::move(*rest);
 }
 
+/// The leadership a SIGCONT handler checks (nullptr: none).
+std::atomic<const leadership*> continued_leader{nullptr};
+
+void on_continue(int) {
+  auto* lead = continued_leader.load();
+  if (lead == nullptr || !lead->expired())
+    return;
+  log_event_from_signal_handler("lost the leadership: stopped past its etcd "
+                                "lease; exiting (code 5)");
+  ::_exit(exit_leadership_lost);
+}
+
+/// A process stopped (SIGSTOP, a frozen VM) past its lease ends the moment
+/// it continues, in the signal handler: before its actors' overdue timers
+/// could make them act (the watchdog thread would see it too, a little
+/// later).
+void end_when_continued_past_lease(const leadership& lead) {
+  continued_leader = &lead;
+  struct sigaction sa {};
+  sa.sa_handler = on_continue;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGCONT, &sa, nullptr);
+}
+
+/// Waits as a standby until no other jobmanager holds the RocksDB lock of
+/// the state directory, then opens it into `store`. Returns the exit code to
+/// end with, or -1 once the store is open.
+int claim_state_dir(caf::actor_system& sys, const jobmanager_options& opts,
+                    std::shared_ptr<storage::kv_store>& store) {
+  caf::scoped_actor waiter{sys};
+  bool announced = false;
+  for (;;) {
+    if (!storage::rocksdb_store_locked(opts.state_dir)) {
+      auto kv = open_state_dir(opts.state_dir, opts.remote.cluster_id);
+      if (kv) {
+        store = std::move(*kv);
+        if (announced)
+          log_eventf("took over {} as the leader", opts.state_dir);
+        return -1;
+      }
+      if (kv.error() != make_error(errc::storage_locked)) {
+        log_eventf("cannot open the state directory: {}", describe(kv.error()));
+        return exit_storage_error;
+      }
+    }
+    if (!announced)
+      log_eventf("standby: another jobmanager holds {}; waiting to take over",
+                 opts.state_dir);
+    announced = true;
+    if (stop_requested())
+      return 0;
+    pause(waiter, 100ms);
+  }
+}
+
+/// Campaigns in etcd until this jobmanager leads (a standby meanwhile),
+/// then opens the cluster's store under `dir` into `store`. nullptr when
+/// stopped or when the store cannot be opened (logged).
+std::unique_ptr<leadership> lead_through_etcd(const etcd_ha_options& ha,
+                                              const std::string& dir,
+                                              std::shared_ptr<storage::kv_store>& store) {
+  bool waited = false;
+  auto lead = leadership::campaign(
+    ha, [] { return stop_requested(); },
+    [&](const std::string& why) {
+      waited = true;
+      log_eventf("standby for cluster {} (etcd at {}): {}; waiting to take "
+                 "over", ha.cluster_id, fmt::join(ha.endpoints, ","), why);
+    });
+  if (!lead)
+    return nullptr;
+  if (waited)
+    log_eventf("took over cluster {} as the leader", ha.cluster_id);
+  auto kv = storage::etcd_store::open(lead->etcd(), dir,
+                                      store_prefix(ha.cluster_id),
+                                      lead->fence());
+  if (!kv) {
+    log_eventf("cannot open the cluster's store: {}", describe(kv.error()));
+    return nullptr;
+  }
+  store = std::move(*kv);
+  return lead;
+}
+
 } // namespace
 
 int run_jobmanager(const jobmanager_options& opts) {
@@ -113,41 +206,21 @@ int run_jobmanager(const jobmanager_options& opts) {
   mini_cluster_options mc;
   mc.task_executors = 0;
   mc.state_dir = opts.state_dir;
-  mc.checkpoint_dir = checkpoint_dir_of(opts.job_master.config, opts.state_dir);
-  {
-    caf::scoped_actor waiter{sys};
-    bool announced = false;
-    for (;;) {
-      if (storage::rocksdb_store_locked(opts.state_dir)) {
-        if (!announced)
-          log_eventf("standby: another jobmanager holds {}; waiting to take "
-                     "over", opts.state_dir);
-        announced = true;
-        if (stop_requested())
-          return 0;
-        pause(waiter, 100ms);
-        continue;
-      }
-      auto kv = open_state_dir(opts.state_dir, opts.remote.cluster_id);
-      if (kv) {
-        mc.store = std::move(*kv);
-        if (announced)
-          log_eventf("took over {} as the leader", opts.state_dir);
-        break;
-      }
-      if (kv.error() != make_error(errc::storage_locked)) {
-        log_eventf("cannot open the state directory: {}", describe(kv.error()));
-        return 3;
-      }
-      if (!announced)
-        log_eventf("standby: another jobmanager holds {}; waiting to take over",
-                   opts.state_dir);
-      announced = true;
-      if (stop_requested())
-        return 0;
-      pause(waiter, 100ms);
-    }
+  std::unique_ptr<leadership> lead;
+  // Destroyed before `lead`: the SIGCONT handler lets go of it first.
+  struct forget_leader {
+    ~forget_leader() { continued_leader = nullptr; }
+  } forget;
+  if (opts.etcd) {
+    // The cluster's files live in its own subdirectory of the shared one.
+    mc.state_dir = opts.state_dir + "/" + opts.etcd->cluster_id;
+    lead = lead_through_etcd(*opts.etcd, mc.state_dir, mc.store);
+    if (!lead)
+      return stop_requested() ? 0 : exit_storage_error;
+  } else if (int code = claim_state_dir(sys, opts, mc.store); code >= 0) {
+    return code;
   }
+  mc.checkpoint_dir = checkpoint_dir_of(opts.job_master.config, mc.state_dir);
   mc.resource_manager = opts.resource_manager;
   mc.job_master = opts.job_master;
   mc.supervision = opts.supervision;
@@ -180,6 +253,25 @@ int run_jobmanager(const jobmanager_options& opts) {
              *rest ? ", REST API at " + (*rest)->url() : std::string{});
   if (!opts.security_warning.empty())
     log_event(opts.security_warning);
+  if (lead) {
+    auto address = fmt::format("{}:{}", opts.address, *port);
+    if (auto err = lead->publish(address)) {
+      log_eventf("cannot publish this leader's address: {}", describe(err));
+      end_process_after("jobmanager", exit_leadership_lost);
+      return exit_leadership_lost;
+    }
+    log_eventf("leads cluster {}: published {} in etcd at {}",
+               opts.etcd->cluster_id, address, lead->etcd()->endpoints());
+    lead->keep([](const std::string& why) {
+      // Nothing of this process may act once another could lead: no
+      // teardown (it would send), no flush of anything but the log line.
+      log_eventf("lost the leadership: {}; exiting (code {})", why,
+                 exit_leadership_lost);
+      std::fflush(nullptr);
+      std::_Exit(exit_leadership_lost);
+    });
+    end_when_continued_past_lease(*lead);
+  }
   if (opts.application)
     caf::anon_send((*cluster)->resource_manager(), start_atom_v,
                    fmt::format("{}:{}", opts.address, *port));
@@ -279,7 +371,8 @@ int run_taskmanager(const taskmanager_options& opts) {
     // A short deadline: right after a master restart CAF may still hand out
     // the dead master's cached gateway, whose lookup never answers; the
     // next attempt (after the backoff) reaches the new one.
-    auto handles = connect_gateway(sys, opts.jobmanagers, 500ms);
+    auto handles = connect_gateway(sys, opts.jobmanagers, 500ms,
+                                   opts.remote.cluster_id);
     if (!handles) {
       log_eventf("{}; retrying in {} ms", describe(handles.error()),
                  std::chrono::duration_cast<std::chrono::milliseconds>(backoff)

@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "dataplane/network_buffers.hpp"
 #include "cluster/gateway.hpp"
+#include "cluster/leader_election.hpp"
 #include "cluster/metrics_server.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/slots.hpp"
@@ -36,8 +37,13 @@ struct jobmanager_options {
   /// default one in use (another cluster on this host has it) only costs
   /// this one its REST API, with a warning.
   bool rest_port_set = false;
-  /// high-availability.storageDir: the RocksDB state directory.
+  /// high-availability.storageDir: the RocksDB state directory; with etcd,
+  /// the directory shared by every jobmanager (the cluster's files are in
+  /// its subdirectory named by the cluster id).
   std::string state_dir;
+  /// high-availability.type: etcd: leader election and store pointers in
+  /// etcd (nothing: the RocksDB lock of state_dir elects the leader).
+  std::optional<etcd_ha_options> etcd;
   resource_manager_options resource_manager;
   job_master_options job_master;
   /// jobmanager.supervision.*: restart intensity of the supervisor.
@@ -82,6 +88,11 @@ constexpr int exit_bad_config = 2;
 /// Exit code of a jobmanager that cannot use its state directory (it cannot
 /// be opened, or the stored jobs are damaged).
 constexpr int exit_storage_error = 3;
+
+/// Exit code of a jobmanager that lost its leadership (its etcd lease could
+/// not be renewed in time): it ends before another could lead, and a
+/// process supervisor starts it again as a standby.
+constexpr int exit_leadership_lost = 5;
 
 /// Exit code of a jobmanager whose supervisor gave up (its Dispatcher or
 /// ResourceManager crashed more often than the restart intensity allows).

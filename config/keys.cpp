@@ -7,6 +7,10 @@ const std::vector<key_info>& config_keys() {
   static const std::vector<key_info> all{
     evenly_spread_out_slots.info(),
     storage_dir.info(),
+    ha_type.info(),
+    ha_etcd_endpoints.info(),
+    ha_etcd_lease_ttl.info(),
+    ha_etcd_retry_period.info(),
     registration_initial_timeout.info(),
     registration_max_timeout.info(),
     driver_cpu_cores.info(),

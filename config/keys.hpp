@@ -37,6 +37,28 @@ inline constexpr config_key<std::string> cluster_id{
   "high-availability.cluster-id", "default",
   "Name of the cluster: processes and clients of different clusters (or weir "
   "versions) refuse each other's connections."};
+inline constexpr config_key<std::string> ha_type{
+  "high-availability.type", "none",
+  "How jobmanagers agree on a leader. none: one host; a standby jobmanager "
+  "waits for the RocksDB lock of the same high-availability.storageDir. "
+  "etcd: leader election through etcd with a lease; job graphs, results, "
+  "checkpoint metadata and blobs are files in high-availability.storageDir "
+  "(shared by every jobmanager) with pointers in etcd "
+  "(docs/deployment.md).",
+  {}, config_scope::cluster, "none|NONE|etcd|ETCD"};
+inline constexpr config_key<std::string> ha_etcd_endpoints{
+  "high-availability.etcd.endpoints", "",
+  "The etcd cluster of high-availability.type etcd: HOST:PORT of its client "
+  "URLs (plain HTTP), comma-separated."};
+inline constexpr config_key<ms> ha_etcd_lease_ttl{
+  "high-availability.etcd.lease-ttl", "10 s",
+  "The leader's etcd lease (whole seconds, at least 2 s): a leader that "
+  "could not renew it stops before it ends; a standby takes over at most "
+  "this long after a leader's host died.", {"2 s", "1 h"}};
+inline constexpr config_key<ms> ha_etcd_retry_period{
+  "high-availability.etcd.retry-period", "500 ms",
+  "How often a standby jobmanager tries to become the leader, and a worker "
+  "or client asks etcd for the leader's address.", {"10 ms", "1 min"}};
 inline constexpr config_key<ms> registration_initial_timeout{
   "cluster.registration.initial-timeout", "100 ms",
   "First pause of a worker between attempts to reach the master; it doubles "

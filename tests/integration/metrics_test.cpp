@@ -74,19 +74,6 @@ std::string percent_encoded(const std::string& text) {
   return out;
 }
 
-/// A port nobody listens on now (the kernel's pick for port 0).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0);
-  socklen_t len = sizeof(sa);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  ::close(fd);
-  return ntohs(sa.sin_port);
-}
-
 /// Even numbers of 1..1000 (500) through a rebalance into a discarding
 /// sink: parallelism 2 on two one-slot workers, so each runs one subtask
 /// of every chain.

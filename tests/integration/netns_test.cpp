@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "netns.hpp"
 #include "process.hpp"
 #include "reference.hpp"
 
@@ -19,12 +20,6 @@ using namespace weir::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// Runs `ip ARGS...`; returns its result.
-process_result ip(std::vector<std::string> args) {
-  args.insert(args.begin(), "/usr/sbin/ip");
-  return run_process(args, 30s);
-}
 
 /// Two namespaces and a veth pair between them; removed on destruction.
 struct two_hosts {
@@ -85,8 +80,7 @@ struct two_hosts {
   /// A command line that runs `args` inside namespace `ns`.
   static std::vector<std::string> in(const std::string& ns,
                                      std::vector<std::string> args) {
-    args.insert(args.begin(), {"/usr/sbin/ip", "netns", "exec", ns});
-    return args;
+    return in_namespace(ns, std::move(args));
   }
 };
 

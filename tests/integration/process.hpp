@@ -107,6 +107,9 @@ std::vector<std::string> lines_of(const std::string& text);
 /// The lines, sorted.
 std::vector<std::string> sorted_lines(const std::string& text);
 
+/// A loopback port nobody listens on now (the kernel's pick for port 0).
+int free_port();
+
 /// Path of a file in the source tree (WEIR_SOURCE_ROOT environment variable).
 std::string source_path(const std::string& relative);
 

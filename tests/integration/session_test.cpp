@@ -202,7 +202,7 @@ TEST_CASE("a client finds no jobmanager within seconds, never hangs") {
   CHECK(r.err.find("weir list: cannot reach the jobmanager at 127.0.0.1:1") == 0);
   auto bad = run_weir({"list", "-m", "nohostport"}, 30s);
   CHECK(bad.exit_code == 2);
-  CHECK(bad.err == "weir list: -m 'nohostport' is not HOST:PORT\n");
+  CHECK(bad.err == "weir list: -m 'nohostport' is not HOST:PORT or etcd://HOST:PORT\n");
 }
 
 TEST_CASE("workers started before the master register once it is up") {

@@ -1,0 +1,226 @@
+// High availability through etcd across hosts: a real etcd, two jobmanagers
+// on two hosts (network namespaces on one bridge), a taskmanager beside
+// each and a client on a third host, all finding the leader through etcd.
+// Needs root, iproute2 and etcd (Debian's etcd-server); skipped with a
+// visible message otherwise.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cluster_fixture.hpp"
+#include "netns.hpp"
+#include "process.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* etcd_bin = "/usr/bin/etcd";
+
+/// The hosts of a cluster: etcd on the hub, jobmanager A and a taskmanager
+/// on host "a", jobmanager B and a taskmanager on "b", the client on "c".
+/// Leases of 2 s and heartbeats of 3 s keep the failover short.
+struct ha_cluster {
+  lan hosts{{"a", "b", "c"}};
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  std::unique_ptr<running_process> etcd;
+  std::string etcd_address;
+  std::string skipped; ///< why the machine cannot run this test
+
+  ha_cluster() {
+    if (geteuid() != 0) {
+      skipped = "network namespaces need root";
+      return;
+    }
+    if (::access(etcd_bin, X_OK) != 0) {
+      skipped = "etcd is not installed (Debian's etcd-server)";
+      return;
+    }
+    if (!hosts.ok()) {
+      skipped = "cannot make network namespaces: " + hosts.problem();
+      return;
+    }
+    etcd_address = hosts.address("hub") + ":2379";
+    auto url = "http://" + etcd_address;
+    etcd = std::make_unique<running_process>(hosts.on(
+      "hub", {etcd_bin, "--data-dir", dir.file("etcd"), "--listen-client-urls",
+              url, "--advertise-client-urls", url, "--listen-peer-urls",
+              "http://127.0.0.1:2380"}));
+    REQUIRE(etcd->wait_for_stderr("ready to serve client requests", 60s));
+  }
+
+  /// Flags every process of the cluster shares.
+  std::vector<std::string> common() const {
+    return {"-Dheartbeat.interval=500 ms", "-Dheartbeat.timeout=3 s",
+            "-Dcluster.registration.max-timeout=500 ms"};
+  }
+
+  std::unique_ptr<running_process> jobmanager(const std::string& host) {
+    std::vector<std::string> argv{
+      weir, "jobmanager", "--host", hosts.address(host), "--port", "6123",
+      "-Dsecurity.ssl.internal.enabled=false",
+      "-Dhigh-availability.type=etcd",
+      "-Dhigh-availability.etcd.endpoints=" + etcd_address,
+      "-Dhigh-availability.storageDir=" + dir.file("ha"),
+      "-Dhigh-availability.etcd.lease-ttl=2 s",
+      "-Dhigh-availability.etcd.retry-period=100 ms"};
+    for (auto& f : common())
+      argv.push_back(f);
+    return std::make_unique<running_process>(hosts.on(host, argv));
+  }
+
+  std::unique_ptr<running_process> taskmanager(const std::string& host) {
+    std::vector<std::string> argv{weir, "taskmanager", "-m",
+                                  "etcd://" + etcd_address, "--slots", "2",
+                                  "--id", "tm-" + host};
+    for (auto& f : common())
+      argv.push_back(f);
+    return std::make_unique<running_process>(hosts.on(host, argv));
+  }
+
+  /// The running processes of a cluster.
+  struct processes {
+    std::unique_ptr<running_process> a, b, tm_a, tm_b;
+  };
+
+  /// Starts jobmanager A, waits until it leads, then B as its standby, and
+  /// a taskmanager on each host, registered with A.
+  processes start() {
+    processes p;
+    p.a = jobmanager("a");
+    REQUIRE(p.a->wait_for_stderr("leads cluster default: published "
+                                   + hosts.address("a") + ":6123",
+                                 30s));
+    p.b = jobmanager("b");
+    REQUIRE(p.b->wait_for_stderr("the jobmanager at " + hosts.address("a")
+                                   + ":6123 leads; waiting to take over",
+                                 30s));
+    p.tm_a = taskmanager("a");
+    p.tm_b = taskmanager("b");
+    REQUIRE(p.a->wait_for_stderr("TaskExecutor tm-a registered", 30s));
+    REQUIRE(p.a->wait_for_stderr("TaskExecutor tm-b registered", 30s));
+    return p;
+  }
+
+  /// A client command on host "c".
+  std::vector<std::string> client(std::vector<std::string> args) const {
+    args.insert(args.begin(), weir);
+    args.insert(args.begin() + 2, {"-m", "etcd://" + etcd_address});
+    return hosts.on("c", args);
+  }
+
+  /// An exactly-once job of `count` records that takes seconds, with
+  /// checkpoints every 100 ms; it writes into `out`.
+  std::string paced_job(const std::string& out, int count) {
+    return dir.write("ha.json", fmt::format(R"({{
+      "name": "ha", "parallelism": 2,
+      "config": {{"execution.checkpointing.interval": "100 ms"}},
+      "vertices": [
+        {{"id": "events", "operator": "generator", "params": {{"count": {}, "rate": 1000, "keys": 7}}}},
+        {{"id": "out", "operator": "text_file", "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
+      "edges": [{{"from": "events", "to": "out", "partitioning": "rebalance"}}]}})",
+                                            count, out));
+  }
+};
+
+/// Milliseconds since `t0`.
+long long since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::steady_clock::now() - t0)
+    .count();
+}
+
+} // namespace
+
+TEST_CASE("etcd: the standby leads after the leader's kill -9, the job "
+          "finishes exactly once and the client follows") {
+  ha_cluster c;
+  if (!c.skipped.empty()) {
+    MESSAGE("SKIPPED: " << c.skipped);
+    return;
+  }
+  auto [a, b, tm_a, tm_b] = c.start();
+  // A job that finished before the crash is not run again.
+  auto done = run_process(c.client({"run", "examples/collect.json", "--to",
+                                    "4"}),
+                          60s);
+  REQUIRE(done.exit_code == 0);
+  CHECK(done.out == "2\n4\n");
+  auto out = c.dir.file("out");
+  running_process client{c.client({"run", c.paced_job(out, 8000)})};
+  REQUIRE(a->wait_for_stderr("(ha) completed checkpoint 5 ", 60s));
+  auto killed = std::chrono::steady_clock::now();
+  a->signal(SIGKILL);
+  a->finish(30s);
+  REQUIRE(b->wait_for_stderr("took over cluster default as the leader", 30s));
+  REQUIRE(b->wait_for_stderr("(ha) recovered", 30s));
+  REQUIRE(b->wait_for_stderr("(ha) switched from CREATED to RUNNING", 60s));
+  MESSAGE("kill -9 of the leader to the recovered job RUNNING: "
+          << since(killed) << " ms");
+  auto attached = client.finish(120s);
+  CHECK(attached.exit_code == 0);
+  CHECK(attached.err.find("weir run: lost the jobmanager (")
+        != std::string::npos);
+  CHECK(attached.err.find("waiting for job ") != std::string::npos);
+  CHECK(committed_lines(out) == generated_lines(8000, 7));
+  REQUIRE(b->wait_for_stderr("(ha) FINISHED", 30s));
+  CHECK(b->stderr_so_far().find("(ha) resumes from checkpoint ")
+        != std::string::npos);
+  CHECK(b->stderr_so_far().find("(collect) recovered") == std::string::npos);
+  // A new client finds the new leader through etcd.
+  auto list = run_process(c.client({"list", "-a"}), 30s);
+  CHECK(list.exit_code == 0);
+  CHECK(list.out.find(" : ha (FINISHED, ") != std::string::npos);
+  tm_a->signal(SIGTERM);
+  tm_b->signal(SIGTERM);
+  CHECK(tm_a->finish(30s).exit_code == 0);
+  CHECK(tm_b->finish(30s).exit_code == 0);
+  b->signal(SIGTERM);
+  CHECK(b->finish(30s).exit_code == 0);
+}
+
+TEST_CASE("etcd: a leader stopped past its lease does not act when it "
+          "continues") {
+  ha_cluster c;
+  if (!c.skipped.empty()) {
+    MESSAGE("SKIPPED: " << c.skipped);
+    return;
+  }
+  auto [a, b, tm_a, tm_b] = c.start();
+  auto out = c.dir.file("out");
+  running_process client{c.client({"run", c.paced_job(out, 10000)})};
+  REQUIRE(a->wait_for_stderr("(ha) completed checkpoint 3 ", 60s));
+  a->signal(SIGSTOP);
+  REQUIRE(b->wait_for_stderr("took over cluster default as the leader", 30s));
+  // The workers left the stopped leader (heartbeats) and run the job for
+  // the new one.
+  REQUIRE(b->wait_for_stderr("(ha) switched from CREATED to RUNNING", 60s));
+  REQUIRE(b->wait_for_stderr("(ha) completed checkpoint ", 60s));
+  auto before = a->stderr_so_far().size();
+  a->signal(SIGCONT);
+  auto ended = a->finish(30s);
+  CHECK(ended.exit_code == 5);
+  auto after = ended.err.substr(before);
+  CHECK(after.find("lost the leadership: ") != std::string::npos);
+  CHECK(after.find("completed checkpoint") == std::string::npos);
+  CHECK(after.find("switched from") == std::string::npos);
+  auto attached = client.finish(120s);
+  CHECK(attached.exit_code == 0);
+  CHECK(committed_lines(out) == generated_lines(10000, 7));
+  REQUIRE(b->wait_for_stderr("(ha) FINISHED", 30s));
+  tm_a->signal(SIGTERM);
+  tm_b->signal(SIGTERM);
+  tm_a->finish(30s);
+  tm_b->finish(30s);
+  b->signal(SIGTERM);
+  CHECK(b->finish(30s).exit_code == 0);
+}
