@@ -224,3 +224,56 @@ TEST_CASE("etcd: a leader stopped past its lease does not act when it "
   b->signal(SIGTERM);
   CHECK(b->finish(30s).exit_code == 0);
 }
+
+TEST_CASE("etcd: bad settings and an unreachable etcd give one-line errors") {
+  auto jm = [](std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"jobmanager", "--port", "0"});
+    return run_weir(flags, 30s);
+  };
+  auto no_endpoints = jm({"-Dhigh-availability.type=etcd"});
+  CHECK(no_endpoints.exit_code == 2);
+  CHECK(no_endpoints.err
+        == "weir jobmanager: high-availability.type: etcd needs "
+           "high-availability.etcd.endpoints (HOST:PORT of etcd's client "
+           "URLs)\n");
+  auto bad_endpoint = jm({"-Dhigh-availability.type=etcd",
+                          "-Dhigh-availability.etcd.endpoints=etcd-host"});
+  CHECK(bad_endpoint.exit_code == 2);
+  CHECK(bad_endpoint.err
+        == "weir jobmanager: high-availability.etcd.endpoints: 'etcd-host' is "
+           "not HOST:PORT[,HOST:PORT...]\n");
+  auto no_dir = jm({"-Dhigh-availability.type=etcd",
+                    "-Dhigh-availability.etcd.endpoints=127.0.0.1:2379"});
+  CHECK(no_dir.exit_code == 2);
+  CHECK(no_dir.err
+        == "weir jobmanager: high-availability.type: etcd needs "
+           "high-availability.storageDir: a directory every jobmanager can "
+           "read and write\n");
+  auto unknown = jm({"-Dhigh-availability.type=zookeeper"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("high-availability.type") != std::string::npos);
+  // Nobody answers on this port: the client says so at once.
+  auto port = free_port();
+  auto lost = run_weir({"list", "-m", fmt::format("etcd://127.0.0.1:{}", port)},
+                       30s);
+  CHECK(lost.exit_code == 3);
+  CHECK(lost.err.find(fmt::format("weir list: cannot ask etcd for the leader "
+                                  "of cluster default: cannot reach etcd "
+                                  "(127.0.0.1:{}: ",
+                                  port))
+        == 0);
+  auto bad_scheme = run_weir({"list", "-m", "etcd://"}, 30s);
+  CHECK(bad_scheme.exit_code == 2);
+}
+
+TEST_CASE("etcd: a client finds no leader while none leads") {
+  ha_cluster c;
+  if (!c.skipped.empty()) {
+    MESSAGE("SKIPPED: " << c.skipped);
+    return;
+  }
+  auto r = run_process(c.client({"list"}), 30s);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == "weir list: no jobmanager leads cluster default (etcd at "
+                   + c.etcd_address + ")\n");
+}
