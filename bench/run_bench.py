@@ -37,6 +37,10 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     main() to the first row at the host's actor and to the job's result,
     ms; a fresh process each run (--first-result, default
     build/bench/bench_first_result)
+(t) high availability through etcd (a real etcd, two jobmanagers and two
+    taskmanagers on loopback): kill -9 the leader during a job; ms to the
+    standby's recovered job RUNNING, with the default 10 s lease and a 2 s
+    one (docs/deployment.md § etcd); needs /usr/bin/etcd
 Each figure is the median of --runs runs; the JSON also holds every run.
 
 Figures b, c, q and r are reported as a ratio to a one-thread C++ program
@@ -392,7 +396,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--first-result", default="build/bench/bench_first_result",
                         help="the program of figure s")
-    parser.add_argument("--only", default="abcdefghijklmnqrs",
+    parser.add_argument("--only", default="abcdefghijklmnqrst",
                         help="the figures' letters (o and p: only when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
     parser.add_argument("--limits", default=os.path.join(
@@ -519,6 +523,8 @@ def main():
             log_bytes_figure(weir, tmp, args)
         if "s" in args.only:
             first_result_figure(args.first_result, max(args.runs, 10))
+        if "t" in args.only:
+            etcd_failover_figure(weir, tmp, args.runs)
 
 
 def first_result_figure(program, runs):
@@ -750,6 +756,84 @@ def failure_figures(weir, tmp, only):
                   flush=True)
         finally:
             session.close()
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def etcd_failover_figure(weir, tmp, runs):
+    """Figure t: kill -9 of the etcd-elected leader to the standby's
+    recovered job RUNNING."""
+    spec = os.path.join(tmp, "paced.json")
+    with open(spec, "w") as f:
+        json.dump(PACED, f)
+    for lease in ("10 s", "2 s"):
+        results = []
+        for _ in range(runs):
+            client_port, peer_port = free_port(), free_port()
+            data = os.path.join(tmp, f"etcd-{time.time_ns()}")
+            url = f"http://127.0.0.1:{client_port}"
+            peer = f"http://127.0.0.1:{peer_port}"
+            etcd = subprocess.Popen(
+                ["/usr/bin/etcd", "--data-dir", data, "--listen-client-urls",
+                 url, "--advertise-client-urls", url, "--listen-peer-urls",
+                 peer, "--initial-advertise-peer-urls", peer,
+                 "--initial-cluster", "default=" + peer],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            ha = ["-Dhigh-availability.type=etcd",
+                  f"-Dhigh-availability.etcd.endpoints=127.0.0.1:{client_port}",
+                  f"-Dhigh-availability.storageDir={data}-ha",
+                  f"-Dhigh-availability.etcd.lease-ttl={lease}",
+                  "-Drest.port=0", "-Drestart-strategy.type=fixed-delay",
+                  "-Drestart-strategy.fixed-delay.delay=50 ms"]
+            session = None
+            try:
+                Session.wait_for(etcd, "ready to serve client requests", 60)
+                session = Session.__new__(Session)
+                session.procs, session.weir = [], weir
+                leader = session.spawn([weir, "jobmanager", "--port", "0"] + ha)
+                Session.wait_for(leader, r"leads cluster default: published")
+                standby = session.spawn([weir, "jobmanager", "--port", "0"] + ha)
+                Session.wait_for(standby, r"waiting to take over")
+                for i in range(2):
+                    session.spawn([weir, "taskmanager", "-m",
+                                   f"etcd://127.0.0.1:{client_port}",
+                                   "--slots", "2", "--id", f"tm-{i}",
+                                   "-Dcluster.registration.max-timeout=500 ms"])
+                    Session.wait_for(leader, rf"TaskExecutor tm-{i} registered")
+                run = session.spawn([weir, "run", "-m",
+                                     f"etcd://127.0.0.1:{client_port}", spec])
+                Session.wait_for(leader,
+                                 r"\(paced\) switched from CREATED to RUNNING")
+                time.sleep(1.0)  # benchmark pacing, not a test wait
+                killed = time.time()
+                leader.send_signal(signal.SIGKILL)
+                leader.wait()
+                took_over = Session.stamp(standby, r"took over cluster", 60)
+                running = Session.stamp(
+                    standby, r"\(paced\) switched from CREATED to RUNNING", 60)
+                run.wait(timeout=120)
+                results.append({"took_over_ms": round((took_over - killed) * 1000, 1),
+                                "running_ms": round((running - killed) * 1000, 1),
+                                "client_exit": run.returncode})
+            finally:
+                if session:
+                    session.close()
+                etcd.send_signal(signal.SIGTERM)
+                etcd.wait(timeout=30)
+        print(json.dumps({
+            "figure": "t_etcd_leader_kill9_to_running",
+            "unit": "ms", "lease_ttl": lease,
+            "value": statistics.median(r["running_ms"] for r in results),
+            "took_over_ms": statistics.median(r["took_over_ms"] for r in results),
+            "runs": results,
+            "settings": "retry-period 500 ms, heartbeat.timeout 3 s, "
+                        "cluster.registration.max-timeout 500 ms"}),
+              flush=True)
 
 
 def files_under(path):
