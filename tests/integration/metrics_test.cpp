@@ -74,19 +74,6 @@ std::string percent_encoded(const std::string& text) {
   return out;
 }
 
-/// A port nobody listens on now (the kernel's pick for port 0).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0);
-  socklen_t len = sizeof(sa);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  ::close(fd);
-  return ntohs(sa.sin_port);
-}
-
 /// Even numbers of 1..1000 (500) through a rebalance into a discarding
 /// sink: parallelism 2 on two one-slot workers, so each runs one subtask
 /// of every chain.
@@ -98,21 +85,6 @@ const char* evens_spec = R"({"name": "evens", "parallelism": 2,
   "edges": [
     {"from": "numbers", "to": "even", "partitioning": "forward"},
     {"from": "even", "to": "out", "partitioning": "rebalance"}]})";
-
-/// Where `name` is on $PATH ("" when it is not).
-std::string on_path(const std::string& name) {
-  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  size_t from = 0;
-  for (;;) {
-    auto to = path.find(':', from);
-    auto candidate = path.substr(from, to - from) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    if (to == std::string::npos)
-      return {};
-    from = to + 1;
-  }
-}
 
 /// A Prometheus server (Debian's `prometheus`) scraping `targets` every
 /// second, on a free loopback port; stopped with the object.
@@ -137,6 +109,7 @@ struct prometheus_server {
          "installs it");
     REQUIRE_FALSE(binary.empty());
     auto port = free_port();
+    REQUIRE(port != 0);
     url = fmt::format("http://127.0.0.1:{}", port);
     proc = std::make_unique<running_process>(std::vector<std::string>{
       binary, "--config.file=" + config,
