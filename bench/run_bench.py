@@ -41,6 +41,13 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     taskmanagers on loopback): kill -9 the leader during a job; ms to the
     standby's recovered job RUNNING, with the default 10 s lease and a 2 s
     one (docs/deployment.md § etcd); needs /usr/bin/etcd
+(u) only when named, with a running Slurm (SLURM_CONF set, sbatch on PATH):
+    driver mode with resourcemanager.backend=slurm, from the
+    ResourceManager's slot request ("starting worker worker-N") to that
+    worker's Slurm job registered ("TaskExecutor worker-N registered"),
+    ms, from the application's event log; also the sbatch call's share and
+    sbatch's answer to the worker process's first log line (Slurm's
+    scheduling and job launch)
 Each figure is the median of --runs runs; the JSON also holds every run.
 
 Figures b, c, q and r are reported as a ratio to a one-thread C++ program
@@ -397,7 +404,7 @@ def main():
     parser.add_argument("--first-result", default="build/bench/bench_first_result",
                         help="the program of figure s")
     parser.add_argument("--only", default="abcdefghijklmnqrst",
-                        help="the figures' letters (o and p: only when named)")
+                        help="the figures' letters (o, p and u: only when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
     parser.add_argument("--limits", default=os.path.join(
         os.path.dirname(ROOT), "shared", "limits"),
@@ -525,6 +532,8 @@ def main():
             first_result_figure(args.first_result, max(args.runs, 10))
         if "t" in args.only:
             etcd_failover_figure(weir, tmp, args.runs)
+        if "u" in args.only:
+            slurm_worker_figure(weir, tmp, args.runs)
 
 
 def first_result_figure(program, runs):
@@ -999,6 +1008,63 @@ def driver_figures(weir, tmp, runs):
                       "attached_whole_command_ms": round(statistics.median(attached), 1),
                       "all_first_ms": [round(x, 1) for x in first],
                       "all_gone_ms": [round(x, 1) for x in gone]}),
+          flush=True)
+
+
+def slurm_worker_figure(weir, tmp, runs):
+    """(u) Workers from Slurm: for each worker of a detached driver-mode
+    application (top_words: the driver's worker-1, its jobs' worker-2), the
+    time from the ResourceManager's slot request to the worker registered,
+    and to sbatch's answer, from the application's event log."""
+    build = os.path.dirname(os.path.dirname(weir))
+    ops = os.path.join(build, "examples/user_code/libweir_example_ops.so")
+    driver = os.path.join(build, "examples/user_code/libweir_example_driver.so")
+    cmd = [weir, "run", "-D", "-d", "-Dresourcemanager.backend=slurm",
+           "-Dresourcemanager.slurm.memory-per-slot=256m", "-c", "top_words",
+           "--libjars", ops, driver, "examples/data/sample.txt", "5"]
+    registered, submitted, scheduled = [], [], []
+    for i in range(runs):
+        apps = os.path.join(tmp, f"slurm-apps-{i}")
+        os.makedirs(apps)
+        env = dict(os.environ, TMPDIR=apps)
+        subprocess.run(cmd, cwd=ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        app = os.path.join(apps, next(d for d in os.listdir(apps)
+                                      if d.startswith("weir-app-")))
+        log = os.path.join(app, "logs", "jobmanager.log")
+        deadline = time.time() + 120
+        lines = []
+        while time.time() < deadline:
+            with open(log) as f:
+                lines = f.readlines()
+            if any("the application finished" in l for l in lines):
+                break
+            time.sleep(0.05)  # benchmark polling of a log
+        for worker in ("worker-1", "worker-2"):
+            times = {}
+            for line in lines:
+                for key, text in (("asked", f"starting worker {worker} with"),
+                                  ("sbatch", f"started worker {worker} (Slurm job"),
+                                  ("up", f"TaskExecutor {worker} registered")):
+                    if key not in times and text in line:
+                        times[key] = log_time(line)
+            # The worker process's first event-log line: Slurm started it.
+            with open(os.path.join(app, "logs", f"{worker}.log")) as f:
+                times["process"] = log_time(f.readline())
+            if len(times) == 4:
+                registered.append((times["up"] - times["asked"]) * 1000)
+                submitted.append((times["sbatch"] - times["asked"]) * 1000)
+                scheduled.append((times["process"] - times["sbatch"]) * 1000)
+    print(json.dumps({"figure": "u_slurm_slot_request_to_worker_registered",
+                      "value": round(statistics.median(registered), 1),
+                      "unit": "ms",
+                      "sbatch_ms": round(statistics.median(submitted), 1),
+                      "sbatch_to_worker_process_ms":
+                          round(statistics.median(scheduled), 1),
+                      "all_ms": [round(x, 1) for x in registered],
+                      "all_sbatch_ms": [round(x, 1) for x in submitted],
+                      "all_sbatch_to_worker_process_ms":
+                          [round(x, 1) for x in scheduled]}),
           flush=True)
 
 

@@ -67,7 +67,7 @@ std::string own_executable() {
 }
 
 bool app_cluster::start(const std::vector<std::string>& config_args,
-                        bool detached) {
+                        bool detached, const std::string& host) {
   const char* tmp = std::getenv("TMPDIR");
   std::random_device rd;
   dir_ = fmt::format("{}/weir-app-{}-{:08x}",
@@ -81,7 +81,7 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
   }
   auto log = dir_ + "/logs/jobmanager.log";
   std::vector<std::string> args{own_executable(), "jobmanager", "--application",
-                                "--host",      "127.0.0.1",  "--port",
+                                "--host",      host,         "--port",
                                 "0",           "--state-dir", dir_ + "/state",
                                 "--log",       log};
   // Detached, no client prints what the driver prints: the jobmanager

@@ -17,11 +17,13 @@ std::string own_executable();
 /// and ends with the application.
 class app_cluster {
 public:
-  /// Starts the jobmanager with the client's configuration flags
-  /// (`config_args`); `detached`: it outlives this process (own session,
-  /// output to logs/). Prints a one-line error and returns false when it
-  /// does not come up.
-  bool start(const std::vector<std::string>& config_args, bool detached);
+  /// Starts the jobmanager listening on `host` (jobmanager.rpc.address when
+  /// set: workers on other hosts, Slurm's, must reach it) with the
+  /// client's configuration flags (`config_args`); `detached`: it outlives
+  /// this process (own session, output to logs/). Prints a one-line error
+  /// and returns false when it does not come up.
+  bool start(const std::vector<std::string>& config_args, bool detached,
+             const std::string& host = "127.0.0.1");
 
   /// Its "HOST:PORT".
   const std::string& address() const { return address_; }

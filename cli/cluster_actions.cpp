@@ -1,6 +1,8 @@
 // `weir jobmanager`, `weir taskmanager`: the processes of a session cluster.
 #include <filesystem>
 
+#include <unistd.h>
+
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
@@ -43,6 +45,26 @@ cxxopts::Options jobmanager_flags() {
   return opts;
 }
 
+namespace {
+
+/// taskmanager.registration.timeout of an application cluster's workers
+/// unless the configuration sets it.
+constexpr const char* application_worker_registration_timeout = "1 min";
+
+/// The name of an application cluster in its Slurm jobs' names: the
+/// directory `weir run` made for it (weir-app-PID-RANDOM, holding the state
+/// directory), else weir-app-HOST-PID.
+std::string application_cluster_name(const std::string& state_dir) {
+  auto dir = std::filesystem::path{state_dir}.parent_path().filename().string();
+  if (dir.rfind("weir-app-", 0) == 0)
+    return dir;
+  char host[256] = "localhost";
+  ::gethostname(host, sizeof(host) - 1);
+  return fmt::format("weir-app-{}-{}", host, ::getpid());
+}
+
+} // namespace
+
 int jobmanager_action(const std::vector<std::string>& args) {
   auto opts = jobmanager_flags();
   cxxopts::ParseResult res;
@@ -76,10 +98,18 @@ int jobmanager_action(const std::vector<std::string>& args) {
                          .string()
                      : jm.state_dir + ".logs";
     // Workers get the master's configuration (cluster id, heartbeats...).
-    rm.worker.arguments = [log_dir, forwarded = config_args(res)](
-                            const worker_request& w) {
+    auto forwarded = config_args(res);
+    // A worker that outlives its application's jobmanager (a Slurm job
+    // whose jobmanager was killed with SIGKILL) ends by itself.
+    if (!cfg->is_set(keys::taskmanager_registration_timeout))
+      forwarded.push_back(fmt::format(
+        "-D{}={}", keys::taskmanager_registration_timeout.name,
+        application_worker_registration_timeout));
+    rm.worker.arguments = [log_dir, forwarded](const worker_request& w) {
       return taskmanager_arguments(w, log_dir, forwarded);
     };
+    rm.worker.log_dir = log_dir;
+    rm.worker.cluster_name = application_cluster_name(jm.state_dir);
     std::error_code ec;
     std::filesystem::create_directories(log_dir, ec);
   }

@@ -18,6 +18,7 @@
 #include "cli/job_args.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
+#include "cluster/processes.hpp"
 #include "cluster/stop_signal.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
@@ -252,6 +253,13 @@ int driver_run_action(const std::vector<std::string>& args) {
       return c;
     return submit_driver(remote, std::move(graph), *code, detached);
   }
+  // What the application cluster's jobmanager would refuse (a listen
+  // address without a TLS decision, Slurm commands that are not there) is
+  // refused here, in one line, before anything starts.
+  if (auto jm = jobmanager_options::from(*cfg); !jm) {
+    fmt::print(stderr, "weir run: {}\n", describe(jm.error()));
+    return exit_bad_input;
+  }
   // A cluster for this application, with the client's configuration.
   std::vector<std::string> config_args;
   if (res.count("config") > 0)
@@ -260,7 +268,11 @@ int driver_run_action(const std::vector<std::string>& args) {
     for (auto& d : res["D"].as<std::vector<std::string>>())
       config_args.push_back("-D" + d);
   app_cluster cluster;
-  if (!cluster.start(config_args, detached))
+  // On loopback unless the configuration names an address (a Slurm
+  // backend's workers on other hosts reach it there).
+  if (!cluster.start(config_args, detached,
+                     cfg->get_if_set(keys::jobmanager_address)
+                       .value_or("127.0.0.1")))
     return exit_cluster_error;
   fmt::print(stderr, "Application cluster listening on {} (logs in {}/logs)\n",
              cluster.address(), cluster.dir());

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/resource_manager/slurm_launcher.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/processes.hpp"
 #include "config/keys.hpp"
@@ -54,6 +55,20 @@ void read_master_keys(const configuration& cfg, resource_manager_options& rm,
   jm.collect_batch_bytes
     = static_cast<size_t>(cfg.get(keys::collect_batch_max).mb) << 20;
   jm.config = cfg;
+}
+
+/// resourcemanager.slurm.*: the Slurm backend's settings.
+slurm_options slurm_options_of(const configuration& cfg) {
+  slurm_options s;
+  s.partition = cfg.get(keys::slurm_partition);
+  s.account = cfg.get(keys::slurm_account);
+  s.time_limit = cfg.get(keys::slurm_time_limit);
+  s.cpus_per_slot = cfg.get(keys::slurm_cpus_per_slot);
+  s.memory_per_slot_mb = cfg.get(keys::slurm_memory_per_slot).mb;
+  s.extra_args = split_words(cfg.get(keys::slurm_sbatch_args));
+  s.bin_dir = cfg.get(keys::slurm_bin_dir);
+  s.poll_interval = cfg.get(keys::slurm_poll_interval);
+  return s;
 }
 
 } // namespace
@@ -149,6 +164,16 @@ jobmanager_options::from(const configuration& cfg) {
   pool.idle_timeout = cfg.get(keys::taskmanager_timeout);
   pool.max_failures_per_minute
     = static_cast<int32_t>(cfg.get(keys::start_worker_max_failure_rate));
+  if (cfg.get(keys::resourcemanager_backend) == "slurm") {
+    auto slurm = slurm_options_of(cfg);
+    if (auto problem = slurm.missing_commands(); !problem.empty())
+      return make_error(errc::invalid_config, problem);
+    jm.resource_manager.launcher = [slurm](caf::actor_system& sys,
+                                           resource_manager_actor rm,
+                                           worker_command cmd) {
+      return spawn_slurm_launcher(sys, std::move(rm), std::move(cmd), slurm);
+    };
+  }
   return jm;
 }
 
@@ -163,6 +188,7 @@ taskmanager_options taskmanager_options::from(const configuration& cfg) {
   tm.remote = remoting::from(cfg);
   tm.initial_backoff = cfg.get(keys::registration_initial_timeout);
   tm.max_backoff = cfg.get(keys::registration_max_timeout);
+  tm.registration_timeout = cfg.get(keys::taskmanager_registration_timeout);
   tm.heartbeat = heartbeat_options::from(cfg);
   tm.local_state_root = cfg.get(keys::local_state_root);
   tm.network = network_buffers_of(cfg);

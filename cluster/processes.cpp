@@ -367,6 +367,8 @@ int run_taskmanager(const taskmanager_options& opts) {
   auto local_state = claim_local_state_dir(opts.local_state_root);
   auto backoff = caf::timespan{opts.initial_backoff};
   auto max_backoff = caf::timespan{opts.max_backoff};
+  // Since when no jobmanager has been reachable (registration_timeout).
+  auto unreachable_since = std::chrono::steady_clock::now();
   while (!stop_requested()) {
     // A short deadline: right after a master restart CAF may still hand out
     // the dead master's cached gateway, whose lookup never answers; the
@@ -374,6 +376,19 @@ int run_taskmanager(const taskmanager_options& opts) {
     auto handles = connect_gateway(sys, opts.jobmanagers, 500ms,
                                    opts.remote.cluster_id);
     if (!handles) {
+      if (opts.registration_timeout.count() > 0
+          && std::chrono::steady_clock::now() - unreachable_since
+               >= opts.registration_timeout) {
+        log_eventf("{}; giving up: no jobmanager reachable for {} ms "
+                   "(taskmanager.registration.timeout)",
+                   describe(handles.error()),
+                   opts.registration_timeout.count());
+        release_local_state_dir(local_state);
+        // A subtask still waiting for the lost master (a driver) must not
+        // keep the process in its teardown.
+        end_process_after("taskmanager", exit_jobmanager_unreachable);
+        return exit_jobmanager_unreachable;
+      }
       log_eventf("{}; retrying in {} ms", describe(handles.error()),
                  std::chrono::duration_cast<std::chrono::milliseconds>(backoff)
                    .count());
@@ -404,6 +419,7 @@ int run_taskmanager(const taskmanager_options& opts) {
       self->receive([](caf::down_msg&) {});
       break;
     }
+    unreachable_since = std::chrono::steady_clock::now();
     log_eventf("lost the jobmanager; reconnecting");
   }
   release_local_state_dir(local_state);

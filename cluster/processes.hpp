@@ -98,6 +98,10 @@ constexpr int exit_leadership_lost = 5;
 /// ResourceManager crashed more often than the restart intensity allows).
 constexpr int exit_supervision_gave_up = 4;
 
+/// Exit code of a taskmanager that could not reach its jobmanager for
+/// taskmanager.registration.timeout (its application cluster is gone).
+constexpr int exit_jobmanager_unreachable = 5;
+
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a
 /// ResourceManager (JobMasters inside) behind a gateway published on
 /// address:port, state in RocksDB; the leader also serves the REST API on
@@ -125,6 +129,9 @@ struct taskmanager_options {
   /// between attempts to reach the master.
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
+  /// taskmanager.registration.timeout: it ends (exit_jobmanager_unreachable)
+  /// once no jobmanager was reachable this long (0: it keeps trying).
+  std::chrono::milliseconds registration_timeout{0};
   /// Heartbeats expected from the ResourceManager and JobMasters.
   heartbeat_options heartbeat;
   /// Its network-buffer budget (taskmanager.memory.network.*).
@@ -151,9 +158,10 @@ resource_profile per_slot(const resource_profile& total, int32_t slots);
 /// Runs a TaskExecutor process until SIGINT or SIGTERM. It connects to the
 /// jobmanager and registers, retrying with exponential backoff while no
 /// master is reachable or after the master went away, so workers may start
-/// before the master. Serves its metrics when metrics_port is set. Returns
-/// the process exit code: 0 after a signal, exit_bad_config, 3 when its
-/// metrics port cannot be used.
+/// before the master, until registration_timeout (when set) passed without
+/// one. Serves its metrics when metrics_port is set. Returns the process
+/// exit code: 0 after a signal, exit_bad_config, 3 when its metrics port
+/// cannot be used, exit_jobmanager_unreachable.
 int run_taskmanager(const taskmanager_options& opts);
 
 } // namespace weir

@@ -117,6 +117,43 @@ inline constexpr config_key<double> start_worker_max_failure_rate{
   "resourcemanager.start-worker.max-failure-rate", "10",
   "Driver mode: worker starts that may fail per minute; beyond that no "
   "worker is started until the minute has passed.", {"0", "1000000"}};
+inline constexpr config_key<std::string> resourcemanager_backend{
+  "resourcemanager.backend", "local",
+  "Driver mode: where the ResourceManager starts workers: local (processes "
+  "beside the jobmanager) or slurm (one Slurm batch job per worker, "
+  "docs/deployment.md).", {}, config_scope::cluster, "local|slurm"};
+inline constexpr config_key<std::string> slurm_partition{
+  "resourcemanager.slurm.partition", "",
+  "Slurm backend: the partition of the worker jobs (sbatch --partition); "
+  "default Slurm's default partition."};
+inline constexpr config_key<std::string> slurm_account{
+  "resourcemanager.slurm.account", "",
+  "Slurm backend: the account the worker jobs are charged to (sbatch "
+  "--account); default the user's default account."};
+inline constexpr config_key<ms> slurm_time_limit{
+  "resourcemanager.slurm.time-limit", "0",
+  "Slurm backend: the time limit of a worker job, rounded up to whole "
+  "minutes (sbatch --time); 0: the partition's default.", any_duration};
+inline constexpr config_key<int64_t> slurm_cpus_per_slot{
+  "resourcemanager.slurm.cpus-per-slot", "1",
+  "Slurm backend: CPUs a worker job asks for per slot when its slot profile "
+  "names no CPU cores (sbatch --cpus-per-task).", {"1", "4096"}};
+inline constexpr config_key<memory_size> slurm_memory_per_slot{
+  "resourcemanager.slurm.memory-per-slot", "1 gb",
+  "Slurm backend: memory a worker job asks for per slot when its slot "
+  "profile names no memory (sbatch --mem).", {"1m", "16384g"}};
+inline constexpr config_key<std::string> slurm_sbatch_args{
+  "resourcemanager.slurm.sbatch-args", "",
+  "Slurm backend: more sbatch arguments for every worker job, separated by "
+  "spaces (no quoting), e.g. `--qos=high --constraint=ssd`."};
+inline constexpr config_key<std::string> slurm_bin_dir{
+  "resourcemanager.slurm.bin-dir", "",
+  "Slurm backend: the directory of sbatch, squeue and scancel; default: "
+  "found on PATH."};
+inline constexpr config_key<ms> slurm_poll_interval{
+  "resourcemanager.slurm.poll-interval", "1 s",
+  "Slurm backend: how often squeue is asked which worker jobs ended.",
+  positive_duration};
 inline constexpr config_key<ms> slot_request_timeout{
   "slot.request.timeout", "300 s",
   "How long a job waits for all of its slots before it fails.",
@@ -184,6 +221,11 @@ inline constexpr config_key<int64_t> task_slots{
   {"1", "32768"}};
 inline constexpr config_key<std::string> resource_id{
   "taskmanager.resource-id", "", "Name of a worker; default HOST-PID."};
+inline constexpr config_key<ms> taskmanager_registration_timeout{
+  "taskmanager.registration.timeout", "0",
+  "A worker that cannot reach its jobmanager this long (since it started or "
+  "lost it) ends with code 5; 0: it keeps trying. Workers of an application "
+  "cluster default to 1 min.", any_duration};
 
 // --- metrics ----------------------------------------------------------------
 

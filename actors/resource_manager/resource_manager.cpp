@@ -344,8 +344,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         return;
       auto cmd = st.opts.worker;
       cmd.jobmanager = std::move(address);
-      st.launcher = spawn_worker_launcher(self->system(),
-                                          resource_manager_actor{self}, cmd);
+      st.launcher = st.opts.launcher(self->system(),
+                                     resource_manager_actor{self}, cmd);
       self->link_to(st.launcher); // it stops its workers when this ends
       start_workers(self);
       self->send(self, tick_atom_v);

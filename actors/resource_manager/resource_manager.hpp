@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+
 #include "actors/common/heartbeat_monitor.hpp"
 #include "actors/resource_manager/worker_launcher.hpp"
 #include "actors/resource_manager/worker_pool.hpp"
@@ -25,6 +27,11 @@ struct resource_manager_options {
   bool active = false;
   worker_pool_options pool;
   worker_command worker;
+  /// The worker backend (resourcemanager.backend): local processes by
+  /// default; cluster/options.cpp picks Slurm's (slurm_launcher.hpp).
+  std::function<worker_launcher_actor(caf::actor_system&,
+                                      resource_manager_actor, worker_command)>
+    launcher = spawn_worker_launcher;
 };
 
 /// The ResourceManager's whole interface: the public one and its own

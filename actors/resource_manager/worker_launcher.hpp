@@ -25,13 +25,18 @@ struct worker_request {
 
 /// How to start worker processes: `program` with the arguments
 /// `arguments` builds for each (cli/ knows the taskmanager's flags and
-/// supplies it). Their stdout is the jobmanager's.
+/// supplies it). Local workers' stdout is the jobmanager's.
 struct worker_command {
   std::string program;
   /// The jobmanager's HOST:PORT, set by the ResourceManager once it is
   /// known.
   std::string jobmanager;
   std::function<std::vector<std::string>(const worker_request&)> arguments;
+  /// The cluster's log directory (a Slurm job's output goes there).
+  std::string log_dir;
+  /// A name of this cluster, unique among the clusters of its user (the
+  /// Slurm jobs' names start with it).
+  std::string cluster_name = "weir";
 };
 
 /// Spawns the local-process worker backend of `rm` (detached; the

@@ -31,41 +31,9 @@ std::string test_drivers() {
 
 /// Points TMPDIR (where application clusters live) at a test directory for
 /// the lifetime of the object.
-struct scoped_tmpdir {
-  std::string old;
-  bool had = false;
-  explicit scoped_tmpdir(const std::string& dir) {
-    if (const char* t = std::getenv("TMPDIR")) {
-      old = t;
-      had = true;
-    }
-    setenv("TMPDIR", dir.c_str(), 1);
-  }
-  ~scoped_tmpdir() {
-    if (had)
-      setenv("TMPDIR", old.c_str(), 1);
-    else
-      unsetenv("TMPDIR");
-  }
+struct scoped_tmpdir : scoped_env {
+  explicit scoped_tmpdir(const std::string& dir) : scoped_env("TMPDIR", dir) {}
 };
-
-/// Processes whose command line mentions `text` (none may be left).
-std::vector<std::string> processes_mentioning(const std::string& text) {
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (auto& entry : fs::directory_iterator("/proc", ec)) {
-    auto cmdline = entry.path() / "cmdline";
-    std::error_code ignored;
-    if (!fs::is_regular_file(cmdline, ignored))
-      continue;
-    auto args = read_file(cmdline.string());
-    std::replace(args.begin(), args.end(), '\0', ' ');
-    if (args.find(text) != std::string::npos
-        && args.find("integration_driver") == std::string::npos)
-      found.push_back(entry.path().filename().string() + ": " + args);
-  }
-  return found;
-}
 
 /// The n most frequent words of examples/data/sample.txt as the built-in
 /// word count computes them, "word<TAB>count" lines, most frequent first.

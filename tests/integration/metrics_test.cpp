@@ -86,21 +86,6 @@ const char* evens_spec = R"({"name": "evens", "parallelism": 2,
     {"from": "numbers", "to": "even", "partitioning": "forward"},
     {"from": "even", "to": "out", "partitioning": "rebalance"}]})";
 
-/// Where `name` is on $PATH ("" when it is not).
-std::string on_path(const std::string& name) {
-  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  size_t from = 0;
-  for (;;) {
-    auto to = path.find(':', from);
-    auto candidate = path.substr(from, to - from) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    if (to == std::string::npos)
-      return {};
-    from = to + 1;
-  }
-}
-
 /// A Prometheus server (Debian's `prometheus`) scraping `targets` every
 /// second, on a free loopback port; stopped with the object.
 struct prometheus_server {
@@ -124,6 +109,7 @@ struct prometheus_server {
          "installs it");
     REQUIRE_FALSE(binary.empty());
     auto port = free_port();
+    REQUIRE(port != 0);
     url = fmt::format("http://127.0.0.1:{}", port);
     proc = std::make_unique<running_process>(std::vector<std::string>{
       binary, "--config.file=" + config,

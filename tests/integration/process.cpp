@@ -6,8 +6,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -219,21 +219,72 @@ std::vector<std::string> sorted_lines(const std::string& text) {
   return result;
 }
 
-std::string source_path(const std::string& relative) {
-  return env_or("WEIR_SOURCE_ROOT", ".") + "/" + relative;
+std::string on_path(const std::string& name) {
+  std::string path = env_or("PATH", "");
+  size_t from = 0;
+  for (;;) {
+    auto to = path.find(':', from);
+    auto candidate = path.substr(from, to - from) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (to == std::string::npos)
+      return {};
+    from = to + 1;
+  }
 }
 
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return 0;
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0)
-    throw std::runtime_error("free_port: cannot bind a socket");
   socklen_t len = sizeof(sa);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0
+      && ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0)
+    port = ntohs(sa.sin_port);
   ::close(fd);
-  return ntohs(sa.sin_port);
+  return port;
+}
+
+std::vector<std::string> processes_mentioning(const std::string& text) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator("/proc", ec)) {
+    auto cmdline = entry.path() / "cmdline";
+    std::error_code ignored;
+    if (!fs::is_regular_file(cmdline, ignored))
+      continue;
+    auto args = read_file(cmdline.string());
+    std::replace(args.begin(), args.end(), '\0', ' ');
+    if (args.find(text) != std::string::npos
+        && args.find("integration_") == std::string::npos)
+      found.push_back(entry.path().filename().string() + ": " + args);
+  }
+  return found;
+}
+
+scoped_env::scoped_env(std::string name, const std::string& value)
+  : name_(std::move(name)) {
+  if (const char* v = std::getenv(name_.c_str())) {
+    old_ = v;
+    had_ = true;
+  }
+  ::setenv(name_.c_str(), value.c_str(), 1);
+}
+
+scoped_env::~scoped_env() {
+  if (had_)
+    ::setenv(name_.c_str(), old_.c_str(), 1);
+  else
+    ::unsetenv(name_.c_str());
+}
+
+std::string source_path(const std::string& relative) {
+  return env_or("WEIR_SOURCE_ROOT", ".") + "/" + relative;
 }
 
 } // namespace weir::test

@@ -107,8 +107,31 @@ std::vector<std::string> lines_of(const std::string& text);
 /// The lines, sorted.
 std::vector<std::string> sorted_lines(const std::string& text);
 
-/// A loopback port nobody listens on now (the kernel's pick for port 0).
+/// Where `name` is on $PATH ("" when it is not).
+std::string on_path(const std::string& name);
+
+/// A loopback port nobody listens on now (the kernel's pick for port 0); 0
+/// when none could be had.
 int free_port();
+
+/// Processes whose command line mentions `text`, as "PID: ARGS" (a test's
+/// own executable, integration_*, excluded).
+std::vector<std::string> processes_mentioning(const std::string& text);
+
+/// Sets an environment variable for the lifetime of the object (the weir
+/// processes a test starts inherit it), then puts back what was there.
+class scoped_env {
+public:
+  scoped_env(std::string name, const std::string& value);
+  ~scoped_env();
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+private:
+  std::string name_;
+  std::string old_;
+  bool had_ = false;
+};
 
 /// Path of a file in the source tree (WEIR_SOURCE_ROOT environment variable).
 std::string source_path(const std::string& relative);

@@ -1,0 +1,144 @@
+#include "actors/resource_manager/slurm_launcher.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "actors/common/event_log.hpp"
+#include "actors/resource_manager/command.hpp"
+
+namespace weir {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// The longest a Slurm command may take (a slurmctld that does not answer
+/// makes them retry for a long time).
+constexpr auto command_deadline = 30s;
+
+struct slurm_launcher_state {
+  resource_manager_actor rm;
+  worker_command cmd;
+  /// Shared with the cleanup that cancels the jobs (which runs after the
+  /// state is gone).
+  std::shared_ptr<slurm_workers> jobs;
+  std::chrono::steady_clock::time_point last_poll;
+  /// Why the last squeue failed ("": it did not), so that a failing squeue
+  /// is logged once, not on every poll.
+  std::string poll_problem;
+  static inline const char* name = "slurm_launcher";
+};
+
+using self_ptr = worker_launcher_actor::stateful_pointer<slurm_launcher_state>;
+
+/// `args` after the Slurm command `name` of `opts`.
+std::vector<std::string> with_command(const slurm_options& opts,
+                                      const char* name,
+                                      std::vector<std::string> args) {
+  args.insert(args.begin(), opts.command(name));
+  return args;
+}
+
+/// scancel for `job_ids` (nothing when empty); logs a failure.
+void cancel_jobs(const slurm_options& opts,
+                 const std::vector<std::string>& job_ids) {
+  if (job_ids.empty())
+    return;
+  auto r = run_command(with_command(opts, "scancel", job_ids),
+                       command_deadline);
+  if (!r.ok())
+    log_eventf("scancel {}: {}", fmt::join(job_ids, " "), r.problem());
+}
+
+worker_launcher_actor::behavior_type
+slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
+                    worker_command cmd, slurm_options opts) {
+  auto& st = self->state;
+  st.rm = std::move(rm);
+  st.jobs = std::make_shared<slurm_workers>(std::move(opts), cmd.cluster_name);
+  st.cmd = std::move(cmd);
+  // However the launcher ends (its ResourceManager ended, the jobmanager
+  // stops, with or without an error), no worker job stays behind.
+  self->attach_functor([jobs = st.jobs] {
+    auto ids = jobs->job_ids();
+    if (!ids.empty())
+      log_eventf("cancelling Slurm job(s) {}", fmt::join(ids, " "));
+    cancel_jobs(jobs->options(), ids);
+  });
+  return {
+    [=](start_atom, const resource_id& id, int32_t slots,
+        const resource_profile& slot) {
+      auto& st = self->state;
+      worker_request w{st.cmd.jobmanager, id, slots, slot};
+      std::vector<std::string> argv{st.cmd.program};
+      auto args = st.cmd.arguments(w);
+      argv.insert(argv.end(), args.begin(), args.end());
+      auto& opts = st.jobs->options();
+      auto sbatch = with_command(
+        opts, "sbatch", st.jobs->sbatch_arguments(w, st.cmd.log_dir, argv));
+      auto r = run_command(sbatch, command_deadline);
+      auto job = r.ok() ? st.jobs->submitted(id, r.out) : std::string{};
+      if (job.empty()) {
+        log_eventf("cannot start worker {}: {}: {}", id.value, sbatch[0],
+                   r.ok() ? fmt::format("no job id in its output '{}'", r.out)
+                          : r.problem());
+        self->send(st.rm, exited_atom_v, id);
+        return;
+      }
+      log_eventf("started worker {} (Slurm job {}): {}", id.value, job,
+                 fmt::join(sbatch, " "));
+    },
+    [=](cancel_atom, const resource_id& id) {
+      auto& st = self->state;
+      auto job = st.jobs->forget(id);
+      if (job.empty())
+        return;
+      log_eventf("cancelling worker {} (Slurm job {})", id.value, job);
+      cancel_jobs(st.jobs->options(), {job});
+      self->send(st.rm, exited_atom_v, id);
+    },
+    [=](tick_atom) {
+      auto& st = self->state;
+      auto now = std::chrono::steady_clock::now();
+      if (now - st.last_poll < st.jobs->options().poll_interval)
+        return; // the ResourceManager ticks more often than squeue is asked
+      st.last_poll = now;
+      auto args = st.jobs->squeue_arguments();
+      if (args.empty())
+        return;
+      auto r = run_command(with_command(st.jobs->options(), "squeue", args),
+                           command_deadline);
+      if (!r.ok()) {
+        // Unknown is not ended: the jobs are asked about again next time.
+        if (auto problem = r.problem(); problem != st.poll_problem)
+          log_eventf("squeue: {}", problem);
+        st.poll_problem = r.problem();
+        return;
+      }
+      st.poll_problem.clear();
+      for (auto& e : st.jobs->ended(r.out)) {
+        log_eventf("worker {} (Slurm job {}) ended: {}", e.worker.value,
+                   e.job_id, e.state);
+        self->send(st.rm, exited_atom_v, e.worker);
+      }
+    },
+  };
+}
+
+} // namespace
+
+worker_launcher_actor spawn_slurm_launcher(caf::actor_system& sys,
+                                           resource_manager_actor rm,
+                                           worker_command cmd,
+                                           slurm_options opts) {
+  return sys.spawn<caf::detached>(slurm_launcher_impl, std::move(rm),
+                                  std::move(cmd), std::move(opts));
+}
+
+} // namespace weir
