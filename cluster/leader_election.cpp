@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <time.h>
+
 #include <fmt/format.h>
 
 #include "cluster/gateway.hpp"
@@ -16,10 +18,17 @@ namespace {
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-int64_t ticks(clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-           t.time_since_epoch())
-    .count();
+/// Nanoseconds of CLOCK_BOOTTIME: unlike the steady clock it goes on while
+/// the machine is suspended, so a lease's end is never seen late.
+/// Async-signal-safe.
+int64_t boot_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+int64_t ns(std::chrono::nanoseconds d) {
+  return d.count();
 }
 
 /// Waits `d`, in slices of at most 20 ms, unless `stop()` says otherwise.
@@ -62,6 +71,18 @@ etcd_ha_options::from(const configuration& cfg) {
                                   keys::ha_etcd_endpoints.name, text));
   for (auto& e : *eps)
     o.endpoints.push_back(fmt::format("{}:{}", e.host, e.port));
+  // It names etcd keys and a directory: nothing that nests or escapes.
+  auto& id = o.cluster_id;
+  auto bad = id.empty() || id[0] == '.'
+             || id.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+                  != std::string::npos;
+  if (bad)
+    return make_error(errc::invalid_config,
+                      fmt::format("{}: '{}' cannot name a cluster in etcd "
+                                  "(letters, digits, '.', '_' and '-', not "
+                                  "starting with '.')",
+                                  keys::cluster_id.name, id));
   return std::optional<etcd_ha_options>{std::move(o)};
 }
 
@@ -88,9 +109,12 @@ leadership::campaign(const etcd_ha_options& opts,
   auto ttl = std::max<int64_t>(
     2, std::chrono::duration_cast<std::chrono::seconds>(opts.lease_ttl + 999ms)
          .count());
+  // Store requests get a third of the lease, within 0.5 to 10 s: less would
+  // fail writes on a busy etcd; more would outlive the lease, or the
+  // Dispatcher's patience with its store.
   auto etcd = std::make_shared<storage::etcd_client>(
-    opts.endpoints, std::chrono::milliseconds{std::max<int64_t>(
-                      500, ttl * 1000 / 3)});
+    opts.endpoints,
+    std::chrono::milliseconds{std::clamp<int64_t>(ttl * 1000 / 3, 500, 10000)});
   auto key = leader_key(opts.cluster_id);
   int64_t lease = 0;
   std::string last;
@@ -100,7 +124,7 @@ leadership::campaign(const etcd_ha_options& opts,
     last = std::move(line);
   };
   while (!stop()) {
-    auto sent = clock::now();
+    auto sent = boot_ns();
     // A standby's lease lives on while it waits: renew it, or take a new
     // one when it ended.
     if (lease != 0) {
@@ -127,8 +151,13 @@ leadership::campaign(const etcd_ha_options& opts,
     } else if (won->succeeded) {
       return std::unique_ptr<leadership>{new leadership(
         opts, etcd, lease, ttl, sent, storage::etcd_fence{key, won->revision})};
+    } else if (auto& now = won->reads.front();
+               !now.empty() && now.front().lease == lease) {
+      // An earlier attempt was applied but not answered: the key is ours.
+      return std::unique_ptr<leadership>{new leadership(
+        opts, etcd, lease, ttl, sent,
+        storage::etcd_fence{key, now.front().create_revision})};
     } else {
-      auto& now = won->reads.front();
       auto leader = now.empty() ? std::string{} : now.front().value;
       note(leader.empty() ? "another jobmanager leads (it is starting)"
                           : fmt::format("the jobmanager at {} leads", leader));
@@ -142,14 +171,14 @@ leadership::campaign(const etcd_ha_options& opts,
 
 leadership::leadership(const etcd_ha_options& opts,
                        std::shared_ptr<storage::etcd_client> etcd,
-                       int64_t lease, int64_t ttl_seconds,
-                       clock::time_point sent, storage::etcd_fence fence)
+                       int64_t lease, int64_t ttl_seconds, int64_t sent,
+                       storage::etcd_fence fence)
   : opts_(opts),
     etcd_(std::move(etcd)),
     lease_(lease),
     ttl_(ttl_seconds),
     fence_(std::move(fence)),
-    deadline_(ticks(sent + ttl_ - margin_of(ttl_))) {
+    deadline_(sent + ns(ttl_ - margin_of(ttl_))) {
 }
 
 leadership::~leadership() {
@@ -183,7 +212,7 @@ void leadership::keep(std::function<void(const std::string&)> lost) {
 }
 
 bool leadership::expired() const noexcept {
-  return ticks(clock::now()) >= deadline_.load();
+  return boot_ns() >= deadline_.load();
 }
 
 void leadership::end(const std::string& why) {
@@ -194,23 +223,39 @@ void leadership::end(const std::string& why) {
 
 void leadership::renew_lease() {
   auto stop = [this] { return stopping_.load() || ended_.load(); };
-  // Every third of the lease; its own client: a renewal never waits behind
-  // a store request.
+  // Every third of the lease, the first at once; after a failure again
+  // soon, until the watchdog's deadline. Each request gets a sixth of the
+  // lease, so several fit before it. Its own client: a renewal never waits
+  // behind a store request.
   auto period = std::chrono::milliseconds{ttl_} / 3;
-  storage::etcd_client etcd{opts_.endpoints, period};
+  storage::etcd_client etcd{opts_.endpoints,
+                            std::max<std::chrono::milliseconds>(period / 2,
+                                                                100ms)};
+  auto next = clock::now();
   while (!stop()) {
-    pause(period, stop);
+    pause(next - clock::now(), stop);
     if (stop())
       return;
-    auto sent = clock::now();
+    auto sent = boot_ns();
     auto left = etcd.keep_alive(lease_);
-    if (left && *left > 0) {
-      deadline_ = ticks(sent + std::chrono::seconds{*left} - margin_of(ttl_));
-    } else if (left) {
+    if (left && *left <= 0) {
       end(fmt::format("etcd ended its lease of {}", fence_.key));
       return;
     }
-    // An error: the next renewal comes soon; the watchdog decides.
+    if (!left) {
+      next = clock::now() + 100ms;
+      continue;
+    }
+    deadline_ = sent + ns(std::chrono::seconds{*left} - margin_of(ttl_));
+    // The key itself may be gone while the lease lives (removed by hand):
+    // then another may lead already.
+    auto key = etcd.range(fence_.key);
+    if (key && (key->empty() || key->front().create_revision != fence_.revision)) {
+      end(fmt::format("the leader key {} was removed or replaced",
+                      fence_.key));
+      return;
+    }
+    next = clock::now() + period;
   }
 }
 

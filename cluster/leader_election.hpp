@@ -79,8 +79,13 @@ public:
   /// leadership was lost meanwhile.
   caf::error publish(const std::string& address);
 
-  /// Starts keeping the lease alive; `lost(why)` runs once when it may end.
+  /// Starts keeping the lease alive (call it at once after the campaign:
+  /// the first renewal is immediate); `lost(why)` runs once, on a thread of
+  /// the leadership, when the lease may end or the leader key was lost.
   void keep(std::function<void(const std::string&)> lost);
+
+  /// Ends the leadership from outside (a write found the fence gone).
+  void lose(const std::string& why) { end(why); }
 
   /// Whether the lease may have ended (the renewal deadline passed).
   /// Async-signal-safe: a handler of SIGCONT asks it the moment a stopped
@@ -90,8 +95,7 @@ public:
 private:
   leadership(const etcd_ha_options& opts,
              std::shared_ptr<storage::etcd_client> etcd, int64_t lease,
-             int64_t ttl_seconds, std::chrono::steady_clock::time_point sent,
-             storage::etcd_fence fence);
+             int64_t ttl_seconds, int64_t sent, storage::etcd_fence fence);
 
   void renew_lease();
   void watch_deadline();
@@ -104,8 +108,9 @@ private:
   int64_t lease_;
   std::chrono::seconds ttl_;
   storage::etcd_fence fence_;
-  /// When the lease could end at the earliest, less a margin (steady clock,
-  /// nanoseconds since its epoch): renewals move it.
+  /// When the lease could end at the earliest, less a margin (CLOCK_BOOTTIME
+  /// nanoseconds: it counts a suspended machine's time too); renewals move
+  /// it.
   std::atomic<int64_t> deadline_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> ended_{false};

@@ -170,11 +170,21 @@ std::unique_ptr<leadership> lead_through_etcd(const etcd_ha_options& ha,
     });
   if (!lead)
     return nullptr;
+  // Kept from the first moment: opening the store and recovering may take
+  // longer than a lease.
+  lead->keep([](const std::string& why) {
+    // Nothing of this process may act once another could lead: no teardown
+    // (it would send messages), only the log line.
+    log_eventf("lost the leadership: {}; exiting (code {})", why,
+               exit_leadership_lost);
+    std::_Exit(exit_leadership_lost);
+  });
+  end_when_continued_past_lease(*lead);
   if (waited)
     log_eventf("took over cluster {} as the leader", ha.cluster_id);
-  auto kv = storage::etcd_store::open(lead->etcd(), dir,
-                                      store_prefix(ha.cluster_id),
-                                      lead->fence());
+  auto kv = storage::etcd_store::open(
+    lead->etcd(), dir + "/store", store_prefix(ha.cluster_id), lead->fence(),
+    [l = lead.get()](const std::string& why) { l->lose(why); });
   if (!kv) {
     log_eventf("cannot open the cluster's store: {}", describe(kv.error()));
     return nullptr;
@@ -190,6 +200,13 @@ int run_jobmanager(const jobmanager_options& opts) {
   // Whatever it waits for (a standby for the lock, a teardown for a peer),
   // a stopped jobmanager ends.
   end_process_after_stop("jobmanager", 0);
+  // Declared before the actor system, so ended after it: the lease is
+  // revoked (a standby may lead) only once every actor of this one stopped.
+  std::unique_ptr<leadership> lead;
+  // Destroyed before `lead`: the SIGCONT handler lets go of it first.
+  struct forget_leader {
+    ~forget_leader() { continued_leader = nullptr; }
+  } forget;
   caf::actor_system_config cfg;
   configure_actor_system(cfg, opts.remote);
   caf::actor_system sys{cfg};
@@ -206,11 +223,6 @@ int run_jobmanager(const jobmanager_options& opts) {
   mini_cluster_options mc;
   mc.task_executors = 0;
   mc.state_dir = opts.state_dir;
-  std::unique_ptr<leadership> lead;
-  // Destroyed before `lead`: the SIGCONT handler lets go of it first.
-  struct forget_leader {
-    ~forget_leader() { continued_leader = nullptr; }
-  } forget;
   if (opts.etcd) {
     // The cluster's files live in its own subdirectory of the shared one.
     mc.state_dir = opts.state_dir + "/" + opts.etcd->cluster_id;
@@ -262,15 +274,6 @@ int run_jobmanager(const jobmanager_options& opts) {
     }
     log_eventf("leads cluster {}: published {} in etcd at {}",
                opts.etcd->cluster_id, address, lead->etcd()->endpoints());
-    lead->keep([](const std::string& why) {
-      // Nothing of this process may act once another could lead: no
-      // teardown (it would send), no flush of anything but the log line.
-      log_eventf("lost the leadership: {}; exiting (code {})", why,
-                 exit_leadership_lost);
-      std::fflush(nullptr);
-      std::_Exit(exit_leadership_lost);
-    });
-    end_when_continued_past_lease(*lead);
   }
   if (opts.application)
     caf::anon_send((*cluster)->resource_manager(), start_atom_v,

@@ -57,8 +57,8 @@ inline constexpr config_key<ms> ha_etcd_lease_ttl{
   "this long after a leader's host died.", {"2 s", "1 h"}};
 inline constexpr config_key<ms> ha_etcd_retry_period{
   "high-availability.etcd.retry-period", "500 ms",
-  "How often a standby jobmanager tries to become the leader, and a worker "
-  "or client asks etcd for the leader's address.", {"10 ms", "1 min"}};
+  "How often a standby jobmanager tries to become the leader.",
+  {"10 ms", "1 min"}};
 inline constexpr config_key<ms> registration_initial_timeout{
   "cluster.registration.initial-timeout", "100 ms",
   "First pause of a worker between attempts to reach the master; it doubles "

@@ -1,5 +1,7 @@
 #include "storage/ha/etcd_client.hpp"
 
+#include <cstdlib>
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -188,9 +190,10 @@ caf::expected<std::string> etcd_client::post(const std::string& path,
   for (size_t attempt = 0; attempt < endpoints_.size(); ++attempt) {
     auto& at = endpoints_[current_];
     if (!conn_->http) {
+      // Endpoints were checked as HOST:PORT by whoever configured them.
       auto colon = at.rfind(':');
       conn_->http = std::make_unique<httplib::Client>(
-        at.substr(0, colon), std::stoi(at.substr(colon + 1)));
+        at.substr(0, colon), std::atoi(at.c_str() + colon + 1));
       auto secs = timeout_.count() / 1000;
       auto usecs = (timeout_.count() % 1000) * 1000;
       conn_->http->set_connection_timeout(secs, usecs);
@@ -201,15 +204,25 @@ caf::expected<std::string> etcd_client::post(const std::string& path,
     auto res = conn_->http->Post(path, body, "application/json");
     if (res && res->status == 200)
       return res->body;
-    if (res && res->status != 200) {
+    if (res) {
       // etcd answered: its refusal is the answer, another member would
       // say the same.
       return make_error(errc::storage_failure,
                         fmt::format("etcd at {} answered {} with HTTP {}: {}",
-                                    at, path, res->status, res->body));
+                                    at, path, res->status,
+                                    res->body.substr(0, 200)));
     }
-    last = fmt::format("{}: {}", at, httplib::to_string(res.error()));
+    auto why = res.error();
     conn_->http.reset();
+    if (why != httplib::Error::Connection) {
+      // Sent, maybe applied: sending it again elsewhere could apply it
+      // twice. The caller decides.
+      return make_error(errc::timeout,
+                        fmt::format("etcd at {} did not answer {} ({}); it may "
+                                    "have been applied",
+                                    at, path, httplib::to_string(why)));
+    }
+    last = fmt::format("{}: {}", at, httplib::to_string(why));
     current_ = (current_ + 1) % endpoints_.size();
   }
   return make_error(errc::storage_failure,
@@ -221,7 +234,10 @@ caf::expected<int64_t> etcd_client::grant_lease(int64_t ttl) {
   if (!body)
     return body.error();
   return parse("a lease grant", *body, [](const json& j) {
-    return number(j, "ID");
+    auto id = number(j, "ID");
+    if (id <= 0)
+      throw std::runtime_error("no lease id");
+    return id;
   });
 }
 
@@ -268,9 +284,10 @@ etcd_client::txn(const std::vector<etcd_condition>& when,
   for (auto& c : when)
     req["compare"].push_back(
       json{{"key", base64_encode(c.key)},
-           {"target", "CREATE"},
+           {"target", c.modified ? "MOD" : "CREATE"},
            {"result", "EQUAL"},
-           {"create_revision", std::to_string(c.create_revision)}});
+           {c.modified ? "mod_revision" : "create_revision",
+            std::to_string(c.revision)}});
   for (auto& op : success)
     req["success"].push_back(request_of(op));
   for (auto& op : failure)
@@ -278,7 +295,16 @@ etcd_client::txn(const std::vector<etcd_condition>& when,
   auto body = post("/v3/kv/txn", req.dump());
   if (!body)
     return body.error();
-  return parse("a transaction", *body, [](const json& j) {
+  auto ops = [&] {
+    size_t n = 0;
+    for (auto& op : success)
+      n += op.what == etcd_op::get ? 1 : 0;
+    size_t m = 0;
+    for (auto& op : failure)
+      m += op.what == etcd_op::get ? 1 : 0;
+    return std::make_pair(n, m);
+  }();
+  return parse("a transaction", *body, [&](const json& j) {
     etcd_txn_result out;
     out.succeeded = j.value("succeeded", false);
     out.revision = number(j.at("header"), "revision");
@@ -286,6 +312,10 @@ etcd_client::txn(const std::vector<etcd_condition>& when,
       for (auto& r : *rs)
         if (auto range = r.find("response_range"); range != r.end())
           out.reads.push_back(entries_of(*range));
+    // What the rest of weir relies on: a revision, and one answer per read.
+    if (out.revision <= 0
+        || out.reads.size() != (out.succeeded ? ops.first : ops.second))
+      throw std::runtime_error("no revision, or not one answer per read");
     return out;
   });
 }

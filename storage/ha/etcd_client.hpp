@@ -23,12 +23,14 @@ struct etcd_entry {
   int64_t lease = 0;
 };
 
-/// A condition of a transaction: `key`'s create revision is `revision` (0:
-/// the key does not exist). Leader keys are compared this way: a key that
-/// expired with its lease and was created again has another one.
+/// A condition of a transaction: `key`'s create revision (or, with
+/// `modified`, its mod revision) is `revision`; 0: the key does not exist.
+/// Leader keys are compared by create revision: a key that expired with its
+/// lease and was created again has another one.
 struct etcd_condition {
   std::string key;
-  int64_t create_revision = 0;
+  int64_t revision = 0;
+  bool modified = false;
 };
 
 /// One operation of a transaction: a put (with a lease, or 0), a removal,
@@ -53,9 +55,11 @@ struct etcd_txn_result {
 
 /// A client of etcd's v3 API through its HTTP/JSON gateway (docs/deployment.md
 /// § etcd says why the gateway and not gRPC). Requests go to the first of its
-/// endpoints that answers, starting with the one that answered last. Errors
-/// are `errc::storage_failure`, one line naming the endpoints. Safe to call
-/// from several threads (requests are serialized).
+/// endpoints that accepts a connection, starting with the one that answered
+/// last; a request that was sent is never sent again elsewhere. Errors are
+/// one line naming the endpoint: `errc::timeout` when a request was sent but
+/// not answered (it may have been applied), else `errc::storage_failure`.
+/// Safe to call from several threads (requests are serialized).
 class etcd_client {
 public:
   /// `endpoints`: "HOST:PORT" each (plain HTTP); `timeout`: of each request.

@@ -1,5 +1,6 @@
 #include "storage/ha/etcd_store.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -19,6 +20,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// Value files are named `<column>/<leader revision, 20 digits>-<number, 8
+/// digits>`: unique across leaders, and telling which leader wrote them.
+constexpr size_t revision_digits = 20;
+constexpr size_t number_digits = 8;
+
 /// The first line of every value file: its size and checksum, so that a
 /// damaged or truncated file is named, never read as a value.
 std::string header_of(std::string_view value) {
@@ -36,19 +42,38 @@ void sync_directory(const std::string& dir) {
   ::close(fd);
 }
 
+bool all_digits(std::string_view text) {
+  for (auto ch : text)
+    if (!std::isdigit(static_cast<unsigned char>(ch)))
+      return false;
+  return !text.empty();
+}
+
+/// The leader revision in a value file's base name, as its 20 digits (""
+/// when it has none): zero-padded, they compare as the numbers do.
+std::string_view writer_of(std::string_view base) {
+  if (base.size() < revision_digits
+      || !all_digits(base.substr(0, revision_digits)))
+    return {};
+  return base.substr(0, revision_digits);
+}
+
 } // namespace
 
 etcd_store::etcd_store(std::shared_ptr<etcd_client> etcd, std::string dir,
-                       std::string prefix, etcd_fence fence)
+                       std::string prefix, etcd_fence fence,
+                       std::function<void(const std::string&)> fenced)
   : etcd_(std::move(etcd)),
     dir_(std::move(dir)),
     prefix_(std::move(prefix)),
-    fence_(std::move(fence)) {
+    fence_(std::move(fence)),
+    fenced_(std::move(fenced)) {
 }
 
 caf::expected<std::unique_ptr<etcd_store>>
 etcd_store::open(std::shared_ptr<etcd_client> etcd, std::string dir,
-                 std::string prefix, etcd_fence fence) {
+                 std::string prefix, etcd_fence fence,
+                 std::function<void(const std::string&)> fenced) {
   for (auto c : all_columns) {
     std::error_code ec;
     fs::create_directories(fs::path{dir} / to_string(c), ec);
@@ -58,8 +83,9 @@ etcd_store::open(std::shared_ptr<etcd_client> etcd, std::string dir,
                                     (fs::path{dir} / to_string(c)).string(),
                                     ec.message()));
   }
-  std::unique_ptr<etcd_store> store{new etcd_store(
-    std::move(etcd), std::move(dir), std::move(prefix), std::move(fence))};
+  std::unique_ptr<etcd_store> store{
+    new etcd_store(std::move(etcd), std::move(dir), std::move(prefix),
+                   std::move(fence), std::move(fenced))};
   if (auto err = store->collect_garbage())
     return err;
   return store;
@@ -71,8 +97,26 @@ std::string etcd_store::pointer(column c, std::string_view key) const {
   return out;
 }
 
-caf::expected<std::string>
-etcd_store::read_value(const std::string& name) const {
+bool etcd_store::value_file(column c, const std::string& name) {
+  auto dir = to_string(c) + "/";
+  if (name.compare(0, dir.size(), dir) != 0)
+    return false;
+  std::string_view base{name};
+  base.remove_prefix(dir.size());
+  return base.size() == revision_digits + 1 + number_digits
+         && all_digits(base.substr(0, revision_digits))
+         && base[revision_digits] == '-'
+         && all_digits(base.substr(revision_digits + 1));
+}
+
+caf::expected<std::string> etcd_store::read_value(column c,
+                                                  std::string_view key,
+                                                  const std::string& name) const {
+  if (!value_file(c, name))
+    return make_error(errc::storage_corrupt,
+                      fmt::format("the etcd pointer of {} names '{}', which "
+                                  "is not a value file of this store",
+                                  key_name(c, key), name.substr(0, 200)));
   auto path = dir_ + "/" + name;
   auto bytes = read_whole_file(path);
   if (!bytes)
@@ -91,8 +135,8 @@ etcd_store::read_value(const std::string& name) const {
 
 caf::expected<std::string> etcd_store::write_value(column c,
                                                    std::string_view value) {
-  auto name = fmt::format("{}/{:020}-{:08}", to_string(c), fence_.revision,
-                          next_file_++);
+  auto name = fmt::format("{}/{:0{}}-{:0{}}", to_string(c), fence_.revision,
+                          revision_digits, next_file_++, number_digits);
   durable_file file{dir_ + "/" + name};
   if (auto err = file.append(header_of(value)))
     return err;
@@ -110,7 +154,7 @@ caf::expected<std::optional<std::string>> etcd_store::get(column c,
     return found.error();
   if (found->empty())
     return std::optional<std::string>{};
-  auto value = read_value(found->front().value);
+  auto value = read_value(c, key, found->front().value);
   if (!value)
     return value.error();
   return std::optional<std::string>{std::move(*value)};
@@ -129,6 +173,19 @@ caf::error etcd_store::remove(column c, std::string_view key, durability d) {
   return write(batch, d);
 }
 
+caf::error etcd_store::refused(const write_batch& batch) {
+  auto why = fmt::format("this jobmanager is no longer the leader (its etcd "
+                         "lease on {} ended)",
+                         fence_.key);
+  if (fenced_)
+    fenced_(why);
+  return make_error(errc::storage_failure,
+                    fmt::format("refused the write of {}: {}",
+                                key_name(batch.ops().front().col,
+                                         batch.ops().front().key),
+                                why));
+}
+
 caf::error etcd_store::write(const write_batch& batch, durability d) {
   // The last change of each key wins.
   std::map<std::string, const write_op*> last;
@@ -136,14 +193,29 @@ caf::error etcd_store::write(const write_batch& batch, durability d) {
     last[pointer(op.col, op.key)] = &op;
   if (last.empty())
     return {};
-  // The files that the pointers name now: removed once replaced.
+  // The pointers now: their revisions condition the swap, their files go
+  // once it is done.
   std::vector<etcd_op> reads;
   for (auto& [key, op] : last)
     reads.push_back(etcd_op{etcd_op::get, key, {}, 0, {}});
   auto before = etcd_->txn({}, reads);
   if (!before)
     return before.error();
+  std::vector<etcd_condition> when{etcd_condition{fence_.key, fence_.revision}};
+  std::vector<std::string> replaced;
+  size_t i = 0;
+  for (auto& [key, op] : last) {
+    auto& now = before->reads[i++];
+    when.push_back(etcd_condition{key, now.empty() ? 0 : now.front().mod_revision,
+                                  true});
+    if (!now.empty() && value_file(op->col, now.front().value))
+      replaced.push_back(now.front().value);
+  }
   std::vector<std::string> written;
+  auto forget_written = [&] {
+    for (auto& w : written)
+      ::unlink((dir_ + "/" + w).c_str());
+  };
   std::vector<etcd_op> changes;
   std::set<std::string> dirs;
   for (auto& [key, op] : last) {
@@ -153,8 +225,7 @@ caf::error etcd_store::write(const write_batch& batch, durability d) {
     }
     auto name = write_value(op->col, *op->value);
     if (!name) {
-      for (auto& w : written)
-        ::unlink((dir_ + "/" + w).c_str());
+      forget_written();
       return name.error();
     }
     written.push_back(*name);
@@ -164,26 +235,38 @@ caf::error etcd_store::write(const write_batch& batch, durability d) {
   if (d == durability::synced)
     for (auto& dir : dirs)
       sync_directory(dir);
-  auto done = etcd_->txn({etcd_condition{fence_.key, fence_.revision}},
-                         changes);
-  if (!done) {
-    // Maybe applied, maybe not: the new files stay until the next leader's
-    // garbage collection knows.
+  auto done = etcd_->txn(when, changes);
+  if (!done && done.error() == make_error(errc::timeout)) {
+    // Sent but not answered: the first change tells whether it was applied
+    // (file names are unique).
+    auto& first = changes.front();
+    auto now = etcd_->range(first.key);
+    if (!now)
+      return done.error(); // unknown: the files stay for the next leader
+    bool applied = first.what == etcd_op::put
+                     ? !now->empty() && now->front().value == first.value
+                     : now->empty();
+    if (!applied) {
+      forget_written();
+      return done.error();
+    }
+  } else if (!done) {
+    forget_written();
     return done.error();
+  } else if (!done->succeeded) {
+    forget_written();
+    auto leader = etcd_->range(fence_.key);
+    if (leader && (leader->empty()
+                   || leader->front().create_revision != fence_.revision))
+      return refused(batch);
+    return make_error(errc::storage_failure,
+                      fmt::format("the write of {} found its keys changed "
+                                  "since it read them",
+                                  key_name(batch.ops().front().col,
+                                           batch.ops().front().key)));
   }
-  if (!done->succeeded) {
-    for (auto& w : written)
-      ::unlink((dir_ + "/" + w).c_str());
-    return make_error(
-      errc::storage_failure,
-      fmt::format("refused the write of {}: this jobmanager is no longer the "
-                  "leader (its etcd lease on {} ended)",
-                  key_name(batch.ops().front().col, batch.ops().front().key),
-                  fence_.key));
-  }
-  for (auto& entries : before->reads)
-    for (auto& e : entries)
-      ::unlink((dir_ + "/" + e.value).c_str());
+  for (auto& r : replaced)
+    ::unlink((dir_ + "/" + r).c_str());
   return {};
 }
 
@@ -194,21 +277,17 @@ caf::error etcd_store::scan_prefix(column c, std::string_view prefix,
   if (!entries)
     return entries.error();
   auto strip = pointer(c, {}).size();
+  // Every value first: the callbacks may write, and must not see it.
+  std::vector<std::pair<std::string, std::string>> values;
   for (auto& e : *entries) {
-    auto value = read_value(e.value);
-    if (!value && !fs::exists(dir_ + "/" + e.value)) {
-      // Replaced since the read (by `f` itself, say): read it again.
-      auto now = get(c, std::string_view{e.key}.substr(strip));
-      if (!now)
-        return now.error();
-      if (!*now)
-        continue;
-      value = std::move(**now);
-    }
+    auto key = std::string_view{e.key}.substr(strip);
+    auto value = read_value(c, key, e.value);
     if (!value)
       return value.error();
-    f(std::string_view{e.key}.substr(strip), *value);
+    values.emplace_back(std::string{key}, std::move(*value));
   }
+  for (auto& [key, value] : values)
+    f(key, value);
   return {};
 }
 
@@ -219,11 +298,17 @@ caf::error etcd_store::collect_garbage() {
   std::set<std::string> named;
   for (auto& e : *entries)
     named.insert(e.value);
+  auto own = fmt::format("{:0{}}", fence_.revision, revision_digits);
   for (auto c : all_columns) {
     std::error_code ec;
     for (auto& file : fs::directory_iterator{fs::path{dir_} / to_string(c), ec}) {
-      auto name = to_string(c) + "/" + file.path().filename().string();
-      if (named.count(name) == 0)
+      auto base = file.path().filename().string();
+      // Only files of earlier leaders: a later one (this process stopped
+      // past its lease meanwhile) writes files this listing cannot know.
+      auto writer = writer_of(base);
+      if (writer.empty() || writer >= own)
+        continue;
+      if (named.count(to_string(c) + "/" + base) == 0)
         fs::remove(file.path(), ec);
     }
   }

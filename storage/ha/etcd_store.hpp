@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,11 +28,12 @@ struct etcd_fence {
 class etcd_store final : public kv_store {
 public:
   /// Opens the store of the values under `dir` (created) and the pointers
-  /// under `prefix` in etcd, and removes files no pointer names (writes that
-  /// a crash cut short). Call it as the leader, holding `fence`.
+  /// under `prefix` in etcd, and removes files of earlier leaders that no
+  /// pointer names (writes that a crash cut short). Call it as the leader,
+  /// holding `fence`; `fenced(why)` runs when a write finds the fence gone.
   static caf::expected<std::unique_ptr<etcd_store>>
   open(std::shared_ptr<etcd_client> etcd, std::string dir, std::string prefix,
-       etcd_fence fence);
+       etcd_fence fence, std::function<void(const std::string&)> fenced = {});
 
   caf::expected<std::optional<std::string>> get(column c,
                                                 std::string_view key) override;
@@ -41,8 +43,12 @@ public:
 
   caf::error remove(column c, std::string_view key, durability d) override;
 
-  /// One etcd transaction: at most etcd's --max-txn-ops (128 by default)
-  /// changes, less one for the fence.
+  /// One etcd transaction, conditioned on the fence and on each key being
+  /// as it was read just before (a write that arrives late cannot undo a
+  /// newer one): at most etcd's --max-txn-ops (128 by default) changes. When
+  /// etcd does not answer, the pointers are read back to learn whether it
+  /// was applied; an error means it was not (or that this is unknown, in
+  /// which case the next leader's garbage collection settles the files).
   caf::error write(const write_batch& batch, durability d) override;
 
   caf::error scan_prefix(column c, std::string_view prefix,
@@ -50,13 +56,23 @@ public:
 
 private:
   etcd_store(std::shared_ptr<etcd_client> etcd, std::string dir,
-             std::string prefix, etcd_fence fence);
+             std::string prefix, etcd_fence fence,
+             std::function<void(const std::string&)> fenced);
 
   /// The etcd key of `key` in column `c`.
   std::string pointer(column c, std::string_view key) const;
 
-  /// Reads the value file `name` names (relative to dir_).
-  caf::expected<std::string> read_value(const std::string& name) const;
+  /// Reads the value file `name` names (relative to dir_), the value of
+  /// pointer `key`; a name that is not one of this store's value files is
+  /// damage (etcd is not trusted to name paths).
+  caf::expected<std::string> read_value(column c, std::string_view key,
+                                        const std::string& name) const;
+
+  /// Whether `name` is the name of a value file of column `c`.
+  static bool value_file(column c, const std::string& name);
+
+  /// The refusal of a write of `batch` that found the fence gone.
+  caf::error refused(const write_batch& batch);
 
   /// Writes `value` to a new file of column `c`; its name.
   caf::expected<std::string> write_value(column c, std::string_view value);
@@ -68,6 +84,7 @@ private:
   std::string dir_;
   std::string prefix_;
   etcd_fence fence_;
+  std::function<void(const std::string&)> fenced_;
   std::atomic<uint64_t> next_file_{0};
 };
 

@@ -17,6 +17,7 @@
 
 #include "cluster/leader_election.hpp"
 #include "messages/errors.hpp"
+#include "etcd_server.hpp"
 #include "process.hpp"
 #include "storage/ha/etcd_store.hpp"
 
@@ -29,31 +30,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A one-member etcd on free loopback ports, with its data in `dir`.
-struct etcd_server {
+/// A one-member etcd on free loopback ports (nothing when it is not
+/// installed: the test then says it skipped).
+struct local_etcd {
   temp_dir dir;
-  std::unique_ptr<running_process> proc;
+  std::unique_ptr<etcd_server> server;
   std::string address;
 
-  etcd_server() {
-    if (::access("/usr/bin/etcd", X_OK) != 0)
+  local_etcd() {
+    if (!have_etcd())
       return;
-    address = fmt::format("127.0.0.1:{}", free_port());
-    auto url = "http://" + address;
-    auto peer = fmt::format("http://127.0.0.1:{}", free_port());
-    proc = std::make_unique<running_process>(std::vector<std::string>{
-      "/usr/bin/etcd", "--data-dir", dir.file("etcd"), "--listen-client-urls",
-      url, "--advertise-client-urls", url, "--listen-peer-urls", peer,
-      "--initial-advertise-peer-urls", peer, "--initial-cluster",
-      "default=" + peer});
-    REQUIRE(proc->wait_for_stderr("ready to serve client requests", 60s));
+    server = std::make_unique<etcd_server>(dir, "127.0.0.1", free_port(),
+                                           free_port());
+    address = server->address();
   }
 
-  /// Whether etcd is not installed (the test then says it skipped).
   bool missing() const {
-    if (!proc)
+    if (!server)
       MESSAGE("SKIPPED: etcd is not installed (Debian's etcd-server)");
-    return !proc;
+    return !server;
   }
 
   /// HA options for this etcd: 2 s leases, quick retries.
@@ -69,6 +64,24 @@ struct etcd_server {
   std::shared_ptr<etcd_client> client() const {
     return std::make_shared<etcd_client>(std::vector<std::string>{address},
                                          2000ms);
+  }
+};
+
+/// A leadership of cluster `cluster_id` whose keeper runs, and what ended
+/// it.
+struct kept_leadership {
+  std::atomic<bool> lost{false};
+  std::string why; ///< read once `lost` is set
+  std::unique_ptr<leadership> lead; ///< last: ends before what it writes
+
+  kept_leadership(const local_etcd& etcd, const std::string& cluster_id) {
+    lead = leadership::campaign(etcd.ha(cluster_id), [] { return false; },
+                                [](const std::string&) {});
+    REQUIRE(lead);
+    lead->keep([this](const std::string& w) {
+      why = w;
+      lost = true;
+    });
   }
 };
 
@@ -104,20 +117,30 @@ TEST_CASE("base64 as etcd's gateway writes it") {
 }
 
 TEST_CASE("the etcd store keeps values in files with fenced pointers") {
-  etcd_server etcd;
+  local_etcd etcd;
   if (etcd.missing())
     return;
   auto client = etcd.client();
   auto [fence, lease] = take_leader_key(*client, "/weir/t/leader");
   temp_dir dir;
   auto values = dir.file("ha");
-  // A file no pointer names (a write a crash cut short) goes at open.
+  // A file of an earlier leader that no pointer names (a write a crash cut
+  // short) goes at open; one of a later leader (this one was stopped past
+  // its lease) and one that is no value file stay.
   fs::create_directories(values + "/job_graphs");
-  std::ofstream{values + "/job_graphs/stray"} << "x";
+  auto earlier = values + "/job_graphs/00000000000000000001-00000000";
+  auto later = values + "/job_graphs/99999999999999999999-00000000";
+  auto other = values + "/job_graphs/notes.txt";
+  for (auto& f : {earlier, later, other})
+    std::ofstream{f} << "x";
   auto store = etcd_store::open(client, values, "/weir/t/store/", fence);
   REQUIRE(store);
   auto& kv = **store;
-  CHECK(files_in(values + "/job_graphs") == 0);
+  CHECK_FALSE(exists(earlier));
+  CHECK(exists(later));
+  CHECK(exists(other));
+  fs::remove(later);
+  fs::remove(other);
 
   SUBCASE("put, get, replace, remove and scan in key order") {
     REQUIRE_FALSE(kv.put(column::job_graphs, "b", "two", durability::synced));
@@ -160,6 +183,21 @@ TEST_CASE("the etcd store keeps values in files with fenced pointers") {
     CHECK(kv.remove(column::checkpoints, "k", durability::synced));
   }
 
+  SUBCASE("a pointer that names anything but a value file is damage") {
+    REQUIRE(client->txn({}, {etcd_op{etcd_op::put, "/weir/t/store/blobs/x",
+                                     "../../../etc/passwd", 0, {}}}));
+    auto got = kv.get(column::blobs, "x");
+    REQUIRE_FALSE(got);
+    CHECK(got.error() == make_error(errc::storage_corrupt));
+    CHECK(describe(got.error()).find("the etcd pointer of blobs/x names "
+                                     "'../../../etc/passwd', which is not a "
+                                     "value file of this store")
+          != std::string::npos);
+    // Replacing it leaves the named file alone.
+    REQUIRE_FALSE(kv.put(column::blobs, "x", "ok", durability::synced));
+    CHECK(exists("/etc/passwd"));
+  }
+
   SUBCASE("a damaged value file is named, never read as a value") {
     REQUIRE_FALSE(kv.put(column::blobs, "lib", "0123456789", durability::synced));
     auto file = fs::directory_iterator{values + "/blobs"}->path().string();
@@ -175,12 +213,13 @@ TEST_CASE("the etcd store keeps values in files with fenced pointers") {
   }
 }
 
-TEST_CASE("one jobmanager leads; the standby takes over when it resigns or "
-          "loses its lease") {
-  etcd_server etcd;
+TEST_CASE("one jobmanager leads; the standby takes over when it resigns") {
+  local_etcd etcd;
   if (etcd.missing())
     return;
+  // A long lease: the standby can only lead this soon if it was revoked.
   auto opts = etcd.ha("c1");
+  opts.lease_ttl = 60s;
   auto never = [] { return false; };
   auto first = leadership::campaign(opts, never, [](const std::string&) {});
   REQUIRE(first);
@@ -188,60 +227,65 @@ TEST_CASE("one jobmanager leads; the standby takes over when it resigns or "
   auto client = etcd.client();
   CHECK(find_leader(*client, "c1").value() == "10.0.0.1:6123");
   CHECK(find_leader(*client, "other").value() == "");
-  std::atomic<bool> give_up{false};
   std::atomic<bool> noted{false};
   std::vector<std::string> notes; // read once the standby's thread ended
   std::unique_ptr<leadership> second;
   std::thread standby{[&] {
-    second = leadership::campaign(
-      opts, [&] { return give_up.load(); },
-      [&](const std::string& line) {
-        notes.push_back(line);
-        noted = true;
-      });
+    second = leadership::campaign(opts, never, [&](const std::string& line) {
+      notes.push_back(line);
+      noted = true;
+    });
   }};
   REQUIRE(eventually([&] { return noted.load(); }));
   first.reset(); // resigns: revokes its lease
+  auto took_over = eventually([&] { return second != nullptr; });
   standby.join();
-  REQUIRE(second);
+  REQUIRE(took_over); // within 30 s: long before the lease could end
   CHECK(notes.front() == "the jobmanager at 10.0.0.1:6123 leads");
   CHECK(second->fence().revision > 0);
-  // A lease that etcd ended (revoked by someone else here) is noticed by
-  // the keeper: the leadership is lost.
-  std::atomic<bool> lost{false};
-  std::string why;
-  second->keep([&](const std::string& w) {
-    why = w;
-    lost = true;
-  });
-  auto entries = client->range(leader_key("c1"));
+}
+
+TEST_CASE("a leader whose lease etcd ended stops") {
+  local_etcd etcd;
+  if (etcd.missing())
+    return;
+  kept_leadership kept{etcd, "c4"};
+  auto& lost = kept.lost;
+  auto& why = kept.why;
+  auto client = etcd.client();
+  auto entries = client->range(leader_key("c4"));
   REQUIRE(entries);
   REQUIRE(entries->size() == 1);
   REQUIRE_FALSE(client->revoke(entries->front().lease));
   REQUIRE(eventually([&] { return lost.load(); }));
-  CHECK(why == "etcd ended its lease of /weir/c1/leader");
+  // Which it sees first depends on when the revocation came.
+  CHECK((why == "etcd ended its lease of /weir/c4/leader"
+         || why == "the leader key /weir/c4/leader was removed or replaced"));
 }
 
-TEST_CASE("a leader that cannot reach etcd stops before its lease could end") {
-  etcd_server etcd;
+TEST_CASE("a leader whose key was removed while its lease lives stops") {
+  local_etcd etcd;
   if (etcd.missing())
     return;
-  auto lead = leadership::campaign(etcd.ha("c2"), [] { return false; },
-                                   [](const std::string&) {});
-  REQUIRE(lead);
-  std::atomic<bool> lost{false};
-  std::atomic<int64_t> lost_at{0};
-  lead->keep([&](const std::string&) {
-    lost_at = std::chrono::steady_clock::now().time_since_epoch().count();
-    lost = true;
-  });
-  auto stopped = std::chrono::steady_clock::now();
-  etcd.proc->signal(SIGSTOP);
+  kept_leadership kept{etcd, "c3"};
+  auto& lost = kept.lost;
+  auto& why = kept.why;
+  auto client = etcd.client();
+  REQUIRE(client->txn({}, {etcd_op{etcd_op::remove, leader_key("c3"), {}, 0, {}}}));
   REQUIRE(eventually([&] { return lost.load(); }));
-  auto after = std::chrono::steady_clock::duration{lost_at.load()}
-               - stopped.time_since_epoch();
-  // Before the lease (2 s from the last renewal, which came before the
-  // stop) could end.
-  CHECK(after < 2s);
-  etcd.proc->signal(SIGCONT);
+  CHECK(why == "the leader key /weir/c3/leader was removed or replaced");
+}
+
+TEST_CASE("a leader that cannot reach etcd stops") {
+  local_etcd etcd;
+  if (etcd.missing())
+    return;
+  kept_leadership kept{etcd, "c2"};
+  auto& lost = kept.lost;
+  auto& why = kept.why;
+  etcd.server->process().signal(SIGSTOP);
+  REQUIRE(eventually([&] { return lost.load(); }));
+  etcd.server->process().signal(SIGCONT);
+  CHECK(why.find("its lease of /weir/c2/leader was not renewed in time (2 s")
+        == 0);
 }

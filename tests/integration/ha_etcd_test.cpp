@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cluster_fixture.hpp"
+#include "etcd_server.hpp"
 #include "netns.hpp"
 #include "process.hpp"
 
@@ -23,8 +24,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr const char* etcd_bin = "/usr/bin/etcd";
-
 /// The hosts of a cluster: etcd on the hub, jobmanager A and a taskmanager
 /// on host "a", jobmanager B and a taskmanager on "b", the client on "c".
 /// Leases of 2 s and heartbeats of 3 s keep the failover short.
@@ -32,7 +31,7 @@ struct ha_cluster {
   lan hosts{{"a", "b", "c"}};
   temp_dir dir;
   std::string weir = std::getenv("WEIR_BIN");
-  std::unique_ptr<running_process> etcd;
+  std::unique_ptr<etcd_server> etcd;
   std::string etcd_address;
   std::string skipped; ///< why the machine cannot run this test
 
@@ -41,7 +40,7 @@ struct ha_cluster {
       skipped = "network namespaces need root";
       return;
     }
-    if (::access(etcd_bin, X_OK) != 0) {
+    if (!have_etcd()) {
       skipped = "etcd is not installed (Debian's etcd-server)";
       return;
     }
@@ -49,13 +48,10 @@ struct ha_cluster {
       skipped = "cannot make network namespaces: " + hosts.problem();
       return;
     }
-    etcd_address = hosts.address("hub") + ":2379";
-    auto url = "http://" + etcd_address;
-    etcd = std::make_unique<running_process>(hosts.on(
-      "hub", {etcd_bin, "--data-dir", dir.file("etcd"), "--listen-client-urls",
-              url, "--advertise-client-urls", url, "--listen-peer-urls",
-              "http://127.0.0.1:2380"}));
-    REQUIRE(etcd->wait_for_stderr("ready to serve client requests", 60s));
+    // A namespace of its own: fixed ports are free there.
+    etcd = std::make_unique<etcd_server>(dir, hosts.address("hub"), 2379, 2380,
+                                         hosts.on("hub", {}));
+    etcd_address = etcd->address();
   }
 
   /// Flags every process of the cluster shares.
@@ -200,6 +196,9 @@ TEST_CASE("etcd: a leader stopped past its lease does not act when it "
   running_process client{c.client({"run", c.paced_job(out, 10000)})};
   REQUIRE(a->wait_for_stderr("(ha) completed checkpoint 3 ", 60s));
   a->signal(SIGSTOP);
+  // What it wrote before the stop is read now: only what comes after the
+  // SIGCONT counts.
+  a->wait_for_stderr("(never written)", 500ms);
   REQUIRE(b->wait_for_stderr("took over cluster default as the leader", 30s));
   // The workers left the stopped leader (heartbeats) and run the job for
   // the new one.
