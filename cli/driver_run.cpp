@@ -253,10 +253,24 @@ int driver_run_action(const std::vector<std::string>& args) {
       return c;
     return submit_driver(remote, std::move(graph), *code, detached);
   }
+  // Local workers reach the cluster on loopback; a Slurm backend's on other
+  // hosts at jobmanager.rpc.address (a session cluster's address in the
+  // configuration file does not move a local application cluster).
+  auto listen = cfg->get(keys::resourcemanager_backend) == "slurm"
+                  ? cfg->get_if_set(keys::jobmanager_address)
+                      .value_or("127.0.0.1")
+                  : std::string{"127.0.0.1"};
+  auto app_cfg = *cfg;
+  if (auto err = app_cfg.apply(
+        {{std::string{keys::jobmanager_address.name}, listen}},
+        "the application cluster")) {
+    fmt::print(stderr, "weir run: {}\n", describe(err));
+    return exit_bad_input;
+  }
   // What the application cluster's jobmanager would refuse (a listen
   // address without a TLS decision, Slurm commands that are not there) is
   // refused here, in one line, before anything starts.
-  if (auto jm = jobmanager_options::from(*cfg); !jm) {
+  if (auto jm = jobmanager_options::from(app_cfg); !jm) {
     fmt::print(stderr, "weir run: {}\n", describe(jm.error()));
     return exit_bad_input;
   }
@@ -268,11 +282,7 @@ int driver_run_action(const std::vector<std::string>& args) {
     for (auto& d : res["D"].as<std::vector<std::string>>())
       config_args.push_back("-D" + d);
   app_cluster cluster;
-  // On loopback unless the configuration names an address (a Slurm
-  // backend's workers on other hosts reach it there).
-  if (!cluster.start(config_args, detached,
-                     cfg->get_if_set(keys::jobmanager_address)
-                       .value_or("127.0.0.1")))
+  if (!cluster.start(config_args, detached, listen))
     return exit_cluster_error;
   fmt::print(stderr, "Application cluster listening on {} (logs in {}/logs)\n",
              cluster.address(), cluster.dir());

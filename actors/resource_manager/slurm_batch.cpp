@@ -53,6 +53,17 @@ std::string slurm_options::command(std::string_view name) const {
 }
 
 std::string slurm_options::missing_commands() const {
+  // Arguments that would make the launcher lose track of its jobs (their
+  // names, ids and cluster are how it finds them again).
+  for (auto& arg : extra_args)
+    for (std::string_view bad : {"-J", "--job-name", "-M", "--clusters",
+                                 "-a", "--array", "--wrap", "--parsable"})
+      if (arg.rfind(bad, 0) == 0
+          && (arg.size() == bad.size() || arg[bad.size()] == '='
+              || bad.size() == 2))
+        return fmt::format("{}: '{}' would hide weir's worker jobs from it "
+                           "(it names, finds and cancels them itself)",
+                           keys::slurm_sbatch_args.name, arg);
   for (std::string_view name : {"sbatch", "squeue", "scancel"}) {
     if (bin_dir.empty() ? on_path(name) : executable(command(name)))
       continue;
@@ -117,10 +128,11 @@ int64_t slurm_workers::cpus(const worker_request& w) const {
 }
 
 int64_t slurm_workers::memory_mb(const worker_request& w) const {
+  // memory-per-slot is also the least a slot gets: a profile names the
+  // worker's heap, direct and native memory, not the process around them
+  // (network buffers, code), which cgroup enforcement counts too.
   auto per_slot = w.slot.heap_mb + w.slot.direct_mb + w.slot.native_mb;
-  if (per_slot <= 0)
-    per_slot = opts_.memory_per_slot_mb;
-  return per_slot * w.slots;
+  return std::max(per_slot, opts_.memory_per_slot_mb) * w.slots;
 }
 
 std::vector<std::string>
@@ -182,7 +194,9 @@ std::vector<std::string> slurm_workers::squeue_arguments() const {
       names += ',';
     names += job_name(id);
   }
-  return {"--noheader", "--states=all", "--format=%i|%T", "--name=" + names};
+  // --all: jobs in hidden partitions too.
+  return {"--noheader", "--all", "--states=all", "--format=%i|%T",
+          "--name=" + names};
 }
 
 std::vector<ended_slurm_job>

@@ -19,7 +19,8 @@ struct slurm_options {
   std::string account;
   /// sbatch --time, rounded up to minutes (0: the partition's default).
   std::chrono::milliseconds time_limit{0};
-  /// CPUs and memory (MB) per slot when a worker's slot profile names none.
+  /// CPUs per slot when a worker's slot profile names none; memory (MB)
+  /// per slot then, and the least a slot gets.
   int64_t cpus_per_slot = 1;
   int64_t memory_per_slot_mb = 1024;
   /// More sbatch arguments, after weir's own (so they win).
@@ -33,7 +34,8 @@ struct slurm_options {
   std::string command(std::string_view name) const;
 
   /// Why the Slurm commands cannot be run (one line naming the key), or ""
-  /// when sbatch, squeue and scancel are executables.
+  /// when sbatch, squeue and scancel are executables and the extra sbatch
+  /// arguments leave the jobs' names, ids and cluster to weir.
   std::string missing_commands() const;
 };
 
@@ -71,7 +73,7 @@ public:
   int64_t cpus(const worker_request& w) const;
 
   /// Memory (MB) of worker `w`'s job: its slots times the profile's heap +
-  /// direct + native memory, or times memory_per_slot_mb when that is 0.
+  /// direct + native memory, at least memory_per_slot_mb each.
   int64_t memory_mb(const worker_request& w) const;
 
   /// sbatch's arguments (not the program) to run `argv` (a program and its

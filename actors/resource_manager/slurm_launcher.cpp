@@ -18,9 +18,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// The longest a Slurm command may take (a slurmctld that does not answer
-/// makes them retry for a long time).
+/// The longest sbatch may take (a slurmctld that does not answer makes it
+/// retry for a long time).
 constexpr auto command_deadline = 30s;
+
+/// The longest squeue and scancel may take: polls and cancels must not hold
+/// up the launcher, and the cancels at its end must fit in the jobmanager's
+/// stop grace (10 s).
+constexpr auto quick_deadline = 5s;
 
 struct slurm_launcher_state {
   resource_manager_actor rm;
@@ -28,6 +33,11 @@ struct slurm_launcher_state {
   /// Shared with the cleanup that cancels the jobs (which runs after the
   /// state is gone).
   std::shared_ptr<slurm_workers> jobs;
+  /// Jobs (ids or "--name=NAME") whose scancel failed or whose submission
+  /// is in doubt: cancelled again on every poll and at the end. Shared with
+  /// the cleanup too.
+  std::shared_ptr<std::vector<std::string>> to_cancel
+    = std::make_shared<std::vector<std::string>>();
   std::chrono::steady_clock::time_point last_poll;
   /// Why the last squeue failed ("": it did not), so that a failing squeue
   /// is logged once, not on every poll.
@@ -45,15 +55,32 @@ std::vector<std::string> with_command(const slurm_options& opts,
   return args;
 }
 
-/// scancel for `job_ids` (nothing when empty); logs a failure.
-void cancel_jobs(const slurm_options& opts,
-                 const std::vector<std::string>& job_ids) {
-  if (job_ids.empty())
-    return;
-  auto r = run_command(with_command(opts, "scancel", job_ids),
-                       command_deadline);
+/// scancel for `jobs` (ids, or "--name=NAME"; nothing when empty); logs a
+/// failure. Whether it succeeded.
+bool cancel_jobs(const slurm_options& opts,
+                 const std::vector<std::string>& jobs) {
+  if (jobs.empty())
+    return true;
+  bool ok = true;
+  std::vector<std::string> ids;
+  for (auto& j : jobs) {
+    if (j.rfind("--name=", 0) == 0) {
+      // One name per scancel: it takes no list of names.
+      auto r = run_command(with_command(opts, "scancel", {j}), quick_deadline);
+      if (!r.ok()) {
+        log_eventf("scancel {}: {}", j, r.problem());
+        ok = false;
+      }
+    } else {
+      ids.push_back(j);
+    }
+  }
+  if (ids.empty())
+    return ok;
+  auto r = run_command(with_command(opts, "scancel", ids), quick_deadline);
   if (!r.ok())
-    log_eventf("scancel {}: {}", fmt::join(job_ids, " "), r.problem());
+    log_eventf("scancel {}: {}", fmt::join(ids, " "), r.problem());
+  return ok && r.ok();
 }
 
 worker_launcher_actor::behavior_type
@@ -65,8 +92,9 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
   st.cmd = std::move(cmd);
   // However the launcher ends (its ResourceManager ended, the jobmanager
   // stops, with or without an error), no worker job stays behind.
-  self->attach_functor([jobs = st.jobs] {
+  self->attach_functor([jobs = st.jobs, doubtful = st.to_cancel] {
     auto ids = jobs->job_ids();
+    ids.insert(ids.end(), doubtful->begin(), doubtful->end());
     if (!ids.empty())
       log_eventf("cancelling Slurm job(s) {}", fmt::join(ids, " "));
     cancel_jobs(jobs->options(), ids);
@@ -88,6 +116,11 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
         log_eventf("cannot start worker {}: {}: {}", id.value, sbatch[0],
                    r.ok() ? fmt::format("no job id in its output '{}'", r.out)
                           : r.problem());
+        // Slurm may have taken the job all the same (sbatch killed at its
+        // deadline): its unique name finds it.
+        auto name = "--name=" + st.jobs->job_name(id);
+        if (!cancel_jobs(opts, {name}))
+          st.to_cancel->push_back(name);
         self->send(st.rm, exited_atom_v, id);
         return;
       }
@@ -100,7 +133,8 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
       if (job.empty())
         return;
       log_eventf("cancelling worker {} (Slurm job {})", id.value, job);
-      cancel_jobs(st.jobs->options(), {job});
+      if (!cancel_jobs(st.jobs->options(), {job}))
+        st.to_cancel->push_back(job); // again on the next poll
       self->send(st.rm, exited_atom_v, id);
     },
     [=](tick_atom) {
@@ -108,12 +142,19 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
       auto now = std::chrono::steady_clock::now();
       if (now - st.last_poll < st.jobs->options().poll_interval)
         return; // the ResourceManager ticks more often than squeue is asked
-      st.last_poll = now;
+      if (!st.to_cancel->empty()
+          && cancel_jobs(st.jobs->options(), *st.to_cancel))
+        st.to_cancel->clear();
       auto args = st.jobs->squeue_arguments();
-      if (args.empty())
+      if (args.empty()) {
+        st.last_poll = std::chrono::steady_clock::now();
         return;
+      }
       auto r = run_command(with_command(st.jobs->options(), "squeue", args),
-                           command_deadline);
+                           quick_deadline);
+      // From its end: ticks queued behind a slow squeue do not each run
+      // another one.
+      st.last_poll = std::chrono::steady_clock::now();
       if (!r.ok()) {
         // Unknown is not ended: the jobs are asked about again next time.
         if (auto problem = r.problem(); problem != st.poll_problem)
@@ -125,6 +166,10 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
       for (auto& e : st.jobs->ended(r.out)) {
         log_eventf("worker {} (Slurm job {}) ended: {}", e.worker.value,
                    e.job_id, e.state);
+        // A job squeue cannot see (or one revoked here in a federation)
+        // may live on elsewhere: it is cancelled to be sure.
+        if (e.state == "VANISHED" || e.state == "REVOKED")
+          st.to_cancel->push_back(e.job_id);
         self->send(st.rm, exited_atom_v, e.worker);
       }
     },

@@ -57,10 +57,10 @@ TEST_CASE("a profile's cores and memory times the slots; the keys' values "
   p.native_mb = 8;
   auto w = request("worker-3", 3, p);
   CHECK(jobs.cpus(w) == 5); // 4.5 rounded up
-  CHECK(jobs.memory_mb(w) == 384);
+  CHECK(jobs.memory_mb(w) == 1536); // 128 per slot: raised to 512
   auto args = jobs.sbatch_arguments(w, "/l", {"weir"});
   CHECK(std::vector<std::string>(args.begin() + 5, args.end())
-        == std::vector<std::string>{"--cpus-per-task=5", "--mem=384M",
+        == std::vector<std::string>{"--cpus-per-task=5", "--mem=1536M",
                                     "--no-requeue", "--partition=batch",
                                     "--account=proj", "--time=2",
                                     "--qos=high", "--constraint=ssd",
@@ -106,7 +106,7 @@ TEST_CASE("squeue asks by the jobs' names, in every state") {
   jobs.submitted(resource_id{"worker-1"}, "7");
   jobs.submitted(resource_id{"worker-2"}, "8");
   CHECK(jobs.squeue_arguments()
-        == std::vector<std::string>{"--noheader", "--states=all",
+        == std::vector<std::string>{"--noheader", "--all", "--states=all",
                                     "--format=%i|%T",
                                     "--name=app.worker-1,app.worker-2"});
 }
@@ -180,6 +180,19 @@ TEST_CASE("missing Slurm commands are named with the key to set") {
            "resourcemanager.slurm.bin-dir to the directory of the Slurm "
            "commands)");
   setenv("PATH", saved.c_str(), 1);
+}
+
+TEST_CASE("sbatch arguments that would hide the jobs from weir are refused") {
+  for (std::string arg : {"--job-name=x", "-Jx", "--array=1-4", "-a1",
+                          "--clusters=c2", "-Mc2", "--wrap=true",
+                          "--parsable"}) {
+    slurm_options o;
+    o.extra_args = {"--qos=high", arg};
+    CHECK(o.missing_commands()
+          == "resourcemanager.slurm.sbatch-args: '" + arg
+               + "' would hide weir's worker jobs from it (it names, finds "
+                 "and cancels them itself)");
+  }
 }
 
 TEST_CASE("a command's output, exit code, a missing program and a deadline") {
