@@ -63,6 +63,11 @@ public:
   std::string conf;
 
   one_node_slurm() {
+    if (::geteuid() != 0) {
+      // munged runs as its own user, slurmd as root.
+      problem = "a Slurm of the test's own needs root";
+      return;
+    }
     for (auto name : {"munged", "mungekey", "slurmctld", "slurmd", "sbatch",
                       "squeue", "scancel", "sinfo", "setpriv"})
       if (program(name).empty()) {
@@ -259,7 +264,7 @@ PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
 /// Skips the test (visibly) when the machine has no Slurm.
 #define REQUIRE_SLURM(slurm)                                                   \
   if (!(slurm).ready()) {                                                      \
-    MESSAGE("skipped: " << (slurm).problem);                                   \
+    MESSAGE("SKIPPED: " << (slurm).problem);                                   \
     return;                                                                    \
   }
 
