@@ -276,7 +276,7 @@ int run_jobmanager(const jobmanager_options& opts) {
                opts.etcd->cluster_id, address, lead->etcd()->endpoints());
   }
   if (opts.application)
-    caf::anon_send((*cluster)->resource_manager(), start_atom_v,
+    caf::anon_send((*cluster)->supervisor(), start_atom_v,
                    fmt::format("{}:{}", opts.address, *port));
   // The supervisor restarts a crashed Dispatcher or ResourceManager; when
   // it gives up, the process exits non-zero so that whatever runs it (a

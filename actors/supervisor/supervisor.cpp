@@ -39,6 +39,10 @@ struct supervisor_state {
   resource_manager_actor rm;
   dispatcher_actor dispatcher;
   restart_intensity intensity{0, std::chrono::milliseconds{0}};
+  /// The jobmanager's HOST:PORT once it listens ("" before): a restarted
+  /// ResourceManager gets it too, or an application's workers would never
+  /// be started again.
+  std::string address;
   static inline const char* name = "supervisor";
 };
 
@@ -62,6 +66,8 @@ void restart(self_ptr self, bool rm) {
   auto& st = self->state;
   if (rm) {
     start_resource_manager(self);
+    if (!st.address.empty())
+      self->send(st.rm, start_atom_v, st.address);
     self->send(st.dispatcher, rm_changed_atom_v, st.rm);
   } else {
     start_dispatcher(self);
@@ -143,6 +149,11 @@ supervisor_private_actor::behavior_type supervisor_impl(self_ptr self,
       return std::make_tuple(self->state.dispatcher, self->state.rm);
     },
     [=](restart_atom, bool rm) { restart(self, rm); },
+    [=](start_atom, std::string& address) {
+      auto& st = self->state;
+      st.address = std::move(address);
+      self->send(st.rm, start_atom_v, st.address);
+    },
   };
 }
 

@@ -35,10 +35,11 @@ struct supervision_fixture : actor_fixture {
   supervisor_actor sup;
   std::vector<task_executor_actor> tes;
 
-  void start(int max_restarts = 2) {
+  void start(int max_restarts = 2, resource_manager_options rm_opts = {}) {
     store = sys.spawn(fake_job_store, recovered_jobs{});
     run();
     supervisor_options opts;
+    opts.resource_manager = std::move(rm_opts);
     opts.intensity.max_restarts = max_restarts;
     // run() fast-forwards virtual time past every pending timeout (minutes
     // of request timeouts): a day keeps all crashes of a test in one window.
@@ -122,6 +123,40 @@ TEST_CASE_FIXTURE(supervision_fixture,
   auto r = run_job(numbers_graph(100));
   CHECK(r.state == job_state::finished);
   CHECK(sum_of(r) == 5050);
+}
+
+TEST_CASE_FIXTURE(supervision_fixture,
+                  "a restarted active ResourceManager gets the jobmanager's "
+                  "address again") {
+  // The worker backend records the address each ResourceManager starts it
+  // with.
+  auto started_with = std::make_shared<std::vector<std::string>>();
+  resource_manager_options active;
+  active.active = true;
+  active.launcher = [started_with](caf::actor_system& sys,
+                                   resource_manager_actor, worker_command cmd) {
+    started_with->push_back(cmd.jobmanager);
+    return sys.spawn([]() -> worker_launcher_actor::behavior_type {
+      return {
+        [](start_atom, const resource_id&, int32_t, const resource_profile&) {},
+        [](cancel_atom, const resource_id&) {},
+        [](tick_atom) {},
+      };
+    });
+  };
+  start(2, active);
+  auto first = rm();
+  // From here on no run(): an active ResourceManager's tick never stops,
+  // so only what is due now runs (sched.run()), timers once.
+  caf::anon_send(sup, start_atom_v, std::string{"10.0.0.1:6123"});
+  sched.run();
+  CHECK(*started_with == std::vector<std::string>{"10.0.0.1:6123"});
+  crash(first);
+  sched.run();
+  sched.trigger_timeouts(); // a restart the supervisor may have delayed
+  sched.run();
+  CHECK(*started_with
+        == std::vector<std::string>{"10.0.0.1:6123", "10.0.0.1:6123"});
 }
 
 TEST_CASE_FIXTURE(supervision_fixture,
