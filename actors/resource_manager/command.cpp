@@ -30,7 +30,8 @@ std::string command_result::problem() const {
 }
 
 command_result run_command(const std::vector<std::string>& argv,
-                           std::chrono::milliseconds deadline) {
+                           std::chrono::milliseconds deadline,
+                           const std::vector<std::string>& drop_env) {
   command_result r;
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) {
@@ -58,13 +59,28 @@ command_result run_command(const std::vector<std::string>& argv,
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // A group of its own: the deadline kills what it started too (a wrapper
+  // script's sbatch).
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+                                    | POSIX_SPAWN_SETPGROUP);
   std::vector<char*> args;
   for (auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The environment, less the variables it must not see.
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    bool dropped = false;
+    for (auto& prefix : drop_env)
+      dropped = dropped || std::strncmp(*e, prefix.c_str(), prefix.size()) == 0;
+    if (!dropped)
+      env.push_back(*e);
+  }
+  env.push_back(nullptr);
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &files, &attr, args.data(), environ);
+  int rc = ::posix_spawnp(&pid, args[0], &files, &attr, args.data(),
+                          env.data());
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   ::close(out[1]);
@@ -84,12 +100,14 @@ command_result run_command(const std::vector<std::string>& argv,
       until - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
-      ::kill(pid, SIGKILL);
+      ::kill(-pid, SIGKILL);
       break;
     }
     int n = ::poll(fds, 2, static_cast<int>(left.count()));
-    if (n < 0 && errno != EINTR)
+    if (n < 0 && errno != EINTR) {
+      ::kill(-pid, SIGKILL); // cannot watch it: it must not run on
       break;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0)
         continue;
@@ -108,9 +126,10 @@ command_result run_command(const std::vector<std::string>& argv,
     if (f.fd >= 0)
       ::close(f.fd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (!r.timed_out && WIFEXITED(status))
+  if (waited == pid && !r.timed_out && WIFEXITED(status))
     r.exit_code = WEXITSTATUS(status);
   return r;
 }

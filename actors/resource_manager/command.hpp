@@ -24,10 +24,13 @@ struct command_result {
   std::string problem() const;
 };
 
-/// Runs `argv` (argv[0] a path, or a name looked up on PATH) with stdin from
-/// /dev/null and collects its output; kills it (SIGKILL) past `deadline`.
-/// Blocks the calling thread: for detached actors and plain threads only.
+/// Runs `argv` (argv[0] a path, or a name looked up on PATH) in a process
+/// group of its own, with stdin from /dev/null and this process's
+/// environment less the variables starting with one of `drop_env`, and
+/// collects its output; kills the group (SIGKILL) past `deadline`. Blocks
+/// the calling thread: for detached actors and plain threads only.
 command_result run_command(const std::vector<std::string>& argv,
-                           std::chrono::milliseconds deadline);
+                           std::chrono::milliseconds deadline,
+                           const std::vector<std::string>& drop_env = {});
 
 } // namespace weir

@@ -150,8 +150,9 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
         st.last_poll = std::chrono::steady_clock::now();
         return;
       }
+      // SQUEUE_PARTITION and friends would filter weir's jobs out.
       auto r = run_command(with_command(st.jobs->options(), "squeue", args),
-                           quick_deadline);
+                           quick_deadline, {"SQUEUE_"});
       // From its end: ticks queued behind a slow squeue do not each run
       // another one.
       st.last_poll = std::chrono::steady_clock::now();

@@ -210,4 +210,20 @@ TEST_CASE("a command's output, exit code, a missing program and a deadline") {
   auto slow = run_command({"/bin/sleep", "30"}, 100ms);
   CHECK(slow.timed_out);
   CHECK(slow.problem() == "it did not end in time (killed)");
+  // A wrapper script past its deadline: killed with what it started (its
+  // process group).
+  auto wrapper = run_command({"/bin/sh", "-c", "sleep 30; true"}, 100ms);
+  CHECK(wrapper.timed_out);
+}
+
+TEST_CASE("a command does not see the environment it must not") {
+  ::setenv("SQUEUE_PARTITION", "hidden", 1);
+  ::setenv("SQUEUE_ACCOUNT", "other", 1);
+  auto env = run_command({"/bin/sh", "-c", "env | grep ^SQUEUE_ | sort"}, 10s,
+                         {"SQUEUE_"});
+  CHECK(env.out == "");
+  auto kept = run_command({"/bin/sh", "-c", "echo $SQUEUE_ACCOUNT"}, 10s);
+  CHECK(kept.out == "other\n");
+  ::unsetenv("SQUEUE_PARTITION");
+  ::unsetenv("SQUEUE_ACCOUNT");
 }
