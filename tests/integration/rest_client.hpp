@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <regex>
 #include <string>
 
@@ -21,6 +22,14 @@
 #include "process.hpp"
 
 namespace weir::test {
+
+/// A request whose server closed the connection first (a refused TLS
+/// handshake, a body refused early) is an error the test checks, not the
+/// end of the test process: OpenSSL writes without MSG_NOSIGNAL.
+inline const bool sigpipe_ignored = [] {
+  std::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
 
 /// The URL the jobmanager logged for its REST API ("" after 30 s).
 inline std::string rest_url(running_process& jobmanager) {
