@@ -40,10 +40,8 @@ std::string why_unreachable(caf::actor_system& sys, const endpoint& at,
   return sys.render(err);
 }
 
-} // namespace
-
 /// The leader's address as the etcd members `members` name it.
-static caf::expected<endpoint> leader_of(const std::vector<endpoint>& members,
+caf::expected<endpoint> leader_of(const std::vector<endpoint>& members,
                                   std::chrono::milliseconds timeout,
                                   const std::string& cluster_id) {
   std::vector<std::string> eps;
@@ -69,6 +67,8 @@ static caf::expected<endpoint> leader_of(const std::vector<endpoint>& members,
                                   *leader, cluster_id));
   return *at;
 }
+
+} // namespace
 
 cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
                                     supervisor_actor supervisor) {

@@ -143,9 +143,8 @@ leadership::campaign(const etcd_ha_options& opts,
     }
     auto won = etcd->txn({storage::etcd_condition{key, 0}},
                          {storage::etcd_op{storage::etcd_op::put, key, "",
-                                           lease, {}}},
-                         {storage::etcd_op{storage::etcd_op::get, key, {}, 0,
-                                           {}}});
+                                           lease}},
+                         {storage::etcd_op{storage::etcd_op::get, key}});
     if (!won) {
       note(describe(won.error()));
     } else if (won->succeeded) {
@@ -194,7 +193,7 @@ leadership::~leadership() {
 caf::error leadership::publish(const std::string& address) {
   auto done = etcd_->txn({storage::etcd_condition{fence_.key, fence_.revision}},
                          {storage::etcd_op{storage::etcd_op::put, fence_.key,
-                                           address, lease_, {}}});
+                                           address, lease_}});
   if (!done)
     return done.error();
   if (!done->succeeded)

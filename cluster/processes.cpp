@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 

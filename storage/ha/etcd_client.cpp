@@ -52,8 +52,6 @@ std::vector<etcd_entry> entries_of(const json& range) {
 
 json request_of(const etcd_op& op) {
   json r{{"key", base64_encode(op.key)}};
-  if (!op.range_end.empty())
-    r["range_end"] = base64_encode(op.range_end);
   switch (op.what) {
     case etcd_op::put:
       r["value"] = base64_encode(op.value);

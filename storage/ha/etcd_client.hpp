@@ -33,15 +33,14 @@ struct etcd_condition {
   bool modified = false;
 };
 
-/// One operation of a transaction: a put (with a lease, or 0), a removal,
-/// or a read; `range_end` makes removals and reads cover [key, range_end).
+/// One operation of a transaction on one key: a put (with a lease, or 0), a
+/// removal, or a read.
 struct etcd_op {
   enum kind : uint8_t { put, remove, get };
   kind what = get;
   std::string key;
-  std::string value;
+  std::string value = {};
   int64_t lease = 0;
-  std::string range_end;
 };
 
 /// What a transaction did: whether its conditions held (the success

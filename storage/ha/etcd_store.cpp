@@ -197,7 +197,7 @@ caf::error etcd_store::write(const write_batch& batch, durability d) {
   // once it is done.
   std::vector<etcd_op> reads;
   for (auto& [key, op] : last)
-    reads.push_back(etcd_op{etcd_op::get, key, {}, 0, {}});
+    reads.push_back(etcd_op{etcd_op::get, key});
   auto before = etcd_->txn({}, reads);
   if (!before)
     return before.error();
@@ -220,7 +220,7 @@ caf::error etcd_store::write(const write_batch& batch, durability d) {
   std::set<std::string> dirs;
   for (auto& [key, op] : last) {
     if (!op->value) {
-      changes.push_back(etcd_op{etcd_op::remove, key, {}, 0, {}});
+      changes.push_back(etcd_op{etcd_op::remove, key});
       continue;
     }
     auto name = write_value(op->col, *op->value);
@@ -230,7 +230,7 @@ caf::error etcd_store::write(const write_batch& batch, durability d) {
     }
     written.push_back(*name);
     dirs.insert(dir_ + "/" + to_string(op->col));
-    changes.push_back(etcd_op{etcd_op::put, key, *name, 0, {}});
+    changes.push_back(etcd_op{etcd_op::put, key, *name});
   }
   if (d == durability::synced)
     for (auto& dir : dirs)

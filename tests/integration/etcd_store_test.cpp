@@ -91,7 +91,7 @@ std::pair<etcd_fence, int64_t> take_leader_key(etcd_client& etcd,
   auto lease = etcd.grant_lease(10);
   REQUIRE(lease);
   auto won = etcd.txn({etcd_condition{key, 0}},
-                      {etcd_op{etcd_op::put, key, "", *lease, {}}});
+                      {etcd_op{etcd_op::put, key, "", *lease}});
   REQUIRE(won);
   REQUIRE(won->succeeded);
   return {etcd_fence{key, won->revision}, *lease};
@@ -185,7 +185,7 @@ TEST_CASE("the etcd store keeps values in files with fenced pointers") {
 
   SUBCASE("a pointer that names anything but a value file is damage") {
     REQUIRE(client->txn({}, {etcd_op{etcd_op::put, "/weir/t/store/blobs/x",
-                                     "../../../etc/passwd", 0, {}}}));
+                                     "../../../etc/passwd"}}));
     auto got = kv.get(column::blobs, "x");
     REQUIRE_FALSE(got);
     CHECK(got.error() == make_error(errc::storage_corrupt));
@@ -271,7 +271,7 @@ TEST_CASE("a leader whose key was removed while its lease lives stops") {
   auto& lost = kept.lost;
   auto& why = kept.why;
   auto client = etcd.client();
-  REQUIRE(client->txn({}, {etcd_op{etcd_op::remove, leader_key("c3"), {}, 0, {}}}));
+  REQUIRE(client->txn({}, {etcd_op{etcd_op::remove, leader_key("c3")}}));
   REQUIRE(eventually([&] { return lost.load(); }));
   CHECK(why == "the leader key /weir/c3/leader was removed or replaced");
 }
