@@ -28,6 +28,8 @@ remoting remoting::from(const configuration& cfg) {
   t.max_pending = static_cast<size_t>(cfg.get(keys::max_pending_connections));
   t.max_message_size
     = static_cast<uint32_t>(cfg.get(keys::rpc_max_message_size).mb << 20);
+  t.max_pending_bytes
+    = static_cast<size_t>(cfg.get(keys::rpc_max_pending_bytes).mb) << 20;
   return r;
 }
 

@@ -92,6 +92,7 @@ const std::vector<key_info>& config_keys() {
     ssl_rest_trust.info(),
     max_pending_connections.info(),
     rpc_max_message_size.info(),
+    rpc_max_pending_bytes.info(),
 #ifdef WEIR_FAULT_INJECTION
     fault_jobmaster_crashes.info(),
     fault_dispatcher_crash.info(),

@@ -414,6 +414,11 @@ inline constexpr config_key<memory_size> rpc_max_message_size{
   "The largest message a process accepts from a peer (blobs, job graphs, "
   "batches); a peer announcing a larger one is disconnected before "
   "anything is allocated for it.", {"1m", "2047m"}};
+inline constexpr config_key<memory_size> rpc_max_pending_bytes{
+  "rpc.max-pending-bytes", "1 gb",
+  "The most memory all connections together may hold for messages whose "
+  "bytes are still arriving; a connection whose message would take more "
+  "is closed.", {"1m", "1048576m"}};
 
 // --- test hooks -------------------------------------------------------------
 

@@ -25,6 +25,9 @@ struct transport_settings {
   /// security.ssl.internal.enabled and its PEM files.
   bool tls = false;
   tls_files files;
+  /// This process is a node (a jobmanager or taskmanager): with TLS its
+  /// own certificate must be a node certificate, or every peer refuses it.
+  bool node = false;
   /// security.ssl.internal.handshake-timeout: an accepted connection must
   /// finish its handshakes (TLS, then BASP's) within this.
   std::chrono::milliseconds handshake_timeout{5000};
@@ -33,6 +36,9 @@ struct transport_settings {
   size_t max_pending = 256;
   /// rpc.max-message-size, in bytes.
   uint32_t max_message_size = 256u << 20;
+  /// rpc.max-pending-bytes: memory all connections together may hold for
+  /// messages still arriving, in bytes.
+  size_t max_pending_bytes = size_t{1} << 30;
 };
 
 } // namespace weir::net

@@ -1,5 +1,7 @@
 #include "net/transport.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,7 +13,6 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/binary_deserializer.hpp>
 #include <caf/node_id.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/io/abstract_broker.hpp>
@@ -28,8 +29,10 @@
 
 #include <fmt/format.h>
 
+#include "net/log_limiter.hpp"
 #include "messages/errors.hpp"
 #include "net/basp_guard.hpp"
+#include "net/message_check.hpp"
 #include "net/tls.hpp"
 
 namespace weir::net {
@@ -56,6 +59,10 @@ class guarded_scribe;
 /// actor, its acceptors, its connections and the reaper.
 struct transport_state {
   transport_settings settings;
+  /// This process's node: no peer may speak for it.
+  caf::node_id self;
+  /// Reads what accepted peers send before BASP does.
+  std::unique_ptr<message_check> messages;
   std::shared_ptr<tls_context> tls;
   std::function<void(const std::string&)> log;
   caf::io::middleman_actor middleman;
@@ -74,27 +81,24 @@ struct transport_state {
   std::set<guarded_scribe*> live;
   /// The certificate OU of each peer node that passed its handshakes.
   std::map<caf::node_id, std::string> roles;
+  /// The accepted connection each peer node's handshake came in on: a
+  /// second connection naming a node already connected would take its
+  /// route (CAF lets a handshake select the connection to a node).
+  std::map<caf::node_id, const guarded_scribe*> nodes;
+  /// Bytes held for messages whose bytes are still arriving, over all
+  /// connections (rpc.max-pending-bytes).
+  std::atomic<size_t> pending_bytes{0};
   /// "host:port" → why the last connection there failed in its handshake.
   std::map<std::string, std::string> failures;
   /// Refusals are logged at most once a second, with a count.
-  clock_type::time_point last_refusal_log{};
-  size_t refusals_unlogged = 0;
+  log_limiter refusals;
 
   void refused(const std::string& what) {
     std::unique_lock<std::mutex> guard{mtx};
-    auto now = clock_type::now();
-    if (now - last_refusal_log < std::chrono::seconds(1)) {
-      ++refusals_unlogged;
-      return;
-    }
-    auto more = refusals_unlogged;
-    refusals_unlogged = 0;
-    last_refusal_log = now;
+    auto line = refusals.admit(what);
     guard.unlock();
-    if (log)
-      log(more == 0 ? what
-                    : fmt::format("{} ({} more refused in the last second)",
-                                  what, more));
+    if (line && log)
+      log(*line);
   }
 };
 
@@ -136,7 +140,8 @@ public:
                  std::unique_ptr<tls_session> tls, basp_guard::side side,
                  std::shared_ptr<transport_state> state, std::string peer)
     : caf::io::scribe(network::conn_hdl_from_socket(fd)),
-      tls_(std::move(tls)), guard_(side, state->settings.max_message_size),
+      tls_(std::move(tls)),
+      guard_(side, state->settings.max_message_size, state->self),
       state_(std::move(state)), peer_(std::move(peer)),
       stream_(mpx, fd, guarded_policy{this, tls_.get()}) {
     std::lock_guard<std::mutex> guard{state_->mtx};
@@ -144,6 +149,7 @@ public:
   }
 
   ~guarded_scribe() override {
+    release_partial();
     // Before stream_ closes the socket: what stop_transport cuts is never
     // a closed (or reused) descriptor.
     std::lock_guard<std::mutex> guard{state_->mtx};
@@ -158,6 +164,13 @@ public:
   }
 
   void configure_read(caf::io::receive_policy::config config) override {
+    // A large payload is read in chunks into a buffer that grows as its
+    // bytes arrive: CAF would allocate what the header announced at once.
+    if (config.first == caf::io::receive_policy_flag::exactly
+        && config.second > chunk_size) {
+      assembling_ = config.second;
+      config.second = chunk_size;
+    }
     stream_.configure_read(config);
     if (!launched_) {
       launched_ = true;
@@ -180,7 +193,8 @@ public:
   }
 
   std::vector<char>& rd_buf() override {
-    return stream_.rd_buf();
+    // CAF's scribe::consume hands BASP what this returns.
+    return delivering_ ? partial_ : stream_.rd_buf();
   }
 
   void graceful_shutdown() override {
@@ -214,13 +228,69 @@ public:
 
   bool consume(caf::execution_unit* ctx, const void* buf,
                size_t size) override {
+    if (assembling_ > 0)
+      return consume_chunk(ctx, static_cast<const char*>(buf), size);
+    return deliver(ctx, static_cast<const char*>(buf), size);
+  }
+
+  /// The next chunk of a large payload: kept until the payload is whole.
+  bool consume_chunk(caf::execution_unit* ctx, const char* buf,
+                     size_t size) {
+    auto have = partial_.size();
+    if (have + size > assembling_) {
+      refuse(ctx, fmt::format("read {} bytes of a {}-byte payload",
+                              have + size, assembling_));
+      return false;
+    }
+    if (have + size > partial_.capacity()) {
+      // Doubles as bytes arrive, never past the announced size.
+      auto grown = std::min(assembling_, std::max(2 * (have + size),
+                                                  size_t{4} * chunk_size));
+      auto more = grown - partial_.capacity();
+      auto before = state_->pending_bytes.fetch_add(more);
+      if (before + more > state_->settings.max_pending_bytes) {
+        state_->pending_bytes -= more;
+        refuse(ctx, fmt::format("its message of {} bytes would take the "
+                                "memory held for arriving messages past "
+                                "{} bytes (rpc.max-pending-bytes)",
+                                assembling_,
+                                state_->settings.max_pending_bytes));
+        return false;
+      }
+      held_bytes_ += more;
+      partial_.reserve(grown);
+    }
+    partial_.insert(partial_.end(), buf, buf + size);
+    if (partial_.size() < assembling_) {
+      stream_.configure_read(caf::io::receive_policy::exactly(
+        std::min(chunk_size, assembling_ - partial_.size())));
+      return true;
+    }
+    assembling_ = 0;
+    delivering_ = true;
+    auto result = deliver(ctx, partial_.data(), partial_.size());
+    delivering_ = false;
+    release_partial();
+    return result;
+  }
+
+  /// Checks a whole header or payload, then hands it to BASP.
+  bool deliver(caf::execution_unit* ctx, const char* buf, size_t size) {
     bool was_seen = guard_.handshake_seen();
-    if (auto why = guard_.check(static_cast<const char*>(buf), size)) {
+    if (auto why = guard_.check(buf, size)) {
       refuse(ctx, *why);
       return false;
     }
-    if (!was_seen && guard_.handshake_seen() && tls_)
-      note_role(ctx, buf, size);
+    if (!was_seen && guard_.handshake_seen()) {
+      if (auto why = claim_node()) {
+        refuse(ctx, *why);
+        return false;
+      }
+    }
+    if (auto why = check_message(buf, size)) {
+      refuse(ctx, *why);
+      return false;
+    }
     auto result = caf::io::scribe::consume(ctx, buf, size);
     if (guard_.handshake_seen() && !authenticated_) {
       authenticated_ = true;
@@ -229,16 +299,47 @@ public:
     return result;
   }
 
-  /// Both BASP handshakes start with the sender's node id: remember which
-  /// role its verified certificate gives that node.
-  void note_role(caf::execution_unit* ctx, const void* buf, size_t size) {
-    caf::binary_deserializer source{ctx, static_cast<const char*>(buf), size};
-    caf::node_id node;
-    if (source(node) || !node)
-      return;
+  /// A message from an accepted peer, read before BASP reads it: those for
+  /// this node's actors, and with TLS those a client routes on to another
+  /// node (a node's own messages to other nodes are batches of the data
+  /// plane, passed on unread as before).
+  std::optional<std::string> check_message(const char* buf, size_t size) {
+    using payload = basp_guard::payload;
+    auto kind = guard_.last_payload();
+    if (guard_side_connected() || kind == payload::other)
+      return std::nullopt;
+    bool client = tls_ && tls_->peer_role() != "weir-node";
+    if (kind == payload::message_on && !client)
+      return std::nullopt;
+    return state_->messages->check(buf, size, guard_.last_was_routed(),
+                                   guard_.peer());
+  }
+
+  /// The peer's handshake named its node: an accepted connection owns
+  /// that node from now on (with TLS, with the role its certificate
+  /// gives), unless another connection already does.
+  std::optional<std::string> claim_node() {
     std::lock_guard<std::mutex> guard{state_->mtx};
-    state_->roles[node] = tls_->peer_role();
-    node_ = node;
+    if (!guard_side_connected()) {
+      auto& owner = state_->nodes[guard_.peer()];
+      if (owner != nullptr && owner != this)
+        return fmt::format("its handshake names node {}, which is "
+                           "connected already",
+                           to_string(guard_.peer()));
+      owner = this;
+    }
+    node_ = guard_.peer();
+    if (tls_)
+      state_->roles[node_] = tls_->peer_role();
+    return std::nullopt;
+  }
+
+  /// Frees the buffer of a payload still arriving (or just delivered).
+  void release_partial() {
+    state_->pending_bytes -= held_bytes_;
+    held_bytes_ = 0;
+    std::vector<char>{}.swap(partial_);
+    assembling_ = 0;
   }
 
   /// The TLS handshake verified the peer: BASP's held bytes may go.
@@ -257,7 +358,14 @@ public:
     if (closed_)
       return;
     closed_ = true;
-    note_failure(why);
+    if (!authenticated_)
+      note_failure(why);
+    else if (guard_side_connected())
+      state_->refused(fmt::format("closed the connection to {}: {}", peer_,
+                                  why));
+    else
+      state_->refused(fmt::format("refused a connection from {}: {}", addr(),
+                                  why));
     ::shutdown(stream_.fd(), SHUT_RDWR);
     io_failure(ctx, operation::read);
     stream_.passivate();
@@ -291,9 +399,13 @@ protected:
   void detach_from(caf::io::abstract_broker* ptr) override {
     caf::io::scribe::detach_from(ptr);
     forget();
+    release_partial();
     if (node_) { // the node's role goes with its connection
       std::lock_guard<std::mutex> guard{state_->mtx};
       state_->roles.erase(node_);
+      auto i = state_->nodes.find(node_);
+      if (i != state_->nodes.end() && i->second == this)
+        state_->nodes.erase(i);
     }
   }
 
@@ -320,7 +432,14 @@ private:
   /// "host:port" of a connection this process opened; empty when accepted.
   std::string peer_;
   std::vector<char> held_;
-  /// The peer's node, once its handshake named it (with TLS).
+  /// Payloads over chunk_size arrive in chunks into partial_: the size
+  /// announced (0: none is arriving), and the bytes reserved for it.
+  static constexpr size_t chunk_size = 64 * 1024;
+  size_t assembling_ = 0;
+  std::vector<char> partial_;
+  size_t held_bytes_ = 0;
+  bool delivering_ = false;
+  /// The peer's node, once its handshake named it.
   caf::node_id node_;
   bool launched_ = false;
   bool authenticated_ = false;
@@ -504,12 +623,22 @@ caf::error start_transport(caf::actor_system& sys,
                            std::function<void(const std::string&)> log) {
   auto st = std::make_shared<transport_state>();
   st->settings = settings;
+  st->self = sys.node();
+  st->messages = std::make_unique<message_check>(sys);
   st->log = std::move(log);
   if (settings.tls) {
     std::string error;
     st->tls = tls_context::load(settings.files, error);
     if (!st->tls)
       return make_error(errc::invalid_config, error);
+    if (settings.node && st->tls->own_role() != "weir-node")
+      return make_error(
+        errc::invalid_config,
+        fmt::format("{}.certificate: {}: not a node certificate (its OU is "
+                    "'{}', a jobmanager or taskmanager needs OU=weir-node: "
+                    "weir cert node)",
+                    settings.files.keys, settings.files.certificate,
+                    st->tls->own_role()));
   }
   auto broker = sys.middleman().named_broker<caf::io::basp_broker>(
     caf::atom("BASP"));

@@ -25,45 +25,14 @@
 #include <fmt/format.h>
 
 #include "cluster_fixture.hpp"
-#include "net/certificates.hpp"
 #include "process.hpp"
+#include "raw_peer.hpp"
 #include "reference.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// A cluster CA with a node certificate, a client certificate, an expired
-/// client certificate, and a client certificate of another CA.
-struct certificates {
-  temp_dir dir;
-  std::string ca, other;
-
-  certificates() {
-    ca = dir.file("ca");
-    other = dir.file("other");
-    weir::net::make_ca(ca, "test-ca", weir::net::validity::days(30));
-    weir::net::make_ca(other, "other-ca", weir::net::validity::days(30));
-    weir::net::issue(ca, weir::net::cert_kind::node, "node", {},
-                     weir::net::validity::days(30));
-    weir::net::issue(ca, weir::net::cert_kind::client, "client", {},
-                     weir::net::validity::days(30));
-    weir::net::issue(ca, weir::net::cert_kind::client, "expired", {},
-                     weir::net::validity{-2 * 86400, -86400});
-    weir::net::issue(other, weir::net::cert_kind::client, "client", {},
-                     weir::net::validity::days(30));
-  }
-
-  /// The -D flags of TLS with certificate NAME of the CA in `dir`.
-  std::vector<std::string> flags(const std::string& dir,
-                                 const std::string& name) const {
-    return {"-Dsecurity.ssl.internal.enabled=true",
-            "-Dsecurity.ssl.internal.certificate=" + dir + "/" + name + ".pem",
-            "-Dsecurity.ssl.internal.key=" + dir + "/" + name + "-key.pem",
-            "-Dsecurity.ssl.internal.trust-certificates=" + ca + "/ca.pem"};
-  }
-};
 
 /// `flags` and a REST API on a free port (always there, so that the
 /// listeners to expect do not depend on whether 8081 is free).
@@ -111,59 +80,6 @@ std::vector<std::string> listeners_of(int pid) {
       found.push_back(m[1]);
   }
   return found;
-}
-
-/// Resident memory of a process, in KiB (0 when it is gone).
-long rss_kib(int pid) {
-  std::ifstream in{fmt::format("/proc/{}/status", pid)};
-  std::string key;
-  long value = 0;
-  while (in >> key) {
-    if (key == "VmRSS:") {
-      in >> value;
-      return value;
-    }
-    in.ignore(4096, '\n');
-  }
-  return 0;
-}
-
-bool alive(int pid) {
-  auto status = read_file(fmt::format("/proc/{}/stat", pid));
-  // Field 3 is the state; Z is a zombie (it has died).
-  auto close = status.rfind(')');
-  return close != std::string::npos && close + 2 < status.size()
-         && status[close + 2] != 'Z';
-}
-
-int connect_to(const std::string& address) {
-  auto colon = address.rfind(':');
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(
-    static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-  inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
-  return fd;
-}
-
-/// Whether the peer closes `fd` within `deadline` (reading and dropping
-/// whatever it sends first).
-bool closed_by_peer(int fd, std::chrono::seconds deadline) {
-  timeval limit{static_cast<time_t>(deadline.count()), 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  char buf[4096];
-  auto until = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < until) {
-    auto n = recv(fd, buf, sizeof buf, 0);
-    if (n == 0 || (n < 0 && errno == ECONNRESET))
-      return true;
-    if (n < 0 && errno != EINTR)
-      return false; // the receive timeout passed
-  }
-  return false;
 }
 
 /// Connects, sends `bytes`, and returns whether the node closed the
@@ -265,6 +181,9 @@ TEST_CASE("clients without a trusted certificate are refused with exit 3 "
   refused(certs.flags(certs.ca, "expired"),
           "TLS handshake failed: certificate expired: the peer refused this "
           "process's certificate");
+  refused(certs.flags(certs.ca, "future"),
+          "TLS handshake failed: certificate not valid yet: the peer refused "
+          "this process's certificate (is this host's clock behind?)");
   auto ok = c.client({"run", "examples/collect.json", "--to", "4"},
                      certs.flags(certs.ca, "client"));
   CHECK(ok.exit_code == 0);
@@ -350,32 +269,6 @@ TEST_CASE("connections that do not finish their handshake are closed; "
     10s));
 }
 
-TEST_CASE("a client certificate may use the CLI but not register a "
-          "TaskExecutor") {
-  certificates certs;
-  cluster c{certs.flags(certs.ca, "node")};
-  running_process intruder{{std::getenv("WEIR_BIN"), "taskmanager", "-m",
-                            c.address, "--slots", "4", "--id", "intruder",
-                            certs.flags(certs.ca, "client")[0],
-                            certs.flags(certs.ca, "client")[1],
-                            certs.flags(certs.ca, "client")[2],
-                            certs.flags(certs.ca, "client")[3]}};
-  CHECK(c.jobmanager->wait_for_stderr(
-    "refused TaskExecutor intruder: its certificate is not a node "
-    "certificate (OU=weir-node)",
-    30s));
-  c.add_worker("tm-1", 1);
-  auto r = c.client({"run", "examples/collect.json", "--to", "4"},
-                    certs.flags(certs.ca, "client"));
-  CHECK(r.exit_code == 0);
-  CHECK(r.out == "2\n4\n");
-  CHECK(c.jobmanager->stderr_so_far().find("TaskExecutor intruder registered")
-        == std::string::npos);
-  intruder.signal(SIGTERM);
-  auto ended = intruder.finish(30s);
-  CHECK(ended.err.find("a TaskExecutor needs a node certificate") != std::string::npos);
-}
-
 TEST_CASE("driver mode over TLS: the application cluster runs the driver "
           "and ends cleanly") {
   certificates certs;
@@ -395,5 +288,26 @@ TEST_CASE("driver mode over TLS: the application cluster runs the driver "
     CHECK(r.exit_code == 0);
     CHECK(r.out == "the\t8\nhe\t5\nand\t4\n");
     CHECK(r.err.find("ended with code") == std::string::npos);
+  }
+}
+
+TEST_CASE("a jobmanager or taskmanager with a client certificate does not "
+          "start") {
+  certificates certs;
+  for (auto* action : {"jobmanager", "taskmanager"}) {
+    std::vector<std::string> args{action, "--port", "0"};
+    if (std::string{action} == "taskmanager")
+      args = {action, "-m", "127.0.0.1:1"};
+    for (auto& flag : certs.flags(certs.ca, "client"))
+      args.push_back(flag);
+    auto r = run_weir(args, 30s);
+    CHECK(r.exit_code == 2);
+    // The first line (the log's copy follows).
+    CHECK(r.err.substr(0, r.err.find('\n') + 1)
+          == fmt::format("weir {}: security.ssl.internal.certificate: "
+                         "{}/client.pem: not a node certificate (its OU is "
+                         "'weir-client', a jobmanager or taskmanager needs "
+                         "OU=weir-node: weir cert node)\n",
+                         action, certs.ca));
   }
 }

@@ -1,0 +1,263 @@
+// Attacks on a jobmanager's RPC port by a peer that completed CAF's BASP
+// handshake (without TLS anyone who reaches the port; with TLS any holder
+// of a client certificate), through real processes on loopback. Each one
+// crashed, exhausted or fooled a jobmanager before the guard knew what
+// weir sends (docs/security.md § The guard); now each connection is
+// closed, the jobmanager lives and its cluster runs jobs.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <caf/binary_deserializer.hpp>
+
+#include "cluster_fixture.hpp"
+#include "raw_peer.hpp"
+#include "tests/basp_frames.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+namespace basp = weir::test::basp;
+
+namespace {
+
+std::mt19937_64 rng{20261205};
+
+/// A session cluster with one taskmanager, TLS with the node certificate
+/// when `certs` is given.
+struct target : session_cluster {
+  const certificates* certs;
+
+  explicit target(const certificates* c = nullptr,
+                  std::vector<std::string> jm_extra = {})
+    : session_cluster(with(c, jm_extra), with(c, {})), certs(c) {
+    add_worker("tm-1", 1);
+  }
+
+  static std::vector<std::string> with(const certificates* c,
+                                       std::vector<std::string> extra) {
+    if (c != nullptr)
+      for (auto& flag : c->flags(c->ca, "node"))
+        extra.push_back(flag);
+    return extra;
+  }
+
+  /// A raw connection: with TLS, holding the client certificate.
+  std::unique_ptr<raw_peer> connect() {
+    return certs ? std::make_unique<raw_peer>(address, *certs, "client")
+                 : std::make_unique<raw_peer>(address);
+  }
+
+  /// A raw connection that completed BASP's handshake as a made-up node;
+  /// `jm` gets the jobmanager's node from its server handshake.
+  std::unique_ptr<raw_peer> handshaken(caf::node_id* jm = nullptr,
+                                       caf::node_id as = {}) {
+    auto peer = connect();
+    auto h = peer->read(32);
+    REQUIRE(h.size() == 32);
+    REQUIRE(h[0] == basp::server_handshake);
+    auto size = (uint32_t{static_cast<uint8_t>(h[4])} << 24)
+                | (uint32_t{static_cast<uint8_t>(h[5])} << 16)
+                | (uint32_t{static_cast<uint8_t>(h[6])} << 8)
+                | uint32_t{static_cast<uint8_t>(h[7])};
+    auto payload = peer->read(size);
+    REQUIRE(payload.size() == size);
+    if (jm != nullptr) {
+      caf::binary_deserializer source{nullptr, payload.data(),
+                                      payload.size()};
+      REQUIRE_FALSE(source(*jm));
+    }
+    REQUIRE(peer->send(basp::client_hello(as ? as : basp::random_node(rng))));
+    return peer;
+  }
+
+  /// The jobmanager is up and its cluster runs a job exactly.
+  void still_serves() {
+    CHECK(alive(jobmanager->pid()));
+    std::vector<std::string> flags;
+    if (certs)
+      flags = certs->flags(certs->ca, "client");
+    auto r = client({"run", "examples/collect.json", "--to", "4"}, flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "2\n4\n");
+  }
+};
+
+/// The attack that crashed the jobmanager (SIGSEGV in CAF's downstream
+/// queue): messages of the stream categories, empty, to actors 1..64.
+void stream_categories(target& t) {
+  for (int round = 0; round < 3; ++round) {
+    for (auto category : {basp::downstream, basp::upstream}) {
+      auto peer = t.handshaken();
+      std::string frames;
+      for (uint64_t actor = 1; actor <= 64; ++actor)
+        frames += basp::direct(actor, category | actor,
+                               basp::message_payload("@<>"), 1);
+      peer->send(frames); // the connection may close while it sends
+      CHECK(peer->closed_within(10s));
+    }
+  }
+  CHECK(t.jobmanager->wait_for_stderr(
+    "refused a connection from 127.0.0.1: a direct message of the "
+    "downstream category",
+    10s));
+  t.still_serves();
+}
+
+/// Eight connections each announce a 255 MiB message and send none of it:
+/// CAF allocated 255 MiB for each at once.
+void announced_not_sent(target& t) {
+  auto before = rss_kib(t.jobmanager->pid());
+  std::vector<std::unique_ptr<raw_peer>> peers;
+  for (int i = 0; i < 8; ++i) {
+    peers.push_back(t.handshaken());
+    CHECK(peers.back()->send(
+      basp::header(basp::direct_message, 255u << 20, basp::normal, 1, 1)));
+  }
+  // A job's round trip through the jobmanager: it read all eight headers.
+  t.still_serves();
+  auto grown = rss_kib(t.jobmanager->pid()) - before;
+  INFO("the jobmanager grew by " << grown << " KiB");
+  CHECK(grown < 64 * 1024);
+}
+
+} // namespace
+
+TEST_CASE("stream-category messages of a peer without TLS are refused; the "
+          "jobmanager lives") {
+  target t;
+  stream_categories(t);
+}
+
+TEST_CASE("stream-category messages of a client certificate's holder are "
+          "refused; the jobmanager lives") {
+  certificates certs;
+  target t{&certs};
+  stream_categories(t);
+}
+
+TEST_CASE("announced messages take memory only as their bytes arrive, "
+          "without TLS") {
+  target t;
+  announced_not_sent(t);
+}
+
+TEST_CASE("announced messages take memory only as their bytes arrive, "
+          "with TLS") {
+  certificates certs;
+  target t{&certs};
+  announced_not_sent(t);
+}
+
+TEST_CASE("rpc.max-pending-bytes bounds what all arriving messages hold") {
+  target t{nullptr, {"-Drpc.max-pending-bytes=16m"}};
+  auto peer = t.handshaken();
+  peer->send(basp::header(basp::direct_message, 100u << 20, basp::normal, 1, 1)
+             + std::string(20u << 20, 'x'));
+  CHECK(peer->closed_within(10s));
+  CHECK(t.jobmanager->wait_for_stderr(
+    "refused a connection from 127.0.0.1: its message of 104857600 bytes "
+    "would take the memory held for arriving messages past 16777216 bytes "
+    "(rpc.max-pending-bytes)",
+    10s));
+  // The budget is back: a large message of another peer arrives whole (a
+  // string to an actor that does not exist: dropped after the guard).
+  auto other = t.handshaken();
+  auto payload = basp::message_payload("@<>+@str",
+                                       basp::serialized(std::string(
+                                         4u << 20, 'y')));
+  CHECK(other->send(basp::direct(999999, basp::normal, payload, 1)));
+  t.still_serves();
+  CHECK_FALSE(other->closed_within(1s));
+}
+
+TEST_CASE("a peer speaks only for itself: not for the jobmanager's node, "
+          "nor for a taskmanager's, nor with handles of made-up nodes") {
+  // A fresh cluster per subcase: refusals are logged once a second.
+  target t;
+  caf::node_id jm;
+  auto peer = t.handshaken(&jm);
+  SUBCASE("a routed message from the jobmanager's own node") {
+    peer->send(basp::routed(jm, jm, 1, basp::normal,
+                            basp::message_payload(
+                              "@<>+@str", basp::serialized(std::string{"x"}))));
+    CHECK(peer->closed_within(10s));
+    CHECK(t.jobmanager->wait_for_stderr(
+      "a routed message claiming to come from this node", 10s));
+  }
+  SUBCASE("a handle of a made-up node (CAF kept a proxy and a helper actor "
+          "per node)") {
+    peer->send(basp::direct(
+      1, basp::normal,
+      basp::message_payload("@<>+weir::task_executor_actor",
+                            basp::serialized(uint64_t{5},
+                                             basp::random_node(rng))),
+      1));
+    CHECK(peer->closed_within(10s));
+    CHECK(t.jobmanager->wait_for_stderr(
+      "which is neither this node nor the peer", 10s));
+  }
+  SUBCASE("a handshake naming the taskmanager's node (it would take its "
+          "route)") {
+    // A node id is the process id and the host's hash: the taskmanager's
+    // is the jobmanager's with the taskmanager's pid.
+    auto host = static_cast<const caf::node_id::default_data&>(*jm).host_id();
+    auto tm = caf::make_node_id(static_cast<uint32_t>(t.workers[0]->pid()),
+                                host);
+    auto thief = t.handshaken(nullptr, tm);
+    CHECK(thief->closed_within(10s));
+    CHECK(t.jobmanager->wait_for_stderr(
+      fmt::format("its handshake names node {}, which is connected already",
+                  to_string(tm)),
+      10s));
+  }
+  t.still_serves();
+}
+
+TEST_CASE("CAF's system messages from a peer never reach an actor") {
+  target t;
+  for (auto names : {"@<>+@exit", "@<>+@down", "@<>+@atom+@strong_actor_ptr"}) {
+    auto peer = t.handshaken();
+    std::string frames;
+    for (uint64_t actor = 1; actor <= 64; ++actor)
+      frames += basp::direct(actor, basp::normal,
+                             basp::message_payload(names), 1);
+    peer->send(frames);
+    CHECK(peer->closed_within(10s));
+  }
+  t.still_serves();
+  CHECK(t.jobmanager->stderr_so_far().find("restart")
+        == std::string::npos); // no actor died and was restarted
+}
+
+TEST_CASE("random frames after a handshake never end the jobmanager") {
+  target t;
+  // Seeds of weir's own shapes, mutated byte by byte: a bounded black-box
+  // fuzz of the whole process (the in-process fuzzer is fuzz/).
+  std::vector<std::string> seeds{
+    basp::direct(1, basp::normal, basp::message_payload("@<>+@str",
+                                    basp::serialized(std::string{"x"})), 1),
+    basp::direct(2, basp::urgent, basp::message_payload("@<>"), 1),
+    basp::header(basp::heartbeat, 0),
+    basp::header(basp::monitor_message, 40),
+  };
+  std::uniform_int_distribution<size_t> pick(0, seeds.size() - 1);
+  int sent = 0;
+  for (int connection = 0; connection < 150; ++connection) {
+    auto peer = t.handshaken();
+    for (int frame = 0; frame < 10; ++frame) {
+      auto bytes = seeds[pick(rng)];
+      auto flips = 1 + rng() % 4;
+      for (size_t f = 0; f < flips; ++f)
+        bytes[rng() % bytes.size()] = static_cast<char>(rng());
+      ++sent;
+      if (!peer->send(bytes))
+        break;
+    }
+  }
+  INFO(sent << " frames sent");
+  t.still_serves();
+}
