@@ -57,7 +57,9 @@ void pause(caf::scoped_actor& self, caf::timespan d) {
 /// on stderr and in the log, when its TLS files cannot be used.
 bool start_transport(caf::actor_system& sys, const remoting& r,
                      const char* who) {
-  auto err = net::start_transport(sys, r.transport, [](const std::string& line) {
+  auto settings = r.transport;
+  settings.node = true; // a jobmanager or taskmanager
+  auto err = net::start_transport(sys, settings, [](const std::string& line) {
     log_eventf("{}", line);
   });
   if (!err)
@@ -340,6 +342,11 @@ start_metrics(const taskmanager_options& opts,
     return std::nullopt;
   }
   log_eventf("metrics at {}", (*server)->url());
+  if (!is_loopback_address(opts.metrics_address))
+    log_eventf("WARNING: the metrics endpoint on {} answers everyone who can "
+               "reach it (metrics.reporter.prom.host): job and operator "
+               "names, rates and this host's load",
+               opts.metrics_address);
   return std::move(*server);
 }
 

@@ -16,9 +16,10 @@ std::string to_string(errc x) {
     "storage_locked", "supervision_gave_up",
     "leader_lost", "crashed", "application_finished", "application_failed",
     "not_running", "checkpoint_aborted", "blob_not_found", "invalid_config",
-    "storage_corrupt", "peer_lost", "insufficient_network_buffers"};
+    "storage_corrupt", "peer_lost", "insufficient_network_buffers",
+    "registration_refused"};
   static_assert(std::size(names)
-                  == static_cast<size_t>(errc::insufficient_network_buffers)
+                  == static_cast<size_t>(errc::registration_refused)
                        + 1,
                 "one name per errc");
   auto i = static_cast<size_t>(x);

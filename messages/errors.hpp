@@ -73,6 +73,10 @@ enum class errc : uint8_t {
   /// buffers than it has free (taskmanager.memory.network.max); a restart
   /// would not help, so the job fails.
   insufficient_network_buffers,
+  /// The ResourceManager refused a TaskExecutor's registration: its
+  /// process's certificate is not a node's (a taskmanager with one does
+  /// not start; only a peer that is not weir's taskmanager gets this).
+  registration_refused,
 };
 
 std::string to_string(errc x);

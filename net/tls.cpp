@@ -72,8 +72,16 @@ std::string describe_failure(SSL* ssl, int ret, bool had_data) {
       case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
       case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
       case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
-        what = "certificate not trusted by the peer (this process's "
-               "security.ssl.internal.certificate is not from its CA)";
+        // The peer's alert does not say why; a certificate that is not
+        // valid yet is the one cause this side can see.
+        if (auto* own = SSL_get_certificate(ssl);
+            own != nullptr
+            && X509_cmp_current_time(X509_get0_notBefore(own)) > 0)
+          what = "certificate not valid yet: the peer refused this "
+                 "process's certificate (is this host's clock behind?)";
+        else
+          what = "certificate not trusted by the peer (this process's "
+                 "security.ssl.internal.certificate is not from its CA)";
         break;
       case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
         what = "certificate expired: the peer refused this process's "
@@ -285,8 +293,10 @@ bool tls_session::must_read_more(size_t threshold) {
   return static_cast<size_t>(SSL_pending(ssl_)) >= threshold;
 }
 
-std::string tls_session::peer_role() const {
-  auto* cert = SSL_get0_peer_certificate(ssl_);
+namespace {
+
+/// The OU of a certificate's subject: its role.
+std::string role_of(const X509* cert) {
   if (cert == nullptr)
     return {};
   char unit[128] = {0};
@@ -296,6 +306,16 @@ std::string tls_session::peer_role() const {
       < 0)
     return {};
   return unit;
+}
+
+} // namespace
+
+std::string tls_session::peer_role() const {
+  return role_of(SSL_get0_peer_certificate(ssl_));
+}
+
+std::string tls_context::own_role() const {
+  return role_of(SSL_CTX_get0_certificate(ctx_));
 }
 
 void block_sigpipe_in_this_thread() {

@@ -33,6 +33,9 @@ public:
     return ctx_;
   }
 
+  /// The OU of this process's own certificate ("weir-node", ...).
+  std::string own_role() const;
+
 private:
   explicit tls_context(ssl_ctx_st* ctx) : ctx_(ctx) {
   }

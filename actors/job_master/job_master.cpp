@@ -82,7 +82,9 @@ caf::error check_blob_request(self_ptr self, const std::string& hash) {
     why = errc::blob_not_found;
     problem = fmt::format("the job has no blob {}", hash);
   }
-  log_job(self, "refused a blob request: {}", problem);
+  // Rate-limited: whoever holds this JobMaster's handle may ask again.
+  if (auto line = self->state.refusals.admit(problem))
+    log_job(self, "refused a blob request: {}", *line);
   return make_error(why, std::move(problem));
 }
 

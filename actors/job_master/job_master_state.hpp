@@ -29,6 +29,7 @@
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/slot_assignment.hpp"
 #include "messages/task_executor.hpp"
+#include "net/log_limiter.hpp"
 
 namespace weir::job_master_detail {
 
@@ -64,6 +65,7 @@ struct jm_state {
   /// TaskExecutors that offered slots, watched (monitor, heartbeats).
   std::map<caf::actor_addr, task_executor_actor> executors;
   heartbeat_monitor hb; ///< heartbeats to the executors
+  log_limiter refusals; ///< refused requests are logged once a second
   std::vector<subtask_actor> handles; // by flat execution index
   std::map<caf::actor_addr, int32_t> flat_by_addr;
   size_t deployed = 0;

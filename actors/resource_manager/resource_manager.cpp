@@ -13,6 +13,7 @@
 #include "actors/common/event_log.hpp"
 #include "net/transport.hpp"
 #include "actors/common/heartbeat_sender.hpp"
+#include "net/log_limiter.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
 #include "messages/errors.hpp"
 
@@ -48,6 +49,8 @@ struct rm_state {
   std::map<job_id, job_leader> jobs;
   std::map<caf::actor_addr, job_id> job_by_jm; // watched JobMasters
   heartbeat_monitor hb;
+  /// Refused registrations are logged at most once a second.
+  log_limiter refusals;
   std::map<job_id, std::vector<deferred_request>> deferred;
   resource_manager_options opts;
   /// Active mode: which workers to start and stop, and who starts them.
@@ -274,10 +277,13 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       auto& st = self->state;
       if (auto sender = self->current_sender();
           sender && !net::may_act_as_node(self->system(), sender->node())) {
-        log_eventf("refused TaskExecutor {}: its certificate is not a node "
-                   "certificate (OU=weir-node)",
-                   id.value);
-        return make_error(errc::invalid_config,
+        // Rate-limited: a refused peer may come back at once.
+        if (auto line = st.refusals.admit(fmt::format(
+              "refused TaskExecutor {}: its certificate is not a node "
+              "certificate (OU=weir-node)",
+              id.value)))
+          log_event(*line);
+        return make_error(errc::registration_refused,
                           "a TaskExecutor needs a node certificate "
                           "(OU=weir-node, weir cert node); this one is not");
       }

@@ -65,3 +65,17 @@ TEST_CASE("a jobmanager on 127.0.0.1 needs no TLS decision") {
   CHECK(stop(jm) == 0);
   CHECK(jm.stderr_so_far().find("WARNING") == std::string::npos);
 }
+
+TEST_CASE("a taskmanager's metrics endpoint on 0.0.0.0 says who can read "
+          "it") {
+  running_process tm{{std::getenv("WEIR_BIN"), "taskmanager", "-m",
+                      "127.0.0.1:1", "-Dmetrics.reporter.prom.host=0.0.0.0",
+                      "-Dmetrics.reporter.prom.port=0"}};
+  CHECK(tm.wait_for_stderr(
+    "WARNING: the metrics endpoint on 0.0.0.0 answers everyone who can "
+    "reach it (metrics.reporter.prom.host): job and operator names, rates "
+    "and this host's load\n",
+    30s));
+  tm.signal(SIGTERM);
+  CHECK(tm.finish(30s).exit_code == 0);
+}
