@@ -6,8 +6,11 @@
 // closed, the jobmanager lives and its cluster runs jobs.
 #include <doctest/doctest.h>
 
+#include <poll.h>
+
 #include <chrono>
 #include <random>
+#include <thread>
 #include <regex>
 #include <string>
 #include <vector>
@@ -260,5 +263,143 @@ TEST_CASE("random frames after a handshake never end the jobmanager") {
     }
   }
   INFO(sent << " frames sent");
+  t.still_serves();
+}
+
+namespace {
+
+/// Listens on a free loopback port, relays one connection to `target`
+/// and keeps what the client sent: a real client's BASP stream.
+class recording_relay {
+public:
+  explicit recording_relay(const std::string& target) {
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    REQUIRE(bind(listener_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+    REQUIRE(listen(listener_, 4) == 0);
+    socklen_t len = sizeof sa;
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&sa), &len);
+    address_ = fmt::format("127.0.0.1:{}", ntohs(sa.sin_port));
+    thread_ = std::thread{[this, target] { relay(target); }};
+  }
+
+  ~recording_relay() {
+    if (thread_.joinable())
+      thread_.join();
+    ::close(listener_);
+  }
+
+  const std::string& address() const {
+    return address_;
+  }
+
+  /// What the client sent, once its connection ended.
+  std::string sent() {
+    thread_.join();
+    return sent_;
+  }
+
+private:
+  void relay(const std::string& target) {
+    int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    int server = connect_to(target);
+    pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+    char buf[65536];
+    for (bool open = true; open;) {
+      if (poll(fds, 2, 30000) <= 0)
+        break;
+      for (int i = 0; i < 2; ++i) {
+        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+          continue;
+        auto n = ::recv(fds[i].fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+          open = false;
+          break;
+        }
+        if (i == 0)
+          sent_.append(buf, static_cast<size_t>(n));
+        ::send(fds[1 - i].fd, buf, static_cast<size_t>(n), MSG_NOSIGNAL);
+      }
+    }
+    ::close(client);
+    ::close(server);
+  }
+
+  int listener_ = -1;
+  std::string address_;
+  std::string sent_;
+  std::thread thread_;
+};
+
+/// `stream` cut into its BASP frames (header and payload each).
+std::vector<std::string> frames_of(const std::string& stream) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at + 32 <= stream.size()) {
+    auto* h = reinterpret_cast<const unsigned char*>(stream.data() + at);
+    size_t size = (size_t{h[4]} << 24) | (size_t{h[5]} << 16)
+                  | (size_t{h[6]} << 8) | size_t{h[7]};
+    if (at + 32 + size > stream.size())
+      break;
+    out.push_back(stream.substr(at, 32 + size));
+    at += 32 + size;
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a real client's messages, mutated, never end the jobmanager") {
+  target t;
+  t.add_worker("tm-2", 4);
+  // What `weir run` and `weir list` send, recorded on their way.
+  std::vector<std::vector<std::string>> streams;
+  for (auto args : {std::vector<std::string>{"run", "examples/collect.json",
+                                             "--to", "4"},
+                    std::vector<std::string>{"list", "-a"}}) {
+    recording_relay relay{t.address};
+    args.insert(args.begin() + 1, {"-m", relay.address()});
+    auto r = run_weir(args, 60s);
+    REQUIRE(r.exit_code == 0);
+    auto frames = frames_of(relay.sent());
+    REQUIRE(frames.size() > 1);
+    REQUIRE(frames[0][0] == basp::client_handshake);
+    streams.push_back(std::move(frames));
+  }
+  // Replayed, each time with a few bytes of one message changed: in its
+  // payload (its content: weir's own types) or its header's ids.
+  int replays = 0;
+  for (int round = 0; round < 250; ++round) {
+    for (auto& frames : streams) {
+      auto peer = t.connect();
+      peer->read(32); // the server's handshake header
+      // As a node of its own: the node id the client sent (in its
+      // handshake and its handles) replaced by a new one of the same size.
+      auto old_node = frames[0].substr(32);
+      auto new_node = basp::serialized(basp::random_node(rng));
+      REQUIRE(new_node.size() == old_node.size());
+      auto victim = 1 + static_cast<size_t>(round) % (frames.size() - 1);
+      std::string bytes;
+      for (size_t i = 0; i < frames.size(); ++i) {
+        auto frame = frames[i];
+        for (auto at = frame.find(old_node); at != std::string::npos;
+             at = frame.find(old_node, at + 1))
+          frame.replace(at, old_node.size(), new_node);
+        for (auto flips = i == victim ? 1 + rng() % 3 : 0; flips > 0;
+             --flips) {
+          auto at = frame.size() > 32 && rng() % 4 != 0
+                      ? 32 + rng() % (frame.size() - 32)
+                      : 8 + rng() % 24; // operation data or actors
+          frame[at] = static_cast<char>(rng());
+        }
+        bytes += frame;
+      }
+      peer->send(bytes); // refused or not, the next comes at once
+      ++replays;
+    }
+  }
+  MESSAGE(replays << " mutated client sessions replayed");
   t.still_serves();
 }
