@@ -307,6 +307,8 @@ def tab_separated(path):
 class Session:
     """A jobmanager on a free port and taskmanagers, as real processes."""
 
+    tails = {}  # process -> its LogTail
+
     def __init__(self, weir, tmp, workers, slots, extra=(), port="0",
                  node_flags=()):
         self.procs = []
@@ -336,15 +338,11 @@ class Session:
 
     @staticmethod
     def wait_for(proc, pattern, timeout=30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            ready, _, _ = select.select([proc.stderr], [], [], 1)
-            if ready:
-                line = proc.stderr.readline()
-                match = re.search(pattern, line)
-                if match:
-                    return match
-        raise SystemExit(f"timed out waiting for {pattern}")
+        """The match of the first new stderr line of `proc` matching: read
+        from the raw pipe (LogTail), as the jobmanager writes two lines at
+        once when it starts."""
+        tail = Session.tails.setdefault(proc, LogTail(proc))
+        return tail.wait_for(pattern, timeout)[1]
 
     @staticmethod
     def stamp(proc, pattern, timeout=30):
