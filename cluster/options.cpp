@@ -12,6 +12,7 @@
 #include "actors/resource_manager/slurm_launcher.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/processes.hpp"
+#include "cluster/rest_security.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 
@@ -128,6 +129,11 @@ jobmanager_options::from(const configuration& cfg) {
   // Every value was checked against its key's range when it was set.
   jm.port = static_cast<uint16_t>(cfg.get(keys::jobmanager_port));
   jm.rest_address = cfg.get(keys::rest_address);
+  auto rest_warning = rest_security::of(cfg).listen_warning(cfg,
+                                                            jm.rest_address);
+  if (!rest_warning)
+    return rest_warning.error();
+  jm.rest_security_warning = std::move(*rest_warning);
   jm.rest_port = static_cast<uint16_t>(cfg.get(keys::rest_port));
   jm.rest_port_set = cfg.is_set(keys::rest_port);
   jm.state_dir = cfg.is_set(keys::storage_dir) ? cfg.get(keys::storage_dir)

@@ -87,14 +87,8 @@ start_rest(caf::actor_system& sys, supervisor_actor supervisor,
     return std::nullopt;
   }
   log_eventf("REST API at {}", (*rest)->url());
-  auto& cfg = opts.job_master.config;
-  if (!is_loopback_address(opts.rest_address)
-      && !(cfg.get(keys::ssl_rest_enabled)
-           && cfg.get(keys::ssl_rest_authentication)))
-    log_eventf("WARNING: the REST API on {} has no client authentication "
-               "(security.ssl.rest.authentication-enabled): anyone who can "
-               "reach it can see, cancel and submit jobs",
-               opts.rest_address);
+  if (!opts.rest_security_warning.empty())
+    log_event(opts.rest_security_warning);
   return std::move(*rest);
 }
 

@@ -27,6 +27,8 @@ struct jobmanager_options {
   /// A line for the event log once listening ("": none): the warning of
   /// listen_security_warning.
   std::string security_warning;
+  /// rest_security::listen_warning.
+  std::string rest_security_warning;
   /// jobmanager.rpc.port: 0 picks a free port (printed in the log).
   uint16_t port = 6123;
   /// rest.bind-address and rest.port: the REST API (0: any free port,

@@ -12,6 +12,7 @@
 #include "cluster/http_serving.hpp"
 #include "cluster/rest_context.hpp"
 #include "cluster/rest_json.hpp"
+#include "cluster/rest_security.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "net/tls.hpp"
@@ -87,28 +88,24 @@ void exception_body(const httplib::Request&, httplib::Response& res,
   rest::send(res, rest::error_reply(500, "internal error: " + what));
 }
 
-/// The server: HTTPS with security.ssl.rest.*, its files checked first
-/// (one line naming the key and the file when one is unusable).
+/// The server: HTTPS as rest_security says, its files checked first (one
+/// line naming the key and the file when one is unusable).
 caf::expected<std::unique_ptr<httplib::Server>>
-make_server(const configuration& cfg) {
-  if (!cfg.get(keys::ssl_rest_enabled))
+make_server(const rest_security& security) {
+  if (!security.https)
     return std::make_unique<httplib::Server>();
-  net::tls_files files{cfg.get(keys::ssl_rest_certificate),
-                       cfg.get(keys::ssl_rest_key),
-                       cfg.get(keys::ssl_rest_trust), "security.ssl.rest",
-                       cfg.get(keys::ssl_rest_authentication)};
+  auto& files = security.files;
   std::string problem;
   if (!net::tls_context::load(files, problem))
     return make_error(errc::invalid_config, problem);
   // Debian's cpp-httplib is built with OpenSSL: it loads the same files.
-  auto trust = files.verify_peers ? files.trust.c_str() : nullptr;
+  auto trust = security.authenticate ? files.trust.c_str() : nullptr;
   auto server = std::make_unique<httplib::SSLServer>(
     files.certificate.c_str(), files.key.c_str(), trust);
   if (!server->is_valid())
     return make_error(errc::invalid_config,
-                      fmt::format("security.ssl.rest.*: cpp-httplib cannot use "
-                                  "{} and {}",
-                                  files.certificate, files.key));
+                      fmt::format("{}.*: cpp-httplib cannot use {} and {}",
+                                  files.keys, files.certificate, files.key));
   return std::unique_ptr<httplib::Server>{std::move(server)};
 }
 
@@ -129,6 +126,7 @@ struct rest_server::impl {
   std::string address;
   int port = 0;
   bool https = false;
+  rest_security security;
   std::unique_ptr<httplib::Server> http;
   std::thread serving;
 
@@ -160,8 +158,17 @@ struct rest_server::impl {
       }});
     http->set_exception_handler(exception_body);
     http->set_pre_routing_handler(
-      [](const httplib::Request& req, httplib::Response& res) {
+      [read_only = security.read_only](const httplib::Request& req,
+                                       httplib::Response& res) {
         auto [status, why] = body_refusal(req, true);
+        if (status == 0 && read_only && req.method != "GET"
+            && req.method != "HEAD") {
+          status = 403;
+          why = "this cluster uses TLS: a change over REST needs HTTPS with "
+                "a client certificate from its CA "
+                "(security.ssl.rest.authentication-enabled; see "
+                "docs/security.md)";
+        }
         if (status == 0)
           return httplib::Server::HandlerResponse::Unhandled;
         rest::send(res, rest::error_reply(status, why));
@@ -175,11 +182,12 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                    const configuration& config, const std::string& address,
                    uint16_t port) {
   auto x = std::make_unique<impl>(sys, std::move(supervisor), config, address);
-  auto server = make_server(config);
+  x->security = rest_security::of(config);
+  auto server = make_server(x->security);
   if (!server)
     return server.error();
   x->http = std::move(*server);
-  x->https = config.get(keys::ssl_rest_enabled);
+  x->https = x->security.https;
   x->ctx.upload_dir = make_upload_dir();
   if (x->ctx.upload_dir.empty())
     return make_error(errc::invalid_config,
@@ -205,7 +213,7 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
 }
 
 caf::error rest_server::check_config(const configuration& config) {
-  auto server = make_server(config);
+  auto server = make_server(rest_security::of(config));
   return server ? caf::error{} : std::move(server.error());
 }
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
@@ -41,6 +42,26 @@ json upper_spec(const std::string& out) {
     {"edges",
      {{{"from", "lines"}, {"to", "shout"}},
       {{"from", "shout"}, {"to", "out"}}}}};
+}
+
+/// `weir cert` in `sec`: ca.pem, jm.pem (a node's), alice.pem (a client's).
+void make_certificates(const temp_dir& sec) {
+  REQUIRE(run_weir({"cert", "ca", "--dir", sec.path()}).exit_code == 0);
+  REQUIRE(run_weir({"cert", "node", "--dir", sec.path(), "--name", "jm"})
+            .exit_code == 0);
+  REQUIRE(run_weir({"cert", "client", "--dir", sec.path(), "--name", "alice"})
+            .exit_code == 0);
+}
+
+/// Built-in operators only: examples/data/sample.txt copied to `out`.
+json copy_spec(const std::string& out) {
+  return json{
+    {"name", "copy"},
+    {"vertices",
+     {{{"id", "lines"}, {"operator", "text_file"},
+       {"params", {{"path", "examples/data/sample.txt"}}}},
+      {{"id", "out"}, {"operator", "text_file"}, {"params", {{"path", out}}}}}},
+    {"edges", {{{"from", "lines"}, {"to", "out"}}}}};
 }
 
 /// POST /jars/upload of `bytes` named `name` in field `field`.
@@ -146,11 +167,7 @@ TEST_CASE("submission errors: 400 naming the problem, 404 when disabled") {
 
 TEST_CASE("the REST API over HTTPS, with and without client certificates") {
   temp_dir sec;
-  REQUIRE(run_weir({"cert", "ca", "--dir", sec.path()}).exit_code == 0);
-  REQUIRE(run_weir({"cert", "node", "--dir", sec.path(), "--name", "jm"})
-            .exit_code == 0);
-  REQUIRE(run_weir({"cert", "client", "--dir", sec.path(), "--name", "alice"})
-            .exit_code == 0);
+  make_certificates(sec);
   std::vector<std::string> tls{
     "-Dsecurity.ssl.rest.enabled=true",
     "-Dsecurity.ssl.rest.certificate=" + sec.file("jm.pem"),
@@ -208,4 +225,80 @@ TEST_CASE("the REST API over HTTPS, with and without client certificates") {
                           + sec.file("jm.pem") + ": not a PEM private key (or "
                           "one with a passphrase)\n")
         != std::string::npos);
+}
+
+TEST_CASE("with internal TLS the REST API needs a certificate from the "
+          "cluster's CA; told otherwise, it answers reads only") {
+  temp_dir sec;
+  make_certificates(sec);
+  auto ca = sec.file("ca.pem");
+  std::vector<std::string> internal{
+    "-Dsecurity.ssl.internal.enabled=true",
+    "-Dsecurity.ssl.internal.certificate=" + sec.file("jm.pem"),
+    "-Dsecurity.ssl.internal.key=" + sec.file("jm-key.pem"),
+    "-Dsecurity.ssl.internal.trust-certificates=" + ca};
+  temp_dir dir;
+  auto out = dir.file("out");
+  {
+    rest_cluster c{internal};
+    REQUIRE(c.url.rfind("https://127.0.0.1:", 0) == 0);
+    httplib::Client anonymous{c.url};
+    anonymous.set_ca_cert_path(ca);
+    anonymous.set_read_timeout(5s);
+    CHECK_FALSE(anonymous.Get("/jobs"));
+    CHECK_FALSE(anonymous.Post("/jobs", json{{"spec", copy_spec(out)}}.dump(),
+                               "application/json"));
+    httplib::Client alice{c.url, sec.file("alice.pem"),
+                          sec.file("alice-key.pem")};
+    alice.set_ca_cert_path(ca);
+    alice.enable_server_certificate_verification(true);
+    CHECK(answered(alice.Get("/jobs")).status == 200);
+    auto submitted = answered(alice.Post(
+      "/jobs", json{{"spec", copy_spec(out)}}.dump(), "application/json"));
+    CHECK(submitted.status == 202);
+  }
+  auto plain = internal;
+  plain.push_back("-Dsecurity.ssl.rest.enabled=false");
+  {
+    rest_cluster c{plain};
+    REQUIRE(c.url.rfind("http://127.0.0.1:", 0) == 0);
+    CHECK(get(c.url, "/jobs").status == 200);
+    auto refused = post(c.url, "/jobs", {{"spec", copy_spec(out)}});
+    CHECK(refused.status == 403);
+    CHECK(refused.body
+          == errors("this cluster uses TLS: a change over REST needs HTTPS "
+                    "with a client certificate from its CA "
+                    "(security.ssl.rest.authentication-enabled; see "
+                    "docs/security.md)"));
+    CHECK(patch(c.url, "/jobs/00000000000000000000000000000000").status
+          == 403);
+  }
+}
+
+TEST_CASE("a REST API beyond loopback needs a decision on client "
+          "authentication") {
+  temp_dir dir;
+  auto r = run_weir({"jobmanager", "--port", "0", "--state-dir",
+                     dir.file("state"), "-Drest.port=0",
+                     "-Drest.bind-address=0.0.0.0"},
+                    30s);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err
+        == "weir jobmanager: refusing to serve the REST API on 0.0.0.0 "
+           "without client authentication: set "
+           "security.ssl.rest.authentication-enabled: true (with "
+           "security.ssl.rest.*; see docs/security.md), or false to answer "
+           "anyone who can reach it\n");
+  CHECK_FALSE(exists(dir.file("state"))); // refused before anything opened
+  running_process jm{{std::getenv("WEIR_BIN"), "jobmanager", "--port", "0",
+                      "--state-dir", dir.file("state"), "-Drest.port=0",
+                      "-Drest.bind-address=0.0.0.0",
+                      "-Dsecurity.ssl.rest.authentication-enabled=false"}};
+  CHECK(jm.wait_for_stderr(
+    "WARNING: the REST API on 0.0.0.0 has no client authentication "
+    "(security.ssl.rest.authentication-enabled): anyone who can reach it can "
+    "see, cancel and submit jobs\n",
+    30s));
+  jm.signal(SIGTERM);
+  CHECK(jm.finish(30s).exit_code == 0);
 }

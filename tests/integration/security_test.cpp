@@ -49,13 +49,13 @@ struct cluster : session_cluster {
 
   /// "ADDRESS:PORT" of the jobmanager's REST API (HTTP: not a BASP port).
   std::string rest_address() {
-    if (!jobmanager->wait_for_stderr("REST API at http://", 30s)
+    if (!jobmanager->wait_for_stderr("REST API at http", 30s)
         || !jobmanager->wait_for_stderr("\n", 30s))
       return {};
     std::smatch m;
     const auto& log = jobmanager->stderr_so_far();
     if (!std::regex_search(log, m,
-                           std::regex{"REST API at http://([0-9.]+:[0-9]+)\n"}))
+                           std::regex{"REST API at https?://([0-9.]+:[0-9]+)\n"}))
       return {};
     return m[1];
   }
