@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/actions.hpp"
+#include "cluster/job_inspection.hpp"
 #include "cli/exit_codes.hpp"
 
 namespace weir::cli {
@@ -72,6 +73,9 @@ const std::pair<const char*, action_fn> actions[] = {
   {"stop", stop_action},
   {"repair-state", repair_state_action},
   {"cert", cert_action},
+  // Internal: the jobmanager's REST API runs it to load a submission's
+  // libraries outside its own process (cluster/job_inspection.hpp).
+  {"inspect-job", run_job_inspection},
 };
 
 } // namespace

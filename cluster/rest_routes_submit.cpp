@@ -1,6 +1,7 @@
 // Job submission over REST: POST /jars/upload keeps a user library (Flink's
 // field "jarfile"), POST /jobs turns a weir job spec into a JobGraph the way
 // `weir run -m` does and submits it (docs/operations.md § REST API).
+#include "cluster/job_inspection.hpp"
 #include "cluster/rest_context.hpp"
 
 #include <algorithm>
@@ -11,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "cluster/rest_body.hpp"
+#include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
-#include "operators/library_loader.hpp"
 #include "plan/job_spec.hpp"
 #include "storage/blob_store.hpp"
 
@@ -153,32 +154,24 @@ std::optional<job_graph> graph_of(const context& ctx, const json& body,
   auto config = text_map_field(body, "config", problem);
   if (problem.empty())
     libs = read_uploads(ctx, ids, problem);
-  const ops::registry* operators = nullptr;
-  if (problem.empty()) {
-    // The libraries load here to check the spec's operators and derive
-    // its schemas, as the client of `weir run -m` does.
-    try {
-      operators = &ops::registry_for(libs.paths);
-    } catch (const std::exception& e) {
-      problem = fmt::format("field 'libraries': {}", e.what());
-    }
-  }
   if (!problem.empty()) {
     refusal = error_reply(400, problem);
     return std::nullopt;
   }
-  auto spec = parse_job_spec_text(spec_field->dump(), "spec");
-  if (!spec) {
-    refusal = error_reply(400, describe(spec.error()));
-    return std::nullopt;
-  }
-  for (auto& [key, value] : config)
-    spec->config[key] = value; // the request's win over the spec's
-  auto graph = resolve_job_graph(
-    *spec, {params.begin(), params.end()},
-    parallelism ? std::optional<int32_t>{static_cast<int32_t>(*parallelism)}
-                : std::nullopt,
-    operators);
+  // The libraries load in a child process to check the spec's operators
+  // and derive its schemas, as the client of `weir run -m` does: never in
+  // the jobmanager, which their constructors would run in.
+  job_inspection what;
+  what.spec = spec_field->dump();
+  what.params = {params.begin(), params.end()};
+  if (parallelism)
+    what.parallelism = static_cast<int32_t>(*parallelism);
+  what.config = {config.begin(), config.end()};
+  what.libraries = libs.paths;
+  inspection_limits limits;
+  limits.timeout = ctx.config.get(keys::rest_inspection_timeout);
+  limits.memory_mb = ctx.config.get(keys::rest_inspection_memory).mb;
+  auto graph = inspect_in_child(what, ctx.upload_dir, limits);
   if (!graph) {
     refusal = error_reply(400, describe(graph.error()));
     return std::nullopt;

@@ -37,6 +37,8 @@ const std::vector<key_info>& config_keys() {
     rest_address.info(),
     rest_port.info(),
     rest_max_content_length.info(),
+    rest_inspection_timeout.info(),
+    rest_inspection_memory.info(),
     web_submit_enable.info(),
     minicluster_task_managers.info(),
     parallelism_default.info(),

@@ -97,6 +97,16 @@ inline constexpr config_key<memory_size> rest_max_content_length{
   "The largest request body the REST API accepts (a library uploaded with "
   "POST /jars/upload, a job spec); larger ones are answered 413.",
   {"1m", "2047m"}};
+inline constexpr config_key<ms> rest_inspection_timeout{
+  "rest.submit.inspection-timeout", "30 s",
+  "How long the child process that loads a REST submission's libraries to "
+  "check its spec may take; past that it is killed and the submission "
+  "refused.", {"100 ms", "1 h"}};
+inline constexpr config_key<memory_size> rest_inspection_memory{
+  "rest.submit.inspection-memory", "2 gb",
+  "Address space of the child process that loads a REST submission's "
+  "libraries to check its spec; a library that needs more is refused.",
+  {"64m", "1048576m"}};
 inline constexpr config_key<bool> web_submit_enable{
   "web.submit.enable", "true",
   "Whether the REST API accepts libraries and jobs (POST /jars/upload, POST "

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <algorithm>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -31,7 +32,8 @@ std::string command_result::problem() const {
 
 command_result run_command(const std::vector<std::string>& argv,
                            std::chrono::milliseconds deadline,
-                           const std::vector<std::string>& drop_env) {
+                           const std::vector<std::string>& drop_env,
+                           size_t max_output) {
   command_result r;
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) {
@@ -50,6 +52,9 @@ command_result run_command(const std::vector<std::string>& argv,
                                    0);
   posix_spawn_file_actions_adddup2(&files, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&files, err[1], STDERR_FILENO);
+  // Nothing else of this process's: not its listening sockets, not its
+  // state directory's files (not all of them are close-on-exec).
+  posix_spawn_file_actions_addclosefrom_np(&files, 3);
   // The command gets default signal handling and an empty signal mask,
   // whatever this process set up for its stop signals.
   posix_spawnattr_t attr;
@@ -114,7 +119,10 @@ command_result run_command(const std::vector<std::string>& argv,
       char buf[4096];
       auto got = ::read(fds[i].fd, buf, sizeof buf);
       if (got > 0) {
-        sinks[i]->append(buf, static_cast<size_t>(got));
+        auto room = max_output - std::min(max_output, sinks[i]->size());
+        auto kept = std::min(room, static_cast<size_t>(got));
+        sinks[i]->append(buf, kept);
+        r.output_cut = r.output_cut || kept < static_cast<size_t>(got);
       } else if (got == 0 || errno != EINTR) {
         ::close(fds[i].fd);
         fds[i].fd = -1;
@@ -131,6 +139,8 @@ command_result run_command(const std::vector<std::string>& argv,
   }
   if (waited == pid && !r.timed_out && WIFEXITED(status))
     r.exit_code = WEXITSTATUS(status);
+  if (waited == pid && WIFSIGNALED(status))
+    r.signal = WTERMSIG(status);
   return r;
 }
 

@@ -6,21 +6,20 @@
 #include <cctype>
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <algorithm>
 #include <string>
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
 #include "rest_client.hpp"
+#include "user_code_paths.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
-
-std::string example_ops() {
-  return std::getenv("WEIR_EXAMPLE_OPS");
-}
 
 std::string shouted_sample() {
   auto text = read_file("examples/data/sample.txt");
@@ -301,4 +300,58 @@ TEST_CASE("a REST API beyond loopback needs a decision on client "
     30s));
   jm.signal(SIGTERM);
   CHECK(jm.finish(30s).exit_code == 0);
+}
+
+TEST_CASE("a submission's libraries load in a child process, never in the "
+          "jobmanager; a bad constructor fails the submission only") {
+  temp_dir modes;
+  auto mode_file = modes.file("mode");
+  auto pids = modes.file("pids");
+  auto set_mode = [&](const std::string& mode) {
+    std::ofstream{mode_file} << mode << "\n";
+  };
+  set_mode("");
+  ::setenv("WEIR_TEST_CONSTRUCTOR", mode_file.c_str(), 1);
+  rest_cluster c{{"-Drest.submit.inspection-timeout=1 s",
+                  "-Drest.submit.inspection-memory=256m"}};
+  c.add_worker("tm-1", 1);
+  ::unsetenv("WEIR_TEST_CONSTRUCTOR");
+  auto up = upload(c.url, "libweir_test_constructors.so",
+                   read_file(test_plugin("constructors")));
+  REQUIRE(up.status == 200);
+  json library = {up.body["filename"]};
+  auto out = c.dir.file("copy.txt");
+
+  set_mode("record:" + pids);
+  auto r = post(c.url, "/jobs", {{"spec", copy_spec(out)}, {"libraries", library}});
+  REQUIRE(r.status == 202);
+  std::string id = r.body["jobid"];
+  REQUIRE(eventually([&] {
+    return get(c.url, "/jobs/" + id).body["state"] == "FINISHED";
+  }));
+  CHECK(read_file(out) == read_file("examples/data/sample.txt"));
+  auto loaded = lines_of(read_file(pids));
+  // The inspecting child and the taskmanager; never the jobmanager.
+  CHECK(loaded.size() >= 2);
+  auto jm = std::to_string(c.jobmanager->pid());
+  CHECK(std::find(loaded.begin(), loaded.end(), jm) == loaded.end());
+  CHECK(std::find(loaded.begin(), loaded.end(),
+                  std::to_string(c.workers[0]->pid()))
+        != loaded.end());
+
+  auto refused = [&](const std::string& mode, const std::string& why) {
+    set_mode(mode);
+    auto r = post(c.url, "/jobs",
+                  {{"spec", copy_spec(out)}, {"libraries", library}});
+    CHECK(r.status == 400);
+    CHECK(r.body == errors("field 'libraries': the process that loads them "
+                           "to check the spec failed: " + why));
+  };
+  refused("crash", "it was killed by signal 11 (SIGSEGV)");
+  refused("hang", "it did not finish within 1000 ms "
+                  "(rest.submit.inspection-timeout)");
+  refused("allocate", "it needed more than its 256 MiB of address space "
+                      "(rest.submit.inspection-memory)");
+  set_mode("");
+  CHECK(get(c.url, "/jobs").status == 200);
 }
