@@ -36,23 +36,52 @@ std::optional<json> parse_body(const std::string& text, std::string& problem) {
   // tree afterwards (dump, copies).
   constexpr int max_depth = 64;
   bool too_deep = false;
-  auto depth_guard = [&](int depth, json::parse_event_t, json&) {
+  // What the tree takes is counted as it grows (a value at least the json
+  // node and its container's share, a string or key its bytes too): a body
+  // of a million small values takes 20 times its size as a tree. Past the
+  // bound every further value is dropped, so the tree never grows past it.
+  size_t tree_bytes = 0;
+  bool too_large = false;
+  auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
     if (depth > max_depth)
       too_deep = true;
-    return !too_deep;
+    switch (event) {
+      case json::parse_event_t::key:
+        tree_bytes += 96 + parsed.get_ref<const std::string&>().size();
+        break;
+      case json::parse_event_t::value:
+        tree_bytes += parsed.is_string()
+                        ? 80 + parsed.get_ref<const std::string&>().size()
+                        : 32;
+        break;
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        tree_bytes += 64;
+        break;
+      default:
+        break;
+    }
+    too_large = too_large || tree_bytes > max_body_tree_bytes;
+    return !too_deep && !too_large;
   };
   json body;
   try {
-    body = json::parse(text, depth_guard);
+    body = json::parse(text, guard);
   } catch (const json::exception& e) {
     // Syntax, and numbers out of range (1e400): the client's mistake.
-    problem = too_deep ? "" : "the request body is not JSON: " + plain(e.what());
-    if (!too_deep)
+    if (!too_deep && !too_large) {
+      problem = "the request body is not JSON: " + plain(e.what());
       return std::nullopt;
+    }
   }
   if (too_deep) {
     problem = fmt::format("the request body nests deeper than {} levels",
                           max_depth);
+    return std::nullopt;
+  }
+  if (too_large) {
+    problem = fmt::format("{} {} MiB once parsed (a job spec takes far less)",
+                          body_too_large, max_body_tree_bytes >> 20);
     return std::nullopt;
   }
   if (!body.is_object()) {

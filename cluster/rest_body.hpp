@@ -12,8 +12,17 @@
 
 namespace weir::rest {
 
+/// The most a JSON request body may take once parsed: the bodies (up to
+/// rest.server.max-content-length each) stay in memory as text, their
+/// trees do not grow past this.
+constexpr size_t max_body_tree_bytes = size_t{16} << 20;
+
+/// How `problem` starts when a body's tree would be larger (HTTP 413).
+constexpr const char* body_too_large = "the request body would take more than";
+
 /// The JSON object `text` holds (an empty body is {}); nothing, with
-/// `problem` naming what is wrong, when it is not JSON or not an object.
+/// `problem` naming what is wrong, when it is not JSON or not an object,
+/// or would take more than max_body_tree_bytes as a tree.
 std::optional<nlohmann::json> parse_body(const std::string& text,
                                          std::string& problem);
 

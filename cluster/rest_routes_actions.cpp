@@ -127,7 +127,8 @@ std::optional<json> request_body(const Req& req, reply& refusal) {
   std::string problem;
   auto body = parse_body(req.body, problem);
   if (!body)
-    refusal = error_reply(400, problem);
+    refusal = error_reply(problem.rfind(body_too_large, 0) == 0 ? 413 : 400,
+                          problem);
   return body;
 }
 

@@ -288,3 +288,21 @@ std::string source_path(const std::string& relative) {
 }
 
 } // namespace weir::test
+
+namespace weir::test {
+
+long status_kib(int pid, const std::string& key) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/status"};
+  std::string word;
+  long value = 0;
+  while (in >> word) {
+    if (word == key) {
+      in >> value;
+      return value;
+    }
+    in.ignore(4096, '\n');
+  }
+  return 0;
+}
+
+} // namespace weir::test

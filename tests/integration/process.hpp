@@ -98,6 +98,10 @@ private:
 /// The contents of a file ("" when missing).
 std::string read_file(const std::string& path);
 
+/// A memory figure of /proc/PID/status in KiB ("VmRSS:", "VmHWM:" for the
+/// peak); 0 when the process is gone.
+long status_kib(int pid, const std::string& key);
+
 /// Whether a file or directory exists.
 bool exists(const std::string& path);
 

@@ -63,17 +63,7 @@ struct certificates {
 
 /// Resident memory of a process, in KiB (0 when it is gone).
 inline long rss_kib(int pid) {
-  std::ifstream in{fmt::format("/proc/{}/status", pid)};
-  std::string key;
-  long value = 0;
-  while (in >> key) {
-    if (key == "VmRSS:") {
-      in >> value;
-      return value;
-    }
-    in.ignore(4096, '\n');
-  }
-  return 0;
+  return status_kib(pid, "VmRSS:");
 }
 
 inline bool alive(int pid) {

@@ -355,3 +355,23 @@ TEST_CASE("a submission's libraries load in a child process, never in the "
   set_mode("");
   CHECK(get(c.url, "/jobs").status == 200);
 }
+
+TEST_CASE("a 100 MiB JSON body takes no more than about twice its size") {
+  rest_cluster c;
+  auto before = status_kib(c.jobmanager->pid(), "VmHWM:");
+  // A million values are 2 bytes each as text and some 32 as a tree.
+  std::string body = R"({"spec": [)";
+  body.reserve(100u << 20);
+  while (body.size() < (100u << 20) - 16)
+    body += "0,";
+  body += "0]}";
+  auto r = post_text(c.url, "/jobs", body);
+  CHECK(r.status == 413);
+  CHECK(r.body == errors("the request body would take more than 16 MiB once "
+                         "parsed (a job spec takes far less)"));
+  auto grown_mib = (status_kib(c.jobmanager->pid(), "VmHWM:") - before) / 1024;
+  MESSAGE("a 100 MiB body: the jobmanager's peak memory grew by " << grown_mib
+          << " MiB");
+  CHECK(grown_mib <= 200);
+  CHECK(get(c.url, "/jobs").status == 200);
+}

@@ -146,3 +146,20 @@ TEST_CASE("a directory of a request is absolute, file: URIs included") {
   CHECK(absolute_directory("sp", "target-directory", problem).empty());
   CHECK(problem == "field 'target-directory': 'sp' is not an absolute path");
 }
+
+TEST_CASE("a body whose tree would take more than 16 MiB is refused while "
+          "parsing") {
+  std::string problem;
+  // Two bytes a value in the text, some 32 as a tree.
+  std::string dense = R"({"spec": [)";
+  for (int i = 0; i < 1'000'000; ++i)
+    dense += "0,";
+  dense += "0]}";
+  CHECK_FALSE(parse_body(dense, problem));
+  CHECK(problem == "the request body would take more than 16 MiB once "
+                   "parsed (a job spec takes far less)");
+  auto big_string = R"({"spec": ")" + std::string(17 << 20, 'x') + "\"}";
+  CHECK_FALSE(parse_body(big_string, problem));
+  auto fits = R"({"spec": ")" + std::string(1 << 20, 'x') + "\"}";
+  CHECK(parse_body(fits, problem));
+}
