@@ -1,5 +1,7 @@
 #include "cluster/http_serving.hpp"
 
+#include "cluster/http_guard.hpp"
+
 #include <sys/socket.h>
 
 #include <fmt/format.h>
@@ -37,6 +39,8 @@ std::pair<int, std::string> body_refusal(const httplib::Request& req,
 }
 
 std::thread serve(httplib::Server& http) {
+  if (auto* widener = dynamic_cast<backlog_widener*>(&http))
+    widener->widen_backlog();
   auto* server = &http;
   std::thread serving{[server] { server->listen_after_bind(); }};
   while (!http.is_running())

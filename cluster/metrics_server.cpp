@@ -6,6 +6,7 @@
 
 #include "actors/common/process_stats.hpp"
 #include "actors/task_executor/task_metrics.hpp"
+#include "cluster/http_guard.hpp"
 #include "cluster/http_serving.hpp"
 #include "cluster/prometheus_metrics.hpp"
 #include "messages/errors.hpp"
@@ -45,7 +46,10 @@ struct metrics_server::impl {
   std::string tm_id;
   std::string address;
   int port = 0;
-  httplib::Server http;
+  /// Prometheus scrapes one connection at a time: a few threads do.
+  guarded_http_server http{http_limits{std::chrono::seconds{10},
+                                       std::chrono::seconds{30},
+                                       std::chrono::seconds{5}, 4}};
   std::thread serving;
 };
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/http_guard.hpp"
 #include "cluster/http_serving.hpp"
 #include "cluster/rest_context.hpp"
 #include "cluster/rest_json.hpp"
@@ -93,14 +94,14 @@ void exception_body(const httplib::Request&, httplib::Response& res,
 caf::expected<std::unique_ptr<httplib::Server>>
 make_server(const rest_security& security) {
   if (!security.https)
-    return std::make_unique<httplib::Server>();
+    return std::make_unique<guarded_http_server>();
   auto& files = security.files;
   std::string problem;
   if (!net::tls_context::load(files, problem))
     return make_error(errc::invalid_config, problem);
   // Debian's cpp-httplib is built with OpenSSL: it loads the same files.
   auto trust = security.authenticate ? files.trust.c_str() : nullptr;
-  auto server = std::make_unique<httplib::SSLServer>(
+  auto server = std::make_unique<guarded_https_server>(
     files.certificate.c_str(), files.key.c_str(), trust);
   if (!server->is_valid())
     return make_error(errc::invalid_config,

@@ -36,8 +36,15 @@ struct target : session_cluster {
 
   explicit target(const certificates* c = nullptr,
                   std::vector<std::string> jm_extra = {})
-    : session_cluster(with(c, jm_extra), with(c, {})), certs(c) {
+    : session_cluster(with(c, any_rest_port(jm_extra)), with(c, {})),
+      certs(c) {
     add_worker("tm-1", 1);
+  }
+
+  /// Not the default 8081: tests run side by side.
+  static std::vector<std::string> any_rest_port(std::vector<std::string> f) {
+    f.push_back("-Drest.port=0");
+    return f;
   }
 
   static std::vector<std::string> with(const certificates* c,

@@ -117,12 +117,11 @@ inline httplib::Result rest_get(const std::string& url, const std::string& path,
   return client.Get(path.c_str(), headers);
 }
 
-/// Sends `request` as it is on a new connection to the server at `url`
-/// and returns what comes back until the server closes (at most 10 s).
-inline std::string raw_exchange(const std::string& url, const std::string& request) {
+/// A TCP connection to the loopback port of `url`.
+inline int connect_to_url(const std::string& url) {
   auto colon = url.rfind(':');
   auto port = static_cast<uint16_t>(std::stoi(url.substr(colon + 1)));
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   REQUIRE(fd >= 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -130,6 +129,13 @@ inline std::string raw_exchange(const std::string& url, const std::string& reque
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr))
           == 0);
+  return fd;
+}
+
+/// Sends `request` as it is on a new connection to the server at `url`
+/// and returns what comes back until the server closes (at most 10 s).
+inline std::string raw_exchange(const std::string& url, const std::string& request) {
+  int fd = connect_to_url(url);
   timeval tv{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   CHECK(::send(fd, request.data(), request.size(), MSG_NOSIGNAL)

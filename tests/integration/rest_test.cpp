@@ -420,3 +420,56 @@ TEST_CASE("request bodies: none without a length, no chunked or compressed "
                                + "\r\nConnection: close\r\n\r\n");
   CHECK(own.rfind("HTTP/1.1 404", 0) == 0); // the dashboard's own writes
 }
+
+namespace {
+
+/// A connection to the REST API at `url` that sent the start of a request
+/// head and nothing more: what a client sending one header byte every few
+/// seconds looks like to the server.
+int slow_head(const std::string& url) {
+  int fd = connect_to_url(url);
+  std::string start = "GET /overview HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  CHECK(::send(fd, start.data(), start.size(), MSG_NOSIGNAL)
+        == static_cast<ssize_t>(start.size()));
+  return fd;
+}
+
+/// Whether the server closes `fd` within `deadline` (after an answer, a
+/// 400 for the head that never came whole, or none).
+bool closed_within(int fd, std::chrono::seconds deadline) {
+  timeval tv{static_cast<time_t>(deadline.count()), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buf[256];
+  for (;;) {
+    auto n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET))
+      return true;
+    if (n < 0)
+      return false; // the receive timeout passed
+  }
+}
+
+} // namespace
+
+TEST_CASE("slow request heads neither stop the REST API nor stay") {
+  rest_cluster c;
+  for (int slow : {12, 80}) {
+    std::vector<int> fds;
+    for (int i = 0; i < slow; ++i)
+      fds.push_back(slow_head(c.url));
+    auto start = std::chrono::steady_clock::now();
+    auto r = rest_get(c.url, "/overview");
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    MESSAGE("GET /overview with " << slow << " slow heads open: "
+            << took.count() << " ms");
+    // Each is closed: made room for a newer one, or past its head's 10 s.
+    for (int fd : fds) {
+      CHECK(closed_within(fd, 30s));
+      ::close(fd);
+    }
+  }
+  CHECK(rest_get(c.url, "/overview")->status == 200);
+}
