@@ -10,13 +10,12 @@
 #include <vector>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/ssl.h>
+#include "net/server_tls.hpp"
 
 namespace weir {
 
@@ -61,6 +60,13 @@ public:
     h->waiting = yes;
     if (yes)
       h->since = clock_type::now();
+  }
+
+  /// Closes every connection being served (the server stops).
+  void close_all() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& e : entries_)
+      ::shutdown(e.sock, SHUT_RDWR);
   }
 
   /// Closes the connection that has waited longest for a request's head;
@@ -121,13 +127,22 @@ public:
     }
   }
 
+  /// The server stops: waiting connections are refused, served ones
+  /// closed, so that no slow client holds the process up.
   void shutdown() override {
+    decltype(jobs_) waiting;
     {
       std::lock_guard<std::mutex> guard{mtx_};
       if (stopped_)
         return;
       stopped_ = true;
+      waiting.swap(jobs_);
     }
+    refusing = true;
+    for (auto& job : waiting)
+      job.first();
+    refusing = false;
+    table_->close_all();
     cond_.notify_all();
     for (auto& t : threads_)
       t.join();
@@ -205,9 +220,9 @@ void address_of(int sock, bool peer, std::string& ip, int& port) {
 /// head, then of the request, then of each read.
 class guarded_stream : public httplib::Stream {
 public:
-  guarded_stream(int sock, SSL* ssl, connection_table& table,
+  guarded_stream(int sock, net::server_tls* tls, connection_table& table,
                  connection_table::handle h, const http_limits& limits)
-    : sock_(sock), ssl_(ssl), table_(table), handle_(h), limits_(limits) {
+    : sock_(sock), tls_(tls), table_(table), handle_(h), limits_(limits) {
   }
 
   /// The next request starts (at `since`): its head is due within
@@ -220,7 +235,7 @@ public:
   }
 
   bool is_readable() const override {
-    if (pos_ < len_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0))
+    if (pos_ < len_ || (tls_ != nullptr && tls_->pending()))
       return true;
     return wait_for(sock_, POLLIN, read_deadline());
   }
@@ -248,9 +263,8 @@ public:
   ssize_t write(const char* ptr, size_t size) override {
     if (!is_writable())
       return -1;
-    if (ssl_ != nullptr)
-      return SSL_write(ssl_, ptr, static_cast<int>(std::min<size_t>(
-                                    size, 1 << 30)));
+    if (tls_ != nullptr)
+      return tls_->write(ptr, size);
     return ::send(sock_, ptr, size, MSG_NOSIGNAL);
   }
 
@@ -286,15 +300,13 @@ private:
   }
 
   ssize_t receive(char* buf, size_t size) {
-    if (ssl_ == nullptr)
+    if (tls_ == nullptr)
       return ::recv(sock_, buf, size, 0);
-    auto n = SSL_read(ssl_, buf, static_cast<int>(size));
-    return n > 0 ? n : (SSL_get_error(ssl_, n) == SSL_ERROR_ZERO_RETURN ? 0
-                                                                        : -1);
+    return tls_->read(buf, size);
   }
 
   int sock_;
-  SSL* ssl_;
+  net::server_tls* tls_;
   connection_table& table_;
   connection_table::handle handle_;
   const http_limits& limits_;
@@ -332,26 +344,6 @@ void serve_requests(guarded_stream& stream, size_t max_requests,
         || !stream.head_arrived())
       return;
   }
-}
-
-/// Completes the TLS handshake within `deadline` (non-blocking, polled).
-bool accept_tls(int sock, SSL* ssl, clock_type::time_point deadline) {
-  for (;;) {
-    auto rc = SSL_accept(ssl);
-    if (rc == 1)
-      return true;
-    auto err = SSL_get_error(ssl, rc);
-    short events = err == SSL_ERROR_WANT_READ    ? POLLIN
-                   : err == SSL_ERROR_WANT_WRITE ? POLLOUT
-                                                 : 0;
-    if (events == 0 || !wait_for(sock, events, deadline))
-      return false;
-  }
-}
-
-void set_blocking(int sock, bool blocking) {
-  auto flags = ::fcntl(sock, F_GETFL);
-  ::fcntl(sock, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
 }
 
 template <class Server>
@@ -414,24 +406,16 @@ bool guarded_https_server::process_and_close_socket(socket_t sock) {
   if (refusing)
     return false;
   auto h = table_->enter(sock);
-  SSL* ssl = SSL_new(ssl_context());
-  if (ssl != nullptr) {
-    SSL_set_fd(ssl, sock);
-    // The handshake counts against the first request's head.
-    set_blocking(sock, false);
-    bool ok = accept_tls(sock, ssl, clock_type::now() + limits_.head_timeout);
-    set_blocking(sock, true);
-    if (ok) {
-      guarded_stream stream{sock, ssl, *table_, h, limits_};
-      serve_requests(stream, keep_alive_max_count_,
-                     [this, ssl](guarded_stream& s, bool last, bool& closed) {
-                       return process_request(
-                         s, last, closed,
-                         [ssl](httplib::Request& req) { req.ssl = ssl; });
-                     });
-      SSL_shutdown(ssl);
-    }
-    SSL_free(ssl);
+  net::server_tls tls{ssl_context(), sock};
+  // The handshake counts against the first request's head.
+  if (tls.accept(accepted_at + limits_.head_timeout)) {
+    guarded_stream stream{sock, &tls, *table_, h, limits_};
+    serve_requests(stream, keep_alive_max_count_,
+                   [this, &tls](guarded_stream& s, bool last, bool& closed) {
+                     return process_request(
+                       s, last, closed,
+                       [&tls](httplib::Request& req) { req.ssl = tls.native(); });
+                   });
   }
   table_->leave(h);
   return true;
