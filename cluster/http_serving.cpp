@@ -38,6 +38,14 @@ std::pair<int, std::string> body_refusal(const httplib::Request& req,
   return {0, {}};
 }
 
+void reserve_body(const httplib::Request& req, size_t max_body) {
+  auto announced = req.get_header_value<uint64_t>("Content-Length");
+  if (announced > 0 && announced <= max_body)
+    // httplib hands the request as const; it is its own local object.
+    const_cast<httplib::Request&>(req).body.reserve(
+      static_cast<size_t>(announced));
+}
+
 std::thread serve(httplib::Server& http) {
   if (auto* widener = dynamic_cast<backlog_widener*>(&http))
     widener->widen_backlog();

@@ -29,6 +29,12 @@ void refuse_shared_ports(httplib::Server& http);
 std::pair<int, std::string> body_refusal(const httplib::Request& req,
                                          bool same_origin_writes);
 
+/// Reserves the body's announced Content-Length (at most `max_body`)
+/// before httplib reads it: appending to a string that doubles as it grows
+/// held up to twice a body at once. Untouched pages take no memory, so a
+/// body announced and not sent costs none.
+void reserve_body(const httplib::Request& req, size_t max_body);
+
 /// Serves `http` (bound) on a new thread, returned once it runs: until
 /// then, stop() would not stop it.
 std::thread serve(httplib::Server& http);

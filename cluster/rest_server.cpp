@@ -159,8 +159,8 @@ struct rest_server::impl {
       }});
     http->set_exception_handler(exception_body);
     http->set_pre_routing_handler(
-      [read_only = security.read_only](const httplib::Request& req,
-                                       httplib::Response& res) {
+      [read_only = security.read_only, max_body](const httplib::Request& req,
+                                                 httplib::Response& res) {
         auto [status, why] = body_refusal(req, true);
         if (status == 0 && read_only && req.method != "GET"
             && req.method != "HEAD") {
@@ -170,8 +170,10 @@ struct rest_server::impl {
                 "(security.ssl.rest.authentication-enabled; see "
                 "docs/security.md)";
         }
-        if (status == 0)
+        if (status == 0) {
+          reserve_body(req, static_cast<size_t>(max_body));
           return httplib::Server::HandlerResponse::Unhandled;
+        }
         rest::send(res, rest::error_reply(status, why));
         return httplib::Server::HandlerResponse::Handled;
       });
