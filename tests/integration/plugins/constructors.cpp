@@ -39,10 +39,12 @@ __attribute__((constructor)) void on_load() {
     for (volatile unsigned i = 0;; i = i + 1) {
     }
   } else if (std::strcmp(what, "allocate") == 0) {
-    // 64 MiB at a time, untouched: the address space runs out at once.
+    // 1 GiB at a time: the address space runs out at once, before any
+    // page is written (meson's MALLOC_PERTURB_ writes what malloc hands
+    // out, which is slow on a loaded machine).
     std::vector<char*> held;
     for (;;)
-      held.push_back(new char[64 << 20]);
+      held.push_back(new char[size_t{1} << 30]);
   }
 }
 
