@@ -178,23 +178,6 @@ private:
   std::vector<std::thread> threads_;
 };
 
-int millis_until(clock_type::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-    deadline - clock_type::now());
-  return static_cast<int>(std::max<int64_t>(0, left.count()));
-}
-
-bool wait_for(int sock, short events, clock_type::time_point deadline) {
-  for (;;) {
-    pollfd p{sock, events, 0};
-    auto n = ::poll(&p, 1, millis_until(deadline));
-    if (n > 0)
-      return (p.revents & (events | POLLHUP | POLLERR)) != 0;
-    if (n == 0 || errno != EINTR)
-      return false;
-  }
-}
-
 void address_of(int sock, bool peer, std::string& ip, int& port) {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
@@ -237,11 +220,12 @@ public:
   bool is_readable() const override {
     if (pos_ < len_ || (tls_ != nullptr && tls_->pending()))
       return true;
-    return wait_for(sock_, POLLIN, read_deadline());
+    return net::poll_until(sock_, POLLIN, read_deadline());
   }
 
   bool is_writable() const override {
-    return wait_for(sock_, POLLOUT, clock_type::now() + limits_.io_timeout);
+    return net::poll_until(sock_, POLLOUT,
+                           clock_type::now() + limits_.io_timeout);
   }
 
   ssize_t read(char* ptr, size_t size) override {

@@ -17,7 +17,7 @@ namespace {
 constexpr uint8_t server_handshake = 0x00;
 constexpr uint8_t client_handshake = 0x01;
 constexpr uint8_t direct_message = 0x02;
-constexpr uint8_t routed_message = 0x03;
+constexpr uint8_t routed_message = basp_guard::routed_operation;
 constexpr uint8_t monitor_message = 0x04;
 constexpr uint8_t down_message = 0x05;
 constexpr uint8_t heartbeat = 0x06;

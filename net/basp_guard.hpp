@@ -39,6 +39,8 @@ public:
 
   static constexpr size_t header_size = 32;
   static constexpr uint32_t max_handshake_payload = 64 * 1024;
+  /// BASP's routed_message operation.
+  static constexpr uint8_t routed_operation = 0x03;
 
   /// `self`: this process's node (a peer never speaks for it).
   basp_guard(side s, uint32_t max_payload, caf::node_id self = {});
@@ -78,7 +80,7 @@ public:
   /// Whether the message payload just checked came routed (it starts with
   /// its source and destination nodes).
   bool last_was_routed() const {
-    return last_.operation == 0x03;
+    return last_.operation == routed_operation;
   }
 
 private:

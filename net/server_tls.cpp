@@ -14,7 +14,14 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-bool wait_for(int sock, short events, clock_type::time_point deadline) {
+void set_blocking(int sock, bool blocking) {
+  auto flags = ::fcntl(sock, F_GETFL);
+  ::fcntl(sock, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
+}
+
+} // namespace
+
+bool poll_until(int sock, short events, clock_type::time_point deadline) {
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - clock_type::now());
@@ -26,13 +33,6 @@ bool wait_for(int sock, short events, clock_type::time_point deadline) {
       return false;
   }
 }
-
-void set_blocking(int sock, bool blocking) {
-  auto flags = ::fcntl(sock, F_GETFL);
-  ::fcntl(sock, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
-}
-
-} // namespace
 
 server_tls::server_tls(ssl_ctx_st* ctx, int sock)
   : ssl_(SSL_new(ctx)), sock_(sock) {
@@ -63,7 +63,7 @@ bool server_tls::accept(clock_type::time_point deadline) {
     short events = err == SSL_ERROR_WANT_READ    ? POLLIN
                    : err == SSL_ERROR_WANT_WRITE ? POLLOUT
                                                  : 0;
-    if (events == 0 || !wait_for(sock_, events, deadline))
+    if (events == 0 || !poll_until(sock_, events, deadline))
       break;
   }
   set_blocking(sock_, true);

@@ -8,6 +8,11 @@ struct ssl_ctx_st;
 
 namespace weir::net {
 
+/// Waits until `sock` is ready for `events` (POLLIN, POLLOUT), closed or
+/// failed, but not past `deadline`; false when the deadline passed.
+bool poll_until(int sock, short events,
+                std::chrono::steady_clock::time_point deadline);
+
 /// The server side of TLS on one blocking socket, for weir's HTTP servers
 /// (cluster/http_guard): the handshake within a deadline, then reads and
 /// writes that the caller has polled for. OpenSSL stays in net/.
