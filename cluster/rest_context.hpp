@@ -104,6 +104,9 @@ void add_job_routes(httplib::Server& http, context& ctx);
 /// GET /jobs/{jobid}/savepoints/{triggerid}.
 void add_action_routes(httplib::Server& http, context& ctx);
 
+/// weir's client API: /weir/jobs..., PUT /weir/blobs/{hash}.
+void add_client_routes(httplib::Server& http, context& ctx);
+
 /// POST /jars/upload, POST /jobs.
 void add_submit_routes(httplib::Server& http, context& ctx);
 

@@ -147,6 +147,7 @@ struct rest_server::impl {
     rest::add_cluster_routes(*http, ctx);
     rest::add_job_routes(*http, ctx);
     rest::add_action_routes(*http, ctx);
+    rest::add_client_routes(*http, ctx);
     rest::add_web_routes(*http);
     rest::add_metrics_routes(*http, ctx);
     if (ctx.config.get(keys::web_submit_enable))

@@ -17,8 +17,9 @@ void trigger_table::complete(const std::string& id,
   finish(id, trigger_state{true, location, {}});
 }
 
-void trigger_table::fail(const std::string& id, const std::string& why) {
-  finish(id, trigger_state{true, {}, why});
+void trigger_table::fail(const std::string& id, const std::string& why,
+                         const std::string& code) {
+  finish(id, trigger_state{true, {}, why, code});
 }
 
 std::optional<trigger_state> trigger_table::find(const job_id& job,

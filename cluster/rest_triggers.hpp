@@ -26,6 +26,9 @@ struct trigger_state {
   std::string location;
   /// When done and failed: why, one line.
   std::string failure;
+  /// When done and failed with one of weir's errors: its code's name
+  /// (errc, "unknown_job"...), for weir's client API.
+  std::string code;
 };
 
 /// The operations the REST API started, by job and trigger id. Keeps at
@@ -42,8 +45,10 @@ public:
   /// Marks trigger `id` done with the savepoint's path (nothing if unknown).
   void complete(const std::string& id, const std::string& location);
 
-  /// Marks trigger `id` failed with `why` (nothing if unknown).
-  void fail(const std::string& id, const std::string& why);
+  /// Marks trigger `id` failed with `why` (nothing if unknown); `code`:
+  /// weir's error code's name, if it is one of weir's errors.
+  void fail(const std::string& id, const std::string& why,
+            const std::string& code = {});
 
   /// Operation `id` of `job`; nothing when there is none (another job's
   /// trigger id included).

@@ -26,6 +26,13 @@ std::string to_string(errc x) {
   return i < std::size(names) ? names[i] : "unknown";
 }
 
+std::optional<errc> parse_errc(std::string_view name) {
+  for (int i = 1; i <= static_cast<int>(errc::registration_refused); ++i)
+    if (to_string(static_cast<errc>(i)) == name)
+      return static_cast<errc>(i);
+  return std::nullopt;
+}
+
 caf::atom_value errc_category() {
   return caf::atom("weir");
 }

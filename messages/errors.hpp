@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <caf/error.hpp>
 #include <caf/make_message.hpp>
@@ -80,6 +82,9 @@ enum class errc : uint8_t {
 };
 
 std::string to_string(errc x);
+
+/// The code to_string named (not "none"); nothing for any other text.
+std::optional<errc> parse_errc(std::string_view name);
 
 /// The error category atom ("weir").
 caf::atom_value errc_category();

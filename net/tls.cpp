@@ -192,6 +192,40 @@ std::shared_ptr<tls_context> tls_context::load(const tls_files& files,
   return std::shared_ptr<tls_context>{new tls_context(ctx.release())};
 }
 
+std::string tls_context::own_certificate_problem(const tls_files& files) const {
+  auto* own = SSL_CTX_get0_certificate(ctx_);
+  auto* store = SSL_CTX_get_cert_store(ctx_);
+  if (own == nullptr || store == nullptr)
+    return {};
+  std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> check{
+    X509_STORE_CTX_new(), X509_STORE_CTX_free};
+  if (!check || X509_STORE_CTX_init(check.get(), store, own, nullptr) != 1)
+    return {};
+  auto ok = X509_verify_cert(check.get()) == 1;
+  auto code = X509_STORE_CTX_get_error(check.get());
+  ERR_clear_error();
+  if (ok)
+    return {};
+  auto when = [](const ASN1_TIME* t) {
+    std::unique_ptr<BIO, decltype(&BIO_free)> out{BIO_new(BIO_s_mem()),
+                                                  BIO_free};
+    ASN1_TIME_print(out.get(), t);
+    char* data = nullptr;
+    auto n = BIO_get_mem_data(out.get(), &data);
+    return std::string(data, static_cast<size_t>(n));
+  };
+  switch (code) {
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+      return "expired on " + when(X509_get0_notAfter(own));
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "not valid before " + when(X509_get0_notBefore(own))
+             + " (is this host's clock behind?)";
+    default:
+      return fmt::format("not issued by a CA of {}.trust-certificates ({})",
+                         files.keys, X509_verify_cert_error_string(code));
+  }
+}
+
 tls_context::~tls_context() {
   SSL_CTX_free(ctx_);
 }
@@ -323,6 +357,50 @@ void block_sigpipe_in_this_thread() {
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+}
+
+std::string take_tls_error(const std::string& keys) {
+  // The first of OpenSSL's errors is the cause; later ones follow from it
+  // ("shutdown while in init").
+  unsigned long err = 0;
+  for (auto e = ERR_get_error(); e != 0; e = ERR_get_error())
+    if (err == 0 && ERR_GET_LIB(e) == ERR_LIB_SSL)
+      err = e;
+  if (err == 0)
+    return {};
+  switch (ERR_GET_REASON(err)) {
+    case SSL_R_CERTIFICATE_VERIFY_FAILED:
+      return fmt::format("the server's certificate does not chain to {}."
+                         "trust-certificates or is not for the address it "
+                         "was reached at",
+                         keys);
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+    case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
+      return fmt::format("certificate not trusted by the server (this "
+                         "process's {}.certificate is not from its CA, or "
+                         "not valid yet)",
+                         keys);
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+      return "certificate expired: the server refused this process's "
+             "certificate";
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+    case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+      return fmt::format("the server requires a client certificate (set "
+                         "{}.certificate and .key)",
+                         keys);
+    case SSL_R_WRONG_VERSION_NUMBER:
+    case SSL_R_PACKET_LENGTH_TOO_LONG:
+    case SSL_R_RECORD_LENGTH_MISMATCH:
+    case SSL_R_UNEXPECTED_RECORD:
+      return "the server does not use TLS (give -m http://HOST:PORT, or "
+             "turn TLS off on this side)";
+    default: {
+      auto* text = ERR_reason_error_string(err);
+      return text != nullptr ? text : "unknown TLS error";
+    }
+  }
 }
 
 bool speaks_tls(const std::string& host, uint16_t port) {

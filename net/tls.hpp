@@ -36,6 +36,12 @@ public:
   /// The OU of this process's own certificate ("weir-node", ...).
   std::string own_role() const;
 
+  /// What a peer would refuse this process's own certificate for, checked
+  /// here against the trusted CAs and the clock: "" when it is fine, else
+  /// "expired ...", "not valid before ...", "not issued by ..." (for a
+  /// client's one-line error before it connects).
+  std::string own_certificate_problem(const tls_files& files) const;
+
 private:
   explicit tls_context(ssl_ctx_st* ctx) : ctx_(ctx) {
   }
@@ -95,6 +101,12 @@ private:
 /// Blocks SIGPIPE in the calling thread: OpenSSL's writes to a socket the
 /// peer closed then fail with EPIPE instead of ending the process.
 void block_sigpipe_in_this_thread();
+
+/// Why this thread's last TLS handshake failed, read from OpenSSL's error
+/// queue (emptied): for clients whose TLS runs in a library (the REST
+/// client's httplib). `keys` names the settings ("security.ssl.internal").
+/// "" when the queue holds nothing.
+std::string take_tls_error(const std::string& keys);
 
 /// Whether something at host:port answers a TLS hello (a short blocking
 /// probe, for the client's error message when it does not use TLS itself).
