@@ -1,6 +1,7 @@
 #include "api/cluster.hpp"
 
 #include <chrono>
+#include <mutex>
 
 #include <unistd.h>
 
@@ -10,7 +11,9 @@
 #include <caf/send.hpp>
 
 #include "actors/task_executor/task_executor.hpp"
+#include "client/dispatcher_jobs.hpp"
 #include "cluster/gateway.hpp"
+#include "cluster/rest_target.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "config/config.hpp"
@@ -35,18 +38,6 @@ configuration_of(const std::map<std::string, std::string>& values,
   return cfg;
 }
 
-/// One blocking request from a scoped actor: the reply or the error.
-template <class T, class Timeout, class... Ts>
-caf::expected<T> ask(caf::actor_system& sys, const dispatcher_actor& d,
-                     Timeout timeout, Ts&&... xs) {
-  caf::scoped_actor self{sys};
-  caf::expected<T> result{caf::error{}};
-  self->request(d, timeout, std::forward<Ts>(xs)...)
-    .receive([&](T& x) { result = std::move(x); },
-             [&](caf::error& err) { result = std::move(err); });
-  return result;
-}
-
 } // namespace
 
 void prepare_actor_system(caf::actor_system_config& cfg) {
@@ -65,9 +56,29 @@ prepare_remote_actor_system(caf::actor_system_config& cfg,
 
 // -- cluster_client -------------------------------------------------------------
 
+/// The client's job service and the lock its callers take turns with.
+struct cluster_client::service {
+  std::mutex mtx;
+  std::shared_ptr<client::job_service> jobs;
+
+  template <class F>
+  auto call(F f) {
+    std::lock_guard<std::mutex> guard{mtx};
+    return f(*jobs);
+  }
+};
+
 cluster_client::cluster_client(caf::actor_system& sys,
                                dispatcher_actor dispatcher, bool in_process)
-  : sys_(sys), dispatcher_(std::move(dispatcher)), in_process_(in_process) {
+  : sys_(sys), service_(std::make_shared<service>()),
+    dispatcher_(std::move(dispatcher)), in_process_(in_process) {
+  service_->jobs = std::make_shared<client::dispatcher_jobs>(sys, dispatcher_);
+}
+
+cluster_client::cluster_client(caf::actor_system& sys,
+                               std::shared_ptr<client::job_service> jobs)
+  : sys_(sys), service_(std::make_shared<service>()), in_process_(false) {
+  service_->jobs = std::move(jobs);
 }
 
 namespace {
@@ -127,20 +138,25 @@ caf::expected<job_id> cluster_client::submit(const job_definition& job,
   if (!graph)
     return graph.error();
   graph->code = std::move(code);
-  for (auto& [hash, bytes] : blobs) {
-    auto stored = ask<bool>(sys_, dispatcher_, 60s, blob_atom_v, put_atom_v,
-                            hash, std::move(bytes));
-    if (!stored)
-      return stored.error();
-  }
-  return ask<job_id>(sys_, dispatcher_, 60s, submit_atom_v,
-                     std::move(*graph));
+  return service_->call([&](client::job_service& jobs) -> caf::expected<job_id> {
+    for (auto& [hash, bytes] : blobs)
+      if (auto err = jobs.put_blob(hash, std::move(bytes)))
+        return err;
+    return jobs.submit(*graph);
+  });
 }
 
 caf::expected<job_result> cluster_client::wait(const job_id& id) {
-  // One request without a deadline: the Dispatcher answers once the job
-  // has ended (cli/run.cpp explains why not a renewed short one).
-  return ask<job_result>(sys_, dispatcher_, caf::infinite, result_atom_v, id);
+  // A second at a time, so that other threads' calls get their turn.
+  for (;;) {
+    auto r = service_->call([&](client::job_service& jobs) {
+      return jobs.await_result(id, 1s);
+    });
+    if (!r)
+      return r.error();
+    if (*r)
+      return std::move(**r);
+  }
 }
 
 caf::expected<job_result> cluster_client::run(const job_definition& job) {
@@ -151,18 +167,20 @@ caf::expected<job_result> cluster_client::run(const job_definition& job) {
 }
 
 caf::expected<job_status> cluster_client::status(const job_id& id) {
-  return ask<job_status>(sys_, dispatcher_, 10s, status_atom_v, id, false);
+  return service_->call(
+    [&](client::job_service& jobs) { return jobs.status(id, false); });
 }
 
 caf::expected<cancel_outcome> cluster_client::cancel(const job_id& id) {
-  return ask<cancel_outcome>(sys_, dispatcher_, 60s, cancel_atom_v, id);
+  return service_->call(
+    [&](client::job_service& jobs) { return jobs.cancel(id); });
 }
 
 caf::expected<std::string> cluster_client::savepoint(const job_id& id,
                                                      const std::string& dir,
                                                      bool stop) {
-  return ask<std::string>(sys_, dispatcher_, caf::infinite, savepoint_atom_v,
-                          id, dir, stop);
+  return service_->call(
+    [&](client::job_service& jobs) { return jobs.savepoint(id, dir, stop); });
 }
 
 // -- embedded_cluster -----------------------------------------------------------
@@ -209,7 +227,8 @@ remote_access::start(caf::actor_system& sys,
   auto r = remoting::from(*cfg);
   if (auto err = net::start_transport(sys, r.transport, nullptr))
     return err;
-  return std::unique_ptr<remote_access>(new remote_access(sys, r.cluster_id));
+  return std::unique_ptr<remote_access>(new remote_access(
+    sys, r.cluster_id, std::make_shared<const configuration>(*cfg)));
 }
 
 remote_access::~remote_access() {
@@ -232,10 +251,14 @@ look_up(caf::actor_system& sys, const std::string& address,
 
 caf::expected<cluster_client>
 remote_access::connect(const std::string& address) {
-  auto handles = look_up(sys_, address, cluster_id_);
-  if (!handles)
-    return handles.error();
-  return cluster_client{sys_, handles->first, false};
+  auto target = resolve_rest_target(address, *config_);
+  if (!target)
+    return target.error();
+  auto jobs = first_answering(*target);
+  if (!jobs)
+    return jobs.error();
+  return cluster_client{sys_, std::shared_ptr<client::job_service>{
+                                std::move(*jobs)}};
 }
 
 caf::expected<task_executor_actor>

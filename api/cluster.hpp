@@ -29,7 +29,12 @@ class actor_system_config;
 
 namespace weir {
 
+class configuration;
 class mini_cluster;
+
+namespace client {
+class job_service;
+} // namespace client
 
 using plugin::job_definition;
 
@@ -56,11 +61,17 @@ struct submit_options {
   std::vector<std::string> files;
 };
 
-/// A cluster the host talks to.
+/// A cluster the host talks to: one in this process through its
+/// Dispatcher, a session cluster through its REST API. Its calls may come
+/// from several threads; they take turns.
 class cluster_client {
 public:
+  /// The cluster whose Dispatcher is `dispatcher`.
   cluster_client(caf::actor_system& sys, dispatcher_actor dispatcher,
                  bool in_process);
+  /// A session cluster, reached through `jobs` (remote_access::connect).
+  cluster_client(caf::actor_system& sys,
+                 std::shared_ptr<client::job_service> jobs);
   virtual ~cluster_client() = default;
 
   /// Checks the job like `weir run` checks a spec (its operators, their
@@ -72,7 +83,8 @@ public:
                                const submit_options& opts = {});
 
   /// Blocks until job `id` has ended; its result (state, error, counters,
-  /// collected records).
+  /// collected records). A session cluster's jobmanager that goes away
+  /// meanwhile is `errc::peer_lost`.
   caf::expected<job_result> wait(const job_id& id);
 
   /// submit, then wait.
@@ -86,13 +98,18 @@ public:
                                        const std::string& dir,
                                        bool stop = false);
 
+  /// An in-process cluster's Dispatcher, for the host's actors; none (an
+  /// invalid handle) for a session cluster, which is reached through its
+  /// REST API only.
   const dispatcher_actor& dispatcher() const { return dispatcher_; }
   caf::actor_system& system() const { return sys_; }
   /// Whether the cluster runs in this process (in-process steps allowed).
   bool in_process() const { return in_process_; }
 
 private:
+  struct service;
   caf::actor_system& sys_;
+  std::shared_ptr<service> service_;
   dispatcher_actor dispatcher_;
   bool in_process_;
 };
@@ -141,23 +158,30 @@ public:
 
   ~remote_access();
 
-  /// A client of the session cluster whose jobmanager is at "HOST:PORT"
-  /// (or "HOST:PORT,HOST:PORT" with standbys, or "etcd://HOST:PORT" for the
-  /// leader that etcd names).
+  /// A client of the session cluster whose jobmanager's REST API is at
+  /// "HOST:PORT" (rest.port; "http://" or "https://" in front to choose,
+  /// else HTTPS when `config` secures the REST API), "HOST:PORT,HOST:PORT"
+  /// with standbys, or "etcd://HOST:PORT" for the leader that etcd names.
+  /// Clients never speak the cluster's own protocol (docs/security.md).
   caf::expected<cluster_client> connect(const std::string& address);
 
-  /// Joins the session cluster at "HOST:PORT" as a TaskExecutor offering
+  /// Joins the session cluster whose jobmanager's RPC port is at
+  /// "HOST:PORT" (jobmanager.rpc.port) as a TaskExecutor offering
   /// `slots` slots; it runs in the host's actor system until the host
   /// sends it an exit message or the jobmanager goes away.
   caf::expected<task_executor_actor> join(const std::string& address,
                                           int32_t slots);
 
 private:
-  remote_access(caf::actor_system& sys, std::string cluster_id)
-    : sys_(sys), cluster_id_(std::move(cluster_id)) {}
+  remote_access(caf::actor_system& sys, std::string cluster_id,
+                std::shared_ptr<const configuration> config)
+    : sys_(sys), cluster_id_(std::move(cluster_id)),
+      config_(std::move(config)) {}
   caf::actor_system& sys_;
   /// high-availability.cluster-id: whose leader etcd is asked for.
   std::string cluster_id_;
+  /// The keys start() was given (the REST API's TLS).
+  std::shared_ptr<const configuration> config_;
 };
 
 } // namespace weir

@@ -324,10 +324,15 @@ class Session:
             self.wait_for(self.jm, rf"TaskExecutor tm-{i} registered")
 
     def start_jobmanager(self, port):
+        # Workers use the RPC port (address), clients the REST API (rest),
+        # both kept when the jobmanager starts again on `port`.
+        rest_port = getattr(self, "rest", ":0").rsplit(":", 1)[1]
         jm = self.spawn([self.weir, "jobmanager", "--port", port, "--state-dir",
-                         self.state] + self.extra)
-        line = self.wait_for(jm, r"listening on (\S+):(\d+),")
+                         self.state, "-Drest.port=" + rest_port] + self.extra)
+        line = self.wait_for(
+            jm, r"listening on (\S+):(\d+),.*REST API at https?://([0-9.:]+)")
         self.address = f"{line.group(1)}:{line.group(2)}"
+        self.rest = line.group(3)
         return jm
 
     def spawn(self, cmd):
@@ -451,7 +456,7 @@ def main():
                     session = Session(weir, tmp, workers=2, slots=1,
                                       node_flags=node)
                     try:
-                        timed([weir, "run", "-m", session.address,
+                        timed([weir, "run", "-m", session.rest,
                                "examples/collect.json", "--to", "10"] + client)
                         runs.append(time.perf_counter() - start)
                     finally:
@@ -485,9 +490,9 @@ def main():
                 session = Session(weir, tmp, workers=2, slots=1,
                                   node_flags=node)
                 try:
-                    runs = repeat([weir, "run", "-m", session.address, spec]
+                    runs = repeat([weir, "run", "-m", session.rest, spec]
                                   + client, args.runs)
-                    rows = [measured([weir, "run", "-m", session.address,
+                    rows = [measured([weir, "run", "-m", session.rest,
                                       rows_spec] + client,
                                      cluster=[p.pid for p in session.procs])
                             for _ in range(args.runs)]
@@ -506,7 +511,7 @@ def main():
             out = os.path.join(tmp, "counts-g.txt")
             session = Session(weir, tmp, workers=2, slots=2)
             try:
-                runs = repeat([weir, "run", "-m", session.address,
+                runs = repeat([weir, "run", "-m", session.rest,
                                "examples/wordcount.json", "-p", "4", "--input",
                                text, "--output", out], args.runs)
             finally:
@@ -694,7 +699,7 @@ def run_and_hit(weir, session, spec, pause_s, sig):
     it run `pause_s` (benchmark pacing, not a test wait) and sends `sig` to
     the first taskmanager. Returns (the run process, start time, hit time)."""
     start = time.perf_counter()
-    run = subprocess.Popen([weir, "run", "-m", session.address, spec],
+    run = subprocess.Popen([weir, "run", "-m", session.rest, spec],
                            cwd=ROOT, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
@@ -717,7 +722,7 @@ def failure_figures(weir, tmp, only):
         session = Session(weir, tmp, workers=2, slots=2, extra=restart)
         try:
             if baseline is None:
-                baseline = timed([weir, "run", "-m", session.address, spec])
+                baseline = timed([weir, "run", "-m", session.rest, spec])
             run, start, hit = run_and_hit(weir, session, spec, 1.0, sig)
             lost = Session.stamp(session.jm, r"TaskExecutor tm-0 lost")
             again = Session.stamp(session.jm, r"switched from RESTARTING to RUNNING")
@@ -745,7 +750,7 @@ def failure_figures(weir, tmp, only):
         session = Session(weir, tmp, workers=2, slots=2, extra=restart)
         try:
             port = session.address.split(":")[1]
-            run = subprocess.Popen([weir, "run", "-m", session.address, spec],
+            run = subprocess.Popen([weir, "run", "-m", session.rest, spec],
                                    cwd=ROOT, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
             session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
@@ -910,7 +915,7 @@ def checkpoint_size_figure(weir, tmp, figure, extra, to):
     session = Session(weir, tmp, workers=1, slots=2, extra=extra)
     try:
         run = subprocess.Popen(
-            [weir, "run", "-m", session.address, spec_path,
+            [weir, "run", "-m", session.rest, spec_path,
              "--to", str(to), "--modulus", "1000000"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         checkpoints = os.path.join(session.state, "checkpoints")
@@ -1101,7 +1106,7 @@ def checkpoint_figures(weir, tmp, only, runs):
                    "-Drestart-strategy.fixed-delay.delay=50 ms"]
         session = Session(weir, tmp, workers=2, slots=2, extra=restart)
         try:
-            baseline = timed([weir, "run", "-m", session.address, spec])
+            baseline = timed([weir, "run", "-m", session.rest, spec])
             run, start, hit = run_and_hit(weir, session, spec, 1.5,
                                           signal.SIGKILL)
             resumed = Session.stamp(session.jm, r"resumes from checkpoint")
@@ -1175,7 +1180,7 @@ def load_figures(weir, tmp, only, seconds):
         try:
             for _ in range(2):
                 runs.append(subprocess.Popen(
-                    [weir, "run", "-m", session.address, "-d", spec_path,
+                    [weir, "run", "-m", session.rest, "-d", spec_path,
                      "--to", str(10**13), "--modulus", "2000000"], cwd=ROOT,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             counts = watch_for(session, seconds)
@@ -1202,7 +1207,7 @@ def load_figures(weir, tmp, only, seconds):
             json.dump(spec, f)
         busy = []
         try:
-            subprocess.run([weir, "run", "-m", session.address, "-d", spec_path],
+            subprocess.run([weir, "run", "-m", session.rest, "-d", spec_path],
                            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
             busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)

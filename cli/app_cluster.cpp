@@ -83,7 +83,11 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
   std::vector<std::string> args{own_executable(), "jobmanager", "--application",
                                 "--host",      host,         "--port",
                                 "0",           "--state-dir", dir_ + "/state",
-                                "--log",       log};
+                                "--log",       log,
+                                // Clients reach it through its REST API
+                                // (a port of its own; the client's
+                                // rest.port, if any, comes later and wins).
+                                "-Drest.port=0"};
   // Detached, no client prints what the driver prints: the jobmanager
   // writes it to its stdout, logs/stdout.txt.
   if (detached)
@@ -121,12 +125,15 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
   }
   // Its event log says where it listens.
   static const std::regex listening{R"(listening on (\S+):(\d+),)"};
+  static const std::regex rest{R"(REST API at (https?://[^\s,]+))"};
   auto deadline = std::chrono::steady_clock::now() + 30s;
   while (std::chrono::steady_clock::now() < deadline) {
     std::smatch m;
     auto text = read_text(log);
     if (std::regex_search(text, m, listening)) {
       address_ = m[1].str() + ":" + m[2].str();
+      if (std::regex_search(text, m, rest))
+        rest_url_ = m[1].str();
       return true;
     }
     int status = 0;

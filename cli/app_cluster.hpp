@@ -28,6 +28,8 @@ public:
   /// Its "HOST:PORT".
   const std::string& address() const { return address_; }
   const std::string& dir() const { return dir_; }
+  /// Its REST API's URL, what clients use ("" if it has none).
+  const std::string& rest_url() const { return rest_url_; }
 
   /// Waits for the jobmanager to end (it does once the application ended),
   /// stopping it after `grace_ms`. Returns its exit code. Removes the
@@ -42,6 +44,7 @@ private:
 
   std::string dir_;
   std::string address_;
+  std::string rest_url_;
   pid_t pid_ = -1;
 };
 

@@ -134,29 +134,21 @@ int submit_driver(remote_cluster& remote, job_graph g,
   // submitted), however early it comes.
   if (!detached)
     catch_stop_signals(second_signal::ends_process);
-  if (!upload_blobs(remote.system(), remote.dispatcher(), code, "run"))
+  if (!upload_blobs(remote.jobs(), code, "run"))
     return exit_cluster_error;
-  caf::scoped_actor self{remote.system()};
-  std::optional<job_id> id;
-  int result = exit_ok;
-  ask(
-    self, remote.dispatcher(), 60s, [&](job_id x) { id = x; },
-    [&](caf::error& err) {
-      fmt::print(stderr, "weir run: application rejected: {}\n",
-                 describe(err));
-      result = exit_cluster_error;
-    },
-    submit_atom_v, std::move(g));
-  if (!id)
-    return result;
+  auto id = remote.jobs().submit(g);
+  if (!id) {
+    fmt::print(stderr, "weir run: application rejected: {}\n",
+               describe(id.error()));
+    return exit_cluster_error;
+  }
   fmt::print(stderr, "Application submitted with id {} (its driver job)\n",
              id->to_string());
   if (detached) {
     fmt::print("{}\n", id->to_string());
     return exit_ok;
   }
-  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir run",
-                      true, remote.follow());
+  return wait_for_job(remote.jobs(), *id, "weir run", true, remote.follow());
 }
 
 } // namespace
@@ -247,8 +239,7 @@ int driver_run_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   if (res.count("jobmanager") > 0) {
     if (auto c = remote.connect("weir run",
-                                res["jobmanager"].as<std::string>(),
-                                remoting::from(*cfg));
+                                res["jobmanager"].as<std::string>(), *cfg);
         c >= 0)
       return c;
     return submit_driver(remote, std::move(graph), *code, detached);
@@ -286,8 +277,11 @@ int driver_run_action(const std::vector<std::string>& args) {
     return exit_cluster_error;
   fmt::print(stderr, "Application cluster listening on {} (logs in {}/logs)\n",
              cluster.address(), cluster.dir());
-  if (auto c = remote.connect("weir run", cluster.address(),
-                              remoting::from(*cfg));
+  if (!cluster.rest_url().empty())
+    fmt::print(stderr, "Application cluster REST API at {}\n",
+               cluster.rest_url());
+  if (auto c = remote.connect_rpc("weir run", cluster.address(),
+                                  remoting::from(*cfg));
       c >= 0) {
     cluster.kill();
     return c;

@@ -3,12 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include <caf/actor_system.hpp>
-#include <caf/scoped_actor.hpp>
-
 #include <fmt/format.h>
 
-#include "cli/remote.hpp"
 #include "messages/states.hpp"
 
 namespace weir::cli {
@@ -18,25 +14,19 @@ namespace {
 using namespace std::chrono_literals;
 
 /// Every job the Dispatcher knows, with its state; empty on an error.
-std::vector<job_status> list_jobs(caf::scoped_actor& self,
-                                  const dispatcher_actor& dispatcher) {
-  std::vector<job_status> jobs;
-  ask(
-    self, dispatcher, 60s, [&](std::vector<job_status>& xs) { jobs = xs; },
-    [](caf::error&) {}, list_atom_v);
-  return jobs;
+std::vector<job_status> list_jobs(client::job_service& jobs) {
+  auto listed = jobs.list();
+  return listed ? std::move(*listed) : std::vector<job_status>{};
 }
 
 } // namespace
 
-std::vector<job_status> recovered_jobs_of(caf::actor_system& sys,
-                                          const dispatcher_actor& dispatcher,
+std::vector<job_status> recovered_jobs_of(client::job_service& jobs,
                                           const job_id& own) {
-  caf::scoped_actor self{sys};
   std::vector<job_status> recovered;
   // By the Dispatcher's flag, not by state: a recovered job may have
   // finished already, before this list.
-  for (auto& s : list_jobs(self, dispatcher))
+  for (auto& s : list_jobs(jobs))
     if (s.recovered && s.id != own)
       recovered.push_back(std::move(s));
   return recovered;
@@ -72,24 +62,21 @@ void announce_recovered_jobs(const std::vector<job_status>& recovered,
                s.id.to_string(), s.name, dir);
 }
 
-void report_recovered_jobs(caf::actor_system& sys,
-                           const dispatcher_actor& dispatcher,
+void report_recovered_jobs(client::job_service& jobs,
                            const std::vector<job_status>& recovered,
                            const std::string& dir, int64_t slots) {
   if (recovered.empty())
     return;
-  caf::scoped_actor self{sys};
-  auto jobs = list_jobs(self, dispatcher);
+  auto listed = list_jobs(jobs);
   for (auto& before : recovered) {
     auto now = before;
-    for (auto& s : jobs)
+    for (auto& s : listed)
       if (s.id == before.id)
         now = s;
     std::optional<job_result> result;
     if (is_globally_terminal(now.state))
-      ask(
-        self, dispatcher, 10s, [&](job_result& r) { result = std::move(r); },
-        [](caf::error&) {}, result_atom_v, now.id);
+      if (auto r = jobs.await_result(now.id, 10s); r && *r)
+        result = std::move(**r);
     fmt::print(stderr, "{}\n", recovered_job_line(now, result, dir, slots));
   }
 }

@@ -5,12 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "messages/dispatcher.hpp"
+#include "client/job_service.hpp"
 #include "messages/job_result.hpp"
-
-namespace caf {
-class actor_system;
-} // namespace caf
 
 namespace weir::cli {
 
@@ -18,8 +14,7 @@ namespace weir::cli {
 /// those its Dispatcher recovered from the state directory at its start
 /// (job_status::recovered), ended since or not, but `own` (a job submitted
 /// again under its --jobid). Empty when the Dispatcher does not answer.
-std::vector<job_status> recovered_jobs_of(caf::actor_system& sys,
-                                          const dispatcher_actor& dispatcher,
+std::vector<job_status> recovered_jobs_of(client::job_service& jobs,
                                           const job_id& own);
 
 /// What became of a recovered job when the run ends, as `weir run` says it
@@ -40,8 +35,7 @@ void announce_recovered_jobs(const std::vector<job_status>& recovered,
 
 /// Says on stderr what became of each of `recovered` (recovered_job_line),
 /// when the run ends.
-void report_recovered_jobs(caf::actor_system& sys,
-                           const dispatcher_actor& dispatcher,
+void report_recovered_jobs(client::job_service& jobs,
                            const std::vector<job_status>& recovered,
                            const std::string& dir, int64_t slots);
 

@@ -3,15 +3,21 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flag_table.hpp"
+#include "client/dispatcher_jobs.hpp"
+#include "client/job_client.hpp"
 #include "cluster/gateway.hpp"
+#include "cluster/rest_target.hpp"
 #include "cluster/runtime_config.hpp"
 #include "cluster/stop_signal.hpp"
 #include "messages/errors.hpp"
+#include "config/keys.hpp"
 #include "net/transport.hpp"
 
 namespace weir::cli {
@@ -46,31 +52,86 @@ int parse_flags(cxxopts::Options& opts, const std::string& action,
 remote_cluster::remote_cluster() = default;
 
 remote_cluster::~remote_cluster() {
-  dispatcher_ = nullptr;
+  jobs_.reset();
   if (sys_)
     net::stop_transport(*sys_);
   sys_.reset();
 }
+
+namespace {
+
+/// "-m" as a client gives it, or the configuration's REST address.
+std::string rest_address_of(const cxxopts::ParseResult& flags,
+                            const configuration& cfg) {
+  if (flags.count("jobmanager") > 0)
+    return flags["jobmanager"].as<std::string>();
+  auto host = cfg.get(keys::rest_client_address);
+  if (host.empty())
+    host = cfg.get(keys::jobmanager_address);
+  return fmt::format("{}:{}", host, cfg.get(keys::rest_port));
+}
+
+/// Why the configuration's REST address (no -m) is not one.
+std::string bad_rest_address(const configuration& cfg,
+                             const std::string& address) {
+  auto from = [&](const auto& key) {
+    auto origin = cfg.origin(key);
+    return origin.empty() ? std::string{"default"} : origin;
+  };
+  auto& host_key = cfg.get(keys::rest_client_address).empty()
+                     ? keys::jobmanager_address
+                     : keys::rest_client_address;
+  return fmt::format("{} '{}' ({}) and {} {} ({}) give '{}', which is not "
+                     "HOST:PORT (no -m given)",
+                     host_key.name, cfg.get(host_key), from(host_key),
+                     keys::rest_port.name, cfg.get(keys::rest_port),
+                     from(keys::rest_port), address);
+}
+
+} // namespace
 
 int remote_cluster::connect(const std::string& action,
                             const cxxopts::ParseResult& flags) {
   auto cfg = load_config(action, flags);
   if (!cfg)
     return exit_bad_input;
-  auto address = jobmanager_address(flags, *cfg);
-  if (!parse_endpoints(address)) {
-    fmt::print(stderr, "{}: {}\n", action,
-               bad_jobmanager_address(flags, *cfg));
+  auto address = rest_address_of(flags, *cfg);
+  if (flags.count("jobmanager") == 0 && !parse_endpoint(address)) {
+    fmt::print(stderr, "{}: {}\n", action, bad_rest_address(*cfg, address));
     return exit_bad_input;
   }
-  return connect(action, address, remoting::from(*cfg));
+  return connect(action, address, *cfg);
 }
 
 int remote_cluster::connect(const std::string& action,
-                            const std::string& address, const remoting& r) {
+                            const std::string& address,
+                            const configuration& cfg) {
+  auto target = resolve_rest_target(address, cfg);
+  if (!target) {
+    auto& err = target.error();
+    auto text = describe(err);
+    if (text.rfind("'" + address + "'", 0) == 0)
+      text = "-m " + text; // the address itself is wrong
+    fmt::print(stderr, "{}: {}\n", action, text);
+    return err == make_error(errc::invalid_config) ? exit_bad_input
+                                                   : exit_cluster_error;
+  }
+  auto jobs = first_answering(*target);
+  if (!jobs) {
+    fmt::print(stderr, "{}: {}\n", action, describe(jobs.error()));
+    return exit_cluster_error;
+  }
+  jobs_ = std::move(*jobs);
+  target_ = std::move(*target);
+  return -1;
+}
+
+int remote_cluster::connect_rpc(const std::string& action,
+                                const std::string& address,
+                                const remoting& r) {
   auto at = parse_endpoints(address);
   if (!at) {
-    fmt::print(stderr, "{}: -m '{}' is not HOST:PORT or etcd://HOST:PORT\n", action, address);
+    fmt::print(stderr, "{}: '{}' is not HOST:PORT\n", action, address);
     return exit_bad_input;
   }
   cfg_ = std::make_unique<caf::actor_system_config>();
@@ -81,37 +142,33 @@ int remote_cluster::connect(const std::string& action,
     fmt::print(stderr, "{}: {}\n", action, describe(err));
     return exit_bad_input;
   }
-  // A jobmanager that is not there fails at once (connection refused); one
-  // that is there but busy (a loaded host, a TLS handshake, a cold start)
-  // gets this long for the handshakes and its first answer.
+  // A jobmanager that is busy (a loaded host, a TLS handshake, a cold
+  // start) gets this long for the handshakes and its first answer.
   auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(10),
                                  r.cluster_id);
   if (!handles) {
     fmt::print(stderr, "{}: {}\n", action, describe(handles.error()));
     return exit_cluster_error;
   }
-  dispatcher_ = handles->first;
-  if (at->front().etcd) {
-    etcd_ = *at;
-    cluster_id_ = r.cluster_id;
-  }
+  jobs_ = std::make_unique<client::dispatcher_jobs>(*sys_, handles->first);
   return -1;
 }
 
-std::function<caf::expected<dispatcher_actor>()> remote_cluster::follow() {
-  if (etcd_.empty())
+follow_leader remote_cluster::follow() {
+  if (target_.etcd.empty())
     return {};
-  return [this]() -> caf::expected<dispatcher_actor> {
+  return [this]() -> caf::expected<client::job_service*> {
     using namespace std::chrono_literals;
     auto deadline = std::chrono::steady_clock::now() + follow_patience;
-    caf::scoped_actor self{*sys_};
     for (;;) {
-      auto handles = connect_gateway(*sys_, etcd_, 2s, cluster_id_);
-      if (handles)
-        return dispatcher_ = handles->first;
+      auto leader = current_rest_leader(target_, 2s);
+      if (leader) {
+        jobs_ = std::make_unique<client::job_client>(*leader);
+        return jobs_.get();
+      }
       if (stop_requested() || std::chrono::steady_clock::now() >= deadline)
-        return handles.error();
-      self->receive(caf::after(200ms) >> [] {});
+        return leader.error();
+      std::this_thread::sleep_for(200ms);
     }
   };
 }
@@ -123,9 +180,9 @@ cxxopts::Options job_action_flags(const std::string& action,
   opts.custom_help("[-m HOST:PORT] JOBID" + usage);
   opts.positional_help("");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager, or etcd://HOST:PORT "
-     "of an etcd that names the leader (default "
-     "jobmanager.rpc.address:jobmanager.rpc.port)",
+    ("m,jobmanager", "HOST:PORT of the jobmanager's REST API (rest.port), "
+     "or etcd://HOST:PORT of an etcd that names the leader (default "
+     "rest.address or jobmanager.rpc.address, and rest.port)",
      cxxopts::value<std::string>())
     ("h,help", "print this help");
   opts.add_options(positional_group)("jobid", "the job",

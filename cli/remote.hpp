@@ -9,10 +9,10 @@
 
 #include <cxxopts.hpp>
 
-#include <caf/scoped_actor.hpp>
-
 #include "cluster/gateway.hpp"
-#include "cluster/receiver_watch.hpp"
+#include "client/job_service.hpp"
+#include "client/rest_connection.hpp"
+#include "cluster/rest_target.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/dispatcher.hpp"
 
@@ -28,18 +28,20 @@ namespace weir::cli {
 int parse_flags(cxxopts::Options& opts, const std::string& action,
                 const std::vector<std::string>& args, cxxopts::ParseResult& out);
 
+/// For a cluster named through etcd: finds its next leader (waiting while
+/// there is none, up to follow_patience or Ctrl-C) and returns the jobs
+/// service to ask there. Empty for a fixed address.
+using follow_leader = std::function<caf::expected<client::job_service*>()>;
+
 /// Waits for job `id`'s result and prints it like `weir run` (records on
 /// stdout, status on stderr, progress on a terminal; Ctrl-C cancels).
 /// With `stream`, collected records are printed while the job runs (a
 /// driver's output). Returns the exit code; 3 with a one-line error when
-/// the master is lost.
-/// With `follow` (a cluster named through etcd, remote_cluster::follow), a
-/// lost master is followed: the wait goes on at the new leader's
-/// Dispatcher.
-int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
+/// the master is lost, unless `follow` finds the next leader: the wait
+/// goes on there.
+int wait_for_job(client::job_service& jobs, job_id id,
                  const std::string& action, bool stream = false,
-                 const std::function<caf::expected<dispatcher_actor>()>& follow
-                 = {});
+                 const follow_leader& follow = {});
 
 class remote_cluster;
 
@@ -72,56 +74,48 @@ std::optional<job_id> job_id_flag(const std::string& action,
 /// 3.
 int exit_code_for_job_error(const caf::error& err);
 
-/// Sends `xs...` to `to` and waits for the reply, as
-/// `self->request(to, timeout, xs...).receive(on_value, on_error)` does,
-/// except that a master that dies or hangs ends the wait with
-/// `errc::peer_lost` within heartbeat.timeout rather than at `timeout`.
-template <class Handle, class OnValue, class OnError, class... Ts>
-void ask(caf::scoped_actor& self, const Handle& to, caf::timespan timeout,
-         OnValue on_value, OnError on_error, Ts&&... xs) {
-  auto reply = self->request(to, timeout, std::forward<Ts>(xs)...);
-  receiver_watch watch{caf::actor_cast<caf::strong_actor_ptr>(to),
-                       caf::actor_cast<caf::strong_actor_ptr>(self),
-                       reply.id()};
-  reply.receive(std::move(on_value), std::move(on_error));
-}
-
 /// The line for a failed request about job `id`: the error, and for a lost
 /// master how to find the job again once a jobmanager is back.
 std::string job_error_line(const std::string& action, const caf::error& err,
                            const job_id& id);
 
-/// A client's connection to a session cluster (`-m HOST:PORT`).
+/// A client's connection to a session cluster: its jobmanager's REST API
+/// (`-m HOST:PORT`, http:// or https:// in front to choose; by default
+/// HTTPS exactly when the configuration secures the REST API), or the
+/// REST API of the leader that etcd names (`-m etcd://HOST:PORT`).
 class remote_cluster {
 public:
   remote_cluster();
   ~remote_cluster();
 
-  /// Connects to the jobmanager named by `-m`, or else by the configuration
-  /// (jobmanager.rpc.address and .port). Returns the exit code to end with
-  /// after a one-line error, or -1 when connected.
+  /// Connects to the REST API named by `-m`, or else by the configuration
+  /// (rest.address, else jobmanager.rpc.address, and rest.port). Returns
+  /// the exit code to end with after a one-line error, or -1 when
+  /// connected.
   int connect(const std::string& action, const cxxopts::ParseResult& flags);
 
-  /// Connects to `address` ("HOST:PORT"); as above.
+  /// Connects to `address` (as -m gives it); as above.
   int connect(const std::string& action, const std::string& address,
-              const remoting& r);
+              const configuration& cfg);
 
-  caf::actor_system& system() { return *sys_; }
-  dispatcher_actor dispatcher() const { return dispatcher_; }
+  /// Connects to the Dispatcher of the jobmanager whose RPC port is at
+  /// `address` over the cluster's own protocol: only for the application
+  /// cluster `weir run` started itself (driver mode), which it shares a
+  /// configuration with.
+  int connect_rpc(const std::string& action, const std::string& address,
+                  const remoting& r);
 
-  /// For a cluster named through etcd (-m etcd://...): a function that
-  /// connects to its leader again, waiting while there is none (up to
-  /// follow_patience, or until Ctrl-C), and returns its Dispatcher. Empty
-  /// for a fixed address.
-  std::function<caf::expected<dispatcher_actor>()> follow();
+  client::job_service& jobs() { return *jobs_; }
+
+  /// For a cluster named through etcd: follow_leader; empty otherwise.
+  follow_leader follow();
 
 private:
   std::unique_ptr<caf::actor_system_config> cfg_;
   std::unique_ptr<caf::actor_system> sys_;
-  dispatcher_actor dispatcher_;
-  /// The etcd members of -m etcd://... (empty: a fixed address).
-  std::vector<endpoint> etcd_;
-  std::string cluster_id_;
+  std::unique_ptr<client::job_service> jobs_;
+  /// What -m named (for an etcd:// address, where to find the next leader).
+  rest_target target_;
 };
 
 } // namespace weir::cli

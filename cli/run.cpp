@@ -25,6 +25,7 @@
 #include "cli/log_flag.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
+#include "client/dispatcher_jobs.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "cluster/stop_signal.hpp"
@@ -76,8 +77,9 @@ cxxopts::Options run_flags() {
     ("state-dir", "high-availability.storageDir: keep jobs in RocksDB here "
      "and recover unfinished ones (default: in memory)",
      cxxopts::value<std::string>())
-    ("m,jobmanager", "HOST:PORT of a session cluster's jobmanager to run the "
-     "job on (default: an embedded local cluster)",
+    ("m,jobmanager", "HOST:PORT of the REST API (rest.port) of a session "
+     "cluster's jobmanager to run the job on (default: an embedded local "
+     "cluster)",
      cxxopts::value<std::string>())
     ("d,detached", "with -m: print the job id and return once the job is "
      "submitted")
@@ -184,90 +186,49 @@ int exit_code_for(const caf::error& err) {
 
 /// Submits the job and waits for its result, printing progress when stderr
 /// is a terminal.
-int submit_and_wait(caf::actor_system& sys, dispatcher_actor dispatcher,
-                    job_graph g,
-                    const std::function<caf::expected<dispatcher_actor>()>&
-                      follow = {}) {
-  caf::scoped_actor self{sys};
-  std::optional<job_id> id;
-  int code = exit_ok;
-  ask(
-    self, dispatcher, 60s, [&](job_id x) { id = x; },
-    [&](caf::error& err) {
-      fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
-      code = exit_code_for(err);
-    },
-    submit_atom_v, std::move(g));
-  if (!id)
-    return code;
+int submit_and_wait(client::job_service& jobs, const job_graph& g,
+                    const follow_leader& follow = {}) {
+  auto id = jobs.submit(g);
+  if (!id) {
+    fmt::print(stderr, "weir run: job rejected: {}\n", describe(id.error()));
+    return exit_code_for(id.error());
+  }
   fmt::print(stderr, "Job has been submitted with JobID {}\n", id->to_string());
-  return wait_for_job(sys, dispatcher, *id, "weir run", false, follow);
-}
-
-/// Asks the Dispatcher for job `id`'s result once, with no deadline, and
-/// passes what comes to `client` as a plain message: the job_result, the
-/// error the Dispatcher answered with, or the down_msg of a Dispatcher that
-/// went down without answering; then ends. The request never expires:
-/// renewing a short one let a result that came between two requests go
-/// to one the client had given up, and an application cluster, whose
-/// Dispatcher ends right after its application's result, left the client
-/// with a lost master instead (exit 3). The answer comes before the
-/// down_msg: both travel the one connection to the master, in order.
-caf::actor fetch_result(caf::actor_system& sys, dispatcher_actor dispatcher,
-                        job_id id, caf::actor client) {
-  return sys.spawn([=](caf::event_based_actor* self) {
-    self->monitor(dispatcher);
-    self->set_down_handler([=](caf::down_msg& dm) {
-      self->send(client, std::move(dm));
-      self->quit();
-    });
-    self->request(dispatcher, caf::infinite, result_atom_v, id)
-      .then(
-        [=](job_result& r) {
-          self->send(client, std::move(r));
-          self->quit();
-        },
-        [=](caf::error& err) {
-          self->send(client, std::move(err));
-          self->quit();
-        });
-  });
+  return wait_for_job(jobs, *id, "weir run", false, follow);
 }
 
 } // namespace
 
-int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
+int wait_for_job(client::job_service& first, job_id id,
                  const std::string& action, bool stream,
-                 const std::function<caf::expected<dispatcher_actor>()>& follow) {
+                 const follow_leader& follow) {
   size_t printed = 0;
   cancel_on_interrupt();
-  caf::scoped_actor self{sys};
-  // The result comes from the fetcher, and so does a lost master (the
-  // Dispatcher going down: requests to a dead remote actor would only time
-  // out); meanwhile this loop prints progress and a driver's output.
-  auto fetcher = fetch_result(sys, dispatcher, id,
-                              caf::actor_cast<caf::actor>(self));
+  auto* jobs = &first;
   bool tty = isatty(STDERR_FILENO) != 0;
   std::optional<job_result> result;
   std::optional<caf::error> lost;
   bool master_lost = false;
   bool cancel_sent = false;
+  auto is_lost = [](const caf::error& err) {
+    return err == make_error(errc::peer_lost);
+  };
   while (!result && !lost) {
     if (stop_requested() && !cancel_sent) {
       cancel_sent = true;
       fmt::print(stderr, "{}{}: interrupted, canceling job {}\n",
                  tty ? "\r\x1b[K" : "", action, id.to_string());
-      ask(
-        self, dispatcher, 10s, [](const cancel_outcome&) {},
-        [](caf::error&) {}, cancel_atom_v, id);
+      (void) jobs->cancel(id);
     }
-    self->receive([&](job_result& r) { result = std::move(r); },
-                  [&](caf::error& err) { lost = std::move(err); },
-                  [&](caf::down_msg& dm) {
-                    lost = dm.reason;
-                    master_lost = true;
-                  },
-                  caf::after(progress_interval) >> [] {});
+    // The result comes the moment the job ends; meanwhile this loop prints
+    // progress and a driver's output once per progress_interval.
+    auto r = jobs->await_result(id, progress_interval);
+    if (!r) {
+      lost = r.error();
+      master_lost = is_lost(*lost);
+    } else if (*r) {
+      result = std::move(**r);
+    }
     if (master_lost && follow && !stop_requested()) {
       // A new leader recovers the job: wait for its result there.
       fmt::print(stderr, "{}{}: lost the jobmanager ({}); following the "
@@ -275,10 +236,7 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
                  tty ? "\r\x1b[K" : "", action, describe(*lost));
       auto next = follow();
       if (next) {
-        dispatcher = *next;
-        self->send_exit(fetcher, caf::exit_reason::user_shutdown);
-        fetcher = fetch_result(sys, dispatcher, id,
-                               caf::actor_cast<caf::actor>(self));
+        jobs = *next;
         fmt::print(stderr, "{}: waiting for job {} at the new leader\n",
                    action, id.to_string());
         lost.reset();
@@ -289,27 +247,20 @@ int wait_for_job(caf::actor_system& sys, dispatcher_actor dispatcher, job_id id,
     }
     // Each poll gets a bounded part (collect-sink.batch-size.max): poll
     // again at once while there is more.
-    for (bool more = stream; more && !result && !lost;)
-      self
-        ->request(dispatcher, 1s, collect_atom_v, id,
-                  static_cast<int64_t>(printed))
-        .receive(
-          [&](std::vector<record>& rows) {
-            more = !rows.empty();
-            if (rows.empty())
-              return;
-            if (tty)
-              fmt::print(stderr, "\r\x1b[K");
-            print_records(rows);
-            printed += rows.size();
-          },
-          [&](caf::error&) { more = false; });
+    for (bool more = stream; more && !result && !lost;) {
+      auto rows = jobs->collect(id, static_cast<int64_t>(printed));
+      more = rows && !rows->empty();
+      if (!more)
+        break;
+      if (tty)
+        fmt::print(stderr, "\r\x1b[K");
+      print_records(*rows);
+      printed += rows->size();
+    }
     if (!result && !lost && tty)
-      self->request(dispatcher, 1s, status_atom_v, id, false)
-        .receive([&](job_status& s) { print_progress(s); },
-                 [&](caf::error&) {});
+      if (auto s = jobs->status(id, false))
+        print_progress(*s);
   }
-  self->send_exit(fetcher, caf::exit_reason::user_shutdown);
   if (tty)
     fmt::print(stderr, "\r\x1b[K");
   if (!result && master_lost) {
@@ -331,33 +282,26 @@ namespace {
 
 /// Submits to a session cluster (its user code first); waits unless
 /// detached.
-int run_remote(const run_settings& flags, const remoting& remoting,
-               job_graph graph, const prepared_code& user) {
+int run_remote(const run_settings& flags, const configuration& cfg,
+               const job_graph& graph, const prepared_code& user) {
   cancel_on_interrupt();
   remote_cluster remote;
-  if (auto code = remote.connect("weir run", flags.jobmanager, remoting);
+  if (auto code = remote.connect("weir run", flags.jobmanager, cfg);
       code >= 0)
     return code;
-  if (!upload_blobs(remote.system(), remote.dispatcher(), user, "run"))
+  if (!upload_blobs(remote.jobs(), user, "run"))
     return exit_cluster_error;
   if (!flags.detached)
-    return submit_and_wait(remote.system(), remote.dispatcher(),
-                           std::move(graph), remote.follow());
-  caf::scoped_actor self{remote.system()};
-  int code = exit_ok;
-  ask(
-    self, remote.dispatcher(), 60s,
-    [&](job_id id) {
-      fmt::print(stderr, "Job has been submitted with JobID {}\n",
-                 id.to_string());
-      fmt::print("{}\n", id.to_string());
-    },
-    [&](caf::error& err) {
-      fmt::print(stderr, "weir run: job rejected: {}\n", describe(err));
-      code = exit_code_for(err);
-    },
-    submit_atom_v, std::move(graph));
-  return code;
+    return submit_and_wait(remote.jobs(), graph, remote.follow());
+  auto id = remote.jobs().submit(graph);
+  if (!id) {
+    fmt::print(stderr, "weir run: job rejected: {}\n", describe(id.error()));
+    return exit_code_for(id.error());
+  }
+  fmt::print(stderr, "Job has been submitted with JobID {}\n",
+             id->to_string());
+  fmt::print("{}\n", id->to_string());
+  return exit_ok;
 }
 
 /// "taskmanager.numberOfTaskSlots 4 (weir.yaml:3)": a key's value and
@@ -478,7 +422,7 @@ int run_action(const std::vector<std::string>& args) {
     for (auto& [key, value] : cfg->set_with_prefix(
            std::string{keys::restart_strategy_prefix}))
       graph.config.emplace(key, value);
-    return run_remote(flags, remoting::from(*cfg), std::move(graph), *user);
+    return run_remote(flags, *cfg, graph, *user);
   }
   int32_t highest = 1;
   for (auto& v : graph.vertices)
@@ -516,19 +460,19 @@ int run_action(const std::vector<std::string>& args) {
                describe(cluster.error()));
     return exit_cluster_error;
   }
-  auto dispatcher = (*cluster)->dispatcher();
+  client::dispatcher_jobs jobs{sys, (*cluster)->dispatcher()};
   // Unfinished jobs of the state directory run too: say which, and at the
   // end what became of them.
   auto recovered = mc.state_dir.empty()
                      ? std::vector<job_status>{}
-                     : recovered_jobs_of(sys, dispatcher, graph.id);
+                     : recovered_jobs_of(jobs, graph.id);
   announce_recovered_jobs(recovered, mc.state_dir);
-  if (!upload_blobs(sys, dispatcher, *user, "run")) {
+  if (!upload_blobs(jobs, *user, "run")) {
     (*cluster)->stop();
     return exit_cluster_error;
   }
-  auto result = submit_and_wait(sys, dispatcher, std::move(graph));
-  report_recovered_jobs(sys, dispatcher, recovered, mc.state_dir, total);
+  auto result = submit_and_wait(jobs, graph);
+  report_recovered_jobs(jobs, recovered, mc.state_dir, total);
   (*cluster)->stop();
   return result;
 }

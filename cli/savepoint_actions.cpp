@@ -3,9 +3,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <caf/actor_system.hpp>
-#include <caf/scoped_actor.hpp>
-
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
@@ -24,9 +21,6 @@ namespace weir::cli {
 namespace {
 
 using namespace std::chrono_literals;
-
-/// Checkpoints and savepoints may take a while (large state, a slow disk).
-constexpr auto checkpoint_timeout = 10min;
 
 /// The savepoint directory: `given` or execution.checkpointing.savepoint-dir,
 /// made absolute (the jobmanager writes there). "" after a one-line error.
@@ -50,21 +44,15 @@ std::string savepoint_dir(const std::string& action, const std::string& given,
 /// Asks for a savepoint (and a stop after it); prints its path.
 int take_savepoint(const std::string& action, remote_cluster& remote,
                    const job_id& id, const std::string& dir, bool stop) {
-  int code = exit_ok;
-  caf::scoped_actor self{remote.system()};
-  ask(
-    self, remote.dispatcher(), checkpoint_timeout,
-    [&](const std::string& path) {
-      fmt::print("Savepoint completed. Path: {}\n", path);
-      if (stop)
-        fmt::print("Job {} is stopped.\n", id.to_string());
-    },
-    [&](caf::error& err) {
-      fmt::print(stderr, "{}\n", job_error_line(action, err, id));
-      code = exit_code_for_job_error(err);
-    },
-    savepoint_atom_v, id, dir, stop);
-  return code;
+  auto path = remote.jobs().savepoint(id, dir, stop);
+  if (!path) {
+    fmt::print(stderr, "{}\n", job_error_line(action, path.error(), id));
+    return exit_code_for_job_error(path.error());
+  }
+  fmt::print("Savepoint completed. Path: {}\n", *path);
+  if (stop)
+    fmt::print("Job {} is stopped.\n", id.to_string());
+  return exit_ok;
 }
 
 /// `weir savepoint -d PATH`.
@@ -103,18 +91,14 @@ int checkpoint_action(const std::vector<std::string>& args) {
   auto id = connect_for_job("weir checkpoint", opts, args, remote, code, res);
   if (!id)
     return code;
-  caf::scoped_actor self{remote.system()};
-  ask(
-    self, remote.dispatcher(), checkpoint_timeout,
-    [&](int64_t n) {
-      fmt::print("Checkpoint {} of job {} completed.\n", n, id->to_string());
-    },
-    [&](caf::error& err) {
-      fmt::print(stderr, "{}\n", job_error_line("weir checkpoint", err, *id));
-      code = exit_code_for_job_error(err);
-    },
-    take_checkpoint_atom_v, *id, res.count("full") > 0);
-  return code;
+  auto n = remote.jobs().checkpoint(*id, res.count("full") > 0);
+  if (!n) {
+    fmt::print(stderr, "{}\n",
+               job_error_line("weir checkpoint", n.error(), *id));
+    return exit_code_for_job_error(n.error());
+  }
+  fmt::print("Checkpoint {} of job {} completed.\n", *n, id->to_string());
+  return exit_ok;
 }
 
 cxxopts::Options savepoint_flags() {

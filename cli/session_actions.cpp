@@ -1,10 +1,6 @@
 // `weir list` and `weir cancel` against a session cluster.
 #include <ctime>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/scoped_actor.hpp>
-
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
@@ -111,9 +107,9 @@ cxxopts::Options list_flags() {
   cxxopts::Options opts("weir list", "List the jobs of a session cluster.");
   opts.custom_help("[-m HOST:PORT] [-r|-s|-a]");
   opts.add_options()
-    ("m,jobmanager", "HOST:PORT of the jobmanager, or etcd://HOST:PORT "
-     "of an etcd that names the leader (default "
-     "jobmanager.rpc.address:jobmanager.rpc.port)",
+    ("m,jobmanager", "HOST:PORT of the jobmanager's REST API (rest.port), "
+     "or etcd://HOST:PORT of an etcd that names the leader (default "
+     "rest.address or jobmanager.rpc.address, and rest.port)",
      cxxopts::value<std::string>())
     ("r,running", "only running jobs")
     ("s,scheduled", "only scheduled jobs")
@@ -131,17 +127,12 @@ int list_action(const std::vector<std::string>& args) {
   remote_cluster remote;
   if (auto code = remote.connect("weir list", res); code >= 0)
     return code;
-  caf::scoped_actor self{remote.system()};
-  std::vector<job_status> jobs;
-  caf::error failure;
-  ask(
-    self, remote.dispatcher(), 10s,
-    [&](std::vector<job_status>& xs) { jobs = std::move(xs); },
-    [&](caf::error& err) { failure = err; }, list_atom_v);
-  if (failure) {
-    fmt::print(stderr, "weir list: {}\n", describe(failure));
+  auto listed = remote.jobs().list();
+  if (!listed) {
+    fmt::print(stderr, "weir list: {}\n", describe(listed.error()));
     return exit_cluster_error;
   }
+  auto& jobs = *listed;
   std::sort(jobs.begin(), jobs.end(), [](auto& a, auto& b) {
     return a.start_time_ms < b.start_time_ms;
   });
@@ -179,24 +170,53 @@ int cancel_action(const std::vector<std::string>& args) {
   auto id = connect_for_job("weir cancel", opts, args, remote, code, res);
   if (!id)
     return code;
-  auto text = id->to_string();
-  caf::scoped_actor self{remote.system()};
-  ask(
-    self, remote.dispatcher(), 10s,
-    [&](const cancel_outcome& o) {
-      fmt::print("{}\n", describe_cancel(text, o));
-    },
-    [&](caf::error& err) {
-      fmt::print(stderr, "{}\n", job_error_line("weir cancel", err, *id));
-      code = exit_code_for_job_error(err);
-    },
-    cancel_atom_v, *id);
-  return code;
+  auto outcome = remote.jobs().cancel(*id);
+  if (!outcome) {
+    fmt::print(stderr, "{}\n",
+               job_error_line("weir cancel", outcome.error(), *id));
+    return exit_code_for_job_error(outcome.error());
+  }
+  fmt::print("{}\n", describe_cancel(id->to_string(), *outcome));
+  return exit_ok;
 }
 
 } // namespace weir::cli
 
 namespace weir::cli {
+
+namespace {
+
+/// What `weir status` prints of a job.
+void print_status(const job_status& s) {
+  fmt::print("Job {}\n", describe_job(s));
+  if (shows_cause(s))
+    fmt::print("Cause: {}\n", s.error);
+  fmt::print("{}\n", describe_records(s));
+  for (auto& v : s.metrics.vertices)
+    fmt::print("Vertex {}: {} in, {} out\n", v.vertex, v.records_in,
+               v.records_out);
+  for (auto& line : counter_lines(s.metrics))
+    fmt::print("{}\n", line);
+  if (!(s.slot_profile == resource_profile{}))
+    fmt::print("Slot profile: {}\n", to_string(s.slot_profile));
+  if (s.subtasks.empty())
+    return;
+  size_t width = 4;
+  for (auto& x : s.subtasks)
+    width = std::max(width, x.task.size());
+  fmt::print("Subtasks:\n");
+  for (auto& x : s.subtasks)
+    fmt::print("  {:<{}}  {:>5}  {:<12}  {}\n", x.task, width,
+               fmt::format("{}/{}", x.subtask + 1, x.parallelism),
+               to_string(x.state),
+               x.location.empty() ? "-" : x.location);
+  fmt::print("Load (records per second; busy and backpressured: the "
+             "highest of a subtask, ms per second):\n");
+  for (auto& line : task_load_lines(s.subtasks))
+    fmt::print("{}\n", line);
+}
+
+} // namespace
 
 cxxopts::Options status_flags() {
   return job_action_flags("weir status",
@@ -212,43 +232,14 @@ int status_action(const std::vector<std::string>& args) {
   auto id = connect_for_job("weir status", opts, args, remote, code, res);
   if (!id)
     return code;
-  caf::scoped_actor self{remote.system()};
-  ask(
-    self, remote.dispatcher(), 10s,
-      [&](job_status& s) {
-        fmt::print("Job {}\n", describe_job(s));
-        if (shows_cause(s))
-          fmt::print("Cause: {}\n", s.error);
-        fmt::print("{}\n", describe_records(s));
-        for (auto& v : s.metrics.vertices)
-          fmt::print("Vertex {}: {} in, {} out\n", v.vertex, v.records_in,
-                     v.records_out);
-        for (auto& line : counter_lines(s.metrics))
-          fmt::print("{}\n", line);
-        if (!(s.slot_profile == resource_profile{}))
-          fmt::print("Slot profile: {}\n", to_string(s.slot_profile));
-        if (s.subtasks.empty())
-          return;
-        size_t width = 4;
-        for (auto& x : s.subtasks)
-          width = std::max(width, x.task.size());
-        fmt::print("Subtasks:\n");
-        for (auto& x : s.subtasks)
-          fmt::print("  {:<{}}  {:>5}  {:<12}  {}\n", x.task, width,
-                     fmt::format("{}/{}", x.subtask + 1, x.parallelism),
-                     to_string(x.state),
-                     x.location.empty() ? "-" : x.location);
-        fmt::print("Load (records per second; busy and backpressured: the "
-                   "highest of a subtask, ms per second):\n");
-        for (auto& line : task_load_lines(s.subtasks))
-          fmt::print("{}\n", line);
-      },
-      [&](caf::error& err) {
-        fmt::print(stderr, "{}\n", job_error_line("weir status", err, *id));
-        code = exit_code_for_job_error(err);
-      },
-    status_atom_v, *id, true);
-  return code;
+  auto status = remote.jobs().status(*id, true);
+  if (!status) {
+    fmt::print(stderr, "{}\n",
+               job_error_line("weir status", status.error(), *id));
+    return exit_code_for_job_error(status.error());
+  }
+  print_status(*status);
+  return exit_ok;
 }
 
 } // namespace weir::cli
@@ -271,17 +262,12 @@ int wait_action(const std::vector<std::string>& args) {
   if (!id)
     return code;
   // An unknown job is an error now rather than a wait forever.
-  caf::scoped_actor self{remote.system()};
-  caf::error unknown;
-  ask(
-    self, remote.dispatcher(), 10s, [](job_status&) {},
-    [&](caf::error& err) { unknown = err; }, status_atom_v, *id, false);
-  if (unknown) {
-    fmt::print(stderr, "{}\n", job_error_line("weir wait", unknown, *id));
-    return exit_code_for_job_error(unknown);
+  if (auto known = remote.jobs().status(*id, false); !known) {
+    fmt::print(stderr, "{}\n", job_error_line("weir wait", known.error(), *id));
+    return exit_code_for_job_error(known.error());
   }
-  return wait_for_job(remote.system(), remote.dispatcher(), *id, "weir wait",
-                      false, remote.follow());
+  return wait_for_job(remote.jobs(), *id, "weir wait", false,
+                      remote.follow());
 }
 
 } // namespace weir::cli

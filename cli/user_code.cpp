@@ -4,12 +4,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include <caf/actor_system.hpp>
-#include <caf/scoped_actor.hpp>
-
 #include <fmt/format.h>
 
-#include "cli/remote.hpp"
 #include "messages/errors.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/blob_store.hpp"
@@ -128,23 +124,15 @@ prepare_user_code(const std::string& action, const cxxopts::ParseResult& flags,
   return out;
 }
 
-bool upload_blobs(caf::actor_system& sys, const dispatcher_actor& dispatcher,
-                  const prepared_code& code, const std::string& action) {
-  caf::scoped_actor self{sys};
-  bool ok = true;
-  for (auto& [hash, bytes] : code.blobs) {
-    ask(
-      self, dispatcher, 60s, [](bool) {},
-      [&](caf::error& err) {
-        fmt::print(stderr, "weir {}: could not ship user code: {}\n", action,
-                   describe(err));
-        ok = false;
-      },
-      blob_atom_v, put_atom_v, hash, bytes);
-    if (!ok)
-      break;
-  }
-  return ok;
+bool upload_blobs(client::job_service& jobs, const prepared_code& code,
+                  const std::string& action) {
+  for (auto& [hash, bytes] : code.blobs)
+    if (auto err = jobs.put_blob(hash, bytes)) {
+      fmt::print(stderr, "weir {}: could not ship user code: {}\n", action,
+                 describe(err));
+      return false;
+    }
+  return true;
 }
 
 } // namespace weir::cli

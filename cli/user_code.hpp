@@ -7,7 +7,7 @@
 
 #include <cxxopts.hpp>
 
-#include "messages/dispatcher.hpp"
+#include "client/job_service.hpp"
 #include "messages/job_graph.hpp"
 
 namespace caf {
@@ -43,7 +43,7 @@ prepare_user_code(const std::string& action, const cxxopts::ParseResult& flags,
 
 /// Stores the blobs in the cluster (before the job is submitted). Prints a
 /// one-line error and returns false when the cluster refuses.
-bool upload_blobs(caf::actor_system& sys, const dispatcher_actor& dispatcher,
-                  const prepared_code& code, const std::string& action);
+bool upload_blobs(client::job_service& jobs, const prepared_code& code,
+                  const std::string& action);
 
 } // namespace weir::cli

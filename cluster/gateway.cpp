@@ -40,35 +40,74 @@ std::string why_unreachable(caf::actor_system& sys, const endpoint& at,
   return sys.render(err);
 }
 
-/// The leader's address as the etcd members `members` name it.
-caf::expected<endpoint> leader_of(const std::vector<endpoint>& members,
-                                  std::chrono::milliseconds timeout,
-                                  const std::string& cluster_id) {
+/// What etcd's members `members` say of cluster `cluster_id`'s leader:
+/// its RPC address, and with `rest` its REST API's URL too (empty if it
+/// has none). A failed look-up or no leader is `errc::timeout`, one line.
+struct leader_entry {
+  std::string address;
+  std::string rest_url;
+  std::string etcd;
+};
+
+caf::expected<leader_entry> ask_etcd(const std::vector<endpoint>& members,
+                                     std::chrono::milliseconds timeout,
+                                     const std::string& cluster_id,
+                                     bool rest) {
   std::vector<std::string> eps;
   for (auto& m : members)
     eps.push_back(fmt::format("{}:{}", m.host, m.port));
   storage::etcd_client etcd{eps, timeout};
   auto leader = find_leader(etcd, cluster_id);
-  if (!leader)
+  auto url = rest && leader && !leader->empty()
+               ? find_rest_leader(etcd, cluster_id)
+               : caf::expected<std::string>{std::string{}};
+  if (!leader || !url)
     return make_error(errc::timeout,
                       fmt::format("cannot ask etcd for the leader of cluster "
                                   "{}: {}",
-                                  cluster_id, describe(leader.error())));
+                                  cluster_id,
+                                  describe(leader ? url.error()
+                                                  : leader.error())));
   if (leader->empty())
     return make_error(errc::timeout,
                       fmt::format("no jobmanager leads cluster {} (etcd at "
                                   "{})",
                                   cluster_id, etcd.endpoints()));
-  auto at = parse_endpoint(*leader);
+  return leader_entry{*leader, *url, etcd.endpoints()};
+}
+
+/// The leader's address as the etcd members `members` name it.
+caf::expected<endpoint> leader_of(const std::vector<endpoint>& members,
+                                  std::chrono::milliseconds timeout,
+                                  const std::string& cluster_id) {
+  auto leader = ask_etcd(members, timeout, cluster_id, false);
+  if (!leader)
+    return leader.error();
+  auto at = parse_endpoint(leader->address);
   if (!at)
     return make_error(errc::timeout,
                       fmt::format("etcd names '{}' as the leader of cluster "
                                   "{}, which is not HOST:PORT",
-                                  *leader, cluster_id));
+                                  leader->address, cluster_id));
   return *at;
 }
 
 } // namespace
+
+caf::expected<std::string> rest_leader_of(const std::vector<endpoint>& members,
+                                          std::chrono::milliseconds timeout,
+                                          const std::string& cluster_id) {
+  auto leader = ask_etcd(members, timeout, cluster_id, true);
+  if (!leader)
+    return leader.error();
+  if (leader->rest_url.empty())
+    return make_error(errc::timeout,
+                      fmt::format("the leader of cluster {} ({}) has no REST "
+                                  "API for clients (set rest.port; etcd at "
+                                  "{})",
+                                  cluster_id, leader->address, leader->etcd));
+  return leader->rest_url;
+}
 
 cluster_gateway_actor spawn_gateway(caf::actor_system& sys,
                                     supervisor_actor supervisor) {

@@ -43,6 +43,13 @@ std::optional<endpoint> parse_endpoint(const std::string& text);
 /// they name); nothing when any part is malformed.
 std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text);
 
+/// The URL of the REST API of cluster `cluster_id`'s leader, as the etcd
+/// members `members` name it; `errc::timeout` (one line) while none leads
+/// or the leader has no REST API.
+caf::expected<std::string> rest_leader_of(const std::vector<endpoint>& members,
+                                          std::chrono::milliseconds timeout,
+                                          const std::string& cluster_id);
+
 /// Connects to the gateway a jobmanager publishes at `at` (non-blocking
 /// connect with a deadline, so a silent peer cannot hang the caller) and
 /// looks up its Dispatcher and ResourceManager. The actor system must have

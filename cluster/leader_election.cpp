@@ -90,6 +90,10 @@ std::string leader_key(const std::string& cluster_id) {
   return "/weir/" + cluster_id + "/leader";
 }
 
+std::string rest_leader_key(const std::string& cluster_id) {
+  return "/weir/" + cluster_id + "/leader-rest";
+}
+
 std::string store_prefix(const std::string& cluster_id) {
   return "/weir/" + cluster_id + "/store/";
 }
@@ -97,6 +101,17 @@ std::string store_prefix(const std::string& cluster_id) {
 caf::expected<std::string> find_leader(storage::etcd_client& etcd,
                                        const std::string& cluster_id) {
   auto found = etcd.range(leader_key(cluster_id));
+  if (!found)
+    return found.error();
+  return found->empty() ? std::string{} : found->front().value;
+}
+
+caf::expected<std::string> find_rest_leader(storage::etcd_client& etcd,
+                                            const std::string& cluster_id) {
+  auto leader = find_leader(etcd, cluster_id);
+  if (!leader || leader->empty())
+    return leader;
+  auto found = etcd.range(rest_leader_key(cluster_id));
   if (!found)
     return found.error();
   return found->empty() ? std::string{} : found->front().value;
@@ -190,10 +205,22 @@ leadership::~leadership() {
     etcd_->revoke(lease_); // a standby takes over at once
 }
 
-caf::error leadership::publish(const std::string& address) {
+caf::error leadership::publish(const std::string& address,
+                               const std::string& rest_url) {
+  // The REST key lives on the same lease: it goes when the leader does.
+  // It is written first in the transaction's order, so that a client who
+  // finds the leader key finds the REST key of the same leader.
+  std::vector<storage::etcd_op> ops;
+  auto rest_key = rest_leader_key(opts_.cluster_id);
+  if (rest_url.empty())
+    ops.push_back(storage::etcd_op{storage::etcd_op::remove, rest_key, "", 0});
+  else
+    ops.push_back(
+      storage::etcd_op{storage::etcd_op::put, rest_key, rest_url, lease_});
+  ops.push_back(
+    storage::etcd_op{storage::etcd_op::put, fence_.key, address, lease_});
   auto done = etcd_->txn({storage::etcd_condition{fence_.key, fence_.revision}},
-                         {storage::etcd_op{storage::etcd_op::put, fence_.key,
-                                           address, lease_}});
+                         std::move(ops));
   if (!done)
     return done.error();
   if (!done->succeeded)

@@ -39,6 +39,10 @@ struct etcd_ha_options {
 /// leader's HOST:PORT ("" until it listens).
 std::string leader_key(const std::string& cluster_id);
 
+/// The etcd key naming the URL of cluster `cluster_id`'s leader's REST API
+/// (what clients talk to); absent while it has none.
+std::string rest_leader_key(const std::string& cluster_id);
+
 /// The prefix of cluster `cluster_id`'s store pointers in etcd.
 std::string store_prefix(const std::string& cluster_id);
 
@@ -46,6 +50,11 @@ std::string store_prefix(const std::string& cluster_id);
 /// no jobmanager leads (or the leader does not listen yet).
 caf::expected<std::string> find_leader(storage::etcd_client& etcd,
                                        const std::string& cluster_id);
+
+/// The URL of cluster `cluster_id`'s leader's REST API as etcd names it;
+/// "" while no jobmanager leads (or the leader has no REST API).
+caf::expected<std::string> find_rest_leader(storage::etcd_client& etcd,
+                                            const std::string& cluster_id);
 
 /// This jobmanager's leadership of a cluster, won in etcd: the leader key,
 /// created with a lease that a thread of its own keeps alive. When the lease
@@ -75,9 +84,10 @@ public:
   /// The client of this leadership's etcd, for the store.
   std::shared_ptr<storage::etcd_client> etcd() const { return etcd_; }
 
-  /// Publishes this leader's HOST:PORT under the leader key; fails when the
-  /// leadership was lost meanwhile.
-  caf::error publish(const std::string& address);
+  /// Publishes this leader's HOST:PORT under the leader key, and its REST
+  /// API's URL (unless "") under rest_leader_key; fails when the leadership
+  /// was lost meanwhile.
+  caf::error publish(const std::string& address, const std::string& rest_url);
 
   /// Starts keeping the lease alive (call it at once after the campaign:
   /// the first renewal is immediate); `lost(why)` runs once, on a thread of

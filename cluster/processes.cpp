@@ -261,7 +261,8 @@ int run_jobmanager(const jobmanager_options& opts) {
     log_event(opts.security_warning);
   if (lead) {
     auto address = fmt::format("{}:{}", opts.address, *port);
-    if (auto err = lead->publish(address)) {
+    auto rest_url = *rest ? (*rest)->url() : std::string{};
+    if (auto err = lead->publish(address, rest_url)) {
       log_eventf("cannot publish this leader's address: {}", describe(err));
       end_process_after("jobmanager", exit_leadership_lost);
       return exit_leadership_lost;

@@ -35,6 +35,7 @@ const std::vector<key_info>& config_keys() {
     jobmanager_address.info(),
     jobmanager_port.info(),
     rest_address.info(),
+    rest_client_address.info(),
     rest_port.info(),
     rest_max_content_length.info(),
     rest_inspection_timeout.info(),

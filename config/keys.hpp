@@ -88,6 +88,10 @@ inline constexpr config_key<int64_t> jobmanager_port{
 inline constexpr config_key<std::string> rest_address{
   "rest.bind-address", "127.0.0.1",
   "Address the jobmanager's REST API listens on."};
+inline constexpr config_key<std::string> rest_client_address{
+  "rest.address", "",
+  "Address clients (weir list, weir run -m...) connect to for the REST API "
+  "when no -m is given (default: jobmanager.rpc.address)."};
 inline constexpr config_key<int64_t> rest_port{
   "rest.port", "8081",
   "Port of the jobmanager's REST API (0: any free port, printed in its log).",

@@ -319,6 +319,14 @@ public:
   /// that node from now on (with TLS, with the role its certificate
   /// gives), unless another connection already does.
   std::optional<std::string> claim_node() {
+    // Clients talk to the REST API: a node's RPC port is for nodes only.
+    if (!guard_side_connected() && tls_ && state_->settings.node
+        && tls_->peer_role() != "weir-node")
+      return fmt::format("its certificate is not a node's (OU {}): clients "
+                         "use the REST API, the RPC port is for jobmanagers "
+                         "and taskmanagers (docs/security.md § Clients)",
+                         tls_->peer_role().empty() ? "none"
+                                                   : tls_->peer_role());
     std::lock_guard<std::mutex> guard{state_->mtx};
     if (!guard_side_connected()) {
       auto& owner = state_->nodes[guard_.peer()];

@@ -108,7 +108,7 @@ int run_on_session(caf::actor_system& sys, const std::string& path,
 // [main]
 int main(int argc, char** argv) {
   if (argc != 2 && argc != 4) {
-    fmt::print(stderr, "usage: host FILE [HOST:PORT LIBRARY]\n");
+    fmt::print(stderr, "usage: host FILE [REST_HOST:PORT LIBRARY]\n");
     return 2;
   }
   caf::actor_system_config cfg;

@@ -57,27 +57,32 @@ def run(cmd, **kw):
 
 def session_step(weir, host, sample, functions, tmp, env):
     """Starts a jobmanager and a taskmanager of the installed weir, runs
-    `host SAMPLE ADDRESS LIBRARY` against them; the host's stdout."""
+    `host SAMPLE REST_ADDRESS LIBRARY` against them; the host's stdout."""
     log = tmp / "jobmanager.log"
     with open(log, "w") as out:
         jm = subprocess.Popen([weir, "jobmanager", "--port", "0",
-                               "--state-dir", str(tmp / "state")], env=env,
+                               "--state-dir", str(tmp / "state"),
+                               "-Drest.port=0"], env=env,
                               stderr=out)
     tm = None
     try:
         # The jobmanager logs its address once it listens.
-        address = None
+        address = rest = None
         deadline = time.monotonic() + 60
         while address is None and time.monotonic() < deadline \
                 and jm.poll() is None:
-            m = re.search(r"listening on ([0-9.]+:[0-9]+),", log.read_text())
-            address = m.group(1) if m else None
+            text = log.read_text()
+            m = re.search(r"listening on ([0-9.]+:[0-9]+),", text)
+            r = re.search(r"REST API at http://([0-9.]+:[0-9]+)", text)
+            address = m.group(1) if m and r else None
+            rest = r.group(1) if r else None
             time.sleep(0.05)
         if address is None:
             return "no address: " + log.read_text()
         tm = subprocess.Popen([weir, "taskmanager", "-m", address, "--slots",
                                "2"], env=env, stderr=subprocess.DEVNULL)
-        r = run([str(host), sample, address, str(functions)], env=env,
+        # The host is a client: it talks to the REST API.
+        r = run([str(host), sample, rest, str(functions)], env=env,
                 timeout=120)
         return r.stdout if r.returncode == 0 else f"exit {r.returncode}"
     finally:

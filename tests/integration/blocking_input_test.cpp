@@ -145,9 +145,10 @@ TEST_CASE("an input the worker cannot open fails the job, not the worker") {
   temp_dir dir;
   std::string weir = std::getenv("WEIR_BIN");
   running_process master{{weir, "jobmanager", "--port", "0", "--state-dir",
-                          dir.file("state")}};
+                          dir.file("state"), any_rest_port}};
   auto address = listening_address(master);
   REQUIRE_FALSE(address.empty());
+  auto rest = rest_address(master);
   // The worker runs "on another host": in a mount namespace of its own where
   // an empty file system hides the directory of the client's input.
   auto data_dir = dir.file("data");
@@ -170,7 +171,7 @@ TEST_CASE("an input the worker cannot open fails the job, not the worker") {
   auto spec = dir.write("job.json", count_spec);
   for (int i = 0; i < 10; ++i) {
     CAPTURE(i);
-    auto r = run_weir({"run", "-m", address, "-p", std::to_string(1 + i % 2),
+    auto r = run_weir({"run", "-m", rest, "-p", std::to_string(1 + i % 2),
                        "-Drestart-strategy.type=none", spec, "--input", input},
                       60s);
     INFO("weir run said: " << r.err);
@@ -180,7 +181,7 @@ TEST_CASE("an input the worker cannot open fails the job, not the worker") {
           != std::string::npos);
   }
   // The worker is still there and takes the next job at once.
-  auto ok = run_weir({"run", "-m", address, spec, "--input",
+  auto ok = run_weir({"run", "-m", rest, spec, "--input",
                       source_path("examples/data/sample.txt")}, 60s);
   CHECK(ok.exit_code == 0);
   CHECK_FALSE(ok.out.empty());

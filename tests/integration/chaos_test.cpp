@@ -249,8 +249,12 @@ struct taskmanager {
 struct chaos_cluster {
   temp_dir dir;
   std::string state;
+  /// The jobmanager's RPC address and port (workers'), and its REST API's
+  /// address and port (clients'); both kept across restarts.
   std::string address;
   std::string port;
+  std::string rest;
+  std::string rest_port = "0";
   std::unique_ptr<running_process> jm;
   std::string old_jm_logs; ///< stderr of earlier jobmanager incarnations
   std::vector<taskmanager> tms;
@@ -309,11 +313,14 @@ struct chaos_cluster {
     while (steady::now() < until) {
       jm = std::make_unique<running_process>(std::vector<std::string>{
         weir_bin(), "jobmanager", "--port", on_port, "--state-dir", state,
-        heartbeat_interval_flag, heartbeat_timeout_flag});
+        heartbeat_interval_flag, heartbeat_timeout_flag,
+        "-Drest.port=" + rest_port});
       auto a = listening_address(*jm, 15s);
       if (!a.empty()) {
         address = a;
         port = a.substr(a.find(':') + 1);
+        rest = rest_address(*jm, 1s);
+        rest_port = rest.substr(rest.find(':') + 1);
         return true;
       }
       // It exited (say, the port was busy): keep its log, try again after a
@@ -372,7 +379,7 @@ struct chaos_cluster {
   /// A `weir` client call against the current jobmanager.
   process_result client(std::vector<std::string> args,
                         std::chrono::milliseconds deadline = 30s) {
-    args.insert(args.begin() + 1, {"-m", address});
+    args.insert(args.begin() + 1, {"-m", rest});
     return run_weir(args, deadline);
   }
 };

@@ -157,18 +157,18 @@ TEST_CASE("parallelism.default with -m: the job on the session has it") {
       {"id": "events", "operator": "generator", "params": {"rate": 100}},
       {"id": "sink", "operator": "discard"}],
     "edges": [{"from": "events", "to": "sink"}]})");
-  auto submitted = run_weir({"run", "-m", c.address, "-d", spec,
+  auto submitted = run_weir({"run", "-m", c.rest, "-d", spec,
                              "-Dparallelism.default=2"});
   REQUIRE(submitted.exit_code == 0);
   auto id = submitted.out.substr(0, 32);
   std::string status;
   CHECK(eventually([&] {
-    status = run_weir({"status", "-m", c.address, id}, 30s).out;
+    status = run_weir({"status", "-m", c.rest, id}, 30s).out;
     return status.find("2/2") != std::string::npos;
   }));
   CHECK(status.find("1/2") != std::string::npos);
   CHECK(status.find("2/2") != std::string::npos);
-  CHECK(run_weir({"cancel", "-m", c.address, id}, 30s).exit_code == 0);
+  CHECK(run_weir({"cancel", "-m", c.rest, id}, 30s).exit_code == 0);
 }
 
 TEST_CASE("errors name the key and where its value came from") {
@@ -188,7 +188,7 @@ TEST_CASE("errors name the key and where its value came from") {
                  "32768], got '0'");
   expect_refused({"list", "-Djobmanager.rpc.address="},
                  "weir list: jobmanager.rpc.address '' "
-                 "(-Djobmanager.rpc.address=) and jobmanager.rpc.port 6123 "
-                 "(default) give ':6123', which is not HOST:PORT (no -m "
+                 "(-Djobmanager.rpc.address=) and rest.port 8081 "
+                 "(default) give ':8081', which is not HOST:PORT (no -m "
                  "given)");
 }

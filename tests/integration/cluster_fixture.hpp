@@ -27,16 +27,20 @@ struct one_worker_cluster {
   std::string weir = std::getenv("WEIR_BIN");
   std::unique_ptr<running_process> master;
   std::unique_ptr<running_process> worker;
+  /// The RPC port's address (workers') and the REST API's (clients').
   std::string address;
+  std::string rest;
 
   explicit one_worker_cluster(std::vector<std::string> flags = {},
                               std::vector<std::string> worker_flags = {}) {
     std::vector<std::string> argv{weir, "jobmanager", "--port", "0",
-                                  "--state-dir", dir.file("state")};
+                                  "--state-dir", dir.file("state"),
+                                  any_rest_port};
     argv.insert(argv.end(), flags.begin(), flags.end());
     master = std::make_unique<running_process>(argv);
     address = listening_address(*master);
     REQUIRE_FALSE(address.empty());
+    rest = rest_address(*master);
     std::vector<std::string> w{weir,    "taskmanager", "-m",    address,
                                "--slots", "2",         "--id", "worker"};
     w.insert(w.end(), worker_flags.begin(), worker_flags.end());
@@ -53,18 +57,21 @@ struct session_cluster {
   std::unique_ptr<running_process> jobmanager;
   std::vector<std::unique_ptr<running_process>> workers;
   std::vector<std::string> worker_flags;
+  /// The RPC port's address (workers') and the REST API's (clients').
   std::string address;
+  std::string rest;
 
   explicit session_cluster(std::vector<std::string> jobmanager_flags = {},
                            std::vector<std::string> worker_extra = {})
     : worker_flags(std::move(worker_extra)) {
     std::vector<std::string> cmd{std::getenv("WEIR_BIN"), "jobmanager",
                                  "--port", "0", "--state-dir",
-                                 dir.file("state")};
+                                 dir.file("state"), any_rest_port};
     cmd.insert(cmd.end(), jobmanager_flags.begin(), jobmanager_flags.end());
     jobmanager = std::make_unique<running_process>(cmd);
     address = listening_address(*jobmanager);
     REQUIRE_FALSE(address.empty());
+    rest = rest_address(*jobmanager);
   }
 
   ~session_cluster() {
@@ -89,10 +96,10 @@ struct session_cluster {
         30s));
   }
 
-  /// `weir ACTION -m ADDRESS ARGS... EXTRA...`
+  /// `weir ACTION -m REST ARGS... EXTRA...`
   process_result client(std::vector<std::string> args,
                         const std::vector<std::string>& extra = {}) {
-    args.insert(args.begin() + 1, {"-m", address});
+    args.insert(args.begin() + 1, {"-m", rest});
     args.insert(args.end(), extra.begin(), extra.end());
     return run_weir(args, 60s);
   }
@@ -104,8 +111,12 @@ struct restartable_jobmanager {
   std::string weir = std::getenv("WEIR_BIN");
   std::string state;
   std::vector<std::string> flags;
+  /// The RPC port's address (workers') and the REST API's (clients'),
+  /// both kept across restarts.
   std::string address;
+  std::string rest;
   std::string port = "0";
+  std::string rest_port = "0";
   std::unique_ptr<running_process> proc;
 
   restartable_jobmanager(std::string state_dir, std::vector<std::string> extra = {})
@@ -114,6 +125,9 @@ struct restartable_jobmanager {
     address = listening_address(*proc);
     REQUIRE_FALSE(address.empty());
     port = address.substr(address.find(':') + 1);
+    rest = rest_address(*proc);
+    REQUIRE_FALSE(rest.empty());
+    rest_port = rest.substr(rest.find(':') + 1);
   }
 
   running_process& operator*() { return *proc; }
@@ -128,12 +142,14 @@ struct restartable_jobmanager {
   void restart() {
     start();
     REQUIRE(listening_address(*proc) == address);
+    REQUIRE(rest_address(*proc) == rest);
   }
 
 private:
   void start() {
     std::vector<std::string> argv{weir, "jobmanager", "--port", port,
-                                  "--state-dir", state};
+                                  "--state-dir", state,
+                                  "-Drest.port=" + rest_port};
     argv.insert(argv.end(), flags.begin(), flags.end());
     proc = std::make_unique<running_process>(argv);
   }

@@ -114,18 +114,18 @@ TEST_CASE("a driver's return value is weir run's exit status") {
 TEST_CASE("a driver's return value in a session: attached, and weir wait for "
           "a detached one") {
   one_worker_cluster c;
-  auto attached = run_weir({"run", "-D", "-m", c.address, "-c",
+  auto attached = run_weir({"run", "-D", "-m", c.rest, "-c",
                             "returns_status", test_drivers(), "9"});
   CHECK(attached.exit_code == 9);
-  auto detached = run_weir({"run", "-D", "-d", "-m", c.address, "-c",
+  auto detached = run_weir({"run", "-D", "-d", "-m", c.rest, "-c",
                             "returns_status", test_drivers(), "5"});
   REQUIRE(detached.exit_code == 0);
   auto app = lines_of(detached.out).back();
-  auto wait = run_weir({"wait", "-m", c.address, app});
+  auto wait = run_weir({"wait", "-m", c.rest, app});
   CHECK(wait.exit_code == 5);
   CHECK(wait.err.find("driver 'returns_status' returned 5\n")
         != std::string::npos);
-  auto status = run_weir({"status", "-m", c.address, app});
+  auto status = run_weir({"status", "-m", c.rest, app});
   CHECK(status.exit_code == 0);
   CHECK(status.out.find("Cause: driver -> output (1/1): driver "
                         "'returns_status' returned 5\n")
@@ -135,7 +135,7 @@ TEST_CASE("a driver's return value in a session: attached, and weir wait for "
 TEST_CASE("weir's flags after the driver library go to the driver, with a "
           "warning") {
   one_worker_cluster c;
-  auto r = run_weir({"run", "-D", "-m", c.address, "-c", "echo_args",
+  auto r = run_weir({"run", "-D", "-m", c.rest, "-c", "echo_args",
                      test_drivers(), "--libjars", "x.so", "-p", "2",
                      "-Dkey=v", "--detached", "--help", "plain"});
   CHECK(r.exit_code == 0);
@@ -172,12 +172,12 @@ TEST_CASE("a daemon job does not keep an application alive (session)") {
   running_process more{{c.weir, "taskmanager", "-m", c.address, "--slots",
                         "2", "--id", "more"}};
   REQUIRE(c.master->wait_for_stderr("TaskExecutor more registered", 30s));
-  auto r = run_weir({"run", "-D", "-m", c.address, "-c", "daemon_and_work",
+  auto r = run_weir({"run", "-D", "-m", c.rest, "-c", "daemon_and_work",
                      test_drivers()});
   CHECK(r.exit_code == 0);
   CHECK(r.out == "0\t500500\n");
   REQUIRE(c.master->wait_for_stderr(" ended FINISHED", 30s));
-  auto list = run_weir({"list", "-m", c.address, "-a"});
+  auto list = run_weir({"list", "-m", c.rest, "-a"});
   CHECK(list.out.find(" : endless daemon (CANCELED, ") != std::string::npos);
   CHECK(list.out.find(" : sum (FINISHED, ") != std::string::npos);
   CHECK(list.out.find(" : driver daemon_and_work (FINISHED, ")
@@ -197,7 +197,9 @@ TEST_CASE("a detached application: the driver's slot profile, workers on "
   auto app = lines_of(r.out).back();
   std::smatch m;
   REQUIRE(std::regex_search(r.err, m, std::regex{R"(listening on (\S+) \(logs in (\S+)\))"}));
-  std::string address = m[1].str(), logs = m[2].str();
+  auto logs = m[2].str();
+  REQUIRE(std::regex_search(r.err, m, std::regex{R"(REST API at (\S+))"}));
+  auto address = m[1].str();
   auto log = [&] { return read_file(logs + "/jobmanager.log"); };
   auto wait_for_log = [&](const std::string& text) {
     return eventually([&] { return log().find(text) != std::string::npos; });
@@ -265,12 +267,12 @@ TEST_CASE("-s and -n apply to the jobs a driver submits") {
                                                    name, count, rate, sink,
                                                    sink, sink));
   };
-  auto submitted = run_weir({"run", "-m", c.address, "-d",
+  auto submitted = run_weir({"run", "-m", c.rest, "-d",
                              spec("endless", -1, 1000, "discard")});
   REQUIRE(submitted.exit_code == 0);
   auto id = lines_of(submitted.out).back();
   REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
-  auto sp = run_weir({"stop", "-m", c.address, id, "--savepointPath",
+  auto sp = run_weir({"stop", "-m", c.rest, id, "--savepointPath",
                       c.dir.file("savepoints")});
   REQUIRE(sp.exit_code == 0);
   auto path = sp.out.substr(sp.out.find("Path: ") + 6);
@@ -278,7 +280,7 @@ TEST_CASE("-s and -n apply to the jobs a driver submits") {
   // The bounded job (3000 records) has a collect sink where the savepoint
   // has a discard one: -n skips nothing here but is passed on; the counts
   // go on from the savepoint and end exact.
-  auto r = run_weir({"run", "-D", "-m", c.address, "-s", path, "-n", "-c",
+  auto r = run_weir({"run", "-D", "-m", c.rest, "-s", path, "-n", "-c",
                      "run_spec", test_drivers(),
                      spec("bounded", 3000, 0, "collect")});
   CHECK(r.exit_code == 0);
@@ -293,7 +295,7 @@ TEST_CASE("an attached client streams what a driver prints while it runs") {
   one_worker_cluster c;
   temp_dir tmp;
   auto go = tmp.file("go");
-  running_process run{{c.weir, "run", "-D", "-m", c.address, "-c",
+  running_process run{{c.weir, "run", "-D", "-m", c.rest, "-c",
                        "wait_for_file", test_drivers(), go}};
   // Printed after its first job, while it still waits for `go`.
   REQUIRE(run.wait_for_stdout("0\t500500\n", 30s));
@@ -348,13 +350,13 @@ TEST_CASE("driver options are read as the seed's table writes them") {
 TEST_CASE("cancelling a driver that waits for its job cancels the job "
           "(session)") {
   one_worker_cluster c; // two slots: the driver and its endless job
-  auto submitted = run_weir({"run", "-D", "-d", "-m", c.address, "-c",
+  auto submitted = run_weir({"run", "-D", "-d", "-m", c.rest, "-c",
                              "waits_on_endless", test_drivers()});
   REQUIRE(submitted.exit_code == 0);
   auto app = lines_of(submitted.out).back();
   REQUIRE(c.master->wait_for_stderr(
     "(endless) switched from CREATED to RUNNING", 30s));
-  auto cancel = run_weir({"cancel", "-m", c.address, app});
+  auto cancel = run_weir({"cancel", "-m", c.rest, app});
   CHECK(cancel.exit_code == 0);
   CHECK(c.master->wait_for_stderr(
     "(endless) is cancelled: its application's driver is cancelled", 30s));
@@ -362,7 +364,7 @@ TEST_CASE("cancelling a driver that waits for its job cancels the job "
   CHECK(c.master->wait_for_stderr(
     fmt::format("job {} (driver waits_on_endless) CANCELED", app), 30s));
   // Nothing it tried to submit after the wait ran.
-  auto list = run_weir({"list", "-m", c.address, "-a"});
+  auto list = run_weir({"list", "-m", c.rest, "-a"});
   CHECK(list.out.find("after the wait") == std::string::npos);
   CHECK(list.out.find(" : endless (CANCELED, ") != std::string::npos);
 }

@@ -35,7 +35,7 @@ TEST_CASE("a host joins a session cluster with its own slots and runs a built jo
   REQUIRE(cluster.jobmanager->wait_for_stderr(
     fmt::format("TaskExecutor embedded-{} registered with 2 slots", ::getpid()),
     30s));
-  auto client = (*remote)->connect(cluster.address);
+  auto client = (*remote)->connect(cluster.rest);
   REQUIRE_MESSAGE(client, describe(client.error()));
   CHECK_FALSE(client->in_process());
 
@@ -92,7 +92,7 @@ TEST_CASE("a host ships a library with its job: its WEIR_MAP function runs on a 
   caf::actor_system sys{cfg};
   auto remote = remote_access::start(sys);
   REQUIRE(remote);
-  auto client = (*remote)->connect(cluster.address);
+  auto client = (*remote)->connect(cluster.rest);
   REQUIRE_MESSAGE(client, describe(client.error()));
   // `doubled` is defined with WEIR_MAP in the library, not in this program.
   job_builder job{"doubled"};

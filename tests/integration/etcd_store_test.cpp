@@ -223,7 +223,7 @@ TEST_CASE("one jobmanager leads; the standby takes over when it resigns") {
   auto never = [] { return false; };
   auto first = leadership::campaign(opts, never, [](const std::string&) {});
   REQUIRE(first);
-  REQUIRE_FALSE(first->publish("10.0.0.1:6123"));
+  REQUIRE_FALSE(first->publish("10.0.0.1:6123", ""));
   auto client = etcd.client();
   CHECK(find_leader(*client, "c1").value() == "10.0.0.1:6123");
   CHECK(find_leader(*client, "other").value() == "");

@@ -68,7 +68,10 @@ struct ha_cluster {
       "-Dhigh-availability.etcd.endpoints=" + etcd_address,
       "-Dhigh-availability.storageDir=" + dir.file("ha"),
       "-Dhigh-availability.etcd.lease-ttl=2 s",
-      "-Dhigh-availability.etcd.retry-period=100 ms"};
+      "-Dhigh-availability.etcd.retry-period=100 ms",
+      // Clients on host c reach the leader's REST API.
+      "-Drest.bind-address=" + hosts.address(host),
+      "-Dsecurity.ssl.rest.authentication-enabled=false"};
     for (auto& f : common())
       argv.push_back(f);
     return std::make_unique<running_process>(hosts.on(host, argv));

@@ -126,7 +126,7 @@ TEST_CASE("relative paths with -m are the client's: made absolute before "
   auto spec = source_path("examples/wordcount.json");
   auto command = fmt::format("cd '{}' && exec '{}' run -m {} '{}' --input "
                              "in.txt --output out.txt",
-                             client.path(), cluster.weir, cluster.address,
+                             client.path(), cluster.weir, cluster.rest,
                              spec);
   auto r = run_process({"/bin/sh", "-c", command}, 60s);
   CHECK_FALSE(r.timed_out);

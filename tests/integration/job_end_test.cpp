@@ -58,7 +58,7 @@ std::string endless_spec(const temp_dir& dir, const std::string& name,
 /// `weir status` of job `id` once every subtask runs and records came out.
 bool running_with_output(one_worker_cluster& c, const std::string& id) {
   return eventually([&] {
-    auto s = run_weir({"status", "-m", c.address, id});
+    auto s = run_weir({"status", "-m", c.rest, id});
     std::smatch m;
     static const std::regex out{R"(Records: \d+ in, (\d+) out)"};
     return s.out.find("CREATED") == std::string::npos
@@ -85,10 +85,10 @@ TEST_CASE("weir stop: a job with an at-least-once text_file sink FINISHES "
   auto out = c.dir.file("out.txt");
   auto sink = fmt::format(R"({{"id": "out", "operator": "text_file", "params": {{"path": "{}"}}}})",
                           out);
-  auto id = detached({"run", "-m", c.address, "-d",
+  auto id = detached({"run", "-m", c.rest, "-d",
                       endless_spec(c.dir, "endless", sink, true)});
   REQUIRE(running_with_output(c, id));
-  auto stopped = run_weir({"stop", "-m", c.address, id, "--savepointPath",
+  auto stopped = run_weir({"stop", "-m", c.rest, id, "--savepointPath",
                            c.dir.file("savepoints")});
   REQUIRE(stopped.exit_code == 0);
   CHECK(exists(savepoint_path(stopped)));
@@ -99,7 +99,7 @@ TEST_CASE("weir stop: a job with an at-least-once text_file sink FINISHES "
   CHECK_FALSE(exists(out + ".inprogress"));
   auto lines = lines_of(read_file(out));
   CHECK_FALSE(lines.empty());
-  auto status = run_weir({"status", "-m", c.address, id});
+  auto status = run_weir({"status", "-m", c.rest, id});
   CHECK(status.out.find(" : endless (FINISHED, ") != std::string::npos);
   // Every record the job counted as out is in the file.
   std::smatch m;
@@ -117,17 +117,17 @@ TEST_CASE("a savepoint that does not fit the job is refused before it is "
           "submitted, also detached") {
   one_worker_cluster c;
   auto discard = std::string{R"({"id": "out", "operator": "discard"})"};
-  auto id = detached({"run", "-m", c.address, "-d",
+  auto id = detached({"run", "-m", c.rest, "-d",
                       endless_spec(c.dir, "counted", discard, true)});
   REQUIRE(running_with_output(c, id));
-  auto taken = run_weir({"savepoint", "-m", c.address, id,
+  auto taken = run_weir({"savepoint", "-m", c.rest, id,
                          c.dir.file("savepoints")});
   REQUIRE(taken.exit_code == 0);
   auto savepoint = savepoint_path(taken);
-  CHECK(run_weir({"cancel", "-m", c.address, id}).exit_code == 0);
+  CHECK(run_weir({"cancel", "-m", c.rest, id}).exit_code == 0);
   // No `counts` vertex in this job.
   auto plain = endless_spec(c.dir, "plain", discard, false);
-  auto refused = run_weir({"run", "-m", c.address, "-d", "-s", savepoint, plain});
+  auto refused = run_weir({"run", "-m", c.rest, "-d", "-s", savepoint, plain});
   CHECK(refused.exit_code == 2);
   CHECK(refused.out.empty());
   CHECK(refused.err == "weir run: -s: savepoint '" + savepoint
@@ -135,7 +135,7 @@ TEST_CASE("a savepoint that does not fit the job is refused before it is "
                            "does not have (-n/--allowNonRestoredState skips "
                            "it)\n");
   // A vertex at another parallelism.
-  auto rescaled = run_weir({"run", "-m", c.address, "-d", "-p", "2", "-s",
+  auto rescaled = run_weir({"run", "-m", c.rest, "-d", "-p", "2", "-s",
                             savepoint,
                             endless_spec(c.dir, "rescaled", discard, true)});
   CHECK(rescaled.exit_code == 2);
@@ -144,9 +144,9 @@ TEST_CASE("a savepoint that does not fit the job is refused before it is "
                           + "' holds vertex 'counts' at parallelism 1, the "
                             "job runs it at 2\n");
   // With -n the state is skipped and the job runs.
-  auto allowed = detached({"run", "-m", c.address, "-d", "-s", savepoint, "-n",
+  auto allowed = detached({"run", "-m", c.rest, "-d", "-s", savepoint, "-n",
                            plain});
-  CHECK(run_weir({"cancel", "-m", c.address, allowed}).exit_code == 0);
+  CHECK(run_weir({"cancel", "-m", c.rest, allowed}).exit_code == 0);
 }
 
 TEST_CASE("weir status and weir list -a show a failed job's cause") {
@@ -160,15 +160,15 @@ TEST_CASE("weir status and weir list -a show a failed job's cause") {
       {"id": "out", "operator": "discard"}],
     "edges": [{"from": "numbers", "to": "squared"},
               {"from": "squared", "to": "out"}]})");
-  auto id = detached({"run", "-m", c.address, "-d", spec});
+  auto id = detached({"run", "-m", c.rest, "-d", spec});
   REQUIRE(c.master->wait_for_stderr("(square) FAILED: ", 30s));
-  auto status = run_weir({"status", "-m", c.address, id});
+  auto status = run_weir({"status", "-m", c.rest, id});
   CHECK(status.exit_code == 0);
   CHECK(status.out.find(" : square (FAILED, ") != std::string::npos);
   CHECK(std::regex_search(status.out,
                           std::regex{"\nCause: .*square: int64 overflow at "
                                      "value 4294967296\n"}));
-  auto list = run_weir({"list", "-m", c.address, "-a"});
+  auto list = run_weir({"list", "-m", c.rest, "-a"});
   CHECK(std::regex_search(list.out,
                           std::regex{" : " + id
                                      + R"( : square \(FAILED, [0-9.]+ s\) )"
@@ -197,7 +197,7 @@ TEST_CASE("a cancel is prompt and says what it did: a driver waiting for "
                        + " had already ended (CANCELED); nothing to cancel.\n");
   // Ctrl-C of an attached client whose driver waits for slots.
   running_process attached{{std::getenv("WEIR_BIN"), "run", "-D", "-m",
-                            c.address, "-c", "waits_on_endless", drivers}};
+                            c.rest, "-c", "waits_on_endless", drivers}};
   REQUIRE(attached.wait_for_stderr("Application submitted with id", 30s));
   REQUIRE(eventually([&] {
     return c.client({"list"}).out.find("waiting for 1 of 1 slots")
@@ -211,7 +211,7 @@ TEST_CASE("Ctrl-C of an attached driver whose job waits for slots ends both "
   session_cluster c;
   c.add_worker("w1", 1); // the driver's slot; its job gets none
   running_process attached{{std::getenv("WEIR_BIN"), "run", "-D", "-m",
-                            c.address, "-c", "waits_on_endless",
+                            c.rest, "-c", "waits_on_endless",
                             test_plugin("drivers")}};
   REQUIRE(attached.wait_for_stdout("waiting for ", 60s));
   REQUIRE(eventually([&] {

@@ -35,9 +35,13 @@ TEST_CASE("word count across two network namespaces") {
   running_process master{hosts.on(
     "a", {weir, "jobmanager", "--host", hosts.address("a"), "--port", "0",
               "--state-dir", dir.file("state"),
-              "-Dsecurity.ssl.internal.enabled=false"})};
+              "-Dsecurity.ssl.internal.enabled=false",
+              "-Drest.bind-address=" + hosts.address("a"), any_rest_port,
+              "-Dsecurity.ssl.rest.authentication-enabled=false"})};
   std::string address = listening_address(master);
   REQUIRE_FALSE(address.empty());
+  auto rest = rest_address(master);
+  REQUIRE(rest.rfind(hosts.address("a") + ":", 0) == 0);
   running_process near{hosts.on(
     "a", {weir, "taskmanager", "-m", address, "--slots", "2", "--id",
               "tm-a"})};
@@ -50,7 +54,7 @@ TEST_CASE("word count across two network namespaces") {
   auto input = dir.write("in.txt", text);
   auto out = dir.file("counts.txt");
   auto r = run_process(hosts.on(
-                         "b", {weir, "run", "-m", address,
+                         "b", {weir, "run", "-m", rest,
                                    "examples/wordcount.json", "-p", "4",
                                    "--input", input, "--output", out}),
                        120s);

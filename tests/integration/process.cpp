@@ -159,6 +159,18 @@ std::string listening_address(running_process& jobmanager,
   return m[1];
 }
 
+std::string rest_address(running_process& jobmanager,
+                         std::chrono::milliseconds deadline) {
+  if (!jobmanager.wait_for_stderr(", state in ", deadline))
+    return {};
+  std::smatch m;
+  const auto& log = jobmanager.stderr_so_far();
+  if (!std::regex_search(log, m,
+                         std::regex{"REST API at https?://([0-9.]+:[0-9]+)"}))
+    return {};
+  return m[1];
+}
+
 process_result run_process(const std::vector<std::string>& argv,
                            std::chrono::milliseconds deadline) {
   running_process p{argv};

@@ -34,6 +34,12 @@ public:
   bool wait_for_stdout(const std::string& text,
                        std::chrono::milliseconds deadline);
 
+  /// Reads what the process wrote so far, without waiting: a test that
+  /// makes it log much calls this, or the full pipe blocks the process.
+  void drain() {
+    pump(std::chrono::milliseconds{0});
+  }
+
   /// Sends a signal.
   void signal(int sig);
 
@@ -66,6 +72,17 @@ private:
 std::string listening_address(running_process& jobmanager,
                               std::chrono::milliseconds deadline
                               = std::chrono::seconds(30));
+
+/// Waits until a `weir jobmanager` logged where it listens and returns
+/// its REST API's "HOST:PORT" (what clients' -m names; the jobmanager
+/// needs rest.port, 0 in tests); "" after the deadline or without one.
+std::string rest_address(running_process& jobmanager,
+                         std::chrono::milliseconds deadline
+                         = std::chrono::seconds(30));
+
+/// The flag that gives a test's jobmanager a REST API on a free port (the
+/// default port, 8081, may be taken by a test running beside it).
+inline const std::string any_rest_port = "-Drest.port=0";
 
 /// Runs `argv` (argv[0] is a path) with stdin from /dev/null, collecting
 /// stdout and stderr; kills it (SIGKILL) once `deadline` has passed.

@@ -84,7 +84,7 @@ void stop_and_resume_exactly_once(const std::string& backend) {
   REQUIRE(c.master->wait_for_stderr("TaskExecutor second registered", 30s));
   // An unbounded job; its workers are killed (and started again) twice.
   auto first_out = c.dir.file("first");
-  auto id = detached({"run", "-m", c.address, "-d",
+  auto id = detached({"run", "-m", c.rest, "-d",
                       counts_spec(c.dir, "endless", -1, 1000, first_out, true,
                                   backend)});
   auto victim = std::make_unique<running_process>(std::vector<std::string>{
@@ -105,7 +105,7 @@ void stop_and_resume_exactly_once(const std::string& backend) {
   // kills above) is refused and the job goes on: stop again.
   process_result stopped;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    stopped = run_weir({"stop", "-m", c.address, id, "--savepointPath",
+    stopped = run_weir({"stop", "-m", c.rest, id, "--savepointPath",
                         c.dir.file("savepoints")});
     if (stopped.err.find(": not stopped (") == std::string::npos)
       break;
@@ -126,7 +126,7 @@ void stop_and_resume_exactly_once(const std::string& backend) {
   // savepoint: the final counts are exact, so no record was lost or
   // counted twice across the kills, the stop and the restore.
   auto second_out = c.dir.file("second");
-  auto r = run_weir({"run", "-m", c.address, "-s", savepoint,
+  auto r = run_weir({"run", "-m", c.rest, "-s", savepoint,
                      counts_spec(c.dir, "bounded", 20000, 0, second_out, true,
                                  backend)});
   REQUIRE(r.exit_code == 0);
@@ -154,32 +154,32 @@ TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact "
 
 TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
   one_worker_cluster c;
-  auto id = detached({"run", "-m", c.address, "-d",
+  auto id = detached({"run", "-m", c.rest, "-d",
                       counts_spec(c.dir, "endless", -1, 1000, c.dir.file("a"))});
   REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
-  auto stopped = run_weir({"savepoint", "-m", c.address, id,
+  auto stopped = run_weir({"savepoint", "-m", c.rest, id,
                            c.dir.file("savepoints")});
   INFO("weir stop said: " << stopped.err);
   REQUIRE(stopped.exit_code == 0);
   auto savepoint = stopped.out.substr(stopped.out.find("Path: ") + 6);
   savepoint = savepoint.substr(0, savepoint.find('\n'));
-  run_weir({"cancel", "-m", c.address, id});
+  run_weir({"cancel", "-m", c.rest, id});
   // No `counts` vertex in this job.
   auto spec = counts_spec(c.dir, "plain", 100, 0, c.dir.file("b"), false);
   // The client reads the savepoint and refuses before submitting.
-  auto refused = run_weir({"run", "-m", c.address, "-s", savepoint, spec});
+  auto refused = run_weir({"run", "-m", c.rest, "-s", savepoint, spec});
   CHECK(refused.exit_code == 2);
   CHECK(refused.err == "weir run: -s: savepoint '" + savepoint
                          + "' holds state of vertex 'counts', which this job "
                            "does not have (-n/--allowNonRestoredState skips "
                            "it)\n");
-  auto allowed = run_weir({"run", "-m", c.address, "-s", savepoint, "-n", spec});
+  auto allowed = run_weir({"run", "-m", c.rest, "-s", savepoint, "-n", spec});
   CHECK(allowed.exit_code == 0);
   // Disposal, and a path that is not a savepoint.
   auto disposed = run_weir({"savepoint", "-d", savepoint});
   CHECK(disposed.exit_code == 0);
   CHECK_FALSE(exists(savepoint));
-  auto missing = run_weir({"run", "-m", c.address, "-s", savepoint, spec});
+  auto missing = run_weir({"run", "-m", c.rest, "-s", savepoint, spec});
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("weir run: -s: cannot read '" + savepoint + "'")
         == 0);
@@ -188,11 +188,11 @@ TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
 TEST_CASE("a savepoint of one cluster starts a job on another (RocksDB "
           "state there, heap state here)") {
   one_worker_cluster a;
-  auto id = detached({"run", "-m", a.address, "-d",
+  auto id = detached({"run", "-m", a.rest, "-d",
                       counts_spec(a.dir, "endless", -1, 1000, a.dir.file("a"),
                                   true, rocksdb_state)});
   REQUIRE(a.master->wait_for_stderr("(endless) completed checkpoint 2 ", 30s));
-  auto stopped = run_weir({"stop", "-m", a.address, id, "--savepointPath",
+  auto stopped = run_weir({"stop", "-m", a.rest, id, "--savepointPath",
                            a.dir.file("savepoints")});
   INFO("weir stop said: " << stopped.err);
   REQUIRE(stopped.exit_code == 0);
@@ -201,7 +201,7 @@ TEST_CASE("a savepoint of one cluster starts a job on another (RocksDB "
   one_worker_cluster b{{"-Dhigh-availability.cluster-id=other"},
                        {"-Dhigh-availability.cluster-id=other"}};
   auto out = b.dir.file("b");
-  auto r = run_weir({"run", "-m", b.address, "-Dhigh-availability.cluster-id=other",
+  auto r = run_weir({"run", "-m", b.rest, "-Dhigh-availability.cluster-id=other",
                      "-s", savepoint,
                      counts_spec(b.dir, "bounded", 20000, 0, out)});
   REQUIRE(r.exit_code == 0);
@@ -214,12 +214,12 @@ TEST_CASE("a savepoint of one cluster starts a job on another (RocksDB "
 
 TEST_CASE("weir run -r resumes from the newest retained checkpoint") {
   one_worker_cluster c;
-  auto id = detached({"run", "-m", c.address, "-d",
+  auto id = detached({"run", "-m", c.rest, "-d",
                       counts_spec(c.dir, "endless", -1, 1000, c.dir.file("a"))});
   REQUIRE(c.master->wait_for_stderr("(endless) completed checkpoint 3 ", 30s));
-  CHECK(run_weir({"cancel", "-m", c.address, id}).exit_code == 0);
+  CHECK(run_weir({"cancel", "-m", c.rest, id}).exit_code == 0);
   auto out = c.dir.file("b");
-  auto r = run_weir({"run", "-m", c.address, "-r",
+  auto r = run_weir({"run", "-m", c.rest, "-r",
                      c.dir.file("state") + "/checkpoints",
                      counts_spec(c.dir, "bounded", 20000, 0, out)});
   REQUIRE(r.exit_code == 0);
@@ -230,7 +230,7 @@ TEST_CASE("weir run -r resumes from the newest retained checkpoint") {
   for (int k = 0; k < 5; ++k)
     expected[fmt::format("key-{}", k)] = 4000;
   CHECK(last_counts(committed_lines(out)) == expected);
-  auto none = run_weir({"run", "-m", c.address, "-r", c.dir.file("a"),
+  auto none = run_weir({"run", "-m", c.rest, "-r", c.dir.file("a"),
                         counts_spec(c.dir, "bounded", 20000, 0, out)});
   CHECK(none.exit_code == 2);
   CHECK(none.err == "weir run: -r: no retained checkpoint under '"

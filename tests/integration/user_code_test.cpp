@@ -128,7 +128,7 @@ TEST_CASE("a session's workers use a library where it is, or fetch it with "
   one_worker_cluster c{{}, {"-Dtaskmanager.state.local.root-dirs=" + roots.path()}};
   // The worker sees the library at the client's path: nothing is fetched
   // (it copies it into its cache, where libraries are named by content).
-  auto direct = run_weir({"run", "-m", c.address,
+  auto direct = run_weir({"run", "-m", c.rest,
                           "examples/user_code/upper.json", "--libjars",
                           example_ops()});
   CHECK(direct.exit_code == 0);
@@ -141,7 +141,7 @@ TEST_CASE("a session's workers use a library where it is, or fetch it with "
   CHECK(read_file(cached[0]) == read_file(example_ops()));
   // -b: shipped through the blob store (the cache is cleared first).
   fs::remove_all(fs::path{cached[0]}.parent_path());
-  auto shipped = run_weir({"run", "-m", c.address, "-b",
+  auto shipped = run_weir({"run", "-m", c.rest, "-b",
                            "examples/user_code/upper.json", "--libjars",
                            example_ops()});
   CHECK(shipped.exit_code == 0);
@@ -153,7 +153,7 @@ TEST_CASE("a session's workers use a library where it is, or fetch it with "
   // An attached file is found by name (a text_file source cannot use it,
   // but its blob travels and is cached the same way).
   auto input = c.dir.write("words.txt", "a b\n");
-  auto with_file = run_weir({"run", "-m", c.address, "-b",
+  auto with_file = run_weir({"run", "-m", c.rest, "-b",
                              "examples/user_code/upper.json", "--libjars",
                              example_ops(), "--file", input});
   CHECK(with_file.exit_code == 0);
@@ -165,12 +165,13 @@ TEST_CASE("a job's libraries are recovered with it after a master crash") {
   std::string weir = std::getenv("WEIR_BIN");
   restartable_jobmanager master{dir.file("state")};
   auto& address = master.address;
+  auto& rest = master.rest;
   auto first = std::make_unique<running_process>(std::vector<std::string>{
     weir, "taskmanager", "-m", address, "--id", "tm-1",
     "-Dtaskmanager.state.local.root-dirs=" + dir.file("first")});
   REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
   auto spec = top_spec(dir, 4000, 1000); // about 4 s
-  auto submitted = run_weir({"run", "-m", address, "-d", "-b", spec,
+  auto submitted = run_weir({"run", "-m", rest, "-d", "-b", spec,
                              "--libjars", example_ops()});
   REQUIRE(submitted.exit_code == 0);
   auto id = lines_of(submitted.out).back();
@@ -184,7 +185,7 @@ TEST_CASE("a job's libraries are recovered with it after a master crash") {
   running_process second{{weir, "taskmanager", "-m", address, "--id", "tm-2",
                           "-Dtaskmanager.state.local.root-dirs="
                             + dir.file("second")}};
-  auto waited = run_weir({"wait", "-m", address, id}, 60s);
+  auto waited = run_weir({"wait", "-m", rest, id}, 60s);
   CHECK(waited.exit_code == 0);
   CHECK(waited.out == top_result(4000));
   CHECK(find_files(dir.file("second"), "libweir_example_ops.so").size() == 1);
@@ -387,7 +388,7 @@ TEST_CASE("keyed state in user code is restored after a failover, and the "
       {"from": "events", "to": "flaky", "partitioning": "forward"},
       {"from": "flaky", "to": "counts", "partitioning": "hash"},
       {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
-  auto r = run_weir({"run", "-m", c.address, spec, "--libjars",
+  auto r = run_weir({"run", "-m", c.rest, spec, "--libjars",
                      example_ops() + "," + test_plugin("attempts")},
                     120s);
   CHECK(r.exit_code == 0);

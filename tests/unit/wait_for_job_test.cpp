@@ -12,6 +12,7 @@
 
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
+#include "client/dispatcher_jobs.hpp"
 #include "cluster/runtime_config.hpp"
 
 using namespace weir;
@@ -63,8 +64,8 @@ struct fake_cluster {
 
   int wait(caf::timespan delay, bool answers, bool stream) {
     auto fake = sys->spawn(late_dispatcher, id, delay, answers);
-    return cli::wait_for_job(*sys, caf::actor_cast<dispatcher_actor>(fake), id,
-                             "weir wait", stream);
+    client::dispatcher_jobs jobs{*sys, caf::actor_cast<dispatcher_actor>(fake)};
+    return cli::wait_for_job(jobs, id, "weir wait", stream);
   }
 };
 
