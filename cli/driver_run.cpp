@@ -277,11 +277,18 @@ int driver_run_action(const std::vector<std::string>& args) {
     return exit_cluster_error;
   fmt::print(stderr, "Application cluster listening on {} (logs in {}/logs)\n",
              cluster.address(), cluster.dir());
-  if (!cluster.rest_url().empty())
-    fmt::print(stderr, "Application cluster REST API at {}\n",
-               cluster.rest_url());
-  if (auto c = remote.connect_rpc("weir run", cluster.address(),
-                                  remoting::from(*cfg));
+  if (cluster.rest_url().empty()) {
+    fmt::print(stderr, "weir run: the application cluster has no REST API "
+                       "(logs in {}/logs)\n",
+               cluster.dir());
+    cluster.kill();
+    return exit_cluster_error;
+  }
+  fmt::print(stderr, "Application cluster REST API at {}\n",
+             cluster.rest_url());
+  // Its client talks to its REST API, as to a session's; the cluster waits
+  // for the client to fetch the result before it ends.
+  if (auto c = remote.connect("weir run", cluster.rest_url(), *cfg);
       c >= 0) {
     cluster.kill();
     return c;

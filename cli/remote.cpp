@@ -1,8 +1,5 @@
 #include "cli/remote.hpp"
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-
 #include <thread>
 
 #include <fmt/format.h>
@@ -10,11 +7,9 @@
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flag_table.hpp"
-#include "client/dispatcher_jobs.hpp"
 #include "client/job_client.hpp"
 #include "cluster/gateway.hpp"
 #include "cluster/rest_target.hpp"
-#include "cluster/runtime_config.hpp"
 #include "cluster/stop_signal.hpp"
 #include "messages/errors.hpp"
 #include "config/keys.hpp"
@@ -51,12 +46,7 @@ int parse_flags(cxxopts::Options& opts, const std::string& action,
 
 remote_cluster::remote_cluster() = default;
 
-remote_cluster::~remote_cluster() {
-  jobs_.reset();
-  if (sys_)
-    net::stop_transport(*sys_);
-  sys_.reset();
-}
+remote_cluster::~remote_cluster() = default;
 
 namespace {
 
@@ -123,34 +113,6 @@ int remote_cluster::connect(const std::string& action,
   }
   jobs_ = std::move(*jobs);
   target_ = std::move(*target);
-  return -1;
-}
-
-int remote_cluster::connect_rpc(const std::string& action,
-                                const std::string& address,
-                                const remoting& r) {
-  auto at = parse_endpoints(address);
-  if (!at) {
-    fmt::print(stderr, "{}: '{}' is not HOST:PORT\n", action, address);
-    return exit_bad_input;
-  }
-  cfg_ = std::make_unique<caf::actor_system_config>();
-  configure_actor_system(*cfg_, r);
-  sys_ = std::make_unique<caf::actor_system>(*cfg_);
-  // A client logs nothing: refusals only concern listening processes.
-  if (auto err = net::start_transport(*sys_, r.transport, nullptr)) {
-    fmt::print(stderr, "{}: {}\n", action, describe(err));
-    return exit_bad_input;
-  }
-  // A jobmanager that is busy (a loaded host, a TLS handshake, a cold
-  // start) gets this long for the handshakes and its first answer.
-  auto handles = connect_gateway(*sys_, *at, std::chrono::seconds(10),
-                                 r.cluster_id);
-  if (!handles) {
-    fmt::print(stderr, "{}: {}\n", action, describe(handles.error()));
-    return exit_cluster_error;
-  }
-  jobs_ = std::make_unique<client::dispatcher_jobs>(*sys_, handles->first);
   return -1;
 }
 

@@ -9,17 +9,9 @@
 
 #include <cxxopts.hpp>
 
-#include "cluster/gateway.hpp"
 #include "client/job_service.hpp"
-#include "client/rest_connection.hpp"
 #include "cluster/rest_target.hpp"
-#include "cluster/runtime_config.hpp"
-#include "messages/dispatcher.hpp"
-
-namespace caf {
-class actor_system;
-class actor_system_config;
-} // namespace caf
+#include "config/config.hpp"
 
 namespace weir::cli {
 
@@ -98,21 +90,12 @@ public:
   int connect(const std::string& action, const std::string& address,
               const configuration& cfg);
 
-  /// Connects to the Dispatcher of the jobmanager whose RPC port is at
-  /// `address` over the cluster's own protocol: only for the application
-  /// cluster `weir run` started itself (driver mode), which it shares a
-  /// configuration with.
-  int connect_rpc(const std::string& action, const std::string& address,
-                  const remoting& r);
-
   client::job_service& jobs() { return *jobs_; }
 
   /// For a cluster named through etcd: follow_leader; empty otherwise.
   follow_leader follow();
 
 private:
-  std::unique_ptr<caf::actor_system_config> cfg_;
-  std::unique_ptr<caf::actor_system> sys_;
   std::unique_ptr<client::job_service> jobs_;
   /// What -m named (for an etcd:// address, where to find the next leader).
   rest_target target_;

@@ -53,6 +53,7 @@ public:
   void leave(handle h) {
     std::lock_guard<std::mutex> guard{mtx_};
     entries_.erase(h);
+    changed_.notify_all();
   }
 
   void waiting(handle h, bool yes) {
@@ -60,11 +61,20 @@ public:
     h->waiting = yes;
     if (yes)
       h->since = clock_type::now();
+    changed_.notify_all();
   }
 
-  /// Closes every connection being served (the server stops).
-  void close_all() {
-    std::lock_guard<std::mutex> guard{mtx_};
+  /// Closes every connection being served (the server stops). Requests
+  /// being answered get up to `grace` to finish first: a client whose
+  /// answer was on its way gets it (an application cluster ends right
+  /// after its client fetched the result), a slow one does not hold the
+  /// process up.
+  void close_all(std::chrono::milliseconds grace) {
+    std::unique_lock<std::mutex> guard{mtx_};
+    changed_.wait_until(guard, clock_type::now() + grace, [this] {
+      return std::all_of(entries_.begin(), entries_.end(),
+                         [](const entry& e) { return e.waiting; });
+    });
     for (auto& e : entries_)
       ::shutdown(e.sock, SHUT_RDWR);
   }
@@ -87,6 +97,7 @@ public:
 
 private:
   std::mutex mtx_;
+  std::condition_variable changed_;
   std::list<entry> entries_;
 };
 
@@ -142,7 +153,7 @@ public:
     for (auto& job : waiting)
       job.first();
     refusing = false;
-    table_->close_all();
+    table_->close_all(std::chrono::seconds{2});
     cond_.notify_all();
     for (auto& t : threads_)
       t.join();

@@ -1,5 +1,7 @@
 #include "actors/dispatcher/dispatcher.hpp"
 
+#include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include <caf/actor_system.hpp>
@@ -33,7 +35,13 @@ constexpr auto job_master_timeout = 60s;
 /// The Dispatcher's own timer: the backoff before a new JobMaster for the
 /// job whose JobMaster (that incarnation) crashed has passed.
 using dispatcher_private_actor
-  = dispatcher_actor::extend<caf::reacts_to<restart_atom, job_id, int32_t>>;
+  = dispatcher_actor::extend<caf::reacts_to<restart_atom, job_id, int32_t>,
+                             caf::reacts_to<end_atom>>;
+
+/// Driver mode, attached: how long an ended application's cluster waits
+/// for its client to fetch the result (it polls the REST API) before it
+/// ends anyway (a client that went away).
+constexpr auto result_linger = std::chrono::seconds{10};
 
 struct dispatcher_state {
   job_store_actor store;
@@ -43,6 +51,11 @@ struct dispatcher_state {
   /// Driver mode: applications, and whether this cluster ends with one.
   application_tracker apps;
   bool application_mode = false;
+  /// Driver mode, attached: the application ended with this; the cluster
+  /// ends once its client fetched the driver job's result (`ending_app`),
+  /// or after result_linger.
+  std::optional<caf::error> ending;
+  job_id ending_app;
   /// Submissions accepted (stored) since this Dispatcher started.
   int64_t submissions = 0;
   static inline const char* name = "dispatcher";
@@ -90,10 +103,18 @@ void on_application_progress(self_ptr self,
   log_eventf("application {} ended {}{}{}", d.ended->to_string(),
              d.status == 0 ? "FINISHED" : "FAILED",
              d.error.empty() ? "" : ": ", d.error);
-  if (st.application_mode)
-    self->quit(make_error(d.status == 0 ? errc::application_finished
-                                        : errc::application_failed,
-                          d.error));
+  if (!st.application_mode)
+    return;
+  auto reason = make_error(d.status == 0 ? errc::application_finished
+                                         : errc::application_failed,
+                           d.error);
+  if (st.jm_opts.print_driver_output) {
+    self->quit(std::move(reason)); // detached: nobody waits for the result
+    return;
+  }
+  st.ending = std::move(reason);
+  st.ending_app = *d.ended;
+  self->delayed_send(self, result_linger, end_atom_v);
 }
 
 #ifdef WEIR_FAULT_INJECTION
@@ -442,8 +463,13 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
       auto* entry = self->state.jobs.find(id);
       if (entry == nullptr)
         return unknown_job(id);
-      if (entry->result)
+      if (entry->result) {
+        // The attached client of an ended application has its result: the
+        // cluster may end now.
+        if (self->state.ending && id == self->state.ending_app)
+          self->send(self, end_atom_v);
         return *entry->result;
+      }
       auto client = caf::actor_cast<caf::actor_addr>(self->current_sender());
       auto rp = self->make_response_promise<job_result>();
       entry->waiting.insert_or_assign(client, rp);
@@ -464,6 +490,10 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
     },
     [=](restart_atom, job_id id, int32_t incarnation) {
       restart_job_master(self, id, incarnation);
+    },
+    [=](end_atom) {
+      if (self->state.ending)
+        self->quit(*self->state.ending);
     },
   };
 }

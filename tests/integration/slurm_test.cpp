@@ -384,7 +384,8 @@ TEST_CASE("an idle worker's Slurm job ends after "
     log(), std::regex{R"(started worker worker-1 \(Slurm job \d+\): (\S+/)?sbatch --parsable --job-name=weir-app-\d+-[0-9a-f]+\.worker-1 --output=\S+/logs/worker-1\.slurm-%j\.out --nodes=1 --ntasks=1 --cpus-per-task=1 --mem=256M --no-requeue --wrap=exec '\S+/weir' 'taskmanager' '-m' '127\.0\.0\.1:\d+' '--id' 'worker-1' '--slots' '1' )"}));
   std::ofstream{go}.put('\n');
   auto r = run.finish(120s);
-  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.exit_code == 0, r.err << "\napplication cluster's log:\n"
+                                         << log());
   CHECK(r.out == "0\t500500\ndone\n");
   CHECK(within(30s, [&] { return slurm.idle(); }));
   CHECK(all_ended(slurm.all_jobs()));
