@@ -165,14 +165,15 @@ job_client::result(const job_id& id) {
 caf::expected<std::optional<job_result>>
 job_client::await_result(const job_id& id,
                          std::chrono::milliseconds patience) {
-  // Short jobs end within milliseconds of the first poll: start with short
-  // pauses, then longer ones, never past `patience`.
-  auto deadline = std::chrono::steady_clock::now() + patience;
+  // Short jobs end within milliseconds: poll every 10 ms for the first
+  // half second of a job's wait, then back off to 100 ms (a poll is one
+  // loopback request; the REST API never holds a thread for it).
+  auto now = std::chrono::steady_clock::now();
+  auto deadline = now + patience;
   if (!(id == polled_)) {
     polled_ = id;
-    pause_ = std::chrono::milliseconds{5};
+    polled_since_ = now;
   }
-  auto& pause = pause_;
   for (;;) {
     auto r = result(id);
     if (r && *r)
@@ -183,8 +184,9 @@ job_client::await_result(const job_id& id,
     auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::milliseconds::zero())
       return r;
+    auto waited = std::chrono::steady_clock::now() - polled_since_;
+    std::chrono::milliseconds pause{waited < 500ms ? 10 : 100};
     std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(pause, left));
-    pause = std::min(pause * 2, std::chrono::milliseconds{200});
   }
 }
 

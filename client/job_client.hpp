@@ -53,10 +53,9 @@ private:
                                        const nlohmann::json& body);
 
   rest_connection http_;
-  /// await_result's pause between polls of job `polled_`: growing from
-  /// 5 ms to 200 ms over the job's first second.
+  /// The job await_result polls, since when.
   job_id polled_;
-  std::chrono::milliseconds pause_{5};
+  std::chrono::steady_clock::time_point polled_since_;
 };
 
 } // namespace weir::client
