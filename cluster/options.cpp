@@ -135,6 +135,7 @@ jobmanager_options::from(const configuration& cfg) {
     return rest_warning.error();
   jm.rest_security_warning = std::move(*rest_warning);
   jm.rest_port = static_cast<uint16_t>(cfg.get(keys::rest_port));
+  jm.rest_advertised = cfg.get(keys::rest_client_address);
   jm.rest_port_set = cfg.is_set(keys::rest_port);
   jm.state_dir = cfg.is_set(keys::storage_dir) ? cfg.get(keys::storage_dir)
                                                : default_state_dir();

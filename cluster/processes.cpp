@@ -261,7 +261,15 @@ int run_jobmanager(const jobmanager_options& opts) {
     log_event(opts.security_warning);
   if (lead) {
     auto address = fmt::format("{}:{}", opts.address, *port);
+    // Clients elsewhere need an address they can reach: rest.address when
+    // set (a REST API bound to 0.0.0.0 is reached at the host's name).
     auto rest_url = *rest ? (*rest)->url() : std::string{};
+    if (*rest && !opts.rest_advertised.empty())
+      rest_url = fmt::format("{}://{}:{}",
+                             rest_url.rfind("https", 0) == 0 ? "https"
+                                                             : "http",
+                             opts.rest_advertised,
+                             rest_url.substr(rest_url.rfind(':') + 1));
     if (auto err = lead->publish(address, rest_url)) {
       log_eventf("cannot publish this leader's address: {}", describe(err));
       end_process_after("jobmanager", exit_leadership_lost);

@@ -35,6 +35,9 @@ struct jobmanager_options {
   /// named in the log).
   std::string rest_address = "127.0.0.1";
   uint16_t rest_port = 8081;
+  /// rest.address: the host clients are told to reach the REST API at (the
+  /// URL a leader publishes in etcd); "" for rest_address.
+  std::string rest_advertised;
   /// rest.port was set: a port that cannot be used ends the jobmanager. The
   /// default one in use (another cluster on this host has it) only costs
   /// this one its REST API, with a warning.

@@ -69,8 +69,9 @@ struct ha_cluster {
       "-Dhigh-availability.storageDir=" + dir.file("ha"),
       "-Dhigh-availability.etcd.lease-ttl=2 s",
       "-Dhigh-availability.etcd.retry-period=100 ms",
-      // Clients on host c reach the leader's REST API.
-      "-Drest.bind-address=" + hosts.address(host),
+      // Clients on host c reach the leader's REST API at the address it
+      // publishes: rest.address, not the bind address (every address).
+      "-Drest.bind-address=0.0.0.0", "-Drest.address=" + hosts.address(host),
       "-Dsecurity.ssl.rest.authentication-enabled=false"};
     for (auto& f : common())
       argv.push_back(f);
