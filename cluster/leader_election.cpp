@@ -46,6 +46,43 @@ std::chrono::milliseconds margin_of(std::chrono::milliseconds ttl) {
   return std::max<std::chrono::milliseconds>(ttl / 4, 500ms);
 }
 
+/// The etcd members of `text`: "HOST:PORT" or etcd's own form of a client
+/// URL, "http://HOST:PORT" (what etcdctl takes), comma-separated; an error
+/// naming the key, the value and the form expected otherwise. etcd over
+/// TLS (https://) is not supported yet.
+caf::expected<std::vector<std::string>> etcd_members(const std::string& text) {
+  std::vector<std::string> out;
+  auto refuse = [&](const std::string& why) {
+    return make_error(errc::invalid_config,
+                      fmt::format("{}: '{}' {} (expected HOST:PORT or "
+                                  "http://HOST:PORT, comma-separated)",
+                                  keys::ha_etcd_endpoints.name, text, why));
+  };
+  size_t start = 0;
+  for (;;) {
+    auto comma = text.find(',', start);
+    auto item = text.substr(start, comma == std::string::npos
+                                     ? std::string::npos
+                                     : comma - start);
+    if (item.rfind("http://", 0) == 0) {
+      item.erase(0, 7);
+      if (!item.empty() && item.back() == '/')
+        item.pop_back();
+    } else if (item.rfind("https://", 0) == 0) {
+      return refuse("uses https://: etcd over TLS is not supported yet");
+    }
+    if (item.find("://") != std::string::npos)
+      return refuse("has a scheme other than http://");
+    auto ep = parse_endpoint(item);
+    if (!ep || ep->host.find('/') != std::string::npos)
+      return refuse("is not a list of etcd client addresses");
+    out.push_back(fmt::format("{}:{}", ep->host, ep->port));
+    if (comma == std::string::npos)
+      return out;
+    start = comma + 1;
+  }
+}
+
 } // namespace
 
 caf::expected<std::optional<etcd_ha_options>>
@@ -64,13 +101,10 @@ etcd_ha_options::from(const configuration& cfg) {
                                   "client URLs)",
                                   keys::ha_type.name,
                                   keys::ha_etcd_endpoints.name));
-  auto eps = parse_endpoints(text);
-  if (!eps)
-    return make_error(errc::invalid_config,
-                      fmt::format("{}: '{}' is not HOST:PORT[,HOST:PORT...]",
-                                  keys::ha_etcd_endpoints.name, text));
-  for (auto& e : *eps)
-    o.endpoints.push_back(fmt::format("{}:{}", e.host, e.port));
+  auto members = etcd_members(text);
+  if (!members)
+    return members.error();
+  o.endpoints = std::move(*members);
   // It names etcd keys and a directory: nothing that nests or escapes.
   auto& id = o.cluster_id;
   auto bad = id.empty() || id[0] == '.'

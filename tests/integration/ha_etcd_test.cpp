@@ -65,7 +65,8 @@ struct ha_cluster {
       weir, "jobmanager", "--host", hosts.address(host), "--port", "6123",
       "-Dsecurity.ssl.internal.enabled=false",
       "-Dhigh-availability.type=etcd",
-      "-Dhigh-availability.etcd.endpoints=" + etcd_address,
+      // etcd's own form of a client URL, as etcdctl takes it.
+      "-Dhigh-availability.etcd.endpoints=http://" + etcd_address,
       "-Dhigh-availability.storageDir=" + dir.file("ha"),
       "-Dhigh-availability.etcd.lease-ttl=2 s",
       "-Dhigh-availability.etcd.retry-period=100 ms",
@@ -244,7 +245,24 @@ TEST_CASE("etcd: bad settings and an unreachable etcd give one-line errors") {
   CHECK(bad_endpoint.exit_code == 2);
   CHECK(bad_endpoint.err
         == "weir jobmanager: high-availability.etcd.endpoints: 'etcd-host' is "
-           "not HOST:PORT[,HOST:PORT...]\n");
+           "not a list of etcd client addresses (expected HOST:PORT or "
+           "http://HOST:PORT, comma-separated)\n");
+  // URLs as etcdctl takes them; before, the scheme became part of the host
+  // name and the jobmanager waited for etcd forever.
+  auto tls = jm({"-Dhigh-availability.type=etcd",
+                 "-Dhigh-availability.etcd.endpoints=https://e:2379"});
+  CHECK(tls.exit_code == 2);
+  CHECK(tls.err
+        == "weir jobmanager: high-availability.etcd.endpoints: "
+           "'https://e:2379' uses https://: etcd over TLS is not supported "
+           "yet (expected HOST:PORT or http://HOST:PORT, comma-separated)\n");
+  auto scheme = jm({"-Dhigh-availability.type=etcd",
+                    "-Dhigh-availability.etcd.endpoints=unix://e:2379"});
+  CHECK(scheme.exit_code == 2);
+  CHECK(scheme.err
+        == "weir jobmanager: high-availability.etcd.endpoints: "
+           "'unix://e:2379' has a scheme other than http:// (expected "
+           "HOST:PORT or http://HOST:PORT, comma-separated)\n");
   auto no_dir = jm({"-Dhigh-availability.type=etcd",
                     "-Dhigh-availability.etcd.endpoints=127.0.0.1:2379"});
   CHECK(no_dir.exit_code == 2);
