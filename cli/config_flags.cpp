@@ -18,15 +18,22 @@ void add_config_flags(cxxopts::Options& opts) {
      cxxopts::value<std::vector<std::string>>());
 }
 
+std::vector<std::string> dynamic_flags(const cxxopts::ParseResult& flags) {
+  // In the order given, as given: cxxopts's own vector would split
+  // "-Dhigh-availability.etcd.endpoints=h1:2379,h2:2379" at its comma.
+  std::vector<std::string> out;
+  for (auto& kv : flags.arguments())
+    if (kv.key() == "D")
+      out.push_back(kv.value());
+  return out;
+}
+
 std::optional<configuration> load_config(const std::string& action,
                                          const cxxopts::ParseResult& flags) {
   auto file = flags.count("config") > 0
                 ? std::optional<std::string>{flags["config"].as<std::string>()}
                 : default_config_file();
-  std::vector<std::string> dynamic;
-  if (flags.count("D") > 0)
-    dynamic = flags["D"].as<std::vector<std::string>>();
-  auto cfg = configuration::load(file, dynamic);
+  auto cfg = configuration::load(file, dynamic_flags(flags));
   if (!cfg) {
     fmt::print(stderr, "{}: {}\n", action, describe(cfg.error()));
     return std::nullopt;
@@ -64,9 +71,8 @@ std::vector<std::string> config_args(const cxxopts::ParseResult& flags) {
   std::vector<std::string> args;
   if (flags.count("config") > 0)
     args = {"--config", flags["config"].as<std::string>()};
-  if (flags.count("D") > 0)
-    for (auto& d : flags["D"].as<std::vector<std::string>>())
-      args.push_back("-D" + d);
+  for (auto& d : dynamic_flags(flags))
+    args.push_back("-D" + d);
   return args;
 }
 

@@ -3,6 +3,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <cxxopts.hpp>
 #include <fmt/format.h>
@@ -13,6 +14,9 @@ namespace weir::cli {
 
 /// Adds `--config FILE` and `-Dkey=value` to an action's options.
 void add_config_flags(cxxopts::Options& opts);
+
+/// The values of -D, one per flag and in order, commas and all.
+std::vector<std::string> dynamic_flags(const cxxopts::ParseResult& flags);
 
 /// Loads the configuration the flags name (or the default file); prints a
 /// one-line error and returns nothing when it is bad.

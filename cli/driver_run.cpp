@@ -269,9 +269,8 @@ int driver_run_action(const std::vector<std::string>& args) {
   std::vector<std::string> config_args;
   if (res.count("config") > 0)
     config_args = {"--config", res["config"].as<std::string>()};
-  if (res.count("D") > 0)
-    for (auto& d : res["D"].as<std::vector<std::string>>())
-      config_args.push_back("-D" + d);
+  for (auto& d : dynamic_flags(res))
+    config_args.push_back("-D" + d);
   app_cluster cluster;
   if (!cluster.start(config_args, detached, listen))
     return exit_cluster_error;

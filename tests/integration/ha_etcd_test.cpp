@@ -256,13 +256,15 @@ TEST_CASE("etcd: bad settings and an unreachable etcd give one-line errors") {
         == "weir jobmanager: high-availability.etcd.endpoints: "
            "'https://e:2379' uses https://: etcd over TLS is not supported "
            "yet (expected HOST:PORT or http://HOST:PORT, comma-separated)\n");
+  // A list in one -D (a comma once split it into two flags).
   auto scheme = jm({"-Dhigh-availability.type=etcd",
-                    "-Dhigh-availability.etcd.endpoints=unix://e:2379"});
+                    "-Dhigh-availability.etcd.endpoints=127.0.0.1:2379,"
+                    "unix://e:2379"});
   CHECK(scheme.exit_code == 2);
   CHECK(scheme.err
         == "weir jobmanager: high-availability.etcd.endpoints: "
-           "'unix://e:2379' has a scheme other than http:// (expected "
-           "HOST:PORT or http://HOST:PORT, comma-separated)\n");
+           "'127.0.0.1:2379,unix://e:2379' has a scheme other than http:// "
+           "(expected HOST:PORT or http://HOST:PORT, comma-separated)\n");
   auto no_dir = jm({"-Dhigh-availability.type=etcd",
                     "-Dhigh-availability.etcd.endpoints=127.0.0.1:2379"});
   CHECK(no_dir.exit_code == 2);
