@@ -51,9 +51,12 @@ Actions:
                  make the cluster's CA, or a node or client certificate for TLS
 
 Every action but cert takes --config FILE (YAML, Flink's key names) and
--Dkey=value (a configuration key); -m defaults to jobmanager.rpc.address and
-jobmanager.rpc.port. weir's flags go anywhere after the action (driver mode:
-before the driver library). Run 'weir ACTION --help' for an action's flags.
+-Dkey=value (a configuration key). A client's -m names the jobmanager's REST
+API (default rest.address or jobmanager.rpc.address, and rest.port: 8081); a
+taskmanager's its RPC port (default jobmanager.rpc.address and
+jobmanager.rpc.port: 6123). weir's flags go anywhere after the action (driver
+mode: before the driver library). Run 'weir ACTION --help' for an action's
+flags, 'weir --version' for the version.
 )";
 
 using action_fn = int (*)(const std::vector<std::string>&);
@@ -89,6 +92,10 @@ int weir_main(std::vector<std::string> args) {
   args.erase(args.begin());
   if (action == "-h" || action == "--help" || action == "help") {
     fmt::print("{}", usage);
+    return exit_ok;
+  }
+  if (action == "--version" || action == "-v" || action == "version") {
+    fmt::print("weir {}\n", WEIR_VERSION);
     return exit_ok;
   }
   for (auto& [name, run] : actions)

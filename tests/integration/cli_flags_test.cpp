@@ -192,3 +192,12 @@ TEST_CASE("errors name the key and where its value came from") {
                  "(default) give ':8081', which is not HOST:PORT (no -m "
                  "given)");
 }
+
+TEST_CASE("weir --version prints the version") {
+  for (auto flag : {"--version", "-v", "version"}) {
+    auto r = run_weir({flag}, 30s);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == std::string{"weir "} + WEIR_VERSION + "\n");
+    CHECK(r.err.empty());
+  }
+}
