@@ -142,9 +142,6 @@ caf::expected<std::string> find_leader(storage::etcd_client& etcd,
 
 caf::expected<std::string> find_rest_leader(storage::etcd_client& etcd,
                                             const std::string& cluster_id) {
-  auto leader = find_leader(etcd, cluster_id);
-  if (!leader || leader->empty())
-    return leader;
   auto found = etcd.range(rest_leader_key(cluster_id));
   if (!found)
     return found.error();

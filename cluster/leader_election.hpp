@@ -52,7 +52,8 @@ caf::expected<std::string> find_leader(storage::etcd_client& etcd,
                                        const std::string& cluster_id);
 
 /// The URL of cluster `cluster_id`'s leader's REST API as etcd names it;
-/// "" while no jobmanager leads (or the leader has no REST API).
+/// "" when there is none (no leader, or one without a REST API: ask
+/// find_leader which).
 caf::expected<std::string> find_rest_leader(storage::etcd_client& etcd,
                                             const std::string& cluster_id);
 

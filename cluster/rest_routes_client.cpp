@@ -175,18 +175,16 @@ reply cancel(context& ctx, const Req& req) {
 /// not tell a stopped jobmanager from a slow checkpoint.
 template <class Answer, class... Ts>
 reply start_operation(context& ctx, const job_id& id, Ts... args) {
-  // An unknown job is refused now (404), as Flink's routes do.
-  auto known = ask<job_status>(
-    ctx, answer_deadline, [](job_status&) { return reply{200, json{}}; },
-    status_atom_v, id, false);
-  if (known.status != 200)
-    return known;
   caf::scoped_actor self{ctx.sys};
   dispatcher_actor d;
   caf::error failed;
   self->request(ctx.supervisor, answer_deadline, lookup_atom_v)
     .receive([&](dispatcher_actor& x, resource_manager_actor&) { d = x; },
              [&](caf::error& err) { failed = err; });
+  // An unknown job is refused now (404), as Flink's routes do.
+  if (!failed)
+    self->request(d, answer_deadline, status_atom_v, id, false)
+      .receive([](job_status&) {}, [&](caf::error& err) { failed = err; });
   if (failed)
     return client_refusal(failed);
   auto tid = ctx.triggers->start(id);
@@ -210,35 +208,45 @@ reply start_operation(context& ctx, const job_id& id, Ts... args) {
   return reply{202, json{{"request-id", tid}}};
 }
 
-reply checkpoint(context& ctx, const Req& req) {
-  reply refusal;
+/// The job id of the path and the JSON body of an operation's request;
+/// nothing, with `refusal` set, when either is wrong.
+std::optional<std::pair<job_id, json>> operation_request(const Req& req,
+                                                         reply& refusal) {
   auto id = job_in_path(req, refusal);
   auto body = id ? body_of(req, refusal) : std::nullopt;
   if (!body)
+    return std::nullopt;
+  return std::pair{*id, std::move(*body)};
+}
+
+reply checkpoint(context& ctx, const Req& req) {
+  reply refusal;
+  auto op = operation_request(req, refusal);
+  if (!op)
     return refusal;
+  auto& [id, body] = *op;
   std::string problem;
-  auto full = bool_field(*body, "full", false, problem);
+  auto full = bool_field(body, "full", false, problem);
   if (!full)
     return bad_request(problem);
-  return start_operation<int64_t>(ctx, *id, take_checkpoint_atom_v, *id,
-                                  *full);
+  return start_operation<int64_t>(ctx, id, take_checkpoint_atom_v, id, *full);
 }
 
 reply savepoint(context& ctx, const Req& req) {
   reply refusal;
-  auto id = job_in_path(req, refusal);
-  auto body = id ? body_of(req, refusal) : std::nullopt;
-  if (!body)
+  auto op = operation_request(req, refusal);
+  if (!op)
     return refusal;
+  auto& [id, body] = *op;
   std::string problem;
-  auto given = string_field(*body, "directory", "", problem);
-  auto stop = bool_field(*body, "stop", false, problem);
+  auto given = string_field(body, "directory", "", problem);
+  auto stop = bool_field(body, "stop", false, problem);
   if (!given || !stop)
     return bad_request(problem);
   auto dir = absolute_directory(*given, "directory", problem);
   if (dir.empty())
     return bad_request(problem);
-  return start_operation<std::string>(ctx, *id, savepoint_atom_v, *id, dir,
+  return start_operation<std::string>(ctx, id, savepoint_atom_v, id, dir,
                                       *stop);
 }
 
