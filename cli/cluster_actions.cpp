@@ -142,16 +142,16 @@ int taskmanager_action(const std::vector<std::string>& args) {
   }
   if (report_first(
         "weir taskmanager",
-        {flag_overrides<int32_t>(*cfg, res, "slots", keys::task_slots),
-         flag_overrides<std::string>(*cfg, res, "id", keys::resource_id),
-         flag_overrides<double>(*cfg, res, "cpu-cores",
-                                keys::taskmanager_cpu_cores),
-         flag_overrides<int64_t>(*cfg, res, "memory", keys::taskmanager_heap,
-                                 "m"),
-         flag_overrides<int64_t>(*cfg, res, "direct-memory",
-                                 keys::taskmanager_off_heap, "m"),
-         flag_overrides<int64_t>(*cfg, res, "native-memory",
-                                 keys::taskmanager_managed, "m")}))
+        {flag_replaces<int32_t>(*cfg, res, "slots", keys::task_slots),
+         flag_replaces<std::string>(*cfg, res, "id", keys::resource_id),
+         flag_replaces<double>(*cfg, res, "cpu-cores",
+                               keys::taskmanager_cpu_cores),
+         flag_replaces<int64_t>(*cfg, res, "memory", keys::taskmanager_heap,
+                                "m"),
+         flag_replaces<int64_t>(*cfg, res, "direct-memory",
+                                keys::taskmanager_off_heap, "m"),
+         flag_replaces<int64_t>(*cfg, res, "native-memory",
+                                keys::taskmanager_managed, "m")}))
     return exit_bad_input;
   auto tm = taskmanager_options::from(*cfg);
   if (auto problem = tm.metrics_port_problem(); !problem.empty()) {

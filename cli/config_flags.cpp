@@ -5,6 +5,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/remote.hpp"
 #include "config/keys.hpp"
+#include "config/parse.hpp"
 #include "messages/errors.hpp"
 
 namespace weir::cli {
@@ -54,6 +55,22 @@ std::optional<configuration> parse_with_config(cxxopts::Options& opts,
   if (!cfg)
     exit_code = exit_bad_input;
   return cfg;
+}
+
+caf::error conflicting_values(const configuration& cfg, const key_info& key,
+                              const std::string& value,
+                              const std::string& origin) {
+  // A file is the base that the command line overrides (Flink's
+  // precedence), but not where jobs are stored: a state directory taken
+  // from the wrong place recovers other jobs or none.
+  bool file_yields = key.name != keys::storage_dir.name;
+  for (auto& e : cfg.entries())
+    if (e.key == key.name && !detail::same_value(key, e.value, value)
+        && (!file_yields || (!e.origin.empty() && e.origin[0] == '-')))
+      return make_error(errc::invalid_config,
+                        fmt::format("{} and {} both set '{}'; give one",
+                                    origin, e.origin, key.name));
+  return caf::none;
 }
 
 bool report_first(const std::string& action,

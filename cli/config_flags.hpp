@@ -36,22 +36,54 @@ std::optional<configuration> parse_with_config(cxxopts::Options& opts,
 /// from this one (a worker gets its jobmanager's configuration).
 std::vector<std::string> config_args(const cxxopts::ParseResult& flags);
 
-/// Flags win over configuration keys: when `flag` was given, its value
-/// (with `unit` appended, "m" for a flag in MB) replaces `key`'s in `cfg`
-/// (options are then built from `cfg` alone), with the flag as the value's
-/// origin: `typed` (how the user wrote it, "-p"; default "--" + flag) and
-/// the value. The error names that origin, the key and its range.
+/// An error when the command line (-D) already sets `key` to another value
+/// than `value` (from `origin`), or for high-availability.storageDir, a
+/// file does: "--state-dir /a and -Dhigh-availability.storageDir=/b both
+/// set 'high-availability.storageDir'; give one". A file's other values
+/// yield to the command line's.
+caf::error conflicting_values(const configuration& cfg, const key_info& key,
+                              const std::string& value,
+                              const std::string& origin);
+
+/// flag_overrides and flag_replaces: `refuse_conflict` says which.
 template <class Flag, class T>
-caf::error flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
-                          const std::string& flag, const config_key<T>& key,
-                          const char* unit = "", const std::string& typed = "") {
+caf::error apply_flag(configuration& cfg, const cxxopts::ParseResult& flags,
+                      const std::string& flag, const config_key<T>& key,
+                      const char* unit, const std::string& typed,
+                      bool refuse_conflict) {
   if (flags.count(flag) == 0)
     return caf::none;
   auto value = flags[flag].template as<Flag>();
   auto origin = fmt::format("{} {}", typed.empty() ? "--" + flag : typed,
                             value);
-  return cfg.apply({{std::string{key.name}, fmt::format("{}{}", value, unit)}},
-                   origin);
+  auto text = fmt::format("{}{}", value, unit);
+  if (refuse_conflict)
+    if (auto err = conflicting_values(cfg, key.info(), text, origin))
+      return err;
+  return cfg.apply({{std::string{key.name}, text}}, origin);
+}
+
+/// A flag is a key's other spelling: when `flag` was given, its value
+/// (with `unit` appended, "m" for a flag in MB) becomes `key`'s in `cfg`
+/// (options are then built from `cfg` alone), with the flag as the value's
+/// origin: `typed` (how the user wrote it, "-p"; default "--" + flag) and
+/// the value. The error names that origin, the key and its range; a
+/// conflicting value (conflicting_values) is refused, naming both.
+template <class Flag, class T>
+caf::error flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
+                          const std::string& flag, const config_key<T>& key,
+                          const char* unit = "", const std::string& typed = "") {
+  return apply_flag<Flag>(cfg, flags, flag, key, unit, typed, true);
+}
+
+/// As flag_overrides, but the flag replaces a value of the file or -D: how
+/// a launcher sizes one worker of a cluster whose configuration it passes
+/// on (`weir taskmanager`).
+template <class Flag, class T>
+caf::error flag_replaces(configuration& cfg, const cxxopts::ParseResult& flags,
+                         const std::string& flag, const config_key<T>& key,
+                         const char* unit = "") {
+  return apply_flag<Flag>(cfg, flags, flag, key, unit, "", false);
 }
 
 /// Prints the first of `errors` as `action: error`; whether there was one.

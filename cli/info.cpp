@@ -7,7 +7,9 @@
 #include "cli/config_flags.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/job_command.hpp"
+#include "cli/job_keys.hpp"
 #include "cli/user_code.hpp"
+#include "config/config.hpp"
 #include "plan/chaining.hpp"
 
 namespace weir::cli {
@@ -49,7 +51,16 @@ int info_action(const std::vector<std::string>& args) {
     fmt::print(stderr, "{}\n", *err);
     return exit_bad_input;
   }
+  if (report_first("weir info", {carry_job_keys(*cfg, g, job_target::embedded)}))
+    return exit_bad_input;
   fmt::print("{}", describe_plan(g));
+  // What the job would run with; a session cluster's configuration takes
+  // the place of this one's for keys that neither the job nor -D set.
+  fmt::print("Job settings (key = value, from):\n");
+  for (auto& e : effective_job_config(*cfg, g.config, g.config_origins))
+    fmt::print("  {} = {}  ({})\n", e.key, e.value,
+               e.origin.rfind("cluster: ", 0) == 0 ? e.origin.substr(9)
+                                                   : e.origin);
   return exit_ok;
 }
 

@@ -104,6 +104,8 @@ std::optional<std::string> load_job(const job_args& args,
   if (!graph)
     return describe(graph.error());
   out = std::move(*graph);
+  for (auto& [key, value] : out.config)
+    out.config_origins[key] = "spec " + args.spec_path;
   return std::nullopt;
 }
 

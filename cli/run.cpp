@@ -21,6 +21,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "cli/job_command.hpp"
+#include "cli/job_keys.hpp"
 #include "cli/local_recovery.hpp"
 #include "cli/log_flag.hpp"
 #include "cli/remote.hpp"
@@ -408,22 +409,24 @@ int run_action(const std::vector<std::string>& args) {
       fmt::print(stderr, "weir run: {}: {}\n", flag, describe(err));
       return exit_bad_input;
     }
-    graph.config[std::string{keys::savepoint_path.name}] = path;
-    if (skip_unclaimed)
-      graph.config[std::string{keys::savepoint_ignore_unclaimed_state.name}]
-        = "true";
+    auto key = std::string{keys::savepoint_path.name};
+    graph.config[key] = path;
+    graph.config_origins[key] = fmt::format("{} {}", flag, path);
+    if (skip_unclaimed) {
+      key = std::string{keys::savepoint_ignore_unclaimed_state.name};
+      graph.config[key] = "true";
+      graph.config_origins[key] = "-n";
+    }
   } else if (res.count("allowNonRestoredState") > 0) {
     fmt::print(stderr, "weir run: -n needs -s PATH or -r DIR\n");
     return exit_bad_input;
   }
-  if (!flags.jobmanager.empty()) {
-    // The client's own restart-strategy.* settings travel with the job (the
-    // spec's config wins).
-    for (auto& [key, value] : cfg->set_with_prefix(
-           std::string{keys::restart_strategy_prefix}))
-      graph.config.emplace(key, value);
+  auto target = flags.jobmanager.empty() ? job_target::embedded
+                                          : job_target::session;
+  if (report_first("weir run", {carry_job_keys(*cfg, graph, target)}))
+    return exit_bad_input;
+  if (target == job_target::session)
     return run_remote(flags, *cfg, graph, *user);
-  }
   int32_t highest = 1;
   for (auto& v : graph.vertices)
     highest = std::max(highest, v.parallelism);

@@ -127,8 +127,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(blob_ref, name, hash, origin)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(user_code, libraries, files,
                                                 classpath, always_ship)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_graph, id, name, vertices,
-                                                edges, config, code, priority,
-                                                application)
+                                                edges, config, config_origins,
+                                                code, priority, application)
 
 } // namespace weir
 

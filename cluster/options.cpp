@@ -50,7 +50,6 @@ network_buffer_options network_buffers_of(const configuration& cfg) {
 void read_master_keys(const configuration& cfg, resource_manager_options& rm,
                       job_master_options& jm) {
   rm.evenly_spread_out_slots = cfg.get(keys::evenly_spread_out_slots);
-  jm.slot_request_timeout = cfg.get(keys::slot_request_timeout);
   jm.collect_max_bytes
     = static_cast<size_t>(cfg.get(keys::collect_max_bytes).mb) << 20;
   jm.collect_batch_bytes

@@ -68,8 +68,12 @@ nlohmann::json checkpoints(const checkpoint_stats& c);
 /// GET /jobs/{jobid}/exceptions: the root cause and the failure history.
 nlohmann::json exceptions(const job_status& s);
 
-/// GET /jobs/{jobid}/config: the job's execution config and own keys.
-nlohmann::json job_config(const job_status& s, const job_graph& g);
+/// GET /jobs/{jobid}/config: the job's execution config and own keys
+/// (Flink's form) and, as `weir-effective-config`, every per-job key's
+/// value and origin, with `cluster` (the jobmanager's configuration) under
+/// the job's own.
+nlohmann::json job_config(const job_status& s, const job_graph& g,
+                          const configuration& cluster);
 
 /// GET /jobs/{jobid}/execution-result: IN_PROGRESS, or the outcome.
 nlohmann::json execution_result(const job_status& s, int64_t now_ms);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "config/config.hpp"
+
 namespace weir::rest {
 
 namespace {
@@ -343,24 +345,31 @@ json exceptions(const job_status& s) {
               {"exceptionHistory", {{"entries", entries}, {"truncated", false}}}};
 }
 
-json job_config(const job_status& s, const job_graph& g) {
+json job_config(const job_status& s, const job_graph& g,
+                const configuration& cluster) {
   int32_t parallelism = 0;
   for (auto& v : g.vertices)
     parallelism = std::max(parallelism, v.parallelism);
   json user = json::object();
   for (auto& [k, v] : g.config)
     user[k] = v;
+  json effective = json::array();
+  std::string restart_strategy;
+  for (auto& e : effective_job_config(cluster, g.config, g.config_origins)) {
+    if (e.key == "restart-strategy.type")
+      restart_strategy = e.value;
+    effective.push_back(
+      {{"key", e.key}, {"value", e.value}, {"origin", e.origin}});
+  }
   return json{{"jid", s.id.to_string()},
               {"name", s.name},
               {"execution-config",
                {{"execution-mode", "PIPELINED"},
-                {"restart-strategy",
-                 g.config.count("restart-strategy.type")
-                   ? g.config.at("restart-strategy.type")
-                   : "cluster default"},
+                {"restart-strategy", restart_strategy},
                 {"job-parallelism", parallelism},
                 {"object-reuse-mode", false},
-                {"user-config", user}}}};
+                {"user-config", user}}},
+              {"weir-effective-config", effective}};
 }
 
 json execution_result(const job_status& s, int64_t now_ms) {

@@ -97,8 +97,8 @@ void add_job_routes(httplib::Server& http, context& ctx) {
              return reply{200, {{"plan", plan(s, g)}}};
            }));
   http.Get(R"(/jobs/([^/]+)/config)",
-           job_view([](const Req&, job_status& s, job_graph& g) {
-             return reply{200, job_config(s, g)};
+           job_view([&ctx](const Req&, job_status& s, job_graph& g) {
+             return reply{200, job_config(s, g, ctx.config)};
            }));
   http.Get(R"(/jobs/([^/]+)/exceptions)",
            job_view([](const Req&, job_status& s, job_graph&) {

@@ -15,13 +15,6 @@ namespace weir {
 
 namespace {
 
-const key_info* find_key(std::string_view name) {
-  for (auto& k : config_keys())
-    if (k.name == name)
-      return &k;
-  return nullptr;
-}
-
 caf::error config_error(std::string what) {
   return make_error(errc::invalid_config, std::move(what));
 }
@@ -108,6 +101,13 @@ configuration::load(const std::optional<std::string>& file,
     if (eq == std::string::npos || eq == 0)
       return config_error(fmt::format("-D{}: expected -Dkey=value", d));
     auto where = "-D" + d;
+    auto key = d.substr(0, eq);
+    auto earlier = cfg.origins_.find(key);
+    if (earlier != cfg.origins_.end() && earlier->second.rfind("-D", 0) == 0
+        && !detail::same_value(*find_key(key), cfg.values_[key],
+                               d.substr(eq + 1)))
+      return config_error(fmt::format("{} and {} set '{}' twice; give one",
+                                      earlier->second, where, key));
     if (auto problem = cfg.set(d.substr(0, eq), d.substr(eq + 1), where);
         !problem.empty())
       return config_error(fmt::format("{}: {}", where, problem));
@@ -161,6 +161,13 @@ caf::error configuration::apply(const std::map<std::string, std::string>& values
   return caf::none;
 }
 
+std::vector<config_entry> configuration::entries() const {
+  std::vector<config_entry> out;
+  for (auto& [key, value] : values_)
+    out.push_back({key, value, origins_.at(key)});
+  return out;
+}
+
 std::map<std::string, std::string>
 configuration::set_with_prefix(const std::string& prefix) const {
   std::map<std::string, std::string> result;
@@ -196,12 +203,35 @@ caf::error check_job_config(const std::map<std::string, std::string>& keys) {
     auto* k = find_key(key);
     if (k == nullptr || k->scope != config_scope::job)
       return config_error(fmt::format(
-        "key '{}' cannot be set per job (only restart-strategy.*, "
-        "execution.checkpointing.*, execution.savepoint.*, "
-        "state.checkpoints.num-retained, state.backend.type)",
+        "key '{}' cannot be set per job: it configures the cluster's "
+        "processes (per job: restart-strategy.*, execution.checkpointing.*, "
+        "execution.savepoint.*, state.checkpoints.num-retained, "
+        "state.backend.type, slot.request.timeout, driver.*)",
         key));
   }
   return caf::none;
+}
+
+std::vector<config_entry>
+effective_job_config(const configuration& cluster,
+                     const std::map<std::string, std::string>& own,
+                     const std::map<std::string, std::string>& origins) {
+  std::map<std::string, config_entry> out;
+  for (auto& k : config_keys())
+    if (k.scope == config_scope::job && !k.default_value.empty())
+      out[std::string{k.name}] = {std::string{k.name},
+                                  std::string{k.default_value}, "default"};
+  for (auto& e : cluster.entries())
+    if (auto* k = find_key(e.key); k && k->scope == config_scope::job)
+      out[e.key] = {e.key, e.value, "cluster: " + e.origin};
+  for (auto& [key, value] : own) {
+    auto i = origins.find(key);
+    out[key] = {key, value, i == origins.end() ? "job config" : i->second};
+  }
+  std::vector<config_entry> result;
+  for (auto& [key, e] : out)
+    result.push_back(std::move(e));
+  return result;
 }
 
 std::optional<std::string> default_config_file() {

@@ -14,6 +14,13 @@
 
 namespace weir {
 
+/// One set key: its value as written and where it came from.
+struct config_entry {
+  std::string key;
+  std::string value;
+  std::string origin;
+};
+
 /// A checked configuration: a YAML file (Flink's flat `key: value` form, or
 /// nested maps) overridden by `-Dkey=value` dynamic properties. Unknown keys
 /// and values of the wrong type are errors (`errc::invalid_config`) naming
@@ -63,6 +70,9 @@ public:
     return i == origins_.end() ? std::string{} : i->second;
   }
 
+  /// Every key the file, `-D` or apply() set, by name.
+  std::vector<config_entry> entries() const;
+
   /// The keys starting with `prefix` that the file or `-D` set.
   std::map<std::string, std::string> set_with_prefix(const std::string& prefix) const;
 
@@ -83,6 +93,14 @@ private:
 /// spec's `config`); the error (`errc::invalid_config`) names the first
 /// other key.
 caf::error check_job_config(const std::map<std::string, std::string>& keys);
+
+/// Every per-job key with a value, as a job sees it: its own (`own`, from
+/// `origins`, else "job config"), else the cluster's ("cluster: ORIGIN"),
+/// else the default ("default"). By key.
+std::vector<config_entry>
+effective_job_config(const configuration& cluster,
+                     const std::map<std::string, std::string>& own,
+                     const std::map<std::string, std::string>& origins);
 
 /// The default configuration file: $WEIR_CONF_DIR/weir.yaml when that
 /// variable is set, else $XDG_CONFIG_HOME/weir/weir.yaml (~/.config/...)

@@ -90,4 +90,7 @@ struct config_key {
 /// Every key of config/keys.hpp, in docs/configuration.md's order.
 const std::vector<key_info>& config_keys();
 
+/// The key named `name`, or nullptr.
+const key_info* find_key(std::string_view name);
+
 } // namespace weir

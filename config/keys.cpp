@@ -104,4 +104,11 @@ const std::vector<key_info>& config_keys() {
   return all;
 }
 
+const key_info* find_key(std::string_view name) {
+  for (auto& k : config_keys())
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
 } // namespace weir

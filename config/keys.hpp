@@ -171,7 +171,7 @@ inline constexpr config_key<ms> slurm_poll_interval{
 inline constexpr config_key<ms> slot_request_timeout{
   "slot.request.timeout", "300 s",
   "How long a job waits for all of its slots before it fails.",
-  positive_duration};
+  positive_duration, per_job};
 
 // --- collect sinks ------------------------------------------------------------
 

@@ -232,4 +232,22 @@ std::string type_problem(const key_info& k, const std::string& value) {
   return fmt::format("expected one of {}", fmt::join(choices, ", "));
 }
 
+bool same_value(const key_info& k, const std::string& a, const std::string& b) {
+  switch (k.type) {
+    case config_type::integer:
+    case config_type::number:
+    case config_type::duration:
+    case config_type::memory: {
+      auto x = magnitude(k.type, a);
+      auto y = magnitude(k.type, b);
+      return x && y && *x == *y;
+    }
+    case config_type::boolean:
+      return parse_value<bool>(a) == parse_value<bool>(b);
+    case config_type::text:
+      break;
+  }
+  return trim(a) == trim(b);
+}
+
 } // namespace weir::detail

@@ -19,6 +19,9 @@ std::optional<T> parse_value(const std::string& text);
 /// value in [1, 32768]").
 std::string type_problem(const key_info& k, const std::string& value);
 
+/// Whether `a` and `b` are the same value of `k` ("2s" and "2000 ms").
+bool same_value(const key_info& k, const std::string& a, const std::string& b);
+
 /// `s` without leading and trailing blanks.
 std::string trim(const std::string& s);
 

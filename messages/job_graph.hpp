@@ -132,6 +132,10 @@ struct job_graph {
   /// The job's own configuration keys (e.g. restart-strategy.*), on top of
   /// the cluster's.
   std::map<std::string, std::string> config;
+  /// Where each `config` key came from ("-Dkey=value", "weir.yaml:3", "spec
+  /// job.json"), as /jobs/{id}/config shows it. Not part of the job's
+  /// identity (operator== ignores it).
+  std::map<std::string, std::string> config_origins;
   /// User libraries and files the job needs.
   user_code code;
   job_priority priority = job_priority::normal;
@@ -142,7 +146,8 @@ struct job_graph {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_graph& x) {
   return f(caf::meta::type_name("job_graph"), x.id, x.name, x.vertices,
-           x.edges, x.config, x.code, x.priority, x.application);
+           x.edges, x.config, x.config_origins, x.code, x.priority,
+           x.application);
 }
 
 bool operator==(const job_graph& a, const job_graph& b);

@@ -25,6 +25,20 @@ caf::error check_config(const job_graph& g) {
     return err;
   if (auto err = check_job_config(g.config))
     return make_error(errc::invalid_config, "config: " + describe(err));
+  // Origins are shown as they came: bounded, and only of keys the job sets.
+  constexpr size_t max_origin_bytes = 1024;
+  for (auto& [key, origin] : g.config_origins) {
+    if (g.config.count(key) == 0)
+      return make_error(errc::invalid_config,
+                        fmt::format("config_origins: '{}' is not a key of "
+                                    "the job's config",
+                                    key.substr(0, 128)));
+    if (origin.size() > max_origin_bytes)
+      return make_error(errc::invalid_config,
+                        fmt::format("config_origins: the origin of '{}' is "
+                                    "longer than {} bytes",
+                                    key, max_origin_bytes));
+  }
   return caf::none;
 }
 

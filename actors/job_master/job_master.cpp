@@ -148,7 +148,7 @@ void on_slot_request_timeout(self_ptr self, uint64_t epoch) {
   fail_job(self, fmt::format("could not get {} of {} slots within "
                              "slot.request.timeout ({})",
                              st.slots->pending(), st.graph->slots_needed(),
-                             seconds_or_ms(st.opts.slot_request_timeout)));
+                             seconds_or_ms(st.settings.slot_request_timeout)));
 }
 
 job_master_self_actor::behavior_type

@@ -21,9 +21,6 @@ struct job_master_options {
   /// The cluster's configuration (restart-strategy.* and more); a job's own
   /// `config` keys apply on top.
   configuration config;
-  /// Flink's slot.request.timeout: a job that cannot get all its slots within
-  /// this time fails.
-  std::chrono::milliseconds slot_request_timeout{300000};
   /// collect.max-bytes: the most the job's collect sinks may hand over.
   size_t collect_max_bytes = size_t{64} << 20;
   /// collect-sink.batch-size.max: the most one client poll gets.

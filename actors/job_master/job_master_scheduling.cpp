@@ -352,7 +352,7 @@ void request_slots(self_ptr self) {
   send_slot_requests(self, st.slots->request_all(st.settings.slot_profile));
   st.slots_requested_ms = now_ms();
   report_status(self);
-  self->delayed_send(self, st.opts.slot_request_timeout, tick_atom_v,
+  self->delayed_send(self, st.settings.slot_request_timeout, tick_atom_v,
                      st.job->epoch());
 }
 

@@ -57,6 +57,7 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
     s.backend.checkpoint_dir = checkpoint_dir + "/" + graph.id.to_string();
   if (auto path = cfg.get_if_set(keys::savepoint_path))
     s.savepoint_path = *path;
+  s.slot_request_timeout = cfg.get(keys::slot_request_timeout);
   s.ignore_unclaimed_state
     = cfg.get(keys::savepoint_ignore_unclaimed_state);
 #ifdef WEIR_FAULT_INJECTION

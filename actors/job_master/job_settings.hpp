@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,6 +32,9 @@ struct job_settings {
   state_backend_desc backend;
   /// execution.savepoint.path: the savepoint the job starts from, if set.
   std::optional<std::string> savepoint_path;
+  /// slot.request.timeout: a job that cannot get all its slots within this
+  /// time fails.
+  std::chrono::milliseconds slot_request_timeout{300000};
   /// execution.savepoint.ignore-unclaimed-state.
   bool ignore_unclaimed_state = false;
   /// weir.fault.jobmaster-crashes (fault-injection builds only; else 0).

@@ -127,6 +127,8 @@ std::string encode_job_graph(const job_graph& g) {
     edges.push_back(encode(e));
   if (!g.config.empty())
     doc["config"] = g.config;
+  if (!g.config_origins.empty())
+    doc["config_origins"] = g.config_origins;
   if (!g.code.empty()) {
     // Classpath entries as an object ("0", "1", ...) keep the reader's
     // one text-map form.
@@ -161,6 +163,8 @@ caf::expected<job_graph> decode_job_graph(std::string_view key,
     g.edges.push_back(decode_edge(e));
   if (rec->doc.contains("config"))
     g.config = r.text_map("config");
+  if (rec->doc.contains("config_origins"))
+    g.config_origins = r.text_map("config_origins");
   if (rec->doc.contains("code"))
     g.code = decode_code(r.object("code"));
   if (rec->doc.contains("application"))

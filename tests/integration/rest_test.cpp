@@ -473,3 +473,100 @@ TEST_CASE("slow request heads neither stop the REST API nor stay") {
   }
   CHECK(rest_get(c.url, "/overview")->status == 200);
 }
+
+namespace {
+
+const char* ticking_spec = R"({
+    "name": "ticking", "parallelism": 1,
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink"}]})";
+
+/// The entry of `key` in /jobs/{id}/config's weir-effective-config.
+json effective(const json& config, const std::string& key) {
+  for (auto& e : config["weir-effective-config"])
+    if (e["key"] == key)
+      return e;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("-D job keys of weir run -m reach the job on a session cluster") {
+  rest_cluster c{{"-Dstate.checkpoints.num-retained=2"}};
+  const auto& url = c.url;
+  c.add_worker("tm-1", 1);
+  auto spec = c.dir.write("ticking.json", ticking_spec);
+  // Before and after the spec: both are the client's.
+  auto run = c.client({"run", "-Dexecution.checkpointing.interval=100 ms",
+                       "-d", spec, "-Drestart-strategy.type=none"});
+  REQUIRE(run.exit_code == 0);
+  auto id = run.out.substr(0, 32);
+  auto job = "/jobs/" + id;
+  auto config = get(url, job + "/config").body;
+  CHECK(config["execution-config"]["user-config"]
+        == json{{"execution.checkpointing.interval", "100 ms"},
+                {"restart-strategy.type", "none"}});
+  CHECK(config["execution-config"]["restart-strategy"] == "none");
+  CHECK(effective(config, "execution.checkpointing.interval")
+        == json{{"key", "execution.checkpointing.interval"},
+                {"value", "100 ms"},
+                {"origin", "-Dexecution.checkpointing.interval=100 ms"}});
+  CHECK(effective(config, "state.checkpoints.num-retained")["origin"]
+        == "cluster: -Dstate.checkpoints.num-retained=2");
+  CHECK(effective(config, "slot.request.timeout")
+        == json{{"key", "slot.request.timeout"},
+                {"value", "300 s"},
+                {"origin", "default"}});
+  // The job checkpoints as asked.
+  CHECK(eventually([&] {
+    return get(url, job + "/checkpoints").body["counts"]["completed"] >= 2;
+  }));
+  CHECK(c.client({"cancel", id}).exit_code == 0);
+
+  // slot.request.timeout is the job's too: this one fails after 1 s.
+  auto starved = c.client({"run", "examples/collect.json", "-p", "3",
+                           "-Dslot.request.timeout=1 s"});
+  CHECK(starved.exit_code == 1);
+  CHECK(starved.err.find("could not get 3 of 3 slots within "
+                         "slot.request.timeout (1 s)")
+        != std::string::npos);
+}
+
+TEST_CASE("weir run -m refuses a key it cannot apply and a conflicting one") {
+  rest_cluster c;
+  auto spec = c.dir.write("ticking.json", R"({
+    "name": "ticking", "parallelism": 1,
+    "config": {"execution.checkpointing.interval": "5 s"},
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink"}]})");
+  auto cluster_key = c.client({"run", "-d", spec,
+                               "-Dtaskmanager.numberOfTaskSlots=4"});
+  CHECK(cluster_key.exit_code == 2);
+  CHECK(cluster_key.err
+        == "weir run: -Dtaskmanager.numberOfTaskSlots=4: "
+           "'taskmanager.numberOfTaskSlots' configures the session cluster's "
+           "processes, not a job; it cannot apply to a job on it (set it "
+           "where the cluster starts)\n");
+  auto slots = c.client({"run", "-d", spec, "--slots", "4"});
+  CHECK(slots.exit_code == 2);
+  CHECK(slots.err.find("weir run: --slots 4: 'taskmanager.numberOfTaskSlots' "
+                       "configures the session cluster's processes")
+        == 0);
+  auto twice = c.client({"run", "-d", spec,
+                         "-Dexecution.checkpointing.interval=2 s"});
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err
+        == fmt::format("weir run: -Dexecution.checkpointing.interval=2 s and "
+                       "spec {} ('5 s') both set "
+                       "'execution.checkpointing.interval'; give one\n",
+                       spec));
+  // The same value twice is no conflict ("5000 ms" is "5 s").
+  auto same = c.client({"run", "-d", spec,
+                        "-Dexecution.checkpointing.interval=5000 ms"});
+  CHECK(same.exit_code == 0);
+  CHECK(get(c.url, "/jobs").body["jobs"].size() == 1);
+}

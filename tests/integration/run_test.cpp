@@ -193,8 +193,21 @@ TEST_CASE("a job of 256 subtasks spread over four TaskExecutors") {
 }
 
 TEST_CASE("weir info prints the execution plan without running the job") {
-  auto r = run_weir({"info", "examples/wordcount.json"});
+  auto r = run_weir({"info", "examples/wordcount.json",
+                     "-Drestart-strategy.type=none"});
   REQUIRE(r.exit_code == 0);
+  auto settings = r.out.find("Job settings (key = value, from):\n");
+  REQUIRE(settings != std::string::npos);
+  // The job's settings and where each came from.
+  auto setting_lines = lines_of(r.out.substr(settings));
+  auto has = [&](const std::string& line) {
+    return std::find(setting_lines.begin(), setting_lines.end(), line)
+           != setting_lines.end();
+  };
+  CHECK(has("  restart-strategy.type = none  (-Drestart-strategy.type=none)"));
+  CHECK(has("  slot.request.timeout = 300 s  (default)"));
+  CHECK(has("  state.backend.type = hashmap  (default)"));
+  r.out.resize(settings);
   auto edges = r.out.find("Edges:\n");
   REQUIRE(edges != std::string::npos);
   CHECK(r.out.substr(0, edges)

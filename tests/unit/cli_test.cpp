@@ -71,15 +71,42 @@ TEST_CASE("a started worker's arguments read back through the taskmanager's "
                                     "-Dheartbeat.timeout=2 s"});
 }
 
-TEST_CASE("flags win over configuration keys") {
+TEST_CASE("a taskmanager's sizing flags replace configuration keys") {
   auto cfg = config_of({"taskmanager.numberOfTaskSlots=3",
                         "taskmanager.resource-id=from-config"});
   auto res = parse_taskmanager({"--slots", "5"});
-  cli::flag_overrides<int32_t>(cfg, res, "slots", keys::task_slots);
-  cli::flag_overrides<std::string>(cfg, res, "id", keys::resource_id);
+  CHECK_FALSE(cli::flag_replaces<int32_t>(cfg, res, "slots", keys::task_slots));
+  CHECK_FALSE(cli::flag_replaces<std::string>(cfg, res, "id",
+                                              keys::resource_id));
   auto tm = taskmanager_options::from(cfg);
   CHECK(tm.slots == 5);
   CHECK(tm.id == "from-config");
+}
+
+TEST_CASE("a flag and a key set to two values are refused, naming both") {
+  auto cfg = config_of({"taskmanager.numberOfTaskSlots=3"});
+  auto res = parse_taskmanager({"--slots", "5", "--memory", "1024"});
+  auto err = cli::flag_overrides<int32_t>(cfg, res, "slots", keys::task_slots);
+  CHECK(err == make_error(errc::invalid_config));
+  CHECK(describe(err) == "--slots 5 and -Dtaskmanager.numberOfTaskSlots=3 "
+                         "both set 'taskmanager.numberOfTaskSlots'; give one");
+  CHECK(taskmanager_options::from(cfg).slots == 3);
+  // The same value in another spelling is no conflict.
+  cfg = config_of({"taskmanager.memory.task.heap.size=1g"});
+  CHECK_FALSE(cli::flag_overrides<int64_t>(cfg, res, "memory",
+                                           keys::taskmanager_heap, "m"));
+  // Where jobs are stored is never taken from one of two places silently.
+  test::temp_dir conf;
+  auto file = conf.sub("weir.yaml");
+  std::ofstream{file} << "high-availability.storageDir: /a\n";
+  auto loaded = configuration::load(file, {});
+  REQUIRE(loaded);
+  auto jm = cli::flags_of("jobmanager");
+  const char* argv[] = {"weir", "--state-dir", "/b"};
+  err = cli::flag_overrides<std::string>(*loaded, jm.parse(3, argv),
+                                         "state-dir", keys::storage_dir);
+  CHECK(describe(err) == "--state-dir /b and " + file + ":1 both set "
+                         "'high-availability.storageDir'; give one");
 }
 
 TEST_CASE("a flag outside its key's range names the flag, the key and the "
@@ -123,7 +150,7 @@ TEST_CASE("a jobmanager's options from the configuration") {
   CHECK(jm->port == 7000);
   CHECK(jm->address == "127.0.0.1");
   CHECK(jm->state_dir == "/s");
-  CHECK(jm->job_master.slot_request_timeout == 1min);
+  CHECK(jm->job_master.config.get(keys::slot_request_timeout) == 1min);
   CHECK(jm->remote.cluster_id == "c1");
   CHECK(jm->resource_manager.pool.idle_timeout == 2s);
   CHECK(jm->resource_manager.heartbeat.interval == 500ms);
@@ -329,8 +356,17 @@ TEST_CASE("-p sets parallelism.default; the key alone works too") {
   int code = 0;
   auto cmd = cli::parse_job_command("run", opts, {spec, "-p", "5"}, code);
   REQUIRE(cmd);
+  // -p and -D on one command line: refused, naming both.
   auto cfg = config_of({"parallelism.default=3"});
   std::optional<int32_t> p;
+  CHECK_FALSE(cli::default_parallelism("weir run", cfg, *cmd, p));
+  // -p over a file's default.
+  test::temp_dir conf;
+  auto file = conf.sub("weir.yaml");
+  std::ofstream{file} << "parallelism.default: 3\n";
+  auto loaded = configuration::load(file, {});
+  REQUIRE(loaded);
+  cfg = *loaded;
   REQUIRE(cli::default_parallelism("weir run", cfg, *cmd, p));
   CHECK(p == 5);
   CHECK(cfg.origin(keys::parallelism_default) == "-p 5");

@@ -308,6 +308,45 @@ TEST_CASE("configuration errors carry errc::invalid_config") {
         == make_error(errc::invalid_config));
 }
 
+TEST_CASE("one key given twice by -D with two values is refused") {
+  CHECK(error_of(std::nullopt, {"slot.request.timeout=2 s",
+                                "slot.request.timeout=3 s"})
+        == "-Dslot.request.timeout=2 s and -Dslot.request.timeout=3 s set "
+           "'slot.request.timeout' twice; give one");
+  auto same = configuration::load(std::nullopt, {"slot.request.timeout=2 s",
+                                                 "slot.request.timeout=2000"});
+  REQUIRE(same);
+  CHECK(same->get(keys::slot_request_timeout) == std::chrono::seconds(2));
+  // A file's value is the base that -D overrides (Flink's precedence).
+  auto file = write_temp("slot.request.timeout: 5 s\n");
+  auto over = configuration::load(file, {"slot.request.timeout=2 s"});
+  std::remove(file.c_str());
+  REQUIRE(over);
+  CHECK(over->get(keys::slot_request_timeout) == std::chrono::seconds(2));
+}
+
+TEST_CASE("a job's effective settings: its own, the cluster's, the default") {
+  auto cluster = configuration::load(
+    std::nullopt, {"restart-strategy.type=none", "heartbeat.timeout=9 s"});
+  REQUIRE(cluster);
+  auto view = effective_job_config(
+    *cluster, {{"execution.checkpointing.interval", "2 s"}},
+    {{"execution.checkpointing.interval", "-Dexecution.checkpointing.interval=2 s"}});
+  std::map<std::string, std::pair<std::string, std::string>> by_key;
+  for (auto& e : view)
+    by_key[e.key] = {e.value, e.origin};
+  CHECK(by_key["execution.checkpointing.interval"]
+        == std::pair<std::string, std::string>{
+          "2 s", "-Dexecution.checkpointing.interval=2 s"});
+  CHECK(by_key["restart-strategy.type"]
+        == std::pair<std::string, std::string>{
+          "none", "cluster: -Drestart-strategy.type=none"});
+  CHECK(by_key["slot.request.timeout"]
+        == std::pair<std::string, std::string>{"300 s", "default"});
+  CHECK(by_key.count("heartbeat.timeout") == 0); // not a job's key
+  CHECK(by_key.count("execution.savepoint.path") == 0); // no value
+}
+
 TEST_CASE("a job sets only keys of job scope") {
   CHECK_FALSE(check_job_config({{"restart-strategy.type", "fixed-delay"},
                                 {"execution.checkpointing.interval", "1 s"},
@@ -322,7 +361,8 @@ TEST_CASE("a job sets only keys of job scope") {
 }
 
 TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
-          "but its dir, execution.savepoint.*, state.*, driver.*, weir.fault.*") {
+          "but its dir, execution.savepoint.*, state.*, driver.*, weir.fault.*, "
+          "slot.request.timeout") {
   auto starts = [](std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
   };
@@ -334,6 +374,7 @@ TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
                    || k.name == "state.checkpoints.num-retained"
                    || k.name == "state.backend.type"
                    || starts(k.name, "driver.")
+                   || k.name == "slot.request.timeout"
                    || starts(k.name, "execution.savepoint.");
     CHECK_MESSAGE(per_job == (k.scope == config_scope::job), k.name);
   }

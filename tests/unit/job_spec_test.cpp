@@ -474,11 +474,12 @@ TEST_CASE("one validation: configuration first, then shape, then operators") {
         == "edge 'c' -> 'nowhere': no vertex 'nowhere'");
   CHECK(validate_job_graph(g, dispatcher_validation())
         == make_error(errc::invalid_job));
-  g.config["slot.request.timeout"] = "1 s";
+  g.config["taskmanager.numberOfTaskSlots"] = "4";
   CHECK(validate_job_graph(g, dispatcher_validation())
         == make_error(errc::invalid_config));
   CHECK(problem_of(g, dispatcher_validation())
-          .find("config: key 'slot.request.timeout' cannot be set per job")
+          .find("config: key 'taskmanager.numberOfTaskSlots' cannot be set per "
+                "job")
         == 0);
 }
 
