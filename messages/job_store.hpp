@@ -13,18 +13,32 @@
 
 namespace weir {
 
-/// What the Dispatcher needs to recover: stored graphs, stored results, and a
-/// line for every record that could not be read (named by key).
+/// A stored job whose graph cannot be read or decoded: it fails alone.
+struct unreadable_job {
+  job_id id;
+  /// Names the record (or its file) and the error.
+  std::string problem;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unreadable_job& x) {
+  return f(caf::meta::type_name("unreadable_job"), x.id, x.problem);
+}
+
+/// What the Dispatcher needs to recover: stored graphs, stored results, a
+/// line for every record that could not be read (named by key), and the
+/// jobs among them.
 struct recovered_jobs {
   std::vector<job_graph> graphs;
   std::vector<job_result> results;
   std::vector<std::string> problems;
+  std::vector<unreadable_job> unreadable;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, recovered_jobs& x) {
   return f(caf::meta::type_name("recovered_jobs"), x.graphs, x.results,
-           x.problems);
+           x.problems, x.unreadable);
 }
 
 /// A detached actor owning the job-graph and job-result stores, so that
@@ -37,6 +51,9 @@ using job_store_actor = caf::typed_actor<
   /// Dispatcher: record a terminal result (dirty), drop the graph, then mark
   /// the result clean; all synced.
   caf::replies_to<finish_atom, job_result>::with<bool>,
+  /// Dispatcher: record the result of a job whose stored graph cannot be
+  /// read (synced), keeping that record for an operator to inspect.
+  caf::replies_to<put_atom, job_result>::with<bool>,
   /// JobMaster: store a completed checkpoint of a job, keeping the newest
   /// `retained`; the reply is the file written ("" when this cluster keeps
   /// checkpoints in memory only).

@@ -10,6 +10,7 @@ namespace weir::storage {
 
 uint64_t job_graph_fingerprint(const job_graph& g) {
   auto as_written = g;
+  as_written.config_origins.clear(); // not part of the job's identity
   for (auto& v : as_written.vertices)
     v.output = schema{};
   for (auto& e : as_written.edges)
@@ -36,10 +37,15 @@ caf::expected<std::optional<job_graph>> job_graph_store::get(job_id id) {
 
 caf::expected<stored_graphs> job_graph_store::load_all() {
   stored_graphs result;
+  std::vector<std::string> bad_keys;
   if (auto err = detail::scan_decoded(kv_, column::job_graphs,
                                       detail::decode_job_graph, result.graphs,
-                                      result.problems))
+                                      result.problems, &bad_keys))
     return err;
+  // Lines and keys were added in step.
+  for (size_t i = 0; i < bad_keys.size(); ++i)
+    if (auto id = job_id::parse(bad_keys[i]); id && id->valid())
+      result.unreadable.push_back({*id, result.problems[i]});
   return result;
 }
 

@@ -9,6 +9,7 @@
 
 #include "messages/ids.hpp"
 #include "messages/job_graph.hpp"
+#include "messages/job_store.hpp"
 #include "storage/kv_store.hpp"
 
 namespace weir::storage {
@@ -19,6 +20,9 @@ struct stored_graphs {
   std::vector<job_graph> graphs;
   /// One line per skipped record: `job_graphs/<key>: <reason>`.
   std::vector<std::string> problems;
+  /// The skipped records whose key is a job id: jobs that cannot be
+  /// recovered, each with its line.
+  std::vector<unreadable_job> unreadable;
 };
 
 /// The submitted JobGraphs of a cluster: one JSON record per job in column

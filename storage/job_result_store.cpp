@@ -15,6 +15,11 @@ caf::error job_result_store::put_dirty(const job_result& r) {
                  detail::encode_job_result(r, true), durability::synced);
 }
 
+caf::error job_result_store::put_clean(const job_result& r) {
+  return kv_.put(column::job_results, r.id.to_string(),
+                 detail::encode_job_result(r, false), durability::synced);
+}
+
 caf::error job_result_store::mark_clean(job_id id) {
   auto entry = get(id);
   if (!entry)

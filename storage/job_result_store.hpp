@@ -43,6 +43,10 @@ public:
   /// Stores `r` as dirty, replacing an earlier entry (synced).
   caf::error put_dirty(const job_result& r);
 
+  /// Stores `r` clean (synced), leaving the job's graph record as it is:
+  /// a job whose graph cannot be read keeps it for an operator to inspect.
+  caf::error put_clean(const job_result& r);
+
   /// Marks the entry of job `id` clean (synced); `errc::unknown_job` when no
   /// entry is stored. Reads, then writes: one writer per store, please.
   caf::error mark_clean(job_id id);

@@ -78,6 +78,11 @@ private:
 using scan_callback
   = std::function<void(std::string_view key, std::string_view value)>;
 
+/// Receives a key whose value cannot be read, and why (an HA store's value
+/// file that is missing or damaged).
+using unreadable_callback
+  = std::function<void(std::string_view key, const caf::error& why)>;
+
 /// A key-value store with the columns above. Keys are ordered bytewise
 /// (unsigned). Errors are `weir::errc::storage_failure` naming the store and
 /// the key. Implementations are safe to call from several threads.
@@ -112,6 +117,15 @@ public:
   /// Calls `f` for every key of column `c`, in key order (see scan_prefix).
   caf::error scan(column c, const scan_callback& f) {
     return scan_prefix(c, {}, f);
+  }
+
+  /// As scan(), but a value that cannot be read goes to `bad` and the scan
+  /// goes on: only a store that cannot be read at all fails it. A store
+  /// that keeps values with their keys (RocksDB, memory) reads all or none.
+  virtual caf::error scan_readable(column c, const scan_callback& f,
+                                   const unreadable_callback& bad) {
+    (void) bad;
+    return scan(c, f);
   }
 };
 

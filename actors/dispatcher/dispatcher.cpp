@@ -152,8 +152,11 @@ void complete(self_ptr self, job_result result) {
         "injected Dispatcher crash (weir.fault.dispatcher-crash)");
 #endif
   };
-  self->request(st.store, store_timeout, finish_atom_v, pending)
-    .then([=](bool) { finish({}); },
+  auto stored = entry->unreadable
+                  ? self->request(st.store, store_timeout, put_atom_v, pending)
+                  : self->request(st.store, store_timeout, finish_atom_v,
+                                  pending);
+  stored.then([=](bool) { finish({}); },
           [=](caf::error& err) {
             finish("storing the job result failed: " + describe(err));
           });
@@ -176,6 +179,24 @@ void recover(self_ptr self, recovered_jobs& rec) {
       continue;
     }
     start_job_master(self, e);
+  }
+  // A job whose graph cannot be read fails alone; its stored result keeps
+  // it from being tried again.
+  for (auto& bad : rec.unreadable) {
+    if (st.jobs.find(bad.id) != nullptr)
+      continue; // it has a result
+    job_graph stub;
+    stub.id = bad.id;
+    stub.name = "(unreadable)";
+    auto& e = st.jobs.add(stub, now_ms());
+    e.recovered = true;
+    e.unreadable = true;
+    log_problemf("weir: job {} cannot be recovered: {}", bad.id.to_string(),
+                 bad.problem);
+    complete(self, job_table::failed_before_start(
+                     bad.id, stub.name,
+                     "the stored job graph cannot be read: " + bad.problem,
+                     now_ms()));
   }
 }
 

@@ -39,6 +39,7 @@ caf::result<recovered_jobs> load(storage::kv_store& kv) {
     return results.error();
   out.graphs = std::move(graphs->graphs);
   out.problems = std::move(graphs->problems);
+  out.unreadable = std::move(graphs->unreadable);
   for (auto& p : results->problems)
     out.problems.push_back(std::move(p));
   for (auto& e : results->entries) {
@@ -74,6 +75,11 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
     [=](load_atom) { return load(*self->state.kv); },
     [=](put_atom, const job_graph& g) -> caf::result<bool> {
       if (auto err = storage::job_graph_store{*self->state.kv}.put(g))
+        return err;
+      return true;
+    },
+    [=](put_atom, const job_result& r) -> caf::result<bool> {
+      if (auto err = storage::job_result_store{*self->state.kv}.put_clean(r))
         return err;
       return true;
     },

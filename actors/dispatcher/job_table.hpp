@@ -40,6 +40,9 @@ struct job_entry {
   bool cancel_requested = false;
   /// Recovered from the state directory when the Dispatcher started.
   bool recovered = false;
+  /// Its stored graph cannot be read: it fails at recovery, and its
+  /// result is stored beside that record, which stays.
+  bool unreadable = false;
   int64_t submitted_ms = 0;
   /// JobMasters started for this job so far, minus one.
   int32_t incarnation = -1;

@@ -29,17 +29,30 @@ caf::expected<std::optional<T>> get_decoded(kv_store& kv, column col,
 }
 
 /// Decodes every record of `col` in key order: readable ones go to `items`,
-/// one line per unreadable one to `problems`. Fails only when the store
-/// itself fails.
+/// one line per unreadable one (a value that cannot be read or decoded) to
+/// `problems`, and its key to `bad_keys` if given. Fails only when the
+/// store itself fails.
 template <class T, class Decode>
 caf::error scan_decoded(kv_store& kv, column col, Decode decode,
-                        std::vector<T>& items, std::vector<std::string>& problems) {
-  return kv.scan(col, [&](auto key, auto value) {
-    if (auto decoded = decode(key, value))
-      items.push_back(std::move(*decoded));
-    else
-      problems.push_back(describe(decoded.error()));
-  });
+                        std::vector<T>& items, std::vector<std::string>& problems,
+                        std::vector<std::string>* bad_keys = nullptr) {
+  auto bad = [&](std::string_view key, std::string line) {
+    problems.push_back(std::move(line));
+    if (bad_keys != nullptr)
+      bad_keys->emplace_back(key);
+  };
+  return kv.scan_readable(
+    col,
+    [&](auto key, auto value) {
+      if (auto decoded = decode(key, value))
+        items.push_back(std::move(*decoded));
+      else
+        bad(key, describe(decoded.error()));
+    },
+    [&](std::string_view key, const caf::error& why) {
+      bad(key, to_string(col) + "/" + std::string{key} + ": "
+                 + describe(why));
+    });
 }
 
 } // namespace weir::storage::detail

@@ -272,6 +272,17 @@ caf::error etcd_store::write(const write_batch& batch, durability d) {
 
 caf::error etcd_store::scan_prefix(column c, std::string_view prefix,
                                    const scan_callback& f) {
+  return scan_values(c, prefix, f, nullptr);
+}
+
+caf::error etcd_store::scan_readable(column c, const scan_callback& f,
+                                     const unreadable_callback& bad) {
+  return scan_values(c, {}, f, &bad);
+}
+
+caf::error etcd_store::scan_values(column c, std::string_view prefix,
+                                   const scan_callback& f,
+                                   const unreadable_callback* bad) {
   auto from = pointer(c, prefix);
   auto entries = etcd_->range(from, etcd_client::prefix_end(from));
   if (!entries)
@@ -282,9 +293,12 @@ caf::error etcd_store::scan_prefix(column c, std::string_view prefix,
   for (auto& e : *entries) {
     auto key = std::string_view{e.key}.substr(strip);
     auto value = read_value(c, key, e.value);
-    if (!value)
+    if (value)
+      values.emplace_back(std::string{key}, std::move(*value));
+    else if (bad != nullptr)
+      (*bad)(key, value.error());
+    else
       return value.error();
-    values.emplace_back(std::string{key}, std::move(*value));
   }
   for (auto& [key, value] : values)
     f(key, value);

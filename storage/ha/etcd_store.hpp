@@ -54,7 +54,16 @@ public:
   caf::error scan_prefix(column c, std::string_view prefix,
                          const scan_callback& f) override;
 
+  /// A pointer whose value file is missing or damaged goes to `bad`.
+  caf::error scan_readable(column c, const scan_callback& f,
+                           const unreadable_callback& bad) override;
+
 private:
+  /// scan_prefix and scan_readable: `bad` (if any) takes unreadable values.
+  caf::error scan_values(column c, std::string_view prefix,
+                         const scan_callback& f,
+                         const unreadable_callback* bad);
+
   etcd_store(std::shared_ptr<etcd_client> etcd, std::string dir,
              std::string prefix, etcd_fence fence,
              std::function<void(const std::string&)> fenced);

@@ -60,6 +60,10 @@ fake_job_store(job_store_actor::stateful_pointer<fake_job_store_state> self,
       self->state.held.push_back(rp);
       return rp;
     },
+    [=](put_atom, const job_result& r) {
+      self->state.dones.push_back(r);
+      return true;
+    },
     [=](checkpoint_atom, const job_id&, const checkpoint_snapshot&, int32_t) {
       return std::string{};
     },

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -198,6 +199,30 @@ TEST_CASE("the etcd store keeps values in files with fenced pointers") {
     CHECK(exists("/etc/passwd"));
   }
 
+  SUBCASE("a scan for recovery goes on past a missing value file") {
+    REQUIRE_FALSE(kv.put(column::job_graphs, "a", "one", durability::synced));
+    REQUIRE_FALSE(kv.put(column::job_graphs, "b", "two", durability::synced));
+    auto pointer = client->range("/weir/t/store/job_graphs/a");
+    REQUIRE(pointer);
+    auto file = values + "/" + pointer->front().value;
+    fs::remove(file);
+    std::vector<std::string> seen, bad;
+    REQUIRE_FALSE(kv.scan_readable(
+      column::job_graphs,
+      [&](auto k, auto v) {
+        seen.push_back(std::string{k} + "=" + std::string{v});
+      },
+      [&](auto k, const caf::error& why) {
+        bad.push_back(std::string{k} + ": " + describe(why));
+      }));
+    CHECK(seen == std::vector<std::string>{"b=two"});
+    REQUIRE(bad.size() == 1);
+    CHECK(bad[0].rfind("a: ", 0) == 0);
+    CHECK(bad[0].find(file) != std::string::npos);
+    // A plain scan still fails as a whole.
+    CHECK(kv.scan(column::job_graphs, [](auto, auto) {}));
+  }
+
   SUBCASE("a damaged value file is named, never read as a value") {
     REQUIRE_FALSE(kv.put(column::blobs, "lib", "0123456789", durability::synced));
     auto file = fs::directory_iterator{values + "/blobs"}->path().string();
@@ -288,4 +313,62 @@ TEST_CASE("a leader that cannot reach etcd stops") {
   etcd.server->process().signal(SIGCONT);
   CHECK(why.find("its lease of /weir/c2/leader was not renewed in time (2 s")
         == 0);
+}
+
+TEST_CASE("a job whose stored graph is gone fails alone; the jobmanager "
+          "serves on") {
+  const std::string weir = std::getenv("WEIR_BIN");
+  local_etcd etcd;
+  if (etcd.missing())
+    return;
+  temp_dir dir;
+  auto storage = dir.file("ha");
+  auto start = [&] {
+    return std::make_unique<running_process>(std::vector<std::string>{
+      weir, "jobmanager", "--port", "0", any_rest_port,
+      "-Dhigh-availability.type=etcd",
+      "-Dhigh-availability.etcd.endpoints=" + etcd.address,
+      "-Dhigh-availability.etcd.lease-ttl=2 s",
+      "-Dhigh-availability.storageDir=" + storage});
+  };
+  auto jm = start();
+  auto rest = rest_address(*jm);
+  REQUIRE_FALSE(rest.empty());
+  // No taskmanager: the job waits for slots, unfinished.
+  auto run = run_weir({"run", "-m", rest, "-d", "examples/collect.json"}, 60s);
+  REQUIRE(run.exit_code == 0);
+  auto id = run.out.substr(0, 32);
+  jm->signal(SIGTERM);
+  REQUIRE(jm->finish(30s).exit_code == 0);
+  auto pointer = etcd.client()->range("/weir/default/store/job_graphs/" + id);
+  REQUIRE(pointer);
+  REQUIRE(pointer->size() == 1u);
+  auto file = storage + "/default/store/" + pointer->front().value;
+  REQUIRE(fs::remove(file));
+
+  jm = start();
+  rest = rest_address(*jm);
+  REQUIRE_FALSE(rest.empty());
+  REQUIRE(jm->wait_for_stderr("weir: job " + id + " cannot be recovered: "
+                              "job_graphs/" + id + ": ",
+                              30s));
+  CHECK(jm->stderr_so_far().find(file) != std::string::npos);
+  auto status = run_weir({"status", "-m", rest, id}, 60s);
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("FAILED") != std::string::npos);
+  CHECK(status.out.find("the stored job graph cannot be read: job_graphs/"
+                        + id + ": ")
+        != std::string::npos);
+  // The jobmanager serves on: another job runs to its end.
+  running_process tm{{weir, "taskmanager", "-m",
+                      listening_address(*jm), "--slots", "1"}};
+  auto next = run_weir({"run", "-m", rest, "examples/collect.json", "--to",
+                        "4"},
+                       60s);
+  CHECK(next.exit_code == 0);
+  CHECK(next.out == "2\n4\n");
+  tm.signal(SIGTERM);
+  tm.finish(30s);
+  jm->signal(SIGTERM);
+  CHECK(jm->finish(30s).exit_code == 0);
 }
