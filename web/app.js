@@ -267,8 +267,14 @@ async function taskmanagers(box) {
             fmtCount(t.freeSlots),
             fmtCount(t.hardware && t.hardware.cpuCores),
             fmtBytes(t.hardware && t.hardware.physicalMemory),
-            num(t.timeSinceLastHeartbeat)
-              ? fmtDuration(t.timeSinceLastHeartbeat) + ' ago' : '–']})))));
+            // Flink's field holds the heartbeat's time (epoch ms), not an
+            // age, whatever its name says.
+            el('span', {'data-heartbeat': t.id},
+               num(t.timeSinceLastHeartbeat) && t.timeSinceLastHeartbeat > 0
+                 ? fmtDuration(Math.max(0, Date.now()
+                                           - t.timeSinceLastHeartbeat))
+                     + ' ago'
+                 : '–')]})))));
   return r.status !== 0;
 }
 

@@ -138,6 +138,12 @@ TEST_CASE("the dashboard shows a running job's graph in headless Chromium") {
   CHECK(text_of(home, "id=\"stat-jobs-running\"") == "1");
   CHECK(has(tag_with(home, "data-job=\"" + id + "\""), "clickable"));
   CHECK(has(home, ">clickstream</a>"));
+  // The worker's last heartbeat, as a user reads it: a moment ago (within
+  // a minute: "850 ms ago", "3s ago").
+  auto heartbeat = text_of(home, "data-heartbeat=\"tm-1\"");
+  CHECK_MESSAGE(std::regex_match(heartbeat,
+                                 std::regex{R"(([0-9]+ ms|[0-9]|[1-5][0-9])s? ago)"}),
+                heartbeat);
 
   auto page = chromium("--dump-dom", url + "/#/jobs/" + id);
   REQUIRE(page.exit_code == 0);
