@@ -1,11 +1,13 @@
 #include "cli/job_keys.hpp"
 
 #include <array>
+#include <filesystem>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "config/config.hpp"
+#include "config/keys.hpp"
 #include "config/parse.hpp"
 #include "messages/errors.hpp"
 #include "messages/job_graph.hpp"
@@ -15,11 +17,13 @@ namespace weir::cli {
 namespace {
 
 /// The cluster keys a client reads itself: where the REST API is, how to
-/// reach it, and the parallelism it gives the job's vertices.
+/// reach it (security.* as a whole: one set of TLS flags is often given to
+/// every command), how long to wait for a leader, and the parallelism it
+/// gives the job's vertices.
 bool read_by_client(std::string_view key) {
-  static constexpr std::array<std::string_view, 6> prefixes{
-    "rest.address", "rest.port", "security.ssl.rest.", "jobmanager.rpc.",
-    "high-availability.", "parallelism.default"};
+  static constexpr std::array<std::string_view, 7> prefixes{
+    "rest.address", "rest.port", "security.", "jobmanager.rpc.",
+    "high-availability.", "client.", "parallelism.default"};
   for (auto p : prefixes)
     if (key.rfind(p, 0) == 0)
       return key != "high-availability.storageDir";
@@ -29,6 +33,18 @@ bool read_by_client(std::string_view key) {
 /// Whether a value came from the command line (-D or a flag), not a file.
 bool from_command_line(const std::string& origin) {
   return !origin.empty() && origin[0] == '-';
+}
+
+/// Keys whose value is a file or directory: the client's relative path
+/// means nothing to a jobmanager elsewhere.
+bool is_path(std::string_view key) {
+  return key == keys::savepoint_dir.name || key == keys::savepoint_path.name;
+}
+
+std::string absolute(const std::string& path) {
+  if (path.empty())
+    return path;
+  return std::filesystem::absolute(path).lexically_normal().string();
 }
 
 } // namespace
@@ -52,7 +68,7 @@ caf::error carry_job_keys(const configuration& cfg, job_graph& g,
     }
     auto own = g.config.find(e.key);
     if (own == g.config.end()) {
-      g.config[e.key] = e.value;
+      g.config[e.key] = is_path(e.key) ? absolute(e.value) : e.value;
       g.config_origins[e.key] = e.origin;
       continue;
     }

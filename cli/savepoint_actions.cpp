@@ -22,22 +22,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// The savepoint directory: `given` or execution.checkpointing.savepoint-dir,
-/// made absolute (the jobmanager writes there). "" after a one-line error.
-std::string savepoint_dir(const std::string& action, const std::string& given,
-                          const cxxopts::ParseResult& res) {
-  auto dir = given;
-  if (dir.empty()) {
-    auto cfg = load_config(action, res);
-    if (cfg)
-      dir = cfg->get(keys::savepoint_dir);
-  }
-  if (dir.empty()) {
-    fmt::print(stderr, "{}: no savepoint directory: give one or set "
-                       "execution.checkpointing.savepoint-dir\n",
-               action);
+/// The savepoint directory: `given`, else the client's
+/// execution.checkpointing.savepoint-dir, made absolute (the jobmanager
+/// writes there); "" when neither is set: the job's own or the jobmanager's
+/// then applies.
+std::string savepoint_dir(const std::string& given,
+                          const configuration& cfg) {
+  auto dir = given.empty() ? cfg.get(keys::savepoint_dir) : given;
+  if (dir.empty())
     return {};
-  }
   return std::filesystem::absolute(dir).lexically_normal().string();
 }
 
@@ -46,7 +39,7 @@ int take_savepoint(const std::string& action, remote_cluster& remote,
                    const job_id& id, const std::string& dir, bool stop) {
   auto path = remote.jobs().savepoint(id, dir, stop);
   if (!path) {
-    fmt::print(stderr, "{}\n", job_error_line(action, path.error(), id));
+    fmt::print(stderr, "{}\n", job_error_line(action, path.error(), id, remote.address()));
     return exit_code_for_job_error(path.error());
   }
   fmt::print("Savepoint completed. Path: {}\n", *path);
@@ -94,7 +87,8 @@ int checkpoint_action(const std::vector<std::string>& args) {
   auto n = remote.jobs().checkpoint(*id, res.count("full") > 0);
   if (!n) {
     fmt::print(stderr, "{}\n",
-               job_error_line("weir checkpoint", n.error(), *id));
+               job_error_line("weir checkpoint", n.error(), *id,
+                              remote.address()));
     return exit_code_for_job_error(n.error());
   }
   fmt::print("Checkpoint {} of job {} completed.\n", *n, id->to_string());
@@ -139,10 +133,11 @@ int savepoint_action(const std::vector<std::string>& args) {
     return code;
   auto given = res.count("directory") > 0 ? res["directory"].as<std::string>()
                                           : std::string{};
-  auto dir = savepoint_dir(action, given, res);
-  if (dir.empty())
+  auto cfg = load_config(action, res);
+  if (!cfg)
     return exit_bad_input;
-  return take_savepoint(action, remote, *id, dir, false);
+  return take_savepoint(action, remote, *id, savepoint_dir(given, *cfg),
+                        false);
 }
 
 cxxopts::Options stop_flags() {
@@ -168,9 +163,10 @@ int stop_action(const std::vector<std::string>& args) {
   auto given = res.count("savepointPath") > 0
                  ? res["savepointPath"].as<std::string>()
                  : std::string{};
-  auto dir = savepoint_dir("weir stop", given, res);
-  if (dir.empty())
+  auto cfg = load_config("weir stop", res);
+  if (!cfg)
     return exit_bad_input;
+  auto dir = savepoint_dir(given, *cfg);
   fmt::print("Suspending job {} with a savepoint.\n", id->to_string());
   std::fflush(stdout); // shown while the savepoint is taken, even in a pipe
   return take_savepoint("weir stop", remote, *id, dir, true);

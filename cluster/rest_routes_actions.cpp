@@ -75,20 +75,21 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
     return refusal;
   std::string problem;
   auto field = stop_route ? "targetDirectory" : "target-directory";
-  auto given = string_field(*body, field, ctx.config.get(keys::savepoint_dir),
-                            problem);
+  auto given = string_field(*body, field, "", problem);
   // Flink's drain advances event time; weir has none (as `weir stop`).
   auto flag = stop_route ? bool_field(*body, "drain", false, problem)
                          : bool_field(*body, "cancel-job", false, problem);
   if (!given || !flag)
     return error_reply(400, problem);
-  if (given->empty())
-    return error_reply(400, fmt::format("no savepoint directory: give '{}' or "
-                                        "set {}",
-                                        field, keys::savepoint_dir.name));
-  auto dir = absolute_directory(*given, field, problem);
-  if (dir.empty())
-    return error_reply(400, problem);
+  // None given: the job's savepoint directory (its own, else the
+  // jobmanager's), resolved by its JobMaster; none at all fails the
+  // operation, as in Flink.
+  std::string dir;
+  if (!given->empty()) {
+    dir = absolute_directory(*given, field, problem);
+    if (dir.empty())
+      return error_reply(400, problem);
+  }
   bool stop = stop_route || *flag;
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {

@@ -243,9 +243,14 @@ reply savepoint(context& ctx, const Req& req) {
   auto stop = bool_field(body, "stop", false, problem);
   if (!given || !stop)
     return bad_request(problem);
-  auto dir = absolute_directory(*given, "directory", problem);
-  if (dir.empty())
-    return bad_request(problem);
+  // None given: the job's savepoint directory (its own, else the
+  // jobmanager's), resolved by its JobMaster.
+  std::string dir;
+  if (!given->empty()) {
+    dir = absolute_directory(*given, "directory", problem);
+    if (dir.empty())
+      return bad_request(problem);
+  }
   return start_operation<std::string>(ctx, id, savepoint_atom_v, id, dir,
                                       *stop);
 }

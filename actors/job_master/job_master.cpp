@@ -228,7 +228,17 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       request_checkpoint(self, checkpoint_request::checkpoint(rp, full));
       return rp;
     },
-    [=](savepoint_atom, std::string& dir, bool stop) {
+    [=](savepoint_atom, std::string& dir,
+        bool stop) -> caf::result<std::string> {
+      // No directory given: the job's execution.checkpointing.savepoint-dir
+      // (its own, else the cluster's), as Flink's.
+      if (dir.empty())
+        dir = self->state.settings.savepoint_dir;
+      if (dir.empty())
+        return make_error(errc::invalid_config,
+                          "no savepoint directory: give one, or set "
+                          "execution.checkpointing.savepoint-dir for the job "
+                          "or the jobmanager");
       auto rp = self->make_response_promise<std::string>();
       request_checkpoint(self,
                          checkpoint_request::savepoint(rp, std::move(dir), stop));

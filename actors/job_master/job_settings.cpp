@@ -1,5 +1,7 @@
 #include "actors/job_master/job_settings.hpp"
 
+#include <filesystem>
+
 #include "config/config.hpp"
 #include "config/keys.hpp"
 #include "operators/registry.hpp"
@@ -55,6 +57,9 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
   s.backend.incremental = cfg.get(keys::checkpoint_incremental);
   if (!checkpoint_dir.empty())
     s.backend.checkpoint_dir = checkpoint_dir + "/" + graph.id.to_string();
+  if (auto dir = cfg.get(keys::savepoint_dir); !dir.empty())
+    s.savepoint_dir
+      = std::filesystem::absolute(dir).lexically_normal().string();
   if (auto path = cfg.get_if_set(keys::savepoint_path))
     s.savepoint_path = *path;
   s.slot_request_timeout = cfg.get(keys::slot_request_timeout);

@@ -30,6 +30,9 @@ struct job_settings {
   resource_profile slot_profile;
   /// The state backend every subtask gets (state.backend.*).
   state_backend_desc backend;
+  /// execution.checkpointing.savepoint-dir, absolute: where a savepoint
+  /// asked for without a directory goes ("": nowhere).
+  std::string savepoint_dir;
   /// execution.savepoint.path: the savepoint the job starts from, if set.
   std::optional<std::string> savepoint_path;
   /// slot.request.timeout: a job that cannot get all its slots within this

@@ -191,17 +191,19 @@ TEST_CASE("bad configuration keys and values are named with their source") {
 TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
   temp_dir dir;
   auto spec = dir.write("job.json", R"({
-    "name": "c", "config": {"slot.request.timeout": "1 s"},
+    "name": "c", "config": {"taskmanager.numberOfTaskSlots": "4"},
     "vertices": [
       {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 3}},
       {"id": "out", "operator": "collect"}],
     "edges": [{"from": "numbers", "to": "out"}]})");
   auto r = run_weir({"run", spec});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == spec + ": config: key 'slot.request.timeout' cannot be set per "
-                        "job (only restart-strategy.*, "
+  CHECK(r.err == spec + ": config: key 'taskmanager.numberOfTaskSlots' cannot "
+                        "be set per job: it configures the cluster's "
+                        "processes (per job: restart-strategy.*, "
                         "execution.checkpointing.*, execution.savepoint.*, "
-                        "state.checkpoints.num-retained, state.backend.type)\n");
+                        "state.checkpoints.num-retained, state.backend.type, "
+                        "slot.request.timeout, driver.*)\n");
   auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=5 s"});
   CHECK(hb.exit_code == 2);
   CHECK(hb.err == "weir run: heartbeat.interval (5000 ms, "

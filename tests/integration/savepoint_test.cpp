@@ -236,3 +236,48 @@ TEST_CASE("weir run -r resumes from the newest retained checkpoint") {
   CHECK(none.err == "weir run: -r: no retained checkpoint under '"
                       + c.dir.file("a") + "'\n");
 }
+
+TEST_CASE("savepoint and stop without a directory use the job's, else the "
+          "jobmanager's savepoint-dir") {
+  temp_dir dirs;
+  auto cluster_dir = dirs.file("cluster-savepoints");
+  session_cluster c{{"-Dexecution.checkpointing.savepoint-dir=" + cluster_dir}};
+  c.add_worker("tm-1", 4);
+  auto spec = counts_spec(c.dir, "unbounded", -1, 2000, c.dir.file("out"));
+  auto run = c.client({"run", "-d", spec});
+  REQUIRE(run.exit_code == 0);
+  auto id = run.out.substr(0, 32);
+  // The client sets no directory: the jobmanager's applies.
+  auto sp = c.client({"savepoint", id});
+  CHECK(sp.exit_code == 0);
+  CHECK(sp.out.find("Savepoint completed. Path: " + cluster_dir + "/")
+        == 0);
+  // A job that carries its own directory uses that one.
+  auto job_dir = dirs.file("job-savepoints");
+  auto own = c.client({"run", "-d", "--jobid",
+                       "00000000000000000000000000000002",
+                       "-Dexecution.checkpointing.savepoint-dir=" + job_dir,
+                       counts_spec(c.dir, "own", -1, 2000, c.dir.file("own"))});
+  REQUIRE(own.exit_code == 0);
+  auto stop = c.client({"stop", "00000000000000000000000000000002"});
+  CHECK(stop.exit_code == 0);
+  CHECK(stop.out.find("Savepoint completed. Path: " + job_dir + "/")
+        != std::string::npos);
+  CHECK(c.client({"cancel", id}).exit_code == 0);
+}
+
+TEST_CASE("a savepoint with no directory anywhere is refused with the keys") {
+  session_cluster c;
+  c.add_worker("tm-1", 4);
+  auto run = c.client({"run", "-d",
+                       counts_spec(c.dir, "unbounded", -1, 2000,
+                                   c.dir.file("out"))});
+  REQUIRE(run.exit_code == 0);
+  auto id = run.out.substr(0, 32);
+  auto sp = c.client({"savepoint", id});
+  CHECK(sp.exit_code == 2);
+  CHECK(sp.err == "weir savepoint: no savepoint directory: give one, or set "
+                  "execution.checkpointing.savepoint-dir for the job or the "
+                  "jobmanager\n");
+  CHECK(c.client({"cancel", id}).exit_code == 0);
+}
