@@ -10,10 +10,12 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include <fmt/format.h>
+
 #include "actors/task_executor/task_executor.hpp"
 #include "client/dispatcher_jobs.hpp"
 #include "cluster/gateway.hpp"
-#include "cluster/rest_target.hpp"
+#include "cluster/leader_jobs.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "config/config.hpp"
@@ -251,10 +253,11 @@ look_up(caf::actor_system& sys, const std::string& address,
 
 caf::expected<cluster_client>
 remote_access::connect(const std::string& address) {
-  auto target = resolve_rest_target(address, *config_);
-  if (!target)
-    return target.error();
-  auto jobs = first_answering(*target);
+  // A lost leader named through etcd is waited for (client.leader-wait),
+  // said on stderr as the CLI says it.
+  auto jobs = connect_jobs(address, *config_, [](const std::string& note) {
+    fmt::print(stderr, "weir client: {}\n", note);
+  });
   if (!jobs)
     return jobs.error();
   return cluster_client{sys_, std::shared_ptr<client::job_service>{

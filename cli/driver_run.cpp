@@ -148,7 +148,8 @@ int submit_driver(remote_cluster& remote, job_graph g,
     fmt::print("{}\n", id->to_string());
     return exit_ok;
   }
-  return wait_for_job(remote.jobs(), *id, "weir run", true, remote.follow());
+  return wait_for_job(remote.jobs(), *id, "weir run", true,
+                      remote.address());
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 #include "cli/remote.hpp"
 
-#include <thread>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -9,8 +9,7 @@
 #include "cli/flag_table.hpp"
 #include "client/job_client.hpp"
 #include "cluster/gateway.hpp"
-#include "cluster/rest_target.hpp"
-#include "cluster/stop_signal.hpp"
+#include "cluster/leader_jobs.hpp"
 #include "messages/errors.hpp"
 #include "config/keys.hpp"
 #include "net/transport.hpp"
@@ -96,9 +95,13 @@ int remote_cluster::connect(const std::string& action,
 int remote_cluster::connect(const std::string& action,
                             const std::string& address,
                             const configuration& cfg) {
-  auto target = resolve_rest_target(address, cfg);
-  if (!target) {
-    auto& err = target.error();
+  auto jobs = connect_jobs(address, cfg, [action](const std::string& note) {
+    // Over a progress line on a terminal (weir run, weir wait).
+    fmt::print(stderr, "{}{}: {}\n", isatty(STDERR_FILENO) ? "\r\x1b[K" : "",
+               action, note);
+  });
+  if (!jobs) {
+    auto& err = jobs.error();
     auto text = describe(err);
     if (text.rfind("'" + address + "'", 0) == 0)
       text = "-m " + text; // the address itself is wrong
@@ -106,33 +109,9 @@ int remote_cluster::connect(const std::string& action,
     return err == make_error(errc::invalid_config) ? exit_bad_input
                                                    : exit_cluster_error;
   }
-  auto jobs = first_answering(*target);
-  if (!jobs) {
-    fmt::print(stderr, "{}: {}\n", action, describe(jobs.error()));
-    return exit_cluster_error;
-  }
   jobs_ = std::move(*jobs);
-  target_ = std::move(*target);
+  address_ = address;
   return -1;
-}
-
-follow_leader remote_cluster::follow() {
-  if (target_.etcd.empty())
-    return {};
-  return [this]() -> caf::expected<client::job_service*> {
-    using namespace std::chrono_literals;
-    auto deadline = std::chrono::steady_clock::now() + follow_patience;
-    for (;;) {
-      auto leader = current_rest_leader(target_, 2s);
-      if (leader) {
-        jobs_ = std::make_unique<client::job_client>(*leader);
-        return jobs_.get();
-      }
-      if (stop_requested() || std::chrono::steady_clock::now() >= deadline)
-        return leader.error();
-      std::this_thread::sleep_for(200ms);
-    }
-  };
 }
 
 cxxopts::Options job_action_flags(const std::string& action,
@@ -189,17 +168,19 @@ std::optional<job_id> connect_for_job(const std::string& action,
 }
 
 std::string job_error_line(const std::string& action, const caf::error& err,
-                           const job_id& id) {
+                           const job_id& id, const std::string& address) {
   if (err != make_error(errc::peer_lost))
     return fmt::format("{}: {}", action, describe(err));
   return fmt::format("{}: {}; a restarted jobmanager recovers the job: weir "
-                     "status -m HOST:PORT {}",
-                     action, describe(err), id.to_string());
+                     "status -m {} {}",
+                     action, describe(err), address, id.to_string());
 }
 
 int exit_code_for_job_error(const caf::error& err) {
-  return err == make_error(errc::unknown_job) ? exit_bad_input
-                                              : exit_cluster_error;
+  return err == make_error(errc::unknown_job)
+             || err == make_error(errc::invalid_config)
+           ? exit_bad_input
+           : exit_cluster_error;
 }
 
 } // namespace weir::cli

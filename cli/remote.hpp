@@ -1,7 +1,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,7 +9,6 @@
 #include <cxxopts.hpp>
 
 #include "client/job_service.hpp"
-#include "cluster/rest_target.hpp"
 #include "config/config.hpp"
 
 namespace weir::cli {
@@ -20,26 +18,18 @@ namespace weir::cli {
 int parse_flags(cxxopts::Options& opts, const std::string& action,
                 const std::vector<std::string>& args, cxxopts::ParseResult& out);
 
-/// For a cluster named through etcd: finds its next leader (waiting while
-/// there is none, up to follow_patience or Ctrl-C) and returns the jobs
-/// service to ask there. Empty for a fixed address.
-using follow_leader = std::function<caf::expected<client::job_service*>()>;
-
 /// Waits for job `id`'s result and prints it like `weir run` (records on
 /// stdout, status on stderr, progress on a terminal; Ctrl-C cancels).
 /// With `stream`, collected records are printed while the job runs (a
 /// driver's output). Returns the exit code; 3 with a one-line error when
-/// the master is lost, unless `follow` finds the next leader: the wait
-/// goes on there.
+/// the master is lost (a client of an etcd-named cluster waits for the
+/// next leader first: cluster/leader_jobs.hpp), naming `address` (-m) to
+/// wait there again.
 int wait_for_job(client::job_service& jobs, job_id id,
                  const std::string& action, bool stream = false,
-                 const follow_leader& follow = {});
+                 const std::string& address = "");
 
 class remote_cluster;
-
-/// How long a client attached to a job follows a lost leader through etcd
-/// before it gives up (exit 3): longer than any sensible lease and recovery.
-constexpr std::chrono::minutes follow_patience{5};
 
 /// The options of a job action (`weir status` and the like): -m, JOBID (a
 /// positional argument), --config, -D and -h; `usage` follows
@@ -62,14 +52,15 @@ std::optional<job_id> connect_for_job(const std::string& action,
 std::optional<job_id> job_id_flag(const std::string& action,
                                   const cxxopts::ParseResult& res, int& code);
 
-/// Exit code of a failed request about one job: 2 for an unknown job, else
-/// 3.
+/// Exit code of a failed request about one job: 2 for an unknown job or a
+/// setting it lacks (no savepoint directory), else 3.
 int exit_code_for_job_error(const caf::error& err);
 
 /// The line for a failed request about job `id`: the error, and for a lost
-/// master how to find the job again once a jobmanager is back.
+/// master how to find the job again at `address` (-m) once a jobmanager
+/// is back.
 std::string job_error_line(const std::string& action, const caf::error& err,
-                           const job_id& id);
+                           const job_id& id, const std::string& address);
 
 /// A client's connection to a session cluster: its jobmanager's REST API
 /// (`-m HOST:PORT`, http:// or https:// in front to choose; by default
@@ -92,13 +83,12 @@ public:
 
   client::job_service& jobs() { return *jobs_; }
 
-  /// For a cluster named through etcd: follow_leader; empty otherwise.
-  follow_leader follow();
+  /// The address connected to, as given (-m) or configured.
+  const std::string& address() const { return address_; }
 
 private:
   std::unique_ptr<client::job_service> jobs_;
-  /// What -m named (for an etcd:// address, where to find the next leader).
-  rest_target target_;
+  std::string address_;
 };
 
 } // namespace weir::cli

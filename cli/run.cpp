@@ -188,24 +188,23 @@ int exit_code_for(const caf::error& err) {
 /// Submits the job and waits for its result, printing progress when stderr
 /// is a terminal.
 int submit_and_wait(client::job_service& jobs, const job_graph& g,
-                    const follow_leader& follow = {}) {
+                    const std::string& address = "") {
   auto id = jobs.submit(g);
   if (!id) {
     fmt::print(stderr, "weir run: job rejected: {}\n", describe(id.error()));
     return exit_code_for(id.error());
   }
   fmt::print(stderr, "Job has been submitted with JobID {}\n", id->to_string());
-  return wait_for_job(jobs, *id, "weir run", false, follow);
+  return wait_for_job(jobs, *id, "weir run", false, address);
 }
 
 } // namespace
 
-int wait_for_job(client::job_service& first, job_id id,
+int wait_for_job(client::job_service& jobs, job_id id,
                  const std::string& action, bool stream,
-                 const follow_leader& follow) {
+                 const std::string& address) {
   size_t printed = 0;
   cancel_on_interrupt();
-  auto* jobs = &first;
   bool tty = isatty(STDERR_FILENO) != 0;
   std::optional<job_result> result;
   std::optional<caf::error> lost;
@@ -219,37 +218,21 @@ int wait_for_job(client::job_service& first, job_id id,
       cancel_sent = true;
       fmt::print(stderr, "{}{}: interrupted, canceling job {}\n",
                  tty ? "\r\x1b[K" : "", action, id.to_string());
-      (void) jobs->cancel(id);
+      (void) jobs.cancel(id);
     }
     // The result comes the moment the job ends; meanwhile this loop prints
     // progress and a driver's output once per progress_interval.
-    auto r = jobs->await_result(id, progress_interval);
+    auto r = jobs.await_result(id, progress_interval);
     if (!r) {
       lost = r.error();
       master_lost = is_lost(*lost);
     } else if (*r) {
       result = std::move(**r);
     }
-    if (master_lost && follow && !stop_requested()) {
-      // A new leader recovers the job: wait for its result there.
-      fmt::print(stderr, "{}{}: lost the jobmanager ({}); following the "
-                 "cluster's new leader\n",
-                 tty ? "\r\x1b[K" : "", action, describe(*lost));
-      auto next = follow();
-      if (next) {
-        jobs = *next;
-        fmt::print(stderr, "{}: waiting for job {} at the new leader\n",
-                   action, id.to_string());
-        lost.reset();
-        master_lost = false;
-        continue;
-      }
-      lost = next.error();
-    }
     // Each poll gets a bounded part (collect-sink.batch-size.max): poll
     // again at once while there is more.
     for (bool more = stream; more && !result && !lost;) {
-      auto rows = jobs->collect(id, static_cast<int64_t>(printed));
+      auto rows = jobs.collect(id, static_cast<int64_t>(printed));
       more = rows && !rows->empty();
       if (!more)
         break;
@@ -259,7 +242,7 @@ int wait_for_job(client::job_service& first, job_id id,
       printed += rows->size();
     }
     if (!result && !lost && tty)
-      if (auto s = jobs->status(id, false))
+      if (auto s = jobs.status(id, false))
         print_progress(*s);
   }
   if (tty)
@@ -267,8 +250,10 @@ int wait_for_job(client::job_service& first, job_id id,
   if (!result && master_lost) {
     fmt::print(stderr,
                "{}: connection to the master lost ({}); a restarted "
-               "jobmanager recovers the job: weir wait -m HOST:PORT {}\n",
-               action, describe(*lost), id.to_string());
+               "jobmanager recovers the job: weir wait -m {} {}\n",
+               action, describe(*lost),
+               address.empty() ? std::string{"HOST:PORT"} : address,
+               id.to_string());
     return exit_cluster_error;
   }
   if (!result) {
@@ -293,7 +278,7 @@ int run_remote(const run_settings& flags, const configuration& cfg,
   if (!upload_blobs(remote.jobs(), user, "run"))
     return exit_cluster_error;
   if (!flags.detached)
-    return submit_and_wait(remote.jobs(), graph, remote.follow());
+    return submit_and_wait(remote.jobs(), graph, remote.address());
   auto id = remote.jobs().submit(graph);
   if (!id) {
     fmt::print(stderr, "weir run: job rejected: {}\n", describe(id.error()));

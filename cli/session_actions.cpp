@@ -173,7 +173,8 @@ int cancel_action(const std::vector<std::string>& args) {
   auto outcome = remote.jobs().cancel(*id);
   if (!outcome) {
     fmt::print(stderr, "{}\n",
-               job_error_line("weir cancel", outcome.error(), *id));
+               job_error_line("weir cancel", outcome.error(), *id,
+                              remote.address()));
     return exit_code_for_job_error(outcome.error());
   }
   fmt::print("{}\n", describe_cancel(id->to_string(), *outcome));
@@ -235,7 +236,8 @@ int status_action(const std::vector<std::string>& args) {
   auto status = remote.jobs().status(*id, true);
   if (!status) {
     fmt::print(stderr, "{}\n",
-               job_error_line("weir status", status.error(), *id));
+               job_error_line("weir status", status.error(), *id,
+                              remote.address()));
     return exit_code_for_job_error(status.error());
   }
   print_status(*status);
@@ -263,11 +265,12 @@ int wait_action(const std::vector<std::string>& args) {
     return code;
   // An unknown job is an error now rather than a wait forever.
   if (auto known = remote.jobs().status(*id, false); !known) {
-    fmt::print(stderr, "{}\n", job_error_line("weir wait", known.error(), *id));
+    fmt::print(stderr, "{}\n", job_error_line("weir wait", known.error(), *id,
+                                     remote.address()));
     return exit_code_for_job_error(known.error());
   }
   return wait_for_job(remote.jobs(), *id, "weir wait", false,
-                      remote.follow());
+                      remote.address());
 }
 
 } // namespace weir::cli

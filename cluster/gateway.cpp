@@ -42,7 +42,8 @@ std::string why_unreachable(caf::actor_system& sys, const endpoint& at,
 
 /// What etcd's members `members` say of cluster `cluster_id`'s leader:
 /// its RPC address, and with `rest` its REST API's URL too (empty if it
-/// has none). A failed look-up or no leader is `errc::timeout`, one line.
+/// has none). A failed look-up is `errc::storage_failure`, no leader
+/// `errc::timeout`, one line.
 struct leader_entry {
   std::string address;
   std::string rest_url;
@@ -62,7 +63,7 @@ caf::expected<leader_entry> ask_etcd(const std::vector<endpoint>& members,
                ? find_rest_leader(etcd, cluster_id)
                : caf::expected<std::string>{std::string{}};
   if (!leader || !url)
-    return make_error(errc::timeout,
+    return make_error(errc::storage_failure,
                       fmt::format("cannot ask etcd for the leader of cluster "
                                   "{}: {}",
                                   cluster_id,

@@ -78,11 +78,7 @@ caf::expected<rest_target> resolve_rest_target(const std::string& address,
   if (at && at->front().etcd) {
     t.etcd = std::move(*at);
     t.cluster_id = cfg.get(keys::cluster_id);
-    auto leader = current_rest_leader(t, std::chrono::seconds{10});
-    if (!leader)
-      return leader.error();
-    t.candidates.push_back(std::move(*leader));
-    return t;
+    return t; // the leader is looked up when asked (cluster/leader_jobs)
   }
   auto eps = endpoints_of(address, t.settings);
   if (!eps)

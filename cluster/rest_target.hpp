@@ -31,14 +31,15 @@ struct rest_target {
 
 /// Parses `address`: "HOST:PORT[,HOST:PORT...]" (HTTPS exactly when the
 /// configuration secures the REST API), with "http://" or "https://" in
-/// front to choose, or "etcd://HOST:PORT[,...]" (asked for the leader's
-/// REST API now). A malformed address is `errc::invalid_config` naming
-/// it; a failed etcd look-up `errc::timeout`; unusable TLS files
+/// front to choose, or "etcd://HOST:PORT[,...]" (no candidates: the
+/// leader is looked up when asked). A malformed address is
+/// `errc::invalid_config` naming it; unusable TLS files
 /// `errc::invalid_config` naming the key and file.
 caf::expected<rest_target> resolve_rest_target(const std::string& address,
                                                const configuration& cfg);
 
-/// The REST API that etcd names as `t`'s leader's now.
+/// The REST API that etcd names as `t`'s leader's now: unreachable etcd is
+/// `errc::storage_failure`, no leader `errc::timeout`.
 caf::expected<client::rest_endpoint>
 current_rest_leader(const rest_target& t, std::chrono::milliseconds timeout);
 

@@ -11,6 +11,7 @@ const std::vector<key_info>& config_keys() {
     ha_etcd_endpoints.info(),
     ha_etcd_lease_ttl.info(),
     ha_etcd_retry_period.info(),
+    client_leader_wait.info(),
     registration_initial_timeout.info(),
     registration_max_timeout.info(),
     driver_cpu_cores.info(),

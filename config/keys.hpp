@@ -59,6 +59,13 @@ inline constexpr config_key<ms> ha_etcd_retry_period{
   "high-availability.etcd.retry-period", "500 ms",
   "How often a standby jobmanager tries to become the leader.",
   {"10 ms", "1 min"}};
+inline constexpr config_key<ms> client_leader_wait{
+  "client.leader-wait", "60 s",
+  "A client of an etcd-named cluster (-m etcd://...) that loses the leader "
+  "or finds none waits this long for the next one, then gives up. Keep it "
+  "above high-availability.etcd.lease-ttl plus retry-period to ride a "
+  "leader's crash.",
+  {"0 ms", "8760 h"}};
 inline constexpr config_key<ms> registration_initial_timeout{
   "cluster.registration.initial-timeout", "100 ms",
   "First pause of a worker between attempts to reach the master; it doubles "

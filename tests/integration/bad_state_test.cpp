@@ -259,6 +259,15 @@ TEST_CASE("a corrupt job-graph record is reported by key and the rest "
     CHECK(log.find("weir: recovery skipped a record: job_graphs/not-a-job-id: "
                    "key is not a job id\n")
           != std::string::npos);
+    // The job whose graph is damaged fails alone, its cause in the list.
+    CHECK(log.find("weir: job " + corrupt_key + " cannot be recovered: "
+                   "job_graphs/" + corrupt_key + ": invalid JSON at byte 3\n")
+          != std::string::npos);
+    auto failed = s.client({"status", corrupt_key});
+    CHECK(failed.out.find("FAILED") != std::string::npos);
+    CHECK(failed.out.find("the stored job graph cannot be read: job_graphs/"
+                          + corrupt_key + ": invalid JSON at byte 3")
+          != std::string::npos);
     CHECK(log.find("job " + unfinished.id.to_string() + " (evens) recovered")
           != std::string::npos);
     // The subtasks' FINISHED comes before the Dispatcher has the result:
@@ -286,6 +295,20 @@ TEST_CASE("a corrupt job-graph record is reported by key and the rest "
   auto bad = (*kv)->get(storage::column::job_graphs, corrupt_key);
   REQUIRE(bad);
   CHECK(*bad == std::optional<std::string>{"{not json"});
+  // Its FAILED result is stored (clean): the next start does not try again.
+  auto failed = storage::job_result_store{**kv}.get(*job_id::parse(corrupt_key));
+  REQUIRE(failed);
+  REQUIRE(failed->has_value());
+  CHECK((*failed)->result.state == job_state::failed);
+  CHECK_FALSE((*failed)->dirty);
+  kv->reset();
+  session again{state};
+  auto list = again.client({"list", "-a"});
+  CHECK(list.out.find(" : " + corrupt_key + " : (unreadable) (FAILED, ")
+        != std::string::npos);
+  CHECK(again.jobmanager->stderr_so_far().find("cannot be recovered")
+        == std::string::npos);
+  CHECK(again.stop() == 0);
 }
 
 TEST_CASE("a state directory that cannot be created or is a file: one line, "
@@ -732,7 +755,7 @@ TEST_CASE("a master killed or stopped while weir stop waits for its "
                   == 0,
                 done.err);
   CHECK(done.err.find("a restarted jobmanager recovers the job: weir status "
-                      "-m HOST:PORT " + id + "\n")
+                      "-m " + s.rest + " " + id + "\n")
         != std::string::npos);
   // The client polls the savepoint (3 s per answer); it used to wait for
   // 10 minutes.

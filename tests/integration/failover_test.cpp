@@ -269,7 +269,8 @@ TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") 
   CHECK(attached.exit_code == 3);
   CHECK(attached.err.find("weir run: connection to the master lost (")
         != std::string::npos);
-  CHECK(attached.err.find("weir wait -m HOST:PORT " + id) != std::string::npos);
+  CHECK(attached.err.find("weir wait -m " + address + " " + id)
+        != std::string::npos);
   // The worker cancels what it ran for the dead master and registers again.
   REQUIRE(worker.wait_for_stderr("lost the jobmanager; reconnecting", 30s));
   master.restart();

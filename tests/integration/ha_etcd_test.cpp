@@ -162,6 +162,14 @@ TEST_CASE("etcd: the standby leads after the leader's kill -9, the job "
   auto killed = std::chrono::steady_clock::now();
   a->signal(SIGKILL);
   a->finish(30s);
+  // Clients asked at once, while etcd still names the dead leader, wait for
+  // the next one and carry on there.
+  const std::string submitted = "Job has been submitted with JobID ";
+  REQUIRE(client.wait_for_stderr(submitted, 10s));
+  auto id = client.stderr_so_far();
+  id = id.substr(id.find(submitted) + submitted.size(), 32);
+  running_process waiter{c.client({"wait", id})};
+  running_process lister{c.client({"list"})};
   REQUIRE(b->wait_for_stderr("took over cluster default as the leader", 30s));
   REQUIRE(b->wait_for_stderr("(ha) recovered", 30s));
   REQUIRE(b->wait_for_stderr("(ha) switched from CREATED to RUNNING", 60s));
@@ -169,9 +177,28 @@ TEST_CASE("etcd: the standby leads after the leader's kill -9, the job "
           << since(killed) << " ms");
   auto attached = client.finish(120s);
   CHECK(attached.exit_code == 0);
-  CHECK(attached.err.find("weir run: lost the jobmanager (")
+  auto lost_line = "weir run: lost the jobmanager at http://"
+                   + c.hosts.address("a") + ":";
+  CHECK(attached.err.find(lost_line) != std::string::npos);
+  CHECK(attached.err.find("; waiting up to 60 s for cluster default's next "
+                          "leader (client.leader-wait)\n")
         != std::string::npos);
-  CHECK(attached.err.find("waiting for job ") != std::string::npos);
+  auto now_line = "weir run: cluster default's leader is now http://"
+                  + c.hosts.address("b") + ":";
+  CHECK(attached.err.find(now_line) != std::string::npos);
+  // (Each found the dead leader, or, started late enough, the new one.)
+  auto waited = waiter.finish(120s);
+  CHECK(waited.exit_code == 0);
+  if (waited.err.find("weir wait: lost the jobmanager at ")
+      != std::string::npos)
+    CHECK(waited.err.find("weir wait: cluster default's leader is now http://"
+                          + c.hosts.address("b") + ":")
+          != std::string::npos);
+  CHECK(waited.err.find("Job with JobID " + id + " has finished.")
+        != std::string::npos);
+  auto listed = lister.finish(120s);
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out.find(id + " : ha (") != std::string::npos);
   CHECK(committed_lines(out) == generated_lines(8000, 7));
   REQUIRE(b->wait_for_stderr("(ha) FINISHED", 30s));
   CHECK(b->stderr_so_far().find("(ha) resumes from checkpoint ")
@@ -295,8 +322,11 @@ TEST_CASE("etcd: a client finds no leader while none leads") {
     MESSAGE("SKIPPED: " << c.skipped);
     return;
   }
-  auto r = run_process(c.client({"list"}), 30s);
+  auto r = run_process(c.client({"list", "-Dclient.leader-wait=1 s"}), 30s);
   CHECK(r.exit_code == 3);
-  CHECK(r.err == "weir list: no jobmanager leads cluster default (etcd at "
-                   + c.etcd_address + ")\n");
+  auto none = "no jobmanager leads cluster default (etcd at " + c.etcd_address
+              + ")";
+  CHECK(r.err == "weir list: " + none + "; waiting up to 1 s for one "
+                 "(client.leader-wait)\nweir list: " + none + " (waited 1 s "
+                 "for a leader: client.leader-wait)\n");
 }
