@@ -113,6 +113,24 @@ void print_progress(const job_status& s) {
   std::fflush(stderr);
 }
 
+/// Prints the restarts of `s` after the first `shown`, one line each: a
+/// job that keeps failing says why while it retries.
+void print_restarts(const job_status& s, const std::string& action, bool tty,
+                    int32_t& shown) {
+  for (auto& f : s.exceptions) {
+    if (f.restart <= shown)
+      continue;
+    shown = f.restart;
+    auto where = f.task.empty() ? std::string{}
+                 : f.location.empty()
+                   ? fmt::format(" of {}", f.task)
+                   : fmt::format(" of {} on {}", f.task, f.location);
+    fmt::print(stderr, "{}{}: restart {} in {} ms after a failure{}: {}\n",
+               tty ? "\r\x1b[K" : "", action, f.restart, f.restart_delay_ms,
+               where, f.exception);
+  }
+}
+
 void print_records(const std::vector<record>& rows) {
   std::string out;
   for (auto& r : rows) {
@@ -210,6 +228,7 @@ int wait_for_job(client::job_service& jobs, job_id id,
   std::optional<caf::error> lost;
   bool master_lost = false;
   bool cancel_sent = false;
+  int32_t restarts_shown = 0;
   auto is_lost = [](const caf::error& err) {
     return err == make_error(errc::peer_lost);
   };
@@ -241,12 +260,20 @@ int wait_for_job(client::job_service& jobs, job_id id,
       print_records(*rows);
       printed += rows->size();
     }
-    if (!result && !lost && tty)
-      if (auto s = jobs.status(id, false))
-        print_progress(*s);
+    if (!result && !lost)
+      if (auto s = jobs.status(id, false)) {
+        print_restarts(*s, action, tty, restarts_shown);
+        if (tty)
+          print_progress(*s);
+      }
   }
   if (tty)
     fmt::print(stderr, "\r\x1b[K");
+  // Restarts between the last poll and the end (the Dispatcher keeps an
+  // ended job's failure history).
+  if (result)
+    if (auto s = jobs.status(id, false))
+      print_restarts(*s, action, false, restarts_shown);
   if (!result && master_lost) {
     fmt::print(stderr,
                "{}: connection to the master lost ({}); a restarted "

@@ -109,7 +109,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(checkpoint_stats, restored,
                                                 failed, restored_id,
                                                 restore_time_ms, history)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(failure_entry, exception,
-                                                time_ms, task, location)
+                                                time_ms, task, location,
+                                                restart, restart_delay_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(resource_profile, cpu_cores,
                                                 heap_mb, direct_mb, native_mb)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(

@@ -211,12 +211,16 @@ struct failure_entry {
   int64_t time_ms = 0;    ///< wall clock
   std::string task;       ///< the failed subtask's chain ("" if the job's)
   std::string location;   ///< its TaskExecutor ("" if none)
+  /// The restart this failure caused (1 for the first), and its delay; 0:
+  /// none (the job failed, or ended otherwise).
+  int32_t restart = 0;
+  int64_t restart_delay_ms = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, failure_entry& x) {
   return f(caf::meta::type_name("failure_entry"), x.exception, x.time_ms,
-           x.task, x.location);
+           x.task, x.location, x.restart, x.restart_delay_ms);
 }
 
 /// A live view of a job for `list`, `status` and the CLI's progress line.

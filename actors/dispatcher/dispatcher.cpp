@@ -425,9 +425,10 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
           // Its JobMaster's final report held what the result does not.
           auto s = job_table::status_of(r);
           auto* e = self->state.jobs.find(id);
-          if (detailed && e != nullptr) {
-            s.checkpoints = e->checkpoints;
-            s.exceptions = e->exceptions;
+          if (e != nullptr) {
+            s.exceptions = e->exceptions; // every view, as a running job's
+            if (detailed)
+              s.checkpoints = e->checkpoints;
           }
           return s;
         },

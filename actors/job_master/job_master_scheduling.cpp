@@ -248,9 +248,11 @@ namespace {
 constexpr size_t failures_kept = 16;
 
 void note_failure(self_ptr self, const std::string& cause,
-                  const failure_site& where) {
+                  const failure_site& where, int32_t restart = 0,
+                  std::chrono::milliseconds delay = {}) {
   auto& failures = self->state.failures;
-  failures.push_back(failure_entry{cause, now_ms(), where.task, where.location});
+  failures.push_back(failure_entry{cause, now_ms(), where.task, where.location,
+                                   restart, delay.count()});
   if (failures.size() > failures_kept)
     failures.erase(failures.begin());
 }
@@ -286,7 +288,8 @@ void on_task_failure(self_ptr self, std::string cause,
       end_failed(self, std::move(d.cause));
       return;
     case failure_decision::action::restart:
-      note_failure(self, d.cause, where);
+      note_failure(self, d.cause, where,
+                   static_cast<int32_t>(st.job->epoch()) + 1, d.delay);
       log_job(self, "restarts in {} ms after: {}", d.delay.count(), d.cause);
       set_state(self, job_state::restarting);
       cancel_all(self);
@@ -336,8 +339,13 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
     s = execution_state::canceled; // ended on its own while being canceled
   if (!g.transition(flat, s))
     return;
-  if (s == execution_state::failed && st.driver_exit_status != 0)
-    fail_job(self, error); // the driver's own end: nothing to restart
+  // A driver is the user's main(): one that returned a failure or threw
+  // ends the application, as in Flink's application mode (a lost worker
+  // still restarts it).
+  if (s == execution_state::failed
+      && (st.driver_exit_status != 0
+          || g.graph().priority == job_priority::driver))
+    fail_job(self, error);
   else if (s == execution_state::failed)
     on_task_failure(self, error, site_of(self, flat));
   else if (s == execution_state::canceled
@@ -454,9 +462,11 @@ job_status make_status(self_ptr self, bool detailed) {
   s.metrics = job_metrics(self);
   s.attempt_metrics = g.total_metrics();
   s.restarts = static_cast<int32_t>(st.job->epoch());
+  // Few and small: every view has them, so a client shows each restart's
+  // cause as it happens.
+  s.exceptions = st.failures;
   if (detailed) {
     s.checkpoints = st.checkpoint_stats.stats(now_ms());
-    s.exceptions = st.failures;
     for (auto& x : g.executions()) {
       auto& t = g.tasks()[static_cast<size_t>(x.task)];
       // Slot sharing: subtask k of every task runs in shared slot k.

@@ -90,6 +90,9 @@ TEST_CASE("a failing driver takes its jobs down; the exit code is 1") {
   CHECK(std::regex_search(log, std::regex{R"(job \w+ \(long\) is cancelled: its application is ending)"}));
   CHECK(std::regex_search(log, std::regex{R"(job \w+ \(long\) CANCELED)"}));
   CHECK(log.find("the application failed; shutting down") != std::string::npos);
+  // A driver that throws is not run again: its exception ends it at once.
+  CHECK(log.find("restarts in") == std::string::npos);
+  CHECK(r.err.find("restart 1") == std::string::npos);
 }
 
 TEST_CASE("a driver's return value is weir run's exit status") {

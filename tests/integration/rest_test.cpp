@@ -326,6 +326,11 @@ TEST_CASE("a failed job's exceptions name the cause, subtask and worker") {
                                                      input));
   auto r = c.client({"run", spec, "--libjars", test_plugin("faults")});
   CHECK(r.exit_code == 1);
+  // The restart's cause was printed as it happened (stderr is no terminal).
+  CHECK(r.err.find("weir run: restart 1 in 10 ms after a failure of parse "
+                   "(1/1) on tm-1: vertex 'parse' (operator 'throws', subtask "
+                   "1/1) threw std::invalid_argument: stoll\n")
+        != std::string::npos);
   auto id = get(url, "/jobs").body["jobs"][0]["id"].get<std::string>();
   auto e = get(url, "/jobs/" + id + "/exceptions").body;
   std::string thrown = "vertex 'parse' (operator 'throws', subtask 1/1) threw "
