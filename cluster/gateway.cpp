@@ -1,5 +1,13 @@
 #include "cluster/gateway.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
 #include <set>
 
 #include <caf/actor_system.hpp>
@@ -25,6 +33,30 @@ gateway_impl(cluster_gateway_actor::pointer self, supervisor_actor supervisor) {
   };
 }
 
+/// Why a TCP connection to `at` fails, as the system says it ("Connection
+/// refused"); CAF's error keeps no errno.
+std::string connect_problem(const endpoint& at) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(at.host.c_str(), std::to_string(at.port).c_str(),
+                           &hints, &found);
+      rc != 0)
+    return gai_strerror(rc);
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard{found,
+                                                           freeaddrinfo};
+  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return std::strerror(errno);
+  timeval limit{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  std::string why = ::connect(fd, found->ai_addr, found->ai_addrlen) == 0
+                      ? "it accepted a connection, then closed it"
+                      : std::strerror(errno);
+  ::close(fd);
+  return why;
+}
+
 /// Why a connection to the jobmanager at `at` failed, in the words a user
 /// acts on: the TLS handshake's reason, or that the jobmanager requires TLS
 /// that this process does not use, or CAF's error.
@@ -37,6 +69,10 @@ std::string why_unreachable(caf::actor_system& sys, const endpoint& at,
   if (reached && !net::uses_tls(sys) && net::speaks_tls(at.host, at.port))
     return "the jobmanager requires TLS (set security.ssl.internal.enabled: "
            "true and a certificate from its CA; see docs/security.md)";
+  if (!reached)
+    return fmt::format("cannot connect ({}: is a jobmanager running there, "
+                       "and is {} its jobmanager.rpc.port?)",
+                       connect_problem(at), at.port);
   return sys.render(err);
 }
 

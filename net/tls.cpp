@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -20,6 +21,20 @@
 namespace weir::net {
 
 namespace {
+
+/// Whether `path` holds a PEM private key without a passphrase.
+bool readable_private_key(const std::string& path) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio{BIO_new_file(path.c_str(), "r"),
+                                               BIO_free};
+  if (!bio)
+    return false;
+  auto no_passphrase = [](char*, int, int, void*) { return 0; };
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key{
+    PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr),
+    EVP_PKEY_free};
+  ERR_clear_error();
+  return key != nullptr;
+}
 
 using rw_state = caf::io::network::rw_state;
 
@@ -165,8 +180,14 @@ std::shared_ptr<tls_context> tls_context::load(const tls_files& files,
                                   SSL_FILETYPE_PEM)
       != 1) {
     ERR_clear_error();
-    error = file_error(key_key, files.key, "not a PEM private key "
-                                           "(or one with a passphrase)");
+    // OpenSSL 3 checks the key against the certificate while loading it: a
+    // readable key of another certificate fails here, not below.
+    error = readable_private_key(files.key)
+              ? file_error(key_key, files.key,
+                           "does not match the certificate "
+                             + files.certificate)
+              : file_error(key_key, files.key, "not a PEM private key "
+                                               "(or one with a passphrase)");
     return nullptr;
   }
   if (SSL_CTX_check_private_key(ctx.get()) != 1) {

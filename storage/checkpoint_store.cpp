@@ -114,6 +114,32 @@ caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
   return out.commit();
 }
 
+namespace {
+
+/// Why `bytes` is not of `kind` in format `current` ("WEIRSVP1"): another
+/// version of it (its number names which), or no such file at all.
+std::string format_problem(const std::string& bytes,
+                           std::string_view current, const char* kind,
+                           const std::string& path) {
+  auto family = current.substr(0, current.size() - 1);
+  if (bytes.size() >= current.size()
+      && bytes.compare(0, family.size(), family) == 0) {
+    auto theirs = bytes[family.size()];
+    auto ours = current.back();
+    if (theirs > ours)
+      return fmt::format("{}: a weir {} of format {}, newer than this weir "
+                         "reads ({}): read it with a newer weir",
+                         path, kind, theirs, ours);
+    if (theirs < ours && theirs >= '0')
+      return fmt::format("{}: a weir {} of format {}, older than this weir "
+                         "reads ({})",
+                         path, kind, theirs, ours);
+  }
+  return fmt::format("{}: not a weir {} or truncated", path, kind);
+}
+
+} // namespace
+
 caf::expected<savepoint_data> read_savepoint(const std::string& path) {
   auto bytes = read_whole_file(path);
   if (!bytes)
@@ -125,9 +151,15 @@ caf::expected<savepoint_data> read_savepoint(const std::string& path) {
       return cp.error();
     return std::move(cp->state);
   }
-  if (bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0)
+  if (bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0) {
+    // An old or new checkpoint is named as a checkpoint.
+    auto chk = format_problem(*bytes, magic, "checkpoint", path);
     return make_error(errc::storage_failure,
-                      fmt::format("{}: not a weir savepoint or truncated", path));
+                      chk.find(": a weir checkpoint of format") != std::string::npos
+                        ? chk
+                        : format_problem(*bytes, savepoint_magic, "savepoint",
+                                         path));
+  }
   binary_reader r{*bytes, savepoint_magic.size()};
   savepoint_data sp;
   if (!decode_vertices(r, sp))
@@ -147,7 +179,7 @@ caf::expected<checkpoint_snapshot> decode_checkpoint(const std::string& bytes,
                                                      const std::string& what) {
   if (bytes.compare(0, magic.size(), magic) != 0)
     return make_error(errc::storage_failure,
-                      fmt::format("{}: not a weir checkpoint or truncated", what));
+                      format_problem(bytes, magic, "checkpoint", what));
   binary_reader r{bytes, magic.size()};
   checkpoint_snapshot cp;
   cp.id = r.int64();

@@ -209,6 +209,19 @@ TEST_CASE("a client finds no jobmanager within seconds, never hangs") {
                    "jobmanager's REST API)\n");
 }
 
+TEST_CASE("a worker says in words why it cannot reach its master") {
+  auto weir = std::string{std::getenv("WEIR_BIN")};
+  running_process tm{{weir, "taskmanager", "-m", "127.0.0.1:1"}};
+  CHECK(tm.wait_for_stderr("cannot reach the jobmanager at 127.0.0.1:1: "
+                           "cannot connect (Connection refused: is a "
+                           "jobmanager running there, and is 1 its "
+                           "jobmanager.rpc.port?); retrying in ",
+                           30s));
+  CHECK(tm.stderr_so_far().find("system_error") == std::string::npos);
+  tm.signal(SIGTERM);
+  tm.finish(30s);
+}
+
 TEST_CASE("workers started before the master register once it is up") {
   temp_dir dir;
   // Pick the port by starting and stopping a jobmanager on port 0.

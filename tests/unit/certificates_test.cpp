@@ -14,6 +14,7 @@
 
 #include "net/certificates.hpp"
 #include "net/openssl_ptr.hpp"
+#include "net/tls.hpp"
 #include "temp_dir.hpp"
 
 using namespace weir;
@@ -309,4 +310,20 @@ TEST_CASE("a certificate asked for as many days as its CA ends with the CA") {
                           X509_get0_notAfter(authority.get()))
         == 0);
   CHECK(verify(cert.get(), authority.get()) == X509_V_OK);
+}
+
+TEST_CASE("a valid key of another certificate is named as not matching") {
+  ca_dir d;
+  auto tm1 = issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
+  auto tm2 = issue(d.dir.path(), cert_kind::node, "tm2", {}, validity::days(1));
+  tls_files files{tm1.certificate, tm2.key, d.ca_path};
+  std::string problem;
+  CHECK(tls_context::load(files, problem) == nullptr);
+  CHECK(problem == "security.ssl.internal.key: " + tm2.key
+                     + ": does not match the certificate " + tm1.certificate);
+  // A file that holds no key at all still says so.
+  files.key = d.ca_path;
+  CHECK(tls_context::load(files, problem) == nullptr);
+  CHECK(problem == "security.ssl.internal.key: " + d.ca_path
+                     + ": not a PEM private key (or one with a passphrase)");
 }

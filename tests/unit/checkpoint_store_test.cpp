@@ -59,6 +59,27 @@ TEST_CASE("a retained checkpoint reads as a savepoint (weir run -r)") {
   CHECK(describe(bad.error()) == *path + ": not a weir checkpoint or truncated");
 }
 
+TEST_CASE("a savepoint or checkpoint of another format names the formats") {
+  temp_dir dir;
+  auto path = dir.sub("sp");
+  overwrite(path, "WEIRSVP2whatever a newer weir wrote");
+  auto newer = read_savepoint(path);
+  REQUIRE_FALSE(newer);
+  CHECK(describe(newer.error())
+        == path + ": a weir savepoint of format 2, newer than this weir reads "
+                  "(1): read it with a newer weir");
+  overwrite(path, "WEIRCHK1an old checkpoint");
+  auto older = read_savepoint(path);
+  REQUIRE_FALSE(older);
+  CHECK(describe(older.error())
+        == path + ": a weir checkpoint of format 1, older than this weir "
+                  "reads (2)");
+  overwrite(path, "PK\x03\x04 a zip file");
+  auto other = read_savepoint(path);
+  REQUIRE_FALSE(other);
+  CHECK(describe(other.error()) == path + ": not a weir savepoint or truncated");
+}
+
 TEST_CASE("the newest retained checkpoint is restored; a bad one falls back") {
   temp_dir dir;
   auto db = open_rocksdb_store(dir.sub("state"));
