@@ -29,6 +29,7 @@
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "net/transport.hpp"
+#include "storage/ha/etcd_store.hpp"
 #include "storage/rocksdb_store.hpp"
 
 namespace weir {
@@ -148,12 +149,42 @@ int claim_state_dir(caf::actor_system& sys, const jobmanager_options& opts,
   }
 }
 
+/// Waits, a standby saying why, until this jobmanager could use the
+/// cluster's storage under `dir`: one that cannot must not take the
+/// leadership from one that can. False when stopped.
+bool wait_for_usable_storage(caf::actor_system& sys, const etcd_ha_options& ha,
+                             const std::string& dir) {
+  caf::scoped_actor waiter{sys};
+  storage::etcd_client etcd{ha.endpoints, 2000ms};
+  std::string said;
+  for (;;) {
+    auto problem = storage::etcd_store::usability_problem(
+      etcd, dir, store_prefix(ha.cluster_id));
+    if (problem.empty()) {
+      if (!said.empty())
+        log_eventf("the storage at {} is usable now", dir);
+      return true;
+    }
+    if (problem != said)
+      log_eventf("standby for cluster {}: cannot use the storage: {}; not "
+                 "campaigning until it can",
+                 ha.cluster_id, problem);
+    said = problem;
+    if (stop_requested())
+      return false;
+    pause(waiter, 1s);
+  }
+}
+
 /// Campaigns in etcd until this jobmanager leads (a standby meanwhile),
 /// then opens the cluster's store under `dir` into `store`. nullptr when
 /// stopped or when the store cannot be opened (logged).
-std::unique_ptr<leadership> lead_through_etcd(const etcd_ha_options& ha,
+std::unique_ptr<leadership> lead_through_etcd(caf::actor_system& sys,
+                                              const etcd_ha_options& ha,
                                               const std::string& dir,
                                               std::shared_ptr<storage::kv_store>& store) {
+  if (!wait_for_usable_storage(sys, ha, dir + "/store"))
+    return nullptr;
   bool waited = false;
   auto lead = leadership::campaign(
     ha, [] { return stop_requested(); },
@@ -220,7 +251,7 @@ int run_jobmanager(const jobmanager_options& opts) {
   if (opts.etcd) {
     // The cluster's files live in its own subdirectory of the shared one.
     mc.state_dir = opts.state_dir + "/" + opts.etcd->cluster_id;
-    lead = lead_through_etcd(*opts.etcd, mc.state_dir, mc.store);
+    lead = lead_through_etcd(sys, *opts.etcd, mc.state_dir, mc.store);
     if (!lead)
       return stop_requested() ? 0 : exit_storage_error;
   } else if (int code = claim_state_dir(sys, opts, mc.store); code >= 0) {

@@ -124,6 +124,13 @@ caf::error configuration::check_consistency() const {
     return fmt::format("{} ms, {}", get(key).count(),
                        from.empty() ? "default" : from);
   };
+  // An empty state directory would put the cluster's files at the root of
+  // the file system: never what was meant.
+  if (is_set(keys::storage_dir) && get(keys::storage_dir).empty())
+    return config_error(fmt::format("high-availability.storageDir ({}) is "
+                                    "empty: give a directory, or leave the "
+                                    "key out",
+                                    origin(keys::storage_dir)));
   auto hb = get(keys::heartbeat_interval);
   auto timeout = get(keys::heartbeat_timeout);
   if (hb.count() <= 0 || timeout <= hb)
@@ -158,7 +165,7 @@ caf::error configuration::apply(const std::map<std::string, std::string>& values
   for (auto& [key, value] : values)
     if (auto problem = set(key, value, origin); !problem.empty())
       return config_error(fmt::format("{}: {}", origin, problem));
-  return caf::none;
+  return check_consistency();
 }
 
 std::vector<config_entry> configuration::entries() const {

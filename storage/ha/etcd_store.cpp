@@ -1,7 +1,11 @@
 #include "storage/ha/etcd_store.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -107,6 +111,49 @@ bool etcd_store::value_file(column c, const std::string& name) {
          && all_digits(base.substr(0, revision_digits))
          && base[revision_digits] == '-'
          && all_digits(base.substr(revision_digits + 1));
+}
+
+std::string etcd_store::usability_problem(etcd_client& etcd,
+                                          const std::string& dir,
+                                          const std::string& prefix) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    return fmt::format("'{}' is no directory this jobmanager can create: {}",
+                       dir, ec ? ec.message() : "it is a file");
+  // Writable: a file made and removed (what the leader does with values).
+  auto probe = fmt::format("{}/.weir-probe-{}", dir, ::getpid());
+  {
+    std::ofstream out{probe};
+    out << "probe";
+    if (!out.flush())
+      return fmt::format("cannot write in '{}': {}", dir,
+                         std::strerror(errno));
+  }
+  fs::remove(probe, ec);
+  auto pointers = etcd.range(prefix, etcd_client::prefix_end(prefix));
+  if (!pointers)
+    return {}; // etcd itself: the campaign waits for it and says so
+  size_t named_files = 0;
+  size_t found = 0;
+  std::string missing;
+  for (auto& p : *pointers) {
+    bool named = std::any_of(all_columns.begin(), all_columns.end(),
+                             [&](column c) { return value_file(c, p.value); });
+    if (!named)
+      continue; // not a value file: damage the leader reports by key
+    ++named_files;
+    if (fs::exists(fs::path{dir} / p.value, ec))
+      ++found;
+    else if (missing.empty())
+      missing = dir + "/" + p.value;
+  }
+  if (named_files > 0 && found == 0)
+    return fmt::format("none of the {} files etcd names under {} is in '{}' "
+                       "(first: {}): is this the directory the other "
+                       "jobmanagers use, and is it mounted?",
+                       named_files, prefix, dir, missing);
+  return {};
 }
 
 caf::expected<std::string> etcd_store::read_value(column c,

@@ -35,6 +35,16 @@ public:
   open(std::shared_ptr<etcd_client> etcd, std::string dir, std::string prefix,
        etcd_fence fence, std::function<void(const std::string&)> fenced = {});
 
+  /// Why a jobmanager could not use the store under `dir` and `prefix`
+  /// ("" when it can), asked before it campaigns: `dir` must be a
+  /// directory this process can create files in, and when etcd names
+  /// value files, at least one of them must be there (none found means
+  /// another or an unmounted directory; a few missing is damage the
+  /// leader reports job by job).
+  static std::string usability_problem(etcd_client& etcd,
+                                       const std::string& dir,
+                                       const std::string& prefix);
+
   caf::expected<std::optional<std::string>> get(column c,
                                                 std::string_view key) override;
 

@@ -334,7 +334,18 @@ TEST_CASE("a job whose stored graph is gone fails alone; the jobmanager "
   auto jm = start();
   auto rest = rest_address(*jm);
   REQUIRE_FALSE(rest.empty());
-  // No taskmanager: the job waits for slots, unfinished.
+  // A job that finished: its result's file stays readable.
+  {
+    running_process tm{{weir, "taskmanager", "-m", listening_address(*jm),
+                        "--slots", "1"}};
+    auto done = run_weir({"run", "-m", rest, "examples/collect.json", "--to",
+                          "2"},
+                         60s);
+    REQUIRE(done.exit_code == 0);
+    tm.signal(SIGTERM);
+    tm.finish(30s);
+  }
+  // No taskmanager now: the job waits for slots, unfinished.
   auto run = run_weir({"run", "-m", rest, "-d", "examples/collect.json"}, 60s);
   REQUIRE(run.exit_code == 0);
   auto id = run.out.substr(0, 32);
@@ -371,4 +382,68 @@ TEST_CASE("a job whose stored graph is gone fails alone; the jobmanager "
   tm.finish(30s);
   jm->signal(SIGTERM);
   CHECK(jm->finish(30s).exit_code == 0);
+}
+
+TEST_CASE("a jobmanager that cannot use the storage stays a standby and says "
+          "why") {
+  const std::string weir = std::getenv("WEIR_BIN");
+  auto empty = run_weir({"jobmanager", "-Dhigh-availability.storageDir="},
+                        30s);
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err == "weir jobmanager: high-availability.storageDir "
+                     "(-Dhigh-availability.storageDir=) is empty: give a "
+                     "directory, or leave the key out\n");
+  local_etcd etcd;
+  if (etcd.missing())
+    return;
+  temp_dir dir;
+  auto start = [&](const std::string& storage) {
+    return std::make_unique<running_process>(std::vector<std::string>{
+      weir, "jobmanager", "--port", "0", any_rest_port,
+      "-Dhigh-availability.type=etcd",
+      "-Dhigh-availability.etcd.endpoints=" + etcd.address,
+      "-Dhigh-availability.etcd.lease-ttl=2 s",
+      "-Dhigh-availability.storageDir=" + storage});
+  };
+  auto shared = dir.file("shared");
+  auto a = start(shared);
+  auto rest = rest_address(*a);
+  REQUIRE_FALSE(rest.empty());
+  {
+    running_process tm{{weir, "taskmanager", "-m", listening_address(*a),
+                        "--slots", "1"}};
+    REQUIRE(run_weir({"run", "-m", rest, "examples/collect.json", "--to", "2"},
+                     60s)
+              .exit_code
+            == 0);
+    tm.signal(SIGTERM);
+    tm.finish(30s);
+  }
+  a->signal(SIGKILL);
+  a->finish(30s);
+  // An empty directory (say, the share not mounted) is not the storage:
+  // this one does not campaign, though nobody leads.
+  auto unmounted = dir.file("unmounted");
+  fs::create_directories(unmounted);
+  auto b = start(unmounted);
+  REQUIRE(b->wait_for_stderr(
+    "standby for cluster default: cannot use the storage: none of the 1 "
+    "files etcd names under /weir/default/store/ is in '"
+      + unmounted + "/default/store' (first: " + unmounted
+      + "/default/store/job_results/",
+    30s));
+  CHECK(b->stderr_so_far().find("is this the directory the other "
+                                "jobmanagers use, and is it mounted?; not "
+                                "campaigning until it can")
+        != std::string::npos);
+  // One with the real storage leads, and finds the finished job.
+  auto c = start(shared);
+  REQUIRE(c->wait_for_stderr("leads cluster default", 30s));
+  auto list = run_weir({"list", "-a", "-m", rest_address(*c)}, 60s);
+  CHECK(list.out.find("(FINISHED, ") != std::string::npos);
+  CHECK(b->stderr_so_far().find("leads cluster default") == std::string::npos);
+  for (auto* p : {&b, &c}) {
+    (*p)->signal(SIGTERM);
+    CHECK((*p)->finish(30s).exit_code == 0);
+  }
 }
