@@ -193,9 +193,13 @@ void print_status(const job_status& s) {
   if (shows_cause(s))
     fmt::print("Cause: {}\n", s.error);
   fmt::print("{}\n", describe_records(s));
-  for (auto& v : s.metrics.vertices)
-    fmt::print("Vertex {}: {} in, {} out\n", v.vertex, v.records_in,
+  for (auto& v : s.metrics.vertices) {
+    fmt::print("Vertex {}: {} in, {} out", v.vertex, v.records_in,
                v.records_out);
+    if (v.records_combined > 0)
+      fmt::print(" (combined from {} emitted)", v.records_combined);
+    fmt::print("\n");
+  }
   for (auto& line : counter_lines(s.metrics))
     fmt::print("{}\n", line);
   if (!(s.slot_profile == resource_profile{}))

@@ -82,7 +82,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(record, key, text, num,
                                                 timestamp, is_text)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(vertex_metrics, vertex,
                                                 records_in, records_out,
-                                                counters)
+                                                counters, records_combined)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
   task_load, bytes_in, bytes_out, busy_ms, idle_ms, backpressured_ms,
   records_in_per_s, records_out_per_s, bytes_in_per_s, bytes_out_per_s,

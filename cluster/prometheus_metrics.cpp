@@ -83,8 +83,12 @@ const std::vector<metric_def<vertex_metrics>>& operator_defs() {
   static const std::vector<metric_def<vertex_metrics>> defs{
     {"numRecordsIn", kind::counter, "Records the operator read.",
      [](const vertex_metrics& v) { return as_double(v.records_in); }},
-    {"numRecordsOut", kind::counter, "Records the operator emitted.",
+    {"numRecordsOut", kind::counter, "Records the operator emitted (into "
+     "a combiner: the partial aggregates that travelled).",
      [](const vertex_metrics& v) { return as_double(v.records_out); }},
+    {"numRecordsCombined", kind::counter, "Records the operator emitted into "
+     "a combiner, which pre-aggregates them before a hash edge.",
+     [](const vertex_metrics& v) { return as_double(v.records_combined); }},
   };
   return defs;
 }

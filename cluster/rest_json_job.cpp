@@ -120,11 +120,14 @@ std::pair<int64_t, int64_t> vertex_bytes(const job_status& s,
 json subtask_metrics(const subtask_status& t, const std::string& vertex) {
   auto* m = find_metrics(t.metrics, vertex);
   auto parts = chain_parts(t.task);
-  return json{
+  auto out = json{
     {"read-records", m ? m->records_in : 0},
     {"write-records", m ? m->records_out : 0},
     {"read-bytes", parts.front() == vertex ? t.metrics.load.bytes_in : 0},
     {"write-bytes", parts.back() == vertex ? t.metrics.load.bytes_out : 0}};
+  if (m && m->records_combined > 0)
+    out["weir-records-combined"] = m->records_combined;
+  return out;
 }
 
 /// Flink's backpressure levels: up to 10% of the time backpressured is OK,
@@ -213,6 +216,8 @@ json job_details(const job_status& s, const job_graph& g, int64_t now_ms) {
          {"write-records", m ? m->records_out : 0},
          {"read-bytes", bytes_in},
          {"write-bytes", bytes_out}}}});
+    if (m && m->records_combined > 0)
+      vertices.back()["metrics"]["weir-records-combined"] = m->records_combined;
   }
   return json{{"jid", s.id.to_string()},
               {"name", s.name},

@@ -324,6 +324,17 @@ io_metrics operator_chain::metrics() const {
   for (size_t c = 0; c < contexts_.size(); ++c)
     m.vertices.push_back(vertex_metrics{contexts_[c].vertex_id, rows_in_[c],
                                         rows_out_[c], counters_[c]});
+  // Into a combiner (the chain's one output): what travels and what the
+  // consumers read are the partial aggregates; the records the combiner
+  // took are counted apart (records_combined), so the two sides agree.
+  if (!sink_ && gates_.size() == 1 && gates_.front().combines()) {
+    auto& g = gates_.front();
+    auto& last = m.vertices.back();
+    auto folded = g.rows_combined() - g.partials_sent();
+    last.records_out -= folded;
+    last.records_combined = g.rows_combined();
+    m.records_out -= folded;
+  }
   return m;
 }
 

@@ -173,6 +173,7 @@ void output_gate::emit(const row_batch& rows) {
   if (rows.rows == 0)
     return;
   if (combiner_) {
+    combined_in_ += static_cast<int64_t>(rows.rows);
     combiner_->add(rows, false);
     if (combiner_->size() >= opts_.combiner_keys)
       drain_combiner();
@@ -184,6 +185,7 @@ void output_gate::emit(const row_batch& rows) {
 void output_gate::drain_combiner() {
   partials_.clear();
   combiner_->drain(partials_);
+  combined_out_ += static_cast<int64_t>(partials_.rows);
   route(partials_);
 }
 

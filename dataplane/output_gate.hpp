@@ -70,6 +70,13 @@ public:
   /// The input channel of a consumer that this producer's batches arrive on.
   int32_t channel() const { return channel_; }
 
+  /// Whether records are pre-aggregated before they travel (a combiner),
+  /// how many went into it, and how many partial aggregates came out and
+  /// travelled: what the consumers read.
+  bool combines() const { return combiner_ != nullptr; }
+  int64_t rows_combined() const { return combined_in_; }
+  int64_t partials_sent() const { return combined_out_; }
+
   /// How many batches went to `consumer` so far (the next one's number).
   int64_t sent(int32_t consumer) const {
     return lanes_[lane_index(consumer)].sent;
@@ -109,6 +116,8 @@ private:
   std::vector<size_t> key_;
   std::unique_ptr<ops::keyed_aggregation> combiner_;
   row_batch partials_;
+  int64_t combined_in_ = 0;
+  int64_t combined_out_ = 0;
   std::vector<uint64_t> hashes_;
   std::vector<uint32_t> lane_of_row_;
 };

@@ -19,7 +19,8 @@ bool operator==(const job_result& a, const job_result& b) {
 
 bool operator==(const vertex_metrics& a, const vertex_metrics& b) {
   return a.vertex == b.vertex && a.records_in == b.records_in
-         && a.records_out == b.records_out && a.counters == b.counters;
+         && a.records_out == b.records_out && a.counters == b.counters
+         && a.records_combined == b.records_combined;
 }
 
 void add_vertex_metrics(std::vector<vertex_metrics>& into,
@@ -33,6 +34,7 @@ void add_vertex_metrics(std::vector<vertex_metrics>& into,
     }
     i->records_in += v.records_in;
     i->records_out += v.records_out;
+    i->records_combined += v.records_combined;
     for (auto& [name, value] : v.counters)
       i->counters[name] += value;
   }

@@ -24,12 +24,16 @@ struct vertex_metrics {
   int64_t records_out = 0;
   /// By counter name; a counter its operator registered is here even at 0.
   std::map<std::string, int64_t> counters;
+  /// Records the vertex emitted into a combiner on its way out (a hash
+  /// edge into count/sum/min/max): `records_out` counts the partial
+  /// aggregates that travelled instead, as its consumer reads them.
+  int64_t records_combined = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, vertex_metrics& x) {
   return f(caf::meta::type_name("vertex_metrics"), x.vertex, x.records_in,
-           x.records_out, x.counters);
+           x.records_out, x.counters, x.records_combined);
 }
 
 bool operator==(const vertex_metrics& a, const vertex_metrics& b);

@@ -44,6 +44,8 @@ vertex_metrics decode_vertex(object_reader& r) {
   v.records_in = r.int64("records_in");
   v.records_out = r.int64("records_out");
   v.counters = r.int64_map("counters");
+  if (r.has("records_combined"))
+    v.records_combined = r.int64("records_combined");
   return v;
 }
 
@@ -67,11 +69,14 @@ std::string encode_job_result(const job_result& r, bool dirty) {
   }
   if (!r.metrics.vertices.empty()) {
     auto& vertices = metrics["vertices"] = nlohmann::json::array();
-    for (auto& v : r.metrics.vertices)
+    for (auto& v : r.metrics.vertices) {
       vertices.push_back({{"vertex", v.vertex},
                           {"records_in", v.records_in},
                           {"records_out", v.records_out},
                           {"counters", v.counters}});
+      if (v.records_combined > 0)
+        vertices.back()["records_combined"] = v.records_combined;
+    }
   }
   auto& collected = doc["collected"] = nlohmann::json::array();
   for (auto& x : r.collected)

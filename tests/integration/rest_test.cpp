@@ -2,6 +2,7 @@
 // session cluster of real processes: Flink's v1 paths and field names.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 
 #include <signal.h>
@@ -574,4 +575,32 @@ TEST_CASE("weir run -m refuses a key it cannot apply and a conflicting one") {
                         "-Dexecution.checkpointing.interval=5000 ms"});
   CHECK(same.exit_code == 0);
   CHECK(get(c.url, "/jobs").body["jobs"].size() == 1);
+}
+
+TEST_CASE("across a combiner both sides of the edge count the same records") {
+  rest_cluster c;
+  c.add_worker("tm-1", 2);
+  // numbers -> keyed (chained) -> hash -> sums: the producer's combiner
+  // folds 100,000 records into at most 2 x 1000 partial sums.
+  auto run = c.client({"run", "examples/keyed_sum.json", "--to", "100000",
+                       "-d"});
+  REQUIRE(run.exit_code == 0);
+  auto id = run.out.substr(0, 32);
+  REQUIRE(c.client({"wait", id}).exit_code == 0);
+  auto job = get(c.url, "/jobs/" + id).body;
+  std::map<std::string, json> metrics;
+  for (auto& v : job["vertices"])
+    metrics[v["id"].get<std::string>()] = v["metrics"];
+  CHECK(metrics["numbers"]["write-records"] == 100000);
+  CHECK(metrics["keyed"]["read-records"] == 100000);
+  CHECK(metrics["keyed"]["weir-records-combined"] == 100000);
+  auto sent = metrics["keyed"]["write-records"].get<int64_t>();
+  CHECK(sent > 0);
+  CHECK(sent <= 2000);
+  CHECK(metrics["sums"]["read-records"] == sent);
+  auto status = c.client({"status", id});
+  CHECK(status.out.find(fmt::format("Vertex keyed: 100000 in, {} out "
+                                    "(combined from 100000 emitted)\n",
+                                    sent))
+        != std::string::npos);
 }
