@@ -57,6 +57,14 @@ int repair_state_action(const std::vector<std::string>& args) {
     fmt::print(stderr, "{}: {}\n", action, describe(report.error()));
     return exit_cluster_error;
   }
+  if (!report->salvaged.empty()) {
+    fmt::print("{}: {}: {} CURRENT and the MANIFEST from the table files and "
+               "logs with RocksDB's RepairDB\n",
+               dir, report->salvaged, dry_run ? "would rebuild" : "rebuilt");
+    if (!report->lost_dir.empty())
+      fmt::print("Every file as it was is kept in {}.\n", report->lost_dir);
+    return exit_ok;
+  }
   if (report->dropped.empty()) {
     fmt::print("{}: nothing is damaged\n", dir);
     return exit_ok;

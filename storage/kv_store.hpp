@@ -119,6 +119,14 @@ public:
     return scan_prefix(c, {}, f);
   }
 
+  /// Makes every write so far durable beyond the live write-ahead log
+  /// (RocksDB: memtables flushed to table files), for records that must
+  /// never be lost, such as a job's terminal result. Stores without a log
+  /// have nothing to do.
+  virtual caf::error persist() {
+    return caf::none;
+  }
+
   /// As scan(), but a value that cannot be read goes to `bad` and the scan
   /// goes on: only a store that cannot be read at all fails it. A store
   /// that keeps values with their keys (RocksDB, memory) reads all or none.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -162,8 +163,50 @@ caf::error corrupt_log_error(const std::string& path,
 
 } // namespace
 
+std::string store_files_problem(const std::string& path, bool& has_store) {
+  namespace fs = std::filesystem;
+  has_store = false;
+  std::error_code ec;
+  bool current = false;
+  for (auto& e : fs::directory_iterator{path, ec}) {
+    auto name = e.path().filename().string();
+    if (name == "CURRENT")
+      current = true;
+    else if (name.rfind("MANIFEST-", 0) == 0 || name.rfind("OPTIONS-", 0) == 0
+             || fs::path{name}.extension() == ".sst"
+             || fs::path{name}.extension() == ".log")
+      has_store = true;
+  }
+  if (!current)
+    return has_store ? "RocksDB's CURRENT file is missing, though the store's "
+                       "other files are there"
+                     : std::string{};
+  has_store = true;
+  std::ifstream in{path + "/CURRENT"};
+  std::string manifest;
+  std::getline(in, manifest);
+  if (manifest.rfind("MANIFEST-", 0) != 0
+      || manifest.find('/') != std::string::npos)
+    return "RocksDB's CURRENT file is damaged (it names no MANIFEST file)";
+  if (!fs::exists(path + "/" + manifest, ec))
+    return fmt::format("CURRENT names {}, which is missing", manifest);
+  return {};
+}
+
 caf::expected<std::unique_ptr<rocksdb_store>>
 rocksdb_store::open(std::string path) {
+  // A store whose own files do not add up is refused before anything is
+  // written: RocksDB would start an empty store beside its table files and
+  // delete them as obsolete.
+  bool has_store = false;
+  if (auto problem = store_files_problem(path, has_store); !problem.empty())
+    return make_error(errc::storage_corrupt,
+                      fmt::format("{}: {}; nothing was changed: restore the "
+                                  "state directory from a backup, or salvage "
+                                  "its table files with weir repair-state "
+                                  "--state-dir {} (RocksDB's RepairDB; it "
+                                  "keeps a copy of every file first)",
+                                  path, problem, path));
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec)
@@ -171,7 +214,7 @@ rocksdb_store::open(std::string path) {
                       fmt::format("{}: cannot create directory: {}", path,
                                   ec.message()));
   rocksdb::DBOptions opts;
-  opts.create_if_missing = true;
+  opts.create_if_missing = !has_store;
   opts.create_missing_column_families = true;
   // Every open starts a new info LOG; keep a few old ones, not 1000.
   opts.keep_log_file_num = 10;
@@ -183,6 +226,10 @@ rocksdb_store::open(std::string path) {
   // still dropped.
   opts.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   opts.paranoid_checks = true;
+  // The MANIFEST records each closed write-ahead log's size: one deleted or
+  // cut at a record boundary fails the open instead of rolling the store
+  // back without a word.
+  opts.track_and_verify_wals_in_manifest = true;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
   auto st = rocksdb::DB::Open(opts, path, family_descriptors(opts, path),
@@ -208,6 +255,13 @@ rocksdb_store::open(std::string path) {
                                       "state directory from a backup");
   }
   return store;
+}
+
+caf::error rocksdb_store::persist() {
+  rocksdb::FlushOptions opts;
+  opts.wait = true;
+  auto st = db_->Flush(opts, handles_);
+  return to_error(st, path_, "cannot flush the store");
 }
 
 std::string rocksdb_store::family_name(uint32_t id) const {

@@ -24,7 +24,9 @@ public:
   /// one line naming `path` when the directory cannot be created or is locked,
   /// and with `errc::storage_corrupt` naming the file when a record of the
   /// write-ahead log or a block of a table file fails its checksum (every
-  /// table file is read and checked).
+  /// table file is read and checked), a closed log is missing or cut short,
+  /// or the store's own files do not add up (store_files_problem; then
+  /// nothing is written).
   static caf::expected<std::unique_ptr<rocksdb_store>> open(std::string path);
 
   rocksdb_store(const rocksdb_store&) = delete;
@@ -32,6 +34,9 @@ public:
 
   /// Closes the database (releasing its LOCK).
   ~rocksdb_store() override;
+
+  /// Flushes every column family's memtable to a table file (synced).
+  caf::error persist() override;
 
   /// The directory of the database.
   const std::string& path() const { return path_; }
@@ -70,6 +75,12 @@ private:
   /// One handle per column family opened, `column` order first.
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
+
+/// Why the RocksDB files under `path` do not form a store ("" when they do,
+/// or when there is none yet): CURRENT missing beside the store's other
+/// files, damaged, or naming a missing MANIFEST. `has_store`: whether there
+/// are store files at all (a fresh directory has none). Reads only.
+std::string store_files_problem(const std::string& path, bool& has_store);
 
 /// Whether another process holds the RocksDB lock of the database under
 /// `path` (false when there is no database yet). Probes the LOCK file alone:

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <rocksdb/db.h>
+#include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
 #include "messages/errors.hpp"
@@ -169,21 +170,53 @@ caf::expected<repair_report> repair_in(const std::string& dir,
   return report;
 }
 
+/// Rebuilds CURRENT and the MANIFEST of `dir` from its table files and
+/// logs with RocksDB's RepairDB, every file copied to `dir/lost/` first.
+caf::expected<repair_report> salvage(const std::string& dir,
+                                     const std::string& problem, bool dry_run) {
+  repair_report report;
+  report.salvaged = problem;
+  if (dry_run)
+    return report;
+  std::error_code ec;
+  auto lost = fs::path{dir} / "lost";
+  for (auto& e : fs::directory_iterator{dir, ec})
+    if (e.is_regular_file(ec))
+      if (auto err = keep_copy(e.path().string(), lost))
+        return err;
+  report.lost_dir = lost.string();
+  rocksdb::Options opts;
+  opts.create_missing_column_families = true;
+  auto st = rocksdb::RepairDB(dir, opts);
+  if (!st.ok())
+    return make_error(errc::storage_failure,
+                      fmt::format("{}: RocksDB's RepairDB failed: {}", dir,
+                                  st.ToString()));
+  auto store = rocksdb_store::open(dir);
+  if (!store)
+    return store.error();
+  return report;
+}
+
 } // namespace
 
 caf::expected<repair_report> repair_state_dir(const std::string& dir,
                                               bool dry_run) {
   std::error_code ec;
-  if (!fs::exists(fs::path{dir} / "CURRENT", ec))
+  bool has_store = false;
+  auto problem = store_files_problem(dir, has_store);
+  if (!has_store)
     return make_error(errc::storage_failure,
                       fmt::format("{} is not a state directory (it has no "
-                                  "RocksDB CURRENT file)",
+                                  "RocksDB files)",
                                   dir));
   if (rocksdb_store_locked(dir))
     return make_error(errc::storage_locked,
                       fmt::format("{}: another process holds it ({}/LOCK); "
                                   "stop its jobmanager first",
                                   dir, dir));
+  if (!problem.empty())
+    return salvage(dir, problem, dry_run);
   if (!dry_run)
     return repair_in(dir, dir);
   auto copy = fs::temp_directory_path(ec)

@@ -15,6 +15,10 @@ struct repair_report {
   std::vector<std::string> dropped;
   /// Where the damaged files are kept, unchanged ("" when nothing was).
   std::string lost_dir;
+  /// What was wrong with the store's own files (CURRENT, the MANIFEST),
+  /// when RocksDB's RepairDB rebuilt them from the table files and logs
+  /// ("" when it was not needed).
+  std::string salvaged;
 };
 
 /// Repairs the state directory `dir` (a RocksDB database no process holds):
@@ -25,6 +29,10 @@ struct repair_report {
 /// temporary file, synced, renamed) by one holding its intact records, and
 /// the store is opened to replay them. With `dry_run`, all of this happens
 /// on a copy of `dir` in the temporary directory and `dir` is untouched.
+/// When the store's own files do not add up (CURRENT missing, damaged or
+/// naming a missing MANIFEST), every file is copied to `dir/lost/` and
+/// RocksDB's RepairDB rebuilds them from the table files and logs, which it
+/// keeps (`salvaged` says why).
 /// Errors: `storage_locked` while a process holds `dir`, `storage_corrupt`
 /// when a table file is damaged (it cannot be repaired record by record),
 /// `storage_failure` otherwise; each names the file.
