@@ -69,6 +69,7 @@ busy with others). Generated inputs of r are kept in --data-dir (default
 $TMPDIR/weir-bench-data) and reused.
 """
 import argparse
+import atexit
 import datetime
 import json
 import os
@@ -78,10 +79,40 @@ import select
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Every process the bench starts, so that each ends with it: a figure that
+# times out (SystemExit) or fails, or a bench that is interrupted, leaves
+# no jobmanager, taskmanager or etcd behind.
+STARTED = []
+
+
+def popen(cmd, **kwargs):
+    """subprocess.Popen, remembered for end_all()."""
+    proc = subprocess.Popen(cmd, **kwargs)
+    STARTED.append(proc)
+    return proc
+
+
+def end_all():
+    """Kills what the bench started and still runs (stopped ones too)."""
+    for proc in STARTED:
+        if proc.poll() is None:
+            try:
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
+                proc.wait(timeout=10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+
+
+atexit.register(end_all)
+# SIGTERM (a CI timeout, kill) ends the bench through atexit as well.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
 def timed(cmd):
@@ -194,7 +225,7 @@ def measured(cmd, stdout_path=None, cluster=()):
              else tempfile.TemporaryFile()) as out:
         busy = busy_cpu_s() - process_cpu_s(cluster)
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
+        proc = popen(cmd, cwd=ROOT, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         others = busy_cpu_s() - process_cpu_s(cluster) - busy \
@@ -315,13 +346,18 @@ class Session:
         self.weir = weir
         self.state = os.path.join(tmp, f"state-{time.time_ns()}")
         self.extra = list(extra) + list(node_flags)
-        self.jm = self.start_jobmanager(port)
-        self.workers = []
-        for i in range(workers):
-            self.workers.append(self.spawn(
-                [weir, "taskmanager", "-m", self.address, "--slots", str(slots),
-                 "--id", f"tm-{i}"] + list(node_flags)))
-            self.wait_for(self.jm, rf"TaskExecutor tm-{i} registered")
+        try:
+            self.jm = self.start_jobmanager(port)
+            self.workers = []
+            for i in range(workers):
+                self.workers.append(self.spawn(
+                    [weir, "taskmanager", "-m", self.address, "--slots",
+                     str(slots), "--id", f"tm-{i}"] + list(node_flags)))
+                self.wait_for(self.jm, rf"TaskExecutor tm-{i} registered")
+        except BaseException:
+            # A start that timed out: nothing of it stays.
+            self.close()
+            raise
 
     def start_jobmanager(self, port):
         # Workers use the RPC port (address), clients the REST API (rest),
@@ -336,7 +372,7 @@ class Session:
         return jm
 
     def spawn(self, cmd):
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
+        proc = popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         self.procs.append(proc)
         return proc
@@ -362,7 +398,11 @@ class Session:
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(signal.SIGTERM)
         for proc in self.procs:
-            proc.wait(timeout=30)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
 
 
 def tls_flags(weir, tmp):
@@ -699,7 +739,7 @@ def run_and_hit(weir, session, spec, pause_s, sig):
     it run `pause_s` (benchmark pacing, not a test wait) and sends `sig` to
     the first taskmanager. Returns (the run process, start time, hit time)."""
     start = time.perf_counter()
-    run = subprocess.Popen([weir, "run", "-m", session.rest, spec],
+    run = popen([weir, "run", "-m", session.rest, spec],
                            cwd=ROOT, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
@@ -750,7 +790,7 @@ def failure_figures(weir, tmp, only):
         session = Session(weir, tmp, workers=2, slots=2, extra=restart)
         try:
             port = session.address.split(":")[1]
-            run = subprocess.Popen([weir, "run", "-m", session.rest, spec],
+            run = popen([weir, "run", "-m", session.rest, spec],
                                    cwd=ROOT, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
             session.wait_for(session.jm, r"\(paced\) switched from CREATED to RUNNING")
@@ -822,7 +862,7 @@ def etcd_failover_figure(weir, tmp, runs):
             data = os.path.join(tmp, f"etcd-{time.time_ns()}")
             url = f"http://127.0.0.1:{client_port}"
             peer = f"http://127.0.0.1:{peer_port}"
-            etcd = subprocess.Popen(
+            etcd = popen(
                 ["/usr/bin/etcd", "--data-dir", data, "--listen-client-urls",
                  url, "--advertise-client-urls", url, "--listen-peer-urls",
                  peer, "--initial-advertise-peer-urls", peer,
@@ -914,7 +954,7 @@ def checkpoint_size_figure(weir, tmp, figure, extra, to):
         json.dump(spec, f)
     session = Session(weir, tmp, workers=1, slots=2, extra=extra)
     try:
-        run = subprocess.Popen(
+        run = popen(
             [weir, "run", "-m", session.rest, spec_path,
              "--to", str(to), "--modulus", "1000000"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -1179,7 +1219,7 @@ def load_figures(weir, tmp, only, seconds):
         runs = []
         try:
             for _ in range(2):
-                runs.append(subprocess.Popen(
+                runs.append(popen(
                     [weir, "run", "-m", session.rest, "-d", spec_path,
                      "--to", str(10**13), "--modulus", "2000000"], cwd=ROOT,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -1210,7 +1250,7 @@ def load_figures(weir, tmp, only, seconds):
             subprocess.run([weir, "run", "-m", session.rest, "-d", spec_path],
                            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-            busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)
+            busy = [popen(["yes"], stdout=subprocess.DEVNULL)
                     for _ in range(4)]
             counts = watch_for(session, seconds)
             print(json.dumps({"figure": "p_running_job_with_4_busy_loops",
