@@ -156,9 +156,23 @@ caf::error corrupt_log_error(const std::string& path,
                                       path, file, r.offset, r.size, r.problem,
                                       repair_hint(path)));
   }
+  // The logs are intact: the MANIFEST (or a closed log it tracks) is not.
+  // Only a backup, or RocksDB's own salvage of the table files, helps.
   auto err = to_error(st, path, "cannot open store");
   return make_error(errc::storage_corrupt,
-                    describe(err) + "; " + repair_hint(path));
+                    fmt::format("{}; restore the state directory from a "
+                                "backup, or salvage its table files with weir "
+                                "repair-state --state-dir {} (RocksDB's "
+                                "RepairDB; it keeps a copy of every file "
+                                "first)",
+                                describe(err), path));
+}
+
+/// A table file the store names is gone: no repair can say what it held.
+bool missing_table_file(const rocksdb::Status& st) {
+  auto text = st.ToString();
+  return st.IsIOError() && text.find(".sst") != std::string::npos
+         && text.find("No such file") != std::string::npos;
 }
 
 } // namespace
@@ -236,6 +250,13 @@ rocksdb_store::open(std::string path) {
                               &handles, &db);
   if (st.IsCorruption())
     return corrupt_log_error(path, st);
+  if (missing_table_file(st))
+    return make_error(errc::storage_corrupt,
+                      fmt::format("{}: cannot open store: {}; a table file is "
+                                  "missing: restore the state directory from "
+                                  "a backup (a repair would drop its records "
+                                  "without a trace)",
+                                  path, st.ToString()));
   if (auto err = to_error(st, path, "cannot open store"))
     return err;
   std::unique_ptr<rocksdb_store> store{

@@ -137,13 +137,26 @@ std::string describe_change(rocksdb_store& store, const change& c,
   return fmt::format("{} {} ({})", c.put ? "put" : "remove", name, now);
 }
 
+caf::expected<repair_report> salvage(const std::string& dir,
+                                     const std::string& problem, bool dry_run);
+
 caf::expected<repair_report> repair_in(const std::string& dir,
-                                       const std::string& shown_dir) {
+                                       const std::string& shown_dir,
+                                       bool dry_run) {
   std::map<std::pair<uint32_t, std::string>, uint64_t> last_kept;
   auto damaged = drop_damaged_records(dir, last_kept);
   if (!damaged)
     return damaged.error();
   auto store = rocksdb_store::open(dir);
+  // Intact logs, yet a store that does not open for damage: its MANIFEST
+  // (RocksDB's RepairDB rebuilds it from the table files).
+  if (!store && damaged->empty()
+      && describe(store.error()).find("salvage its table files")
+           != std::string::npos) {
+    if (dry_run)
+      return salvage(shown_dir, "its MANIFEST is damaged", true);
+    return salvage(dir, "its MANIFEST is damaged", false);
+  }
   if (!store)
     return store.error();
   repair_report report;
@@ -218,7 +231,7 @@ caf::expected<repair_report> repair_state_dir(const std::string& dir,
   if (!problem.empty())
     return salvage(dir, problem, dry_run);
   if (!dry_run)
-    return repair_in(dir, dir);
+    return repair_in(dir, dir, false);
   auto copy = fs::temp_directory_path(ec)
               / fmt::format("weir-repair-check-{}", ::getpid());
   fs::remove_all(copy, ec);
@@ -227,7 +240,7 @@ caf::expected<repair_report> repair_state_dir(const std::string& dir,
     return make_error(errc::storage_failure,
                       fmt::format("cannot copy {} to {} for a dry run: {}", dir,
                                   copy.string(), ec.message()));
-  auto report = repair_in(copy.string(), dir);
+  auto report = repair_in(copy.string(), dir, true);
   fs::remove_all(copy, ec);
   if (report)
     report->lost_dir.clear();

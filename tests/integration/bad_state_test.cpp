@@ -889,3 +889,36 @@ TEST_CASE("a finished job's result outlives a lost write-ahead log") {
         != std::string::npos);
   CHECK(s.stop() == 0);
 }
+
+TEST_CASE("a damaged MANIFEST is named with what works: a backup or "
+          "RocksDB's RepairDB, which repair-state runs") {
+  temp_dir dir;
+  auto state = dir.file("state");
+  auto id = finished_job(state);
+  std::string manifest;
+  for (auto& [name, size] : files_of(state))
+    if (name.rfind("MANIFEST-", 0) == 0)
+      manifest = state + "/" + name;
+  REQUIRE_FALSE(manifest.empty());
+  {
+    std::fstream f{manifest, std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(20);
+    f.write("\xff\xff\xff\xff\xff\xff\xff\xff", 8);
+  }
+  auto jm = refused_jobmanager(state);
+  CHECK(jm.exit_code == 3);
+  CHECK(jm.err.find("restore the state directory from a backup, or salvage "
+                    "its table files with weir repair-state --state-dir "
+                    + state)
+        != std::string::npos);
+  auto fix = run_weir({"repair-state", "--state-dir", state}, 60s);
+  CHECK(fix.exit_code == 0);
+  CHECK(fix.out.find("its MANIFEST is damaged: rebuilt CURRENT and the "
+                     "MANIFEST")
+        != std::string::npos);
+  session s{state};
+  auto list = s.client({"list", "-a"});
+  CHECK(list.out.find(" : " + id + " : collect (FINISHED, ")
+        != std::string::npos);
+  CHECK(s.stop() == 0);
+}
