@@ -131,6 +131,21 @@ void print_restarts(const job_status& s, const std::string& action, bool tty,
   }
 }
 
+/// Prints why the job waits for slots when that changed since `shown`: a
+/// client must not wait in silence.
+void print_waiting(const job_status& s, const std::string& action, bool tty,
+                   std::string& shown) {
+  auto now = s.slots_missing > 0 && !s.waiting_for.empty()
+               ? fmt::format("waiting for {} of {} slots: {}", s.slots_missing,
+                             s.slots_needed, s.waiting_for)
+               : std::string{};
+  if (now == shown)
+    return;
+  shown = now;
+  if (!now.empty())
+    fmt::print(stderr, "{}{}: {}\n", tty ? "\r\x1b[K" : "", action, now);
+}
+
 void print_records(const std::vector<record>& rows) {
   std::string out;
   for (auto& r : rows) {
@@ -229,6 +244,7 @@ int wait_for_job(client::job_service& jobs, job_id id,
   bool master_lost = false;
   bool cancel_sent = false;
   int32_t restarts_shown = 0;
+  std::string waiting_shown;
   auto is_lost = [](const caf::error& err) {
     return err == make_error(errc::peer_lost);
   };
@@ -263,6 +279,7 @@ int wait_for_job(client::job_service& jobs, job_id id,
     if (!result && !lost)
       if (auto s = jobs.status(id, false)) {
         print_restarts(*s, action, tty, restarts_shown);
+        print_waiting(*s, action, tty, waiting_shown);
         if (tty)
           print_progress(*s);
       }

@@ -192,6 +192,8 @@ void print_status(const job_status& s) {
   fmt::print("Job {}\n", describe_job(s));
   if (shows_cause(s))
     fmt::print("Cause: {}\n", s.error);
+  if (s.slots_missing > 0 && !s.waiting_for.empty())
+    fmt::print("Waiting for slots: {}\n", s.waiting_for);
   fmt::print("{}\n", describe_records(s));
   for (auto& v : s.metrics.vertices) {
     fmt::print("Vertex {}: {} in, {} out", v.vertex, v.records_in,

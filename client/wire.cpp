@@ -117,7 +117,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
   job_status, id, name, state, start_time_ms, end_time_ms, error,
   subtasks_total, subtasks_running, subtasks_finished, metrics,
   attempt_metrics, restarts, subtasks, slot_profile, slots_needed,
-  slots_missing, waiting_since_ms, recovered, checkpoints, exceptions)
+  slots_missing, waiting_since_ms, waiting_for, recovered, checkpoints,
+  exceptions)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(cancel_outcome, before, after)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(field, name, type, nullable)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(schema, fields)

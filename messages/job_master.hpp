@@ -65,6 +65,9 @@ using job_master_actor = caf::typed_actor<
   /// ResourceManager: these allocations died with their TaskExecutor (perhaps
   /// before it could offer them).
   caf::reacts_to<free_atom, std::vector<allocation_id>>,
+  /// ResourceManager: why the job's pending slot requests are unmet ("":
+  /// they are not, or no more).
+  caf::reacts_to<unmet_atom, std::string>,
   /// ResourceManager (high priority): a heartbeat request; the reply is the
   /// job's id.
   caf::replies_to<heartbeat_atom>::with<job_id>>;

@@ -258,6 +258,8 @@ struct job_status {
   int32_t slots_missing = 0;
   /// Since when it waits for them (wall clock; 0 when not waiting).
   int64_t waiting_since_ms = 0;
+  /// Why they are missing, as the ResourceManager sees it ("" unknown).
+  std::string waiting_for;
   /// The Dispatcher recovered the job when it started (it was unfinished
   /// in the state directory), whatever became of it since.
   bool recovered = false;
@@ -273,7 +275,8 @@ typename Inspector::result_type inspect(Inspector& f, job_status& x) {
            x.start_time_ms, x.end_time_ms, x.error, x.subtasks_total,
            x.subtasks_running, x.subtasks_finished, x.metrics,
            x.attempt_metrics, x.restarts, x.subtasks, x.slot_profile,
-           x.slots_needed, x.slots_missing, x.waiting_since_ms, x.recovered,
+           x.slots_needed, x.slots_missing, x.waiting_since_ms, x.waiting_for,
+           x.recovered,
            x.checkpoints, x.exceptions);
 }
 

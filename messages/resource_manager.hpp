@@ -72,6 +72,8 @@ using resource_manager_actor = caf::typed_actor<
   /// ResourceManager may start workers that connect there now.
   caf::reacts_to<start_atom, std::string>,
   /// Worker launcher: a worker process it started has ended.
-  caf::reacts_to<exited_atom, resource_id>>;
+  /// `why` is "" for a worker that ran, else why it could not start (the
+  /// launcher's text, e.g. sbatch's).
+  caf::reacts_to<exited_atom, resource_id, std::string>>;
 
 } // namespace weir

@@ -146,9 +146,11 @@ void on_slot_request_timeout(self_ptr self, uint64_t epoch) {
       || st.job->state() != job_state::running)
     return;
   fail_job(self, fmt::format("could not get {} of {} slots within "
-                             "slot.request.timeout ({})",
+                             "slot.request.timeout ({}){}{}",
                              st.slots->pending(), st.graph->slots_needed(),
-                             seconds_or_ms(st.settings.slot_request_timeout)));
+                             seconds_or_ms(st.settings.slot_request_timeout),
+                             st.slots_unmet.empty() ? "" : ": ",
+                             st.slots_unmet));
 }
 
 job_master_self_actor::behavior_type
@@ -248,6 +250,10 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     // -- ResourceManager --------------------------------------------------------
     [=](free_atom, const std::vector<allocation_id>& allocs) {
       on_allocations_lost(self, allocs);
+    },
+    [=](unmet_atom, std::string& why) {
+      self->state.slots_unmet = std::move(why);
+      report_status(self);
     },
     [=](heartbeat_atom) { return self->state.graph->graph().id; },
     // -- self -------------------------------------------------------------------

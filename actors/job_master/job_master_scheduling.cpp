@@ -194,6 +194,7 @@ job_status summary(self_ptr self) {
   if (st.job->state() == job_state::running && st.slots->pending() > 0) {
     s.slots_missing = static_cast<int32_t>(st.slots->pending());
     s.waiting_since_ms = st.slots_requested_ms;
+    s.waiting_for = st.slots_unmet;
   }
   return s;
 }

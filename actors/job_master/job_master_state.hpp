@@ -83,6 +83,9 @@ struct jm_state {
   checkpoint_history checkpoint_stats;
   /// Failures of the job under this JobMaster, oldest first (at most 16).
   std::vector<failure_entry> failures;
+  /// Why the ResourceManager cannot meet the job's slot requests ("": it
+  /// can, or said nothing).
+  std::string slots_unmet;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
   checkpoint_requests requests;
   /// A `weir stop` being taken: the id of its savepoint's checkpoint. The

@@ -56,10 +56,31 @@ struct rm_state {
   /// Active mode: which workers to start and stop, and who starts them.
   std::unique_ptr<worker_pool> pool;
   worker_launcher_actor launcher;
+  /// Why the last worker the launcher started could not start (cleared
+  /// once a TaskExecutor registers).
+  std::string start_failure;
+  /// What each waiting JobMaster was last told of its unmet requests.
+  std::map<job_id, std::string> told_unmet;
   static inline const char* name = "resource_manager";
 };
 
 using self_ptr = resource_manager_private_actor::stateful_pointer<rm_state>;
+
+/// Tells each JobMaster whose requests stay unmet why, when that changed:
+/// its client shows it while it waits and when it gives up.
+void tell_unmet(self_ptr self) {
+  auto& st = self->state;
+  for (auto& [job, leader] : st.jobs) {
+    auto why = st.slots->why_unmet(job);
+    if (!why.empty() && !st.start_failure.empty())
+      why += "; starting a worker failed: " + st.start_failure;
+    auto& told = st.told_unmet[job];
+    if (told == why)
+      continue;
+    told = why;
+    self->send(leader.jm, unmet_atom_v, why);
+  }
+}
 
 /// Matches pending requests and tells each TaskExecutor which of its slots
 /// to offer to which JobMaster.
@@ -99,6 +120,7 @@ void assign_slots(self_ptr self) {
                 self->send(l->second.jm, free_atom_v, std::move(failed));
             });
   }
+  tell_unmet(self);
 }
 
 /// Active mode: starts the workers that pending requests need.
@@ -290,6 +312,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       if (auto old = st.workers.find(id); old != st.workers.end())
         st.worker_by_addr.erase(old->second.address());
       st.slots->register_task_executor(id, report);
+      st.start_failure.clear(); // a worker came after all
       log_eventf("TaskExecutor {} registered with {} slots", id.value,
                  report.slots.size());
       self->monitor(te);
@@ -341,6 +364,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         return;
       st.slots->remove_job(job);
       st.jobs.erase(i);
+      st.told_unmet.erase(job);
       serve_deferred(self, job);
     },
     [=](beat_atom) { send_heartbeats(self); },
@@ -356,10 +380,14 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       start_workers(self);
       self->send(self, tick_atom_v);
     },
-    [=](exited_atom, const resource_id& id) {
+    [=](exited_atom, const resource_id& id, std::string& why) {
       auto& st = self->state;
       if (st.pool)
         st.pool->exited(id, self->clock().now());
+      if (!why.empty()) {
+        st.start_failure = std::move(why);
+        tell_unmet(self);
+      }
       start_workers(self); // replaces a worker that failed to start
     },
     [=](tick_atom) {

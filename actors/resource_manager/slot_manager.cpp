@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace weir {
 
 slot_manager::slot_manager(bool spread_out) : spread_out_(spread_out) {
@@ -181,6 +183,52 @@ int32_t slot_manager::free_slot_count() const {
 
 int32_t slot_manager::pending_count() const {
   return static_cast<int32_t>(pending_.size());
+}
+
+} // namespace weir
+
+namespace weir {
+
+std::string slot_manager::why_unmet(job_id job) const {
+  int32_t wanted = 0;
+  const resource_profile* profile = nullptr;
+  for (auto& p : pending_)
+    if (p.job == job) {
+      ++wanted;
+      if (profile == nullptr)
+        profile = &p.request.profile;
+    }
+  if (wanted == 0)
+    return {};
+  if (workers_.empty())
+    return "no TaskExecutor is registered";
+  int32_t free = 0;
+  int32_t fitting = 0;
+  for (auto& w : workers_)
+    for (auto& s : w.slots)
+      if (!s.alloc.valid()) {
+        ++free;
+        if (s.profile.satisfies(*profile))
+          ++fitting;
+      }
+  auto total = slot_count();
+  if (free == 0)
+    return fmt::format("all {} slots of {} TaskExecutor{} are taken", total,
+                       workers_.size(), workers_.size() == 1 ? "" : "s");
+  if (fitting == 0)
+    return fmt::format("none of the {} free slots fits the slot profile {}",
+                       free, to_string(*profile));
+  return fmt::format("{} free slot{} fit{}; the job needs {} at once", fitting,
+                     fitting == 1 ? "" : "s", fitting == 1 ? "s" : "",
+                     wanted);
+}
+
+std::vector<job_id> slot_manager::waiting_jobs() const {
+  std::vector<job_id> out;
+  for (auto& p : pending_)
+    if (std::find(out.begin(), out.end(), p.job) == out.end())
+      out.push_back(p.job);
+  return out;
 }
 
 } // namespace weir

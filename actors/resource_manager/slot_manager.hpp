@@ -55,6 +55,14 @@ public:
   /// Marks a slot free again.
   void free_slot(const resource_id& id, allocation_id alloc);
 
+  /// Why `job`'s pending requests are not matched ("" when it has none):
+  /// no TaskExecutor, every slot taken, or no free slot that fits its
+  /// profile, with the numbers.
+  std::string why_unmet(job_id job) const;
+
+  /// The jobs with pending requests.
+  std::vector<job_id> waiting_jobs() const;
+
   /// The profiles of the pending (unmatched) requests, in request order.
   std::vector<resource_profile> pending_profiles() const;
 

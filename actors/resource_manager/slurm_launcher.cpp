@@ -113,15 +113,18 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
       auto r = run_command(sbatch, command_deadline);
       auto job = r.ok() ? st.jobs->submitted(id, r.out) : std::string{};
       if (job.empty()) {
-        log_eventf("cannot start worker {}: {}: {}", id.value, sbatch[0],
-                   r.ok() ? fmt::format("no job id in its output '{}'", r.out)
-                          : r.problem());
+        auto why = fmt::format("{}: {}", sbatch[0],
+                               r.ok() ? fmt::format("no job id in its output "
+                                                    "'{}'",
+                                                    r.out)
+                                      : r.problem());
+        log_eventf("cannot start worker {}: {}", id.value, why);
         // Slurm may have taken the job all the same (sbatch killed at its
         // deadline): its unique name finds it.
         auto name = "--name=" + st.jobs->job_name(id);
         if (!cancel_jobs(opts, {name}))
           st.to_cancel->push_back(name);
-        self->send(st.rm, exited_atom_v, id);
+        self->send(st.rm, exited_atom_v, id, why);
         return;
       }
       log_eventf("started worker {} (Slurm job {}): {}", id.value, job,
@@ -135,7 +138,7 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
       log_eventf("cancelling worker {} (Slurm job {})", id.value, job);
       if (!cancel_jobs(st.jobs->options(), {job}))
         st.to_cancel->push_back(job); // again on the next poll
-      self->send(st.rm, exited_atom_v, id);
+      self->send(st.rm, exited_atom_v, id, std::string{});
     },
     [=](tick_atom) {
       auto& st = self->state;
@@ -171,7 +174,7 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
         // may live on elsewhere: it is cancelled to be sure.
         if (e.state == "VANISHED" || e.state == "REVOKED")
           st.to_cancel->push_back(e.job_id);
-        self->send(st.rm, exited_atom_v, e.worker);
+        self->send(st.rm, exited_atom_v, e.worker, std::string{});
       }
     },
   };

@@ -129,8 +129,9 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
       argv.push_back(nullptr);
       pid_t pid = 0;
       if (int err = spawn_tied(argv, pid); err != 0) {
-        log_eventf("cannot start worker {}: {}", id.value, std::strerror(err));
-        self->send(st.rm, exited_atom_v, id);
+        auto why = fmt::format("{}: {}", st.cmd.program, std::strerror(err));
+        log_eventf("cannot start worker {}: {}", id.value, why);
+        self->send(st.rm, exited_atom_v, id, why);
         return;
       }
       log_eventf("started worker {} (pid {}): {} {}", id.value, pid,
@@ -144,7 +145,7 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
         return;
       stop_processes({i->second});
       st.children->erase(i);
-      self->send(st.rm, exited_atom_v, id);
+      self->send(st.rm, exited_atom_v, id, std::string{});
     },
     [=](tick_atom) {
       auto& st = self->state;
@@ -155,7 +156,7 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
                      i->second,
                      WIFEXITED(status) ? fmt::format("code {}", WEXITSTATUS(status))
                                        : fmt::format("signal {}", WTERMSIG(status)));
-          self->send(st.rm, exited_atom_v, i->first);
+          self->send(st.rm, exited_atom_v, i->first, std::string{});
           i = st.children->erase(i);
         } else {
           ++i;

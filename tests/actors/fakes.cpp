@@ -33,6 +33,7 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
       auto& lost = self->state.lost;
       lost.insert(lost.end(), allocs.begin(), allocs.end());
     },
+    [=](unmet_atom, std::string& why) { self->state.unmet = std::move(why); },
     [=](heartbeat_atom) { return job_id{}; },
     [=](checkpoint_atom, execution_attempt_id, int64_t, int64_t,
         operator_states&) {},

@@ -19,6 +19,8 @@ struct fake_job_master_state {
   std::vector<resource_id> offered_by;
   /// Allocations the ResourceManager reported lost or failed.
   std::vector<allocation_id> lost;
+  /// What the ResourceManager last said of unmet requests.
+  std::string unmet;
 };
 
 using fake_job_master_impl

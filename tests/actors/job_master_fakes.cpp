@@ -17,7 +17,7 @@ fake_resource_manager(resource_manager_actor::stateful_pointer<fake_rm_state> se
     [=](overview_atom) { return cluster_overview{}; },
     [=](list_atom) { return std::vector<task_manager_info>{}; },
     [=](start_atom, const std::string&) {},
-    [=](exited_atom, const resource_id&) {},
+    [=](exited_atom, const resource_id&, const std::string&) {},
   };
 }
 

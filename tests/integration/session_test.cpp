@@ -307,7 +307,12 @@ TEST_CASE("a job that never gets enough slots fails after slot.request.timeout")
   auto r = c.client({"run", "examples/collect.json", "-p", "3"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("ended FAILED: could not get 3 of 3 slots within "
-                   "slot.request.timeout (1 s)")
+                   "slot.request.timeout (1 s): 1 free slot fits; the job "
+                   "needs 3 at once")
+        != std::string::npos);
+  // Said while it waited, too (stderr is no terminal).
+  CHECK(r.err.find("weir run: waiting for 3 of 3 slots: 1 free slot fits; "
+                   "the job needs 3 at once\n")
         != std::string::npos);
   // The slot it did not get stays usable.
   auto ok = c.client({"run", "examples/collect.json", "--to", "2"});
@@ -476,4 +481,29 @@ TEST_CASE("a job id given twice runs once; another job under it is refused") {
   auto bad = c.client({"run", "--jobid", "xyz", "examples/collect.json"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "weir run: --jobid 'xyz' is not a job id (32 hex characters)\n");
+}
+
+TEST_CASE("a job without workers says why it waits; a profile none fits "
+          "says so") {
+  session_cluster c{{"-Dslot.request.timeout=2 s"}};
+  auto none = c.client({"run", "examples/collect.json", "--to", "2"});
+  CHECK(none.exit_code == 1);
+  CHECK(none.err.find("weir run: waiting for 1 of 1 slots: no TaskExecutor "
+                      "is registered\n")
+        != std::string::npos);
+  c.add_worker("tm-1", 2);
+  auto status_of_waiting = c.client({"run", "-d", "examples/collect.json",
+                                     "-Dslot.request.timeout=60 s", "-p",
+                                     "3"});
+  REQUIRE(status_of_waiting.exit_code == 0);
+  auto id = status_of_waiting.out.substr(0, 32);
+  std::string out;
+  auto until = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < until
+         && out.find("Waiting for slots: ") == std::string::npos)
+    out = c.client({"status", id}).out;
+  CHECK(out.find("Waiting for slots: 2 free slots fit; the job needs 3 at "
+                 "once\n")
+        != std::string::npos);
+  CHECK(c.client({"cancel", id}).exit_code == 0);
 }
