@@ -395,8 +395,13 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       if (!st.pool || !st.launcher)
         return; // not an active ResourceManager
       auto now = self->clock().now();
+      // A worker a waiting job will take once its siblings come (Slurm may
+      // start them later) is not idle.
       auto idle = st.pool->idle(
-        [&](const resource_id& id) { return st.slots->is_idle(id); }, now);
+        [&](const resource_id& id) {
+          return st.slots->is_idle(id) && !st.slots->serves_pending(id);
+        },
+        now);
       for (auto& id : idle) {
         log_eventf("stopping worker {}: idle for {} ms "
                    "(resourcemanager.taskmanager-timeout)",

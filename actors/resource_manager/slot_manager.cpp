@@ -154,6 +154,19 @@ bool slot_manager::is_idle(const resource_id& id) const {
   return false;
 }
 
+bool slot_manager::serves_pending(const resource_id& id) const {
+  for (auto& w : workers_) {
+    if (w.id != id)
+      continue;
+    for (auto& s : w.slots)
+      if (!s.alloc.valid())
+        for (auto& p : pending_)
+          if (s.profile.satisfies(p.request.profile))
+            return true;
+  }
+  return false;
+}
+
 std::vector<slot_manager::worker_slots> slot_manager::task_executors() const {
   std::vector<worker_slots> out;
   out.reserve(workers_.size());

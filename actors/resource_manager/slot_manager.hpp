@@ -70,6 +70,11 @@ public:
   /// allocated.
   bool is_idle(const resource_id& id) const;
 
+  /// Whether a free slot of TaskExecutor `id` fits a pending request: a
+  /// job waiting for all of its slots (its siblings not started yet) needs
+  /// it, idle as it looks.
+  bool serves_pending(const resource_id& id) const;
+
   /// One registered TaskExecutor's slots.
   struct worker_slots {
     resource_id id;

@@ -123,6 +123,11 @@ TEST_CASE("a job gets all of its slots or none, and waits without blocking "
   sm.register_task_executor(te("te1"), free_slots(1));
   CHECK(sm.match().empty());
   CHECK(sm.free_slot_count() == 1);
+  // Idle, but the wide job waits for it (and for siblings to come): an
+  // active ResourceManager keeps it.
+  CHECK(sm.is_idle(te("te1")));
+  CHECK(sm.serves_pending(te("te1")));
+  CHECK(sm.why_unmet(wide) == "1 free slot fits; the job needs 3 at once");
   sm.add_requests(narrow, requests({b1}));
   CHECK(ids.show(sm.match()) == "b1->te1:0");
   CHECK(sm.pending_count() == 3);
