@@ -13,11 +13,7 @@ caf::error finish_job(kv_store& kv, const job_result& result,
   cleanup.remove(column::job_graphs, key);
   cleanup.put(column::job_results, key,
               detail::encode_job_result(result, false));
-  if (auto err = kv.write(cleanup, durability::synced))
-    return err;
-  // A finished or canceled job must never run again, even if the live
-  // write-ahead log is lost: its result goes into a table file now.
-  return kv.persist();
+  return kv.write(cleanup, durability::synced);
 }
 
 } // namespace weir::storage

@@ -97,7 +97,15 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
         return err;
       if (auto err = storage::blob_store{kv}.remove_unreferenced(blobs))
         return err;
-      return true;
+      // The result is stored (synced): answer, then put it into a table
+      // file as well, so that a finished or canceled job never runs again
+      // even if the live write-ahead log is lost.
+      auto rp = self->make_response_promise<bool>();
+      rp.deliver(true);
+      if (auto err = kv.persist())
+        log_problemf("weir: cannot flush the stored results: {}",
+                     describe(err));
+      return rp;
     },
     [=](blob_atom, put_atom, const std::string& hash,
         const std::string& bytes) -> caf::result<bool> {

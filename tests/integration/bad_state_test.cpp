@@ -581,10 +581,10 @@ std::vector<std::string> files_ending(const std::string& dir,
 
 /// Stores `g` and then its result as the Dispatcher does (graph, dirty
 /// result, then one batch: graph removed, result clean).
-/// Stores `g` and its end with finish_job's writes, but leaves them in the
-/// write-ahead log (finish_job then flushes them into a table file): the
-/// log these tests damage, as an older weir, or a crash before the flush,
-/// leaves it.
+/// Stores `g` and its end with finish_job's writes, which stay in the
+/// write-ahead log (the jobmanager's store flushes them into a table file
+/// next): the log these tests damage, as an older weir, or a crash before
+/// the flush, leaves it.
 void store_ended(storage::kv_store& kv, const job_graph& g, job_state s) {
   REQUIRE_FALSE(storage::job_graph_store{kv}.put(g));
   job_result r;
