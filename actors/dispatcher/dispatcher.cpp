@@ -336,6 +336,19 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
 /// the state and slot wait from the job table, as `list` shows them (the
 /// JobMaster reports every change before it answers, so the table is never
 /// older than the answer).
+/// An ended job's status: its result's, with what its JobMaster's final
+/// report held that the result does not.
+job_status ended_status(self_ptr self, job_id id, const job_result& r,
+                        bool detailed) {
+  auto s = job_table::status_of(r);
+  if (auto* e = self->state.jobs.find(id); e != nullptr) {
+    s.exceptions = e->exceptions; // every view, as a running job's
+    if (detailed)
+      s.checkpoints = e->checkpoints;
+  }
+  return s;
+}
+
 caf::result<job_status> live_status(self_ptr self, job_id id,
                                     job_master_actor& jm, bool detailed) {
   auto rp = self->make_response_promise<job_status>();
@@ -351,7 +364,19 @@ caf::result<job_status> live_status(self_ptr self, job_id id,
         }
         rp.deliver(std::move(s));
       },
-      [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      [=](caf::error& err) mutable {
+        // The JobMaster ended while asked (its end may still be on its way
+        // here): answer from what the Dispatcher knows, not with an error.
+        auto* e = self->state.jobs.find(id);
+        if (e == nullptr || err != caf::sec::request_receiver_down) {
+          rp.deliver(std::move(err));
+          return;
+        }
+        if (auto* r = e->ended_with())
+          rp.deliver(ended_status(self, id, *r, detailed));
+        else
+          rp.deliver(job_table::status_of(id, *e));
+      });
   return rp;
 }
 
@@ -422,15 +447,7 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         self, id,
         [=](job_master_actor& jm) { return live_status(self, id, jm, detailed); },
         [=](const job_result& r) {
-          // Its JobMaster's final report held what the result does not.
-          auto s = job_table::status_of(r);
-          auto* e = self->state.jobs.find(id);
-          if (e != nullptr) {
-            s.exceptions = e->exceptions; // every view, as a running job's
-            if (detailed)
-              s.checkpoints = e->checkpoints;
-          }
-          return s;
+          return ended_status(self, id, r, detailed);
         },
         [=](const job_entry& e) { return job_table::status_of(id, e); });
     },
