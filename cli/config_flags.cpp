@@ -66,7 +66,7 @@ caf::error conflicting_values(const configuration& cfg, const key_info& key,
   bool file_yields = key.name != keys::storage_dir.name;
   for (auto& e : cfg.entries())
     if (e.key == key.name && !detail::same_value(key, e.value, value)
-        && (!file_yields || (!e.origin.empty() && e.origin[0] == '-')))
+        && (!file_yields || from_command_line(e.origin)))
       return make_error(errc::invalid_config,
                         fmt::format("{} and {} both set '{}'; give one",
                                     origin, e.origin, key.name));

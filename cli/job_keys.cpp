@@ -30,11 +30,6 @@ bool read_by_client(std::string_view key) {
   return false;
 }
 
-/// Whether a value came from the command line (-D or a flag), not a file.
-bool from_command_line(const std::string& origin) {
-  return !origin.empty() && origin[0] == '-';
-}
-
 /// Keys whose value is a file or directory: the client's relative path
 /// means nothing to a jobmanager elsewhere.
 bool is_path(std::string_view key) {

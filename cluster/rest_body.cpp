@@ -201,4 +201,15 @@ std::string absolute_directory(const std::string& given,
   return dir;
 }
 
+std::optional<std::string> savepoint_directory(const std::string& given,
+                                               const std::string& field,
+                                               std::string& problem) {
+  if (given.empty())
+    return std::string{};
+  auto dir = absolute_directory(given, field, problem);
+  if (dir.empty())
+    return std::nullopt;
+  return dir;
+}
+
 } // namespace weir::rest

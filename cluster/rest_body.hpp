@@ -60,4 +60,12 @@ std::string absolute_directory(const std::string& given,
                                const std::string& field,
                                std::string& problem);
 
+/// A savepoint's directory as a request gives it in `field`: "" when none
+/// is given (the job's execution.checkpointing.savepoint-dir, else the
+/// jobmanager's, applies: its JobMaster resolves it), else
+/// absolute_directory's; nothing, with `problem` set, when that fails.
+std::optional<std::string> savepoint_directory(const std::string& given,
+                                               const std::string& field,
+                                               std::string& problem);
+
 } // namespace weir::rest

@@ -25,6 +25,11 @@ namespace weir::rest {
 /// How long one REST request waits for an actor's answer.
 constexpr auto answer_deadline = std::chrono::seconds{5};
 
+/// How long a checkpoint or savepoint started over REST may take (large
+/// state, a slow disk): as long as `weir checkpoint` and `weir savepoint`
+/// wait.
+constexpr auto operation_deadline = std::chrono::minutes{10};
+
 /// An HTTP status and a JSON body.
 struct reply {
   int status = 200;

@@ -18,10 +18,6 @@ using Req = httplib::Request;
 using Res = httplib::Response;
 using nlohmann::json;
 
-/// A savepoint may take a while (large state, a slow disk): as `weir
-/// savepoint` waits.
-constexpr auto savepoint_deadline = std::chrono::minutes{10};
-
 /// PATCH /jobs/{jobid}?mode=cancel: 202 once the Dispatcher took the
 /// request; 409 for a job that had ended already (Flink since 1.16).
 reply cancel(context& ctx, const std::string& text, const Req& req) {
@@ -55,7 +51,7 @@ void await_savepoint(context& ctx, dispatcher_actor d, job_id id,
                      std::string dir, bool stop, std::string tid) {
   auto triggers = ctx.triggers;
   ctx.sys.spawn([=](caf::event_based_actor* self) {
-    self->request(d, savepoint_deadline, savepoint_atom_v, id, dir, stop)
+    self->request(d, operation_deadline, savepoint_atom_v, id, dir, stop)
       .then([=](std::string& path) { triggers->complete(tid, path); },
             [=](caf::error& err) { triggers->fail(tid, describe(err)); });
   });
@@ -81,15 +77,10 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
                          : bool_field(*body, "cancel-job", false, problem);
   if (!given || !flag)
     return error_reply(400, problem);
-  // None given: the job's savepoint directory (its own, else the
-  // jobmanager's), resolved by its JobMaster; none at all fails the
-  // operation, as in Flink.
-  std::string dir;
-  if (!given->empty()) {
-    dir = absolute_directory(*given, field, problem);
-    if (dir.empty())
-      return error_reply(400, problem);
-  }
+  // None anywhere fails the operation, as in Flink.
+  auto dir = savepoint_directory(*given, field, problem);
+  if (!dir)
+    return error_reply(400, problem);
   bool stop = stop_route || *flag;
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {
@@ -100,7 +91,7 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
       .receive(
         [&](job_status&) {
           auto tid = ctx.triggers->start(*id);
-          await_savepoint(ctx, d, *id, dir, stop, tid);
+          await_savepoint(ctx, d, *id, *dir, stop, tid);
           out = reply{202, json{{"request-id", tid}}};
         },
         [&](caf::error& err) { out = refused(err); });

@@ -24,10 +24,6 @@ using Req = httplib::Request;
 using Res = httplib::Response;
 using nlohmann::json;
 
-/// Checkpoints and savepoints may take a while (large state, a slow
-/// disk): as long as `weir checkpoint` waits.
-constexpr auto checkpoint_deadline = std::chrono::minutes{10};
-
 /// Storing a library (synced) and submitting may take longer than a look-up.
 constexpr auto store_deadline = std::chrono::seconds{60};
 
@@ -168,7 +164,7 @@ reply cancel(context& ctx, const Req& req) {
   return encoded<cancel_outcome>(ctx, cancel_atom_v, *id);
 }
 
-/// Runs `args...` at the Dispatcher (deadline checkpoint_deadline) in an
+/// Runs `args...` at the Dispatcher (deadline operation_deadline) in an
 /// actor of its own, recording the answer under a new trigger of job
 /// `id`: 202 {"request-id"}, polled at /weir/jobs/{id}/operations/{rid}.
 /// Waiting in the request would hold a REST thread, and a client could
@@ -190,7 +186,7 @@ reply start_operation(context& ctx, const job_id& id, Ts... args) {
   auto tid = ctx.triggers->start(id);
   auto triggers = ctx.triggers;
   ctx.sys.spawn([=](caf::event_based_actor* op) {
-    op->request(d, checkpoint_deadline, args...)
+    op->request(d, operation_deadline, args...)
       .then(
         [=](Answer& x) {
           if constexpr (std::is_same_v<Answer, std::string>)
@@ -243,15 +239,10 @@ reply savepoint(context& ctx, const Req& req) {
   auto stop = bool_field(body, "stop", false, problem);
   if (!given || !stop)
     return bad_request(problem);
-  // None given: the job's savepoint directory (its own, else the
-  // jobmanager's), resolved by its JobMaster.
-  std::string dir;
-  if (!given->empty()) {
-    dir = absolute_directory(*given, "directory", problem);
-    if (dir.empty())
-      return bad_request(problem);
-  }
-  return start_operation<std::string>(ctx, id, savepoint_atom_v, id, dir,
+  auto dir = savepoint_directory(*given, "directory", problem);
+  if (!dir)
+    return bad_request(problem);
+  return start_operation<std::string>(ctx, id, savepoint_atom_v, id, *dir,
                                       *stop);
 }
 

@@ -103,7 +103,7 @@ configuration::load(const std::optional<std::string>& file,
     auto where = "-D" + d;
     auto key = d.substr(0, eq);
     auto earlier = cfg.origins_.find(key);
-    if (earlier != cfg.origins_.end() && earlier->second.rfind("-D", 0) == 0
+    if (earlier != cfg.origins_.end() && from_command_line(earlier->second)
         && !detail::same_value(*find_key(key), cfg.values_[key],
                                d.substr(eq + 1)))
       return config_error(fmt::format("{} and {} set '{}' twice; give one",
@@ -217,6 +217,10 @@ caf::error check_job_config(const std::map<std::string, std::string>& keys) {
         key));
   }
   return caf::none;
+}
+
+bool from_command_line(const std::string& origin) {
+  return !origin.empty() && origin[0] == '-';
 }
 
 std::vector<config_entry>

@@ -94,6 +94,10 @@ private:
 /// other key.
 caf::error check_job_config(const std::map<std::string, std::string>& keys);
 
+/// Whether `origin` (a config_entry's) is the command line: -D or a flag
+/// ("-Dkey=value", "--slots 4"), not a file.
+bool from_command_line(const std::string& origin);
+
 /// Every per-job key with a value, as a job sees it: its own (`own`, from
 /// `origins`, else "job config"), else the cluster's ("cluster: ORIGIN"),
 /// else the default ("default"). By key.

@@ -362,6 +362,14 @@ caf::error rocksdb_store::scan_prefix(column c, std::string_view prefix,
   return to_error(it->status(), path_, "scan", key_name(c, prefix));
 }
 
+bool manifest_damaged(const std::string& path) {
+  // Listing the column families reads CURRENT and the whole MANIFEST, and
+  // nothing else.
+  std::vector<std::string> families;
+  return rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions{}, path, &families)
+    .IsCorruption();
+}
+
 bool rocksdb_store_locked(const std::string& path) {
   auto lock_path = path + "/LOCK";
   std::error_code ec;

@@ -82,6 +82,10 @@ private:
 /// are store files at all (a fresh directory has none). Reads only.
 std::string store_files_problem(const std::string& path, bool& has_store);
 
+/// Whether the MANIFEST of the database under `path` fails to read as
+/// RocksDB reads it (a damaged record). Reads only.
+bool manifest_damaged(const std::string& path);
+
 /// Whether another process holds the RocksDB lock of the database under
 /// `path` (false when there is no database yet). Probes the LOCK file alone:
 /// unlike a failed open, it leaves the holder's files (its LOG) alone.

@@ -147,16 +147,12 @@ caf::expected<repair_report> repair_in(const std::string& dir,
   auto damaged = drop_damaged_records(dir, last_kept);
   if (!damaged)
     return damaged.error();
+  // Intact logs and a damaged MANIFEST: RocksDB's RepairDB rebuilds it
+  // from the table files.
+  if (damaged->empty() && manifest_damaged(dir))
+    return dry_run ? salvage(shown_dir, "its MANIFEST is damaged", true)
+                   : salvage(dir, "its MANIFEST is damaged", false);
   auto store = rocksdb_store::open(dir);
-  // Intact logs, yet a store that does not open for damage: its MANIFEST
-  // (RocksDB's RepairDB rebuilds it from the table files).
-  if (!store && damaged->empty()
-      && describe(store.error()).find("salvage its table files")
-           != std::string::npos) {
-    if (dry_run)
-      return salvage(shown_dir, "its MANIFEST is damaged", true);
-    return salvage(dir, "its MANIFEST is damaged", false);
-  }
   if (!store)
     return store.error();
   repair_report report;
