@@ -53,16 +53,8 @@ bool job_lifecycle::cancel() {
   return true;
 }
 
-bool job_lifecycle::stop() {
-  if (state_ != job_state::running)
-    return false;
-  stopping_ = true;
-  return true;
-}
-
 void job_lifecycle::restart() {
   ++epoch_;
-  stopping_ = false;
   set_state(job_state::running);
 }
 

@@ -44,10 +44,6 @@ public:
   /// Why the job failed or was canceled (empty: it did not).
   const std::string& failure() const { return failure_; }
 
-  /// Whether a stop's savepoint is written and its sources end their input
-  /// (the job then FINISHES once every subtask finished); a restart ends it.
-  bool stopping() const { return stopping_; }
-
   /// How long to wait before the pending restart.
   std::chrono::milliseconds restart_delay() const { return restart_delay_; }
 
@@ -69,10 +65,6 @@ public:
   /// (any more).
   bool cancel();
 
-  /// A client's stop after its savepoint: false when the job is not
-  /// RUNNING.
-  bool stop();
-
   /// The restart delay passed: the next scheduling round (RUNNING).
   void restart();
 
@@ -86,7 +78,6 @@ private:
   job_state state_ = job_state::created;
   uint64_t epoch_ = 0;
   std::string failure_;
-  bool stopping_ = false;
   bool finalized_ = false;
   std::chrono::milliseconds restart_delay_{0};
   restart_strategy restarts_;

@@ -44,8 +44,8 @@ void send_barrier_triggers(self_ptr self, int64_t id,
 void finish_stop(self_ptr self, checkpoint_request req,
                  const std::string& written) {
   auto& st = self->state;
-  st.stop_checkpoint.reset();
-  if (!st.job->stop()) {
+  if (st.job->state() != job_state::running) {
+    st.stop.finished();
     req.refuse(make_error(errc::not_running,
                           fmt::format("the job is {}: not stopped (savepoint "
                                       "{} was written)",
@@ -53,7 +53,7 @@ void finish_stop(self_ptr self, checkpoint_request req,
     return;
   }
   log_job(self, "stops: its sources end at the savepoint");
-  st.stop_reply.emplace(std::move(req), written);
+  st.stop.written(std::move(req), written);
   send_to_sources(self, finish_atom_v);
 }
 
@@ -173,7 +173,7 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
   for (auto id : st.checkpoints->expire(now)) {
     log_job(self, "checkpoint {} expired", id);
     st.checkpoint_stats.failed(id, "expired", now_ms());
-    if (id == st.stop_checkpoint)
+    if (st.stop.waits_for(id))
       stop_failed(self);
     st.requests.refuse(id, make_error(errc::timeout,
                                       fmt::format("checkpoint {} expired", id)));
@@ -264,7 +264,7 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
   auto& st = self->state;
   auto& g = *st.graph;
   if (st.job->state() != job_state::running || st.deployed != g.size()
-      || st.job->stopping() || st.stop_checkpoint) {
+      || st.stop.busy()) {
     req.refuse(make_error(errc::not_running,
                           fmt::format("job {} is not running",
                                       g.graph().id.to_string())));
@@ -280,16 +280,15 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
   st.checkpoint_stats.triggered(*id, req.is_savepoint(),
                                 static_cast<int32_t>(g.size()), now_ms());
   if (req.stop())
-    st.stop_checkpoint = *id;
+    st.stop.begin(*id);
   send_barrier_triggers(self, *id, req.kind(), req.stop());
   st.requests.add(*id, std::move(req));
 }
 
 void stop_failed(self_ptr self) {
   auto& st = self->state;
-  if (!st.stop_checkpoint)
+  if (!st.stop.failed())
     return;
-  st.stop_checkpoint.reset();
   log_job(self, "is not stopped: its sources produce again");
   send_to_sources(self, resume_atom_v);
 }

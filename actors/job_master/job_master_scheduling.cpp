@@ -1,6 +1,6 @@
-// The JobMaster's scheduling and failover (docs/architecture.md § Slot
-// protocol): slot requests and offers, deployment, start, cancellation,
-// restarts and the job's end. The state diagram is atop job_master.cpp.
+// The JobMaster's scheduling (docs/architecture.md § Slot protocol): slot
+// requests and offers, deployment and start. Failover is in
+// job_master_failover.cpp; the state diagram is atop job_master.cpp.
 #include <fmt/format.h>
 
 #include "actors/common/heartbeat_sender.hpp"
@@ -10,55 +10,6 @@
 namespace weir::job_master_detail {
 
 namespace {
-
-/// Tells every TaskExecutor holding a slot of this round to free the job's
-/// slots, and the ResourceManager to drop the job's pending requests.
-void free_job_everywhere(self_ptr self) {
-  auto& st = self->state;
-  auto job = st.graph->graph().id;
-  for (auto& addr : st.slots->executors())
-    if (auto i = st.executors.find(addr); i != st.executors.end())
-      self->send(i->second, free_atom_v, job);
-  self->send(st.rm, disconnect_atom_v, job, st.leader);
-}
-
-/// Ends the job: frees its slots everywhere and reports to the Dispatcher.
-void finalize(self_ptr self) {
-  auto& st = self->state;
-  if (!st.job->finalize())
-    return;
-  if (auto to = st.job->end_state(st.graph->all_finished()))
-    set_state(self, *to);
-  st.requests.abort_all("the job ended");
-  if (st.stop_reply) {
-    auto& [req, path] = *st.stop_reply;
-    if (st.job->state() == job_state::finished)
-      req.complete(path);
-    else
-      req.refuse(make_error(errc::not_running,
-                            fmt::format("the job ended {} while stopping "
-                                        "(savepoint {} was written)",
-                                        to_string(st.job->state()), path)));
-  }
-  job_result result;
-  result.id = st.graph->graph().id;
-  result.name = st.graph->graph().name;
-  result.state = st.job->state();
-  result.error = st.job->failure();
-  result.start_time_ms = st.start_time_ms;
-  result.end_time_ms = now_ms();
-  result.metrics = job_metrics(self);
-  result.collected = st.collected.take_all();
-  if (result.state == job_state::failed)
-    result.exit_status = st.driver_exit_status;
-  free_job_everywhere(self);
-  // Its checkpoints and failures, which the result does not keep: the
-  // Dispatcher shows them for the ended job (until it restarts).
-  st.checkpoint_stats.fail_pending("the job ended", now_ms());
-  self->send(st.dispatcher, update_atom_v, make_status(self, true));
-  self->send(st.dispatcher, done_atom_v, std::move(result));
-  self->quit();
-}
 
 void start_all(self_ptr self) {
   auto& st = self->state;
@@ -167,137 +118,6 @@ void send_slot_requests(self_ptr self, std::vector<slot_request> requests) {
 
 } // namespace
 
-void log_transition(self_ptr self, job_state from) {
-  auto& st = self->state;
-  if (st.job->state() == from)
-    return;
-  log_job(self, "switched from {} to {}", to_string(from),
-          to_string(st.job->state()));
-  report_status(self);
-}
-
-namespace {
-
-/// The job's state and slot wait, without counters (cheap: no pass over
-/// the subtasks).
-job_status summary(self_ptr self) {
-  auto& st = self->state;
-  auto& g = *st.graph;
-  job_status s;
-  s.id = g.graph().id;
-  s.name = g.graph().name;
-  s.state = st.job->state();
-  s.start_time_ms = st.start_time_ms;
-  s.error = st.job->failure();
-  s.slot_profile = st.settings.slot_profile;
-  s.slots_needed = g.slots_needed();
-  if (st.job->state() == job_state::running && st.slots->pending() > 0) {
-    s.slots_missing = static_cast<int32_t>(st.slots->pending());
-    s.waiting_since_ms = st.slots_requested_ms;
-    s.waiting_for = st.slots_unmet;
-  }
-  return s;
-}
-
-} // namespace
-
-void report_status(self_ptr self) {
-  self->send(self->state.dispatcher, update_atom_v, summary(self));
-}
-
-void set_state(self_ptr self, job_state to) {
-  auto from = self->state.job->state();
-  self->state.job->set_state(to);
-  log_transition(self, from);
-}
-
-void maybe_finalize(self_ptr self) {
-  auto& st = self->state;
-  if (!st.graph->all_terminal())
-    return;
-  if (st.job->state() == job_state::restarting) {
-    self->delayed_send(self, st.job->restart_delay(), restart_atom_v,
-                       st.job->epoch());
-    return;
-  }
-  finalize(self);
-}
-
-/// Stops every subtask that still runs; those never deployed are canceled
-/// at once.
-void cancel_all(self_ptr self) {
-  auto& st = self->state;
-  auto& g = *st.graph;
-  for (size_t i = 0; i < g.size(); ++i) {
-    auto flat = static_cast<int32_t>(i);
-    auto s = g.executions()[i].state;
-    if (is_terminal(s) || s == execution_state::canceling)
-      continue;
-    if (st.handles[i]) {
-      g.transition(flat, execution_state::canceling);
-      self->send(st.handles[i], cancel_atom_v);
-    } else {
-      g.transition(flat, execution_state::canceled);
-    }
-  }
-  maybe_finalize(self);
-}
-
-namespace {
-
-/// Failures kept for the REST API's exception history.
-constexpr size_t failures_kept = 16;
-
-void note_failure(self_ptr self, const std::string& cause,
-                  const failure_site& where, int32_t restart = 0,
-                  std::chrono::milliseconds delay = {}) {
-  auto& failures = self->state.failures;
-  failures.push_back(failure_entry{cause, now_ms(), where.task, where.location,
-                                   restart, delay.count()});
-  if (failures.size() > failures_kept)
-    failures.erase(failures.begin());
-}
-
-/// Moves the job to FAILED (if it may) and stops its subtasks.
-void end_failed(self_ptr self, std::string cause) {
-  auto& st = self->state;
-  auto from = st.job->state();
-  if (!st.job->fail(std::move(cause)))
-    return;
-  log_transition(self, from);
-  cancel_all(self);
-}
-
-} // namespace
-
-void fail_job(self_ptr self, std::string cause) {
-  if (!is_globally_terminal(self->state.job->state())
-      && self->state.job->state() != job_state::failing)
-    note_failure(self, cause, {});
-  end_failed(self, std::move(cause));
-}
-
-void on_task_failure(self_ptr self, std::string cause,
-                     const failure_site& where) {
-  auto& st = self->state;
-  auto d = st.job->on_failure(self->clock().now(), std::move(cause));
-  switch (d.what) {
-    case failure_decision::action::ignore:
-      return;
-    case failure_decision::action::fail:
-      note_failure(self, d.cause, where);
-      end_failed(self, std::move(d.cause));
-      return;
-    case failure_decision::action::restart:
-      note_failure(self, d.cause, where,
-                   static_cast<int32_t>(st.job->epoch()) + 1, d.delay);
-      log_job(self, "restarts in {} ms after: {}", d.delay.count(), d.cause);
-      set_state(self, job_state::restarting);
-      cancel_all(self);
-      return;
-  }
-}
-
 std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
                                     const std::vector<slot_offer>& offers) {
   auto& st = self->state;
@@ -365,25 +185,6 @@ void request_slots(self_ptr self) {
                      st.job->epoch());
 }
 
-void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
-                      const std::string& reason) {
-  auto& st = self->state;
-  auto gone = st.slots->lose_executor(lost);
-  st.executors.erase(lost);
-  st.hb.unwatch(lost);
-  if (gone.slots.empty())
-    return; // it held nothing of the current round (say, before a restart)
-  auto& g = *st.graph;
-  for (auto slot : gone.slots)
-    for (auto flat : g.executions_in_slot(slot))
-      if (!is_terminal(g.executions()[static_cast<size_t>(flat)].state))
-        g.transition(flat, execution_state::failed);
-  on_task_failure(self,
-                  fmt::format("TaskExecutor {} lost: {}", gone.name, reason),
-                  failure_site{"", gone.name});
-  maybe_finalize(self);
-}
-
 /// Sends a heartbeat request to every TaskExecutor holding the job's slots
 /// (ahead of their other messages); one silent for heartbeat.timeout, or
 /// whose requests fail heartbeat.rpc-failure-threshold times in a row, is
@@ -407,92 +208,6 @@ void on_allocations_lost(self_ptr self, const std::vector<allocation_id>& lost) 
   if (replacements.empty() || st.job->state() != job_state::running)
     return;
   send_slot_requests(self, std::move(replacements));
-}
-
-/// Every subtask has stopped and the restart delay passed: give the slots
-/// back and schedule the job again with new attempts.
-void restart(self_ptr self) {
-  auto& st = self->state;
-  // Also drops this job's pending requests of the last round (say, a
-  // replacement for a slot lost before it was offered) before asking again.
-  free_job_everywhere(self);
-  st.earlier_attempts = job_metrics(self);
-  st.graph->restart();
-  st.handles.assign(st.graph->size(), subtask_actor{});
-  st.flat_by_addr.clear();
-  st.deployed = 0;
-  // Resume from the newest checkpoint when the sinks allow it: sources
-  // rewind to its positions, operators get its state, collected records
-  // are cut back to what it covered. Else start over from the sources.
-  st.checkpoints->abort_pending();
-  st.checkpoint_stats.fail_pending("the job restarted", now_ms());
-  st.collected.abort_pending();
-  // A stop in progress ends with the attempt it halted (the new attempt's
-  // sources produce).
-  st.stop_checkpoint.reset();
-  if (st.stop_reply) {
-    st.stop_reply->first.refuse(make_error(
-      errc::not_running, fmt::format("the job failed while stopping and "
-                                     "restarts (savepoint {} was written)",
-                                     st.stop_reply->second)));
-    st.stop_reply.reset();
-  }
-  st.requests.abort_all("the job restarts");
-  auto* latest = st.settings.resumable ? st.checkpoints->latest() : nullptr;
-  st.restore_state = latest != nullptr;
-  if (latest != nullptr) {
-    st.collected.cut_back();
-    log_job(self, "resumes from checkpoint {}", latest->id);
-  } else {
-    st.collected.clear();
-  }
-  st.slots->reset();
-  auto from = st.job->state();
-  st.job->restart();
-  log_transition(self, from);
-  request_slots(self);
-}
-
-job_status make_status(self_ptr self, bool detailed) {
-  auto& st = self->state;
-  auto& g = *st.graph;
-  auto s = summary(self);
-  s.subtasks_total = static_cast<int32_t>(g.size());
-  s.subtasks_running = g.count(execution_state::running);
-  s.subtasks_finished = g.count(execution_state::finished);
-  s.metrics = job_metrics(self);
-  s.attempt_metrics = g.total_metrics();
-  s.restarts = static_cast<int32_t>(st.job->epoch());
-  // Few and small: every view has them, so a client shows each restart's
-  // cause as it happens.
-  s.exceptions = st.failures;
-  if (detailed) {
-    s.checkpoints = st.checkpoint_stats.stats(now_ms());
-    for (auto& x : g.executions()) {
-      auto& t = g.tasks()[static_cast<size_t>(x.task)];
-      // Slot sharing: subtask k of every task runs in shared slot k.
-      s.subtasks.push_back(subtask_status{t.name, x.subtask, t.parallelism,
-                                          x.state,
-                                          st.slots->executor_name(x.subtask),
-                                          x.attempt_number, x.start_time_ms,
-                                          x.end_time_ms, x.metrics});
-    }
-  }
-  return s;
-}
-
-io_metrics job_metrics(self_ptr self) {
-  auto& st = self->state;
-  auto current = st.graph->total_metrics();
-  // Skipped rows count in the attempt that skipped them: a restart skips
-  // them again, so they are not added up across attempts.
-  // Counters, like records, add up over attempts.
-  auto vertices = st.earlier_attempts.vertices;
-  add_vertex_metrics(vertices, current.vertices);
-  return io_metrics{st.earlier_attempts.records_in + current.records_in,
-                    st.earlier_attempts.records_out + current.records_out,
-                    current.records_skipped, current.skipped_note,
-                    std::move(vertices)};
 }
 
 } // namespace weir::job_master_detail

@@ -28,6 +28,7 @@
 #include "actors/job_master/job_master.hpp"
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/slot_assignment.hpp"
+#include "actors/job_master/stop_with_savepoint.hpp"
 #include "messages/task_executor.hpp"
 #include "net/log_limiter.hpp"
 
@@ -88,15 +89,10 @@ struct jm_state {
   std::string slots_unmet;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
   checkpoint_requests requests;
-  /// A `weir stop` being taken: the id of its savepoint's checkpoint. The
-  /// sources halted at its barrier (they produce nothing more) until the
-  /// savepoint is written (they end their input) or the stop fails (they
-  /// produce again).
-  std::optional<int64_t> stop_checkpoint;
-  /// A `weir stop` whose savepoint is written: answered with the path once
-  /// every subtask has finished and the job FINISHED (as Flink's
-  /// stop-with-savepoint), so its client sees the job's final output.
-  std::optional<std::pair<checkpoint_request, std::string>> stop_reply;
+  /// A `weir stop` under way: its savepoint is being taken (the sources
+  /// halted) or written (the sources end their input); its client is
+  /// answered once the job FINISHED, so it sees the job's final output.
+  stop_with_savepoint stop;
   /// Whether the next deployment restores the newest completed checkpoint
   /// (or the savepoint the job starts from).
   bool restore_state = false;
@@ -113,7 +109,7 @@ void log_job(self_ptr self, fmt::format_string<Ts...> what, Ts&&... xs) {
              fmt::format(what, std::forward<Ts>(xs)...));
 }
 
-// -- job_master_scheduling.cpp -----------------------------------------------
+// -- job_master_status.cpp ---------------------------------------------------
 
 /// Logs the job's move from `from` to its current state, if it moved.
 void log_transition(self_ptr self, job_state from);
@@ -125,8 +121,14 @@ void report_status(self_ptr self);
 /// Moves the job to `to` (if allowed) and logs the transition.
 void set_state(self_ptr self, job_state to);
 
-/// Fails the job for good.
-void fail_job(self_ptr self, std::string cause);
+/// The job's live status.
+job_status make_status(self_ptr self, bool detailed);
+
+/// Records of every attempt of the job so far (the finished ones and the
+/// current one).
+io_metrics job_metrics(self_ptr self);
+
+// -- job_master_scheduling.cpp -----------------------------------------------
 
 /// Where a failure happened: the subtask ("chain (i/n)") and its
 /// TaskExecutor, each "" when not known.
@@ -137,17 +139,6 @@ struct failure_site {
 
 /// The subtask at flat index `flat` and the TaskExecutor of its slot.
 failure_site site_of(self_ptr self, int32_t flat);
-
-/// A subtask or TaskExecutor failed: restart the job if the restart
-/// strategy allows it, else fail it. The failure enters the job's history.
-void on_task_failure(self_ptr self, std::string cause,
-                     const failure_site& where = {});
-
-/// Stops every subtask that still runs.
-void cancel_all(self_ptr self);
-
-/// Ends the job once every subtask stopped (or restarts it after the delay).
-void maybe_finalize(self_ptr self);
 
 /// Asks the ResourceManager for the job's slots.
 void request_slots(self_ptr self);
@@ -161,25 +152,34 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
 void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
                const io_metrics& m, const std::string& error);
 
-/// A TaskExecutor died, became unreachable or stopped answering heartbeats.
-void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
-                      const std::string& reason);
-
 /// Allocations died before their TaskExecutor offered them.
 void on_allocations_lost(self_ptr self, const std::vector<allocation_id>& lost);
 
 /// Heartbeat requests to every watched TaskExecutor; then the next round.
 void send_heartbeats(self_ptr self);
 
+// -- job_master_failover.cpp -------------------------------------------------
+
+/// Fails the job for good.
+void fail_job(self_ptr self, std::string cause);
+
+/// A subtask or TaskExecutor failed: restart the job if the restart
+/// strategy allows it, else fail it. The failure enters the job's history.
+void on_task_failure(self_ptr self, std::string cause,
+                     const failure_site& where = {});
+
+/// Stops every subtask that still runs.
+void cancel_all(self_ptr self);
+
+/// Ends the job once every subtask stopped (or restarts it after the delay).
+void maybe_finalize(self_ptr self);
+
+/// A TaskExecutor died, became unreachable or stopped answering heartbeats.
+void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
+                      const std::string& reason);
+
 /// Every subtask stopped and the restart delay passed: the next round.
 void restart(self_ptr self);
-
-/// The job's live status.
-job_status make_status(self_ptr self, bool detailed);
-
-/// Records of every attempt of the job so far (the finished ones and the
-/// current one).
-io_metrics job_metrics(self_ptr self);
 
 // -- job_master_checkpoints.cpp ----------------------------------------------
 

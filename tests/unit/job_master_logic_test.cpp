@@ -1,5 +1,5 @@
 // The JobMaster's plain classes: slot assignment, job lifecycle, collected
-// results, checkpoint requests and the job's settings.
+// results, checkpoint requests, stop-with-savepoint and the job's settings.
 #include <doctest/doctest.h>
 
 #include "actors/job_master/checkpoint_requests.hpp"
@@ -7,6 +7,7 @@
 #include "actors/job_master/job_lifecycle.hpp"
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/slot_assignment.hpp"
+#include "actors/job_master/stop_with_savepoint.hpp"
 #include "config/config.hpp"
 #include "messages/errors.hpp"
 
@@ -159,14 +160,10 @@ TEST_CASE("lifecycle: restart strategy none fails with the bare cause") {
   CHECK(d.cause == "subtask failed");
 }
 
-TEST_CASE("lifecycle: cancel, stop and the end state") {
+TEST_CASE("lifecycle: cancel and the end state") {
   job_lifecycle job{restart_strategy_config{}};
   job.set_state(job_state::running);
-  CHECK(job.end_state(false) == std::nullopt);
-  CHECK(job.end_state(true) == job_state::finished);
-  CHECK(job.stop());
-  CHECK(job.stopping());
-  // A stopped job FINISHES once its subtasks have finished (their sources
+  // A job FINISHES once its subtasks have finished (a stopped one's sources
   // end their input at the savepoint), not before.
   CHECK(job.end_state(false) == std::nullopt);
   CHECK(job.end_state(true) == job_state::finished);
@@ -293,4 +290,69 @@ TEST_CASE("job settings: resumable follows what the sinks guarantee") {
   check(two_vertices("text_file", {{"path", "/out"}, {"delivery", "exactly-once"}}),
         true, true);
   check(two_vertices("my_library_sink"), false, false);
+}
+
+namespace {
+
+checkpoint_request stop_request() {
+  return checkpoint_request::savepoint({}, "/savepoints", true);
+}
+
+using phase = stop_with_savepoint::phase;
+
+} // namespace
+
+TEST_CASE("stop-with-savepoint: taken, written, answered when the job ends") {
+  stop_with_savepoint stop;
+  CHECK(stop.current() == phase::idle);
+  CHECK_FALSE(stop.busy());
+  CHECK(stop.begin(7));
+  CHECK(stop.current() == phase::taking_savepoint);
+  CHECK(stop.busy());
+  // One stop at a time; only its own checkpoint is the savepoint.
+  CHECK_FALSE(stop.begin(8));
+  CHECK(stop.waits_for(7));
+  CHECK_FALSE(stop.waits_for(8));
+  stop.written(stop_request(), "/savepoints/savepoint-abc-7");
+  CHECK(stop.current() == phase::draining);
+  CHECK(stop.draining());
+  CHECK_FALSE(stop.waits_for(7));
+  auto reply = stop.finished();
+  REQUIRE(reply);
+  CHECK(reply->second == "/savepoints/savepoint-abc-7");
+  CHECK(reply->first.stop());
+  CHECK(stop.current() == phase::idle);
+  CHECK_FALSE(stop.finished());
+}
+
+TEST_CASE("stop-with-savepoint: a failed savepoint resumes the sources once") {
+  stop_with_savepoint stop;
+  CHECK_FALSE(stop.failed()); // nothing halted
+  CHECK(stop.begin(3));
+  CHECK(stop.failed());
+  CHECK(stop.current() == phase::idle);
+  CHECK_FALSE(stop.failed());
+  // A new stop may begin after a failed one.
+  CHECK(stop.begin(4));
+  // Once written, the sources end their input: a late failure resumes
+  // nothing.
+  stop.written(stop_request(), "/savepoints/savepoint-abc-4");
+  CHECK_FALSE(stop.failed());
+  CHECK(stop.draining());
+}
+
+TEST_CASE("stop-with-savepoint: a restart ends the stop and returns its "
+          "client") {
+  stop_with_savepoint stop;
+  CHECK(stop.begin(5));
+  CHECK_FALSE(stop.restarted()); // halted, not written: nobody to answer yet
+  CHECK(stop.current() == phase::idle);
+  CHECK(stop.begin(6));
+  stop.written(stop_request(), "/savepoints/savepoint-abc-6");
+  auto reply = stop.restarted();
+  REQUIRE(reply);
+  CHECK(reply->second == "/savepoints/savepoint-abc-6");
+  CHECK_FALSE(stop.busy());
+  CHECK(std::string{to_string(phase::taking_savepoint)}
+        == "taking its savepoint");
 }
