@@ -14,6 +14,7 @@
 #include "net/transport.hpp"
 #include "actors/common/heartbeat_sender.hpp"
 #include "net/log_limiter.hpp"
+#include "actors/resource_manager/registrations.hpp"
 #include "actors/resource_manager/slot_manager.hpp"
 #include "messages/errors.hpp"
 
@@ -24,11 +25,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto grant_timeout = 10s;
-
-struct job_leader {
-  job_master_actor jm;
-  job_master_id leader;
-};
 
 /// Slot requests of a JobMaster whose predecessor has not ended yet.
 struct deferred_request {
@@ -41,13 +37,9 @@ struct deferred_request {
 struct rm_state {
   resource_manager_id leader = resource_manager_id::random();
   std::unique_ptr<slot_manager> slots;
-  std::map<resource_id, task_executor_actor> workers;
+  registered_workers<task_executor_actor> workers;
+  job_leaders<job_master_actor> jobs;
   std::map<allocation_id, job_id> job_of_alloc; // granted allocations
-  std::map<caf::actor_addr, resource_id> worker_by_addr;
-  /// The host each TaskExecutor registered with.
-  std::map<resource_id, hardware_description> hardware;
-  std::map<job_id, job_leader> jobs;
-  std::map<caf::actor_addr, job_id> job_by_jm; // watched JobMasters
   heartbeat_monitor hb;
   /// Refused registrations are logged at most once a second.
   log_limiter refusals;
@@ -59,8 +51,6 @@ struct rm_state {
   /// Why the last worker the launcher started could not start (cleared
   /// once a TaskExecutor registers).
   std::string start_failure;
-  /// What each waiting JobMaster was last told of its unmet requests.
-  std::map<job_id, std::string> told_unmet;
   static inline const char* name = "resource_manager";
 };
 
@@ -70,15 +60,12 @@ using self_ptr = resource_manager_private_actor::stateful_pointer<rm_state>;
 /// its client shows it while it waits and when it gives up.
 void tell_unmet(self_ptr self) {
   auto& st = self->state;
-  for (auto& [job, leader] : st.jobs) {
+  for (auto& [job, leader] : st.jobs.all()) {
     auto why = st.slots->why_unmet(job);
     if (!why.empty() && !st.start_failure.empty())
       why += "; starting a worker failed: " + st.start_failure;
-    auto& told = st.told_unmet[job];
-    if (told == why)
-      continue;
-    told = why;
-    self->send(leader.jm, unmet_atom_v, why);
+    if (st.jobs.tell_unmet(job, why))
+      self->send(leader.jm, unmet_atom_v, why);
   }
 }
 
@@ -93,16 +80,16 @@ void assign_slots(self_ptr self) {
   }
   for (auto& [key, list] : grants) {
     auto& [worker, job] = key;
-    auto w = st.workers.find(worker);
-    auto j = st.jobs.find(job);
-    if (w == st.workers.end() || j == st.jobs.end()) {
+    auto* w = st.workers.find(worker);
+    auto* j = st.jobs.find(job);
+    if (w == nullptr || j == nullptr) {
       for (auto& g : list)
         st.slots->free_slot(worker, g.alloc);
       continue;
     }
     self
-      ->request(w->second, grant_timeout, request_atom_v, st.leader, job,
-                j->second.leader, j->second.jm, list)
+      ->request(w->handle, grant_timeout, request_atom_v, st.leader, job,
+                j->id, j->jm, list)
       .then([](int32_t) {},
             [=](caf::error&) {
               // The TaskExecutor refused or did not answer. The JobMaster
@@ -116,8 +103,8 @@ void assign_slots(self_ptr self) {
                 st.job_of_alloc.erase(g.alloc);
                 failed.push_back(g.alloc);
               }
-              if (auto l = st.jobs.find(job); l != st.jobs.end())
-                self->send(l->second.jm, free_atom_v, std::move(failed));
+              if (auto* l = st.jobs.find(job))
+                self->send(l->jm, free_atom_v, std::move(failed));
             });
   }
   tell_unmet(self);
@@ -142,11 +129,10 @@ int32_t register_requests(self_ptr self, job_master_id leader, job_id job,
                           job_master_actor jm,
                           const std::vector<slot_request>& requests) {
   auto& st = self->state;
-  if (st.job_by_jm.emplace(jm.address(), job).second) {
+  if (st.jobs.lead(job, leader, jm)) {
     self->monitor(jm);
     st.hb.watch(jm.address(), self->clock().now());
   }
-  st.jobs[job] = job_leader{std::move(jm), leader};
   st.slots->add_requests(job, requests);
   assign_slots(self);
   start_workers(self);
@@ -162,7 +148,7 @@ void serve_deferred(self_ptr self, job_id job) {
   auto waiting = std::move(i->second);
   st.deferred.erase(i);
   for (auto& d : waiting) {
-    if (auto j = st.jobs.find(job); j != st.jobs.end() && j->second.leader != d.leader) {
+    if (st.jobs.led_by_other(job, d.leader)) {
       st.deferred[job].push_back(std::move(d)); // still another one
       continue;
     }
@@ -175,32 +161,24 @@ void on_peer_gone(self_ptr self, const caf::actor_addr& peer,
                   const std::string& reason) {
   auto& st = self->state;
   st.hb.unwatch(peer);
-  if (auto jm = st.job_by_jm.find(peer); jm != st.job_by_jm.end()) {
+  if (auto ended = st.jobs.ended(peer); ended.job_master) {
     // A JobMaster ended (crashed, or done): drop its pending requests so
     // that the next JobMaster of the job is served. Its TaskExecutors
     // free its slots themselves.
-    auto job = jm->second;
-    st.job_by_jm.erase(jm);
-    if (auto j = st.jobs.find(job);
-        j != st.jobs.end() && j->second.jm.address() == peer) {
-      st.slots->remove_job(job);
-      st.jobs.erase(j);
-      serve_deferred(self, job);
+    if (ended.led) {
+      st.slots->remove_job(*ended.led);
+      serve_deferred(self, *ended.led);
     }
     return;
   }
-  auto i = st.worker_by_addr.find(peer);
-  if (i == st.worker_by_addr.end())
+  // Only a current registration: an earlier one under the same id was
+  // replaced, and the live one stays.
+  auto id = st.workers.at(peer);
+  if (!id)
     return;
-  if (auto w = st.workers.find(i->second);
-      w == st.workers.end() || w->second.address() != peer) {
-    // An earlier registration under the same id: the live one stays.
-    st.worker_by_addr.erase(i);
-    return;
-  }
-  auto lost = st.slots->unregister_task_executor(i->second);
+  auto lost = st.slots->unregister_task_executor(*id);
   log_eventf("TaskExecutor {} lost ({}), {} allocated slots with it",
-             i->second.value, reason, lost.size());
+             id->value, reason, lost.size());
   // Tell each job's JobMaster (Flink's notifyAllocationFailure): a slot
   // granted but not yet offered would otherwise be waited for in vain.
   std::map<job_id, std::vector<allocation_id>> by_job;
@@ -211,11 +189,9 @@ void on_peer_gone(self_ptr self, const caf::actor_addr& peer,
     }
   }
   for (auto& [job, allocs] : by_job)
-    if (auto l = st.jobs.find(job); l != st.jobs.end())
-      self->send(l->second.jm, free_atom_v, std::move(allocs));
-  st.workers.erase(i->second);
-  st.hardware.erase(i->second);
-  st.worker_by_addr.erase(i);
+    if (auto* l = st.jobs.find(job))
+      self->send(l->jm, free_atom_v, std::move(allocs));
+  st.workers.remove(*id);
 }
 
 /// Forgets an idle worker that is about to be stopped, before its process
@@ -223,14 +199,12 @@ void on_peer_gone(self_ptr self, const caf::actor_addr& peer,
 /// worker on its way out (its subtasks would die with it).
 void retire_worker(self_ptr self, const resource_id& id) {
   auto& st = self->state;
-  auto w = st.workers.find(id);
-  if (w == st.workers.end())
+  auto* w = st.workers.find(id);
+  if (w == nullptr)
     return;
   st.slots->unregister_task_executor(id); // idle: it holds no allocation
-  st.hb.unwatch(w->second.address());
-  st.worker_by_addr.erase(w->second.address());
-  st.hardware.erase(id);
-  st.workers.erase(w);
+  st.hb.unwatch(w->handle.address());
+  st.workers.remove(id);
 }
 
 /// Every registered TaskExecutor: slots, last heartbeat, host.
@@ -245,8 +219,9 @@ std::vector<task_manager_info> task_managers(self_ptr self) {
     info.slots_total = w.total;
     info.slots_free = w.free;
     info.last_heartbeat_ms = wall;
-    if (auto te = st.workers.find(w.id); te != st.workers.end()) {
-      auto addr = te->second.address();
+    if (auto* te = st.workers.find(w.id)) {
+      info.hardware = te->hardware;
+      auto addr = te->handle.address();
       if (auto heard = st.hb.last_heard(addr))
         info.last_heartbeat_ms
           = wall
@@ -258,8 +233,6 @@ std::vector<task_manager_info> task_managers(self_ptr self) {
           = std::chrono::duration_cast<std::chrono::microseconds>(*rtt)
               .count();
     }
-    if (auto hw = st.hardware.find(w.id); hw != st.hardware.end())
-      info.hardware = hw->second;
     out.push_back(std::move(info));
   }
   return out;
@@ -272,9 +245,9 @@ void send_heartbeats(self_ptr self) {
   auto lost = [=](const caf::actor_addr& peer, const std::string& why) {
     on_peer_gone(self, peer, why);
   };
-  for (auto& [id, te] : st.workers)
-    request_heartbeat(self, st.hb, te, lost);
-  for (auto& [job, l] : st.jobs)
+  for (auto& [id, te] : st.workers.all())
+    request_heartbeat(self, st.hb, te.handle, lost);
+  for (auto& [job, l] : st.jobs.all())
     request_heartbeat(self, st.hb, l.jm, lost);
   end_heartbeat_round(self, st.hb, lost);
 }
@@ -309,17 +282,13 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
                           "a TaskExecutor needs a node certificate "
                           "(OU=weir-node, weir cert node); this one is not");
       }
-      if (auto old = st.workers.find(id); old != st.workers.end())
-        st.worker_by_addr.erase(old->second.address());
       st.slots->register_task_executor(id, report);
       st.start_failure.clear(); // a worker came after all
       log_eventf("TaskExecutor {} registered with {} slots", id.value,
                  report.slots.size());
       self->monitor(te);
       st.hb.watch(te.address(), self->clock().now());
-      st.worker_by_addr[te.address()] = id;
-      st.workers[id] = std::move(te);
-      st.hardware[id] = report.hardware;
+      st.workers.add(id, std::move(te), report.hardware);
       if (st.pool)
         st.pool->registered(id, self->clock().now());
       // Answer first: the TaskExecutor must know the leader's token before
@@ -332,9 +301,8 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     [=](request_atom, job_master_id leader, job_id job, job_master_actor jm,
         std::vector<slot_request>& requests) -> caf::result<int32_t> {
       auto& st = self->state;
-      auto i = st.jobs.find(job);
-      if (i != st.jobs.end() && i->second.leader != leader) {
-        if (i->second.jm.address() == jm.address())
+      if (st.jobs.led_by_other(job, leader)) {
+        if (st.jobs.find(job)->jm.address() == jm.address())
           return make_error(errc::fencing_token_mismatch,
                             fmt::format("job {} already has another JobMaster",
                                         job.to_string()));
@@ -359,12 +327,9 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
     },
     [=](disconnect_atom, job_id job, job_master_id leader) {
       auto& st = self->state;
-      auto i = st.jobs.find(job);
-      if (i == st.jobs.end() || i->second.leader != leader)
+      if (!st.jobs.disconnect(job, leader))
         return;
       st.slots->remove_job(job);
-      st.jobs.erase(i);
-      st.told_unmet.erase(job);
       serve_deferred(self, job);
     },
     [=](beat_atom) { send_heartbeats(self); },

@@ -15,6 +15,7 @@
 #include "actors/common/event_log.hpp"
 #include "actors/common/heartbeat_sender.hpp"
 #include "actors/common/process_stats.hpp"
+#include "actors/task_executor/job_holders.hpp"
 #include "actors/task_executor/slot_table.hpp"
 #include "actors/task_executor/code_resolver.hpp"
 #include "actors/task_executor/subtask.hpp"
@@ -40,11 +41,8 @@ struct te_state {
   std::unique_ptr<slot_table> slots;
   /// Network buffers reserved by the subtasks of each slot.
   std::unique_ptr<network_buffer_pool> buffers;
-  std::map<job_id, std::set<caf::actor_addr>> running; // subtasks per job
-  std::map<caf::actor_addr, std::pair<job_id, subtask_actor>> subtasks;
-  /// The JobMasters that hold slots here (watched: a JobMaster that is gone
-  /// leaves no slot booked and no subtask running).
-  std::map<caf::actor_addr, std::pair<job_id, job_master_id>> job_masters;
+  running_subtasks<subtask_actor> subtasks;
+  slot_holders<caf::actor_addr> job_masters;
   /// Heartbeat requests from the ResourceManager and the JobMasters.
   heartbeat_monitor hb;
   /// Finds or fetches jobs' libraries and files (a detached helper).
@@ -72,19 +70,14 @@ slot_report registration(self_ptr self) {
 
 /// Cancels every subtask of `job` running here.
 void cancel_subtasks(self_ptr self, job_id job) {
-  auto& st = self->state;
-  auto i = st.running.find(job);
-  if (i == st.running.end())
-    return;
-  for (auto& addr : i->second)
-    if (auto j = st.subtasks.find(addr); j != st.subtasks.end())
-      self->send(j->second.second, cancel_atom_v);
+  for (auto& h : self->state.subtasks.of(job))
+    self->send(h, cancel_atom_v);
 }
 
 /// Cancels every subtask running here.
 void cancel_all_subtasks(self_ptr self) {
-  for (auto& [addr, entry] : self->state.subtasks)
-    self->send(entry.second, cancel_atom_v);
+  for (auto& h : self->state.subtasks.all())
+    self->send(h, cancel_atom_v);
 }
 
 void give_back(self_ptr self, std::vector<allocation_id> allocs) {
@@ -177,8 +170,7 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
       env.metrics = st.opts.metrics;
       auto h = spawn_subtask(std::move(d), jm, env);
       self->monitor(h);
-      st.running[job].insert(h.address());
-      st.subtasks.emplace(h.address(), std::make_pair(job, h));
+      st.subtasks.add(job, h);
       spawned.push_back(std::move(h));
     }
   } catch (const std::exception& e) {
@@ -221,10 +213,7 @@ void offer(self_ptr self, job_master_actor jm, std::vector<slot_offer> offers) {
 void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
   auto& st = self->state;
   auto freed = st.slots->free_leader(job, leader);
-  bool newer = false;
-  for (auto& [addr, held] : st.job_masters)
-    newer = newer || (held.first == job && held.second != leader);
-  if (!newer)
+  if (!st.job_masters.newer_than(job, leader))
     cancel_subtasks(self, job);
   give_back(self, std::move(freed));
 }
@@ -253,12 +242,10 @@ void check_heartbeats(self_ptr self) {
       ended = true;
       return;
     }
-    if (auto jm = st.job_masters.find(peer); jm != st.job_masters.end()) {
+    if (auto held = st.job_masters.gone(peer)) {
       log_eventf("the JobMaster of job {} is lost ({})",
-                 jm->second.first.to_string(), silent);
-      auto [job, leader] = jm->second;
-      st.job_masters.erase(jm);
-      on_job_master_lost(self, job, leader);
+                 held->job.to_string(), silent);
+      on_job_master_lost(self, held->job, held->leader);
     }
   });
 }
@@ -285,16 +272,11 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       return;
     }
     st.hb.unwatch(dm.source);
-    if (auto jm = st.job_masters.find(dm.source); jm != st.job_masters.end()) {
-      on_job_master_lost(self, jm->second.first, jm->second.second);
-      st.job_masters.erase(jm);
+    if (auto held = st.job_masters.gone(dm.source)) {
+      on_job_master_lost(self, held->job, held->leader);
       return;
     }
-    auto i = st.subtasks.find(dm.source);
-    if (i == st.subtasks.end())
-      return;
-    st.running[i->second.first].erase(dm.source);
-    st.subtasks.erase(i);
+    st.subtasks.ended(dm.source);
   });
   // Going down cancels every subtask it runs.
   self->set_exit_handler([=](caf::exit_msg& msg) {
@@ -335,8 +317,7 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       auto n = static_cast<int32_t>(offers.size());
       publish_slots(self);
       if (!offers.empty()
-          && st.job_masters.emplace(jm.address(), std::make_pair(job, jm_leader))
-               .second) {
+          && st.job_masters.hold(jm.address(), job, jm_leader)) {
         self->monitor(jm);
         if (st.opts.heartbeat.interval.count() > 0)
           st.hb.watch(jm.address(), self->clock().now());

@@ -1,6 +1,8 @@
 // Slots: resource profiles, the ResourceManager's slot_manager, the TaskExecutor's slot_table.
 #include <doctest/doctest.h>
 
+#include "actors/resource_manager/registrations.hpp"
+#include "actors/task_executor/job_holders.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
 
 using namespace weir;
@@ -438,3 +440,138 @@ TEST_CASE("a slot table's report registers with a slot manager") {
 }
 
 } // TEST_SUITE
+
+// -- the ResourceManager's registrations --------------------------------------
+
+namespace {
+
+/// An actor handle's stand-in: what the registrations need of one. Like
+/// a real handle, it has no address once moved from.
+struct fake_handle {
+  int addr = 0;
+  fake_handle(int a = 0) : addr(a) {}
+  fake_handle(const fake_handle&) = default;
+  fake_handle& operator=(const fake_handle&) = default;
+  fake_handle(fake_handle&& other) noexcept : addr(other.addr) {
+    other.addr = 0;
+  }
+  fake_handle& operator=(fake_handle&& other) noexcept {
+    addr = other.addr;
+    other.addr = 0;
+    return *this;
+  }
+  int address() const { return addr; }
+};
+
+} // namespace
+
+TEST_CASE("registered workers: a re-registration replaces the old one") {
+  registered_workers<fake_handle> workers;
+  hardware_description host_a;
+  host_a.cpu_cores = 4;
+  workers.add(resource_id{"te-1"}, fake_handle{1}, host_a);
+  REQUIRE(workers.find(resource_id{"te-1"}) != nullptr);
+  CHECK(workers.find(resource_id{"te-1"})->hardware.cpu_cores == 4);
+  CHECK(workers.at(1) == resource_id{"te-1"});
+  // The same worker again from a new actor: the old address is no longer
+  // its registration (its end must not unregister the live one).
+  workers.add(resource_id{"te-1"}, fake_handle{2}, host_a);
+  CHECK(workers.at(1) == std::nullopt);
+  CHECK(workers.at(2) == resource_id{"te-1"});
+  CHECK(workers.all().size() == 1);
+  CHECK(workers.remove(resource_id{"te-1"}));
+  CHECK_FALSE(workers.remove(resource_id{"te-1"}));
+  CHECK(workers.at(2) == std::nullopt);
+  CHECK(workers.all().empty());
+}
+
+TEST_CASE("job leaders: one per job, fenced; a successor waits its turn") {
+  job_leaders<fake_handle> jobs;
+  auto job = job_id::random();
+  auto first = job_master_id::random();
+  auto second = job_master_id::random();
+  CHECK(jobs.lead(job, first, fake_handle{10})); // newly watched
+  CHECK_FALSE(jobs.lead(job, first, fake_handle{10}));
+  CHECK_FALSE(jobs.led_by_other(job, first));
+  CHECK(jobs.led_by_other(job, second));
+  // A wrong token does not disconnect the leader.
+  CHECK_FALSE(jobs.disconnect(job, second));
+  REQUIRE(jobs.find(job) != nullptr);
+  CHECK(jobs.find(job)->id == first);
+  // The leader ends: the job is free for its successor.
+  auto ended = jobs.ended(10);
+  CHECK(ended.job_master);
+  CHECK(ended.led == job);
+  CHECK(jobs.find(job) == nullptr);
+  CHECK_FALSE(jobs.led_by_other(job, second));
+  // An actor that never asked for slots is no JobMaster of theirs.
+  CHECK_FALSE(jobs.ended(99).job_master);
+}
+
+TEST_CASE("job leaders: an old JobMaster's end leaves the new leader") {
+  job_leaders<fake_handle> jobs;
+  auto job = job_id::random();
+  auto token = job_master_id::random();
+  jobs.lead(job, token, fake_handle{10});
+  auto next = job_master_id::random();
+  jobs.lead(job, next, fake_handle{11});
+  auto ended = jobs.ended(10);
+  CHECK(ended.job_master);
+  CHECK(ended.led == std::nullopt);
+  CHECK(jobs.find(job)->id == next);
+  CHECK(jobs.disconnect(job, next));
+  CHECK(jobs.all().empty());
+}
+
+TEST_CASE("job leaders: each reason for unmet requests is told once") {
+  job_leaders<fake_handle> jobs;
+  auto job = job_id::random();
+  auto token = job_master_id::random();
+  jobs.lead(job, token, fake_handle{10});
+  CHECK_FALSE(jobs.tell_unmet(job, "")); // nothing to tell yet
+  CHECK(jobs.tell_unmet(job, "no TaskExecutor offers 2 slots"));
+  CHECK_FALSE(jobs.tell_unmet(job, "no TaskExecutor offers 2 slots"));
+  CHECK(jobs.tell_unmet(job, ""));
+  // A new leader after a disconnect hears the reason again.
+  CHECK(jobs.tell_unmet(job, "no TaskExecutor offers 2 slots"));
+  CHECK(jobs.disconnect(job, token));
+  jobs.lead(job, job_master_id::random(), fake_handle{11});
+  CHECK(jobs.tell_unmet(job, "no TaskExecutor offers 2 slots"));
+}
+
+TEST_CASE("running subtasks: by job, forgotten when they end") {
+  running_subtasks<fake_handle> subtasks;
+  auto a = job_id::random();
+  auto b = job_id::random();
+  subtasks.add(a, fake_handle{1});
+  subtasks.add(a, fake_handle{2});
+  subtasks.add(b, fake_handle{3});
+  CHECK(subtasks.of(a).size() == 2);
+  CHECK(subtasks.of(b).size() == 1);
+  CHECK(subtasks.all().size() == 3);
+  CHECK(subtasks.ended(2));
+  CHECK_FALSE(subtasks.ended(2));
+  REQUIRE(subtasks.of(a).size() == 1);
+  CHECK(subtasks.of(a)[0].address() == 1);
+  CHECK(subtasks.ended(1));
+  CHECK(subtasks.of(a).empty());
+  CHECK(subtasks.size() == 1);
+}
+
+TEST_CASE("slot holders: a lost JobMaster's subtasks stay for a newer one") {
+  slot_holders<int> holders;
+  auto job = job_id::random();
+  auto old_leader = job_master_id::random();
+  auto new_leader = job_master_id::random();
+  CHECK(holders.hold(10, job, old_leader));
+  CHECK_FALSE(holders.hold(10, job, old_leader)); // watched already
+  CHECK_FALSE(holders.newer_than(job, old_leader));
+  CHECK(holders.hold(11, job, new_leader));
+  CHECK(holders.newer_than(job, old_leader));
+  auto gone = holders.gone(10);
+  REQUIRE(gone);
+  CHECK(gone->job == job);
+  CHECK(gone->leader == old_leader);
+  CHECK_FALSE(holders.gone(10));
+  CHECK_FALSE(holders.newer_than(job, new_leader));
+}

@@ -1,0 +1,112 @@
+#pragma once
+
+// What a TaskExecutor holds for jobs: the subtasks it runs and the
+// JobMasters its slots are offered to. Plain bookkeeping over actor handles
+// (any `Handle` with an `address()`), so unit tests use stand-ins.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "messages/ids.hpp"
+
+namespace weir {
+
+/// The subtasks running here, by job.
+template <class Handle>
+class running_subtasks {
+public:
+  using address_type
+    = std::decay_t<decltype(std::declval<const Handle&>().address())>;
+
+  void add(const job_id& job, Handle h) {
+    auto addr = h.address();
+    by_job_[job].insert(addr);
+    by_address_.emplace(addr, std::make_pair(job, std::move(h)));
+  }
+
+  /// The subtask at `addr` ended; false when it was none of these.
+  bool ended(const address_type& addr) {
+    auto i = by_address_.find(addr);
+    if (i == by_address_.end())
+      return false;
+    auto job = i->second.first;
+    by_address_.erase(i);
+    if (auto j = by_job_.find(job); j != by_job_.end()) {
+      j->second.erase(addr);
+      if (j->second.empty())
+        by_job_.erase(j);
+    }
+    return true;
+  }
+
+  /// The subtasks of `job`.
+  std::vector<Handle> of(const job_id& job) const {
+    std::vector<Handle> out;
+    if (auto j = by_job_.find(job); j != by_job_.end())
+      for (auto& addr : j->second)
+        out.push_back(by_address_.at(addr).second);
+    return out;
+  }
+
+  /// Every subtask.
+  std::vector<Handle> all() const {
+    std::vector<Handle> out;
+    for (auto& [addr, entry] : by_address_)
+      out.push_back(entry.second);
+    return out;
+  }
+
+  size_t size() const { return by_address_.size(); }
+
+private:
+  std::map<job_id, std::set<address_type>> by_job_;
+  std::map<address_type, std::pair<job_id, Handle>> by_address_;
+};
+
+/// The JobMasters that hold slots here, by address, with their job and
+/// fencing token (watched: a JobMaster that is gone leaves no slot booked
+/// and no subtask running).
+template <class Address>
+class slot_holders {
+public:
+  struct holder {
+    job_id job;
+    job_master_id leader;
+  };
+
+  /// `addr` leads `job` as `leader` and holds slots here; true when it was
+  /// not watched before.
+  bool hold(const Address& addr, const job_id& job,
+            const job_master_id& leader) {
+    return by_address_.emplace(addr, holder{job, leader}).second;
+  }
+
+  /// The JobMaster at `addr` is gone: what it held, forgotten; nothing when
+  /// it held no slots here.
+  std::optional<holder> gone(const Address& addr) {
+    auto i = by_address_.find(addr);
+    if (i == by_address_.end())
+      return std::nullopt;
+    auto out = i->second;
+    by_address_.erase(i);
+    return out;
+  }
+
+  /// Whether a JobMaster of `job` other than `leader` holds slots here (a
+  /// newer one: it deploys only after its predecessor is gone).
+  bool newer_than(const job_id& job, const job_master_id& leader) const {
+    for (auto& [addr, h] : by_address_)
+      if (h.job == job && h.leader != leader)
+        return true;
+    return false;
+  }
+
+private:
+  std::map<Address, holder> by_address_;
+};
+
+} // namespace weir
