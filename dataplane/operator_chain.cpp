@@ -14,17 +14,17 @@ namespace weir {
 
 template <class F>
 decltype(auto) operator_chain::call(size_t i, F&& f) {
-  if (!user_[i])
+  if (!links_[i].user)
     return f();
-  crash_scope marked{crash_notes_[i].c_str()};
+  crash_scope marked{links_[i].crash_note.c_str()};
   try {
     return f();
   } catch (const ops::operator_error& e) {
     // The operator's own "cannot go on": its message as it wrote it.
-    throw user_code_error(fmt::format("{}: {}", who_[i], e.what()));
+    throw user_code_error(fmt::format("{}: {}", links_[i].who, e.what()));
   } catch (...) {
     throw user_code_error(
-      fmt::format("{} threw {}", who_[i], ops::describe_current_exception()));
+      fmt::format("{} threw {}", links_[i].who, ops::describe_current_exception()));
   }
 }
 
@@ -44,36 +44,28 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
   auto& reg = ops::registry_for(env.code.libraries);
   bool has_inputs = !d.inputs.empty();
   bool has_outputs = !d.outputs.empty();
-  // Schemas first: contexts point into these vectors.
-  inputs_.resize(d.chain.size());
-  outputs_.resize(d.chain.size());
-  for (size_t i = 0; i < d.chain.size(); ++i) {
-    inputs_[i] = i == 0 ? d.input : d.chain[i - 1].output;
-    outputs_[i] = d.chain[i].output;
-  }
+  // Sized once: the contexts point into the links.
+  links_.resize(d.chain.size());
   gate_rows_ = d.input;
   if (!d.chain.empty())
     gate_partials_ = d.chain.front().output;
-  counters_.resize(d.chain.size());
-  rows_in_.resize(d.chain.size());
-  rows_out_.resize(d.chain.size());
-  for (auto& v : d.chain) {
-    user_.push_back(ops::registry::builtin().find(v.op) == nullptr);
-    auto subtask = fmt::format("subtask {}/{}", d.subtask_index + 1,
-                               d.parallelism);
-    who_.push_back(
-      fmt::format("vertex '{}' (operator '{}', {})", v.id, v.op, subtask));
-    crash_notes_.push_back(fmt::format("{}\toperator '{}' (vertex '{}', {})",
-                                       d.attempt.to_string(), v.op, v.id,
-                                       subtask));
-  }
+  auto subtask = fmt::format("subtask {}/{}", d.subtask_index + 1,
+                             d.parallelism);
   for (size_t i = 0; i < d.chain.size(); ++i) {
     auto& v = d.chain[i];
+    auto& link = links_[i];
+    link.input = i == 0 ? d.input : d.chain[i - 1].output;
+    link.output = v.output;
+    link.user = ops::registry::builtin().find(v.op) == nullptr;
+    link.who = fmt::format("vertex '{}' (operator '{}', {})", v.id, v.op,
+                           subtask);
+    link.crash_note = fmt::format("{}\toperator '{}' (vertex '{}', {})",
+                                  d.attempt.to_string(), v.op, v.id, subtask);
     auto* f = reg.find(v.op);
     if (f == nullptr)
       throw ops::operator_error(
         fmt::format("vertex '{}': unknown operator '{}'", v.id, v.op));
-    ops::operator_context ctx;
+    auto& ctx = link.context;
     ctx.job_name = d.job_name;
     ctx.vertex_id = v.id;
     ctx.subtask_index = d.subtask_index;
@@ -82,14 +74,16 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     ctx.bounded = d.bounded;
     ctx.files = &files_;
     ctx.operators = &reg;
-    ctx.counters = &counters_[i];
-    bool first_is_source = i == 0 && !has_inputs;
-    bool is_sink = i + 1 == d.chain.size() && !has_outputs;
-    if (!first_is_source)
-      ctx.input = &inputs_[i];
+    ctx.counters = &link.counters;
+    bool first = i == 0;
+    bool last = i + 1 == d.chain.size();
+    bool is_source = first && !has_inputs;
+    bool is_sink = last && !has_outputs;
+    if (!is_source)
+      ctx.input = &link.input;
     if (!is_sink)
-      ctx.output = &outputs_[i];
-    if (i == 0 && has_inputs) {
+      ctx.output = &link.output;
+    if (first && has_inputs) {
       try {
         ctx.key = ops::field_indices(d.input, d.input_key);
       } catch (const std::exception& e) {
@@ -100,39 +94,30 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
       driver_ = env.make_driver();
       ctx.driver = driver_.get();
     }
-    contexts_.push_back(ctx);
-    bool first = i == 0;
-    bool last = i + 1 == d.chain.size();
-    if (first && !has_inputs)
+    if (is_source) {
       source_ = call(i, [&] { return f->make_source(v.params); });
-    else if (last && !has_outputs)
-      sink_ = call(i, [&] { return f->make_sink(v.params); });
-    else
-      transforms_.push_back(
-        call(i, [&] { return f->make_transform(v.params); }));
-  }
-  backends_.resize(contexts_.size());
-  for (size_t t = 0; t < transforms_.size(); ++t) {
-    if (!transforms_[t]->uses_keyed_state())
       continue;
-    auto i = t + (source_ ? 1 : 0);
-    auto owner = fmt::format("{}-{}", contexts_[i].vertex_id, d.subtask_index);
+    }
+    if (is_sink) {
+      sink_ = call(i, [&] { return f->make_sink(v.params); });
+      continue;
+    }
+    link.transform = call(i, [&] { return f->make_transform(v.params); });
+    link.transform_out = row_batch(link.output);
+    if (!link.transform->uses_keyed_state())
+      continue;
+    auto owner = fmt::format("{}-{}", v.id, d.subtask_index);
     auto dir = fmt::format("{}/{}-{}", local_state_dir, owner,
                            d.attempt.to_string());
     try {
-      backends_[i] = state::make_keyed_backend(d.backend, dir, owner);
+      link.backend = state::make_keyed_backend(d.backend, dir, owner);
     } catch (const std::exception& e) {
-      throw ops::operator_error(
-        fmt::format("vertex '{}': {}", contexts_[i].vertex_id, e.what()));
+      throw ops::operator_error(fmt::format("vertex '{}': {}", v.id, e.what()));
     }
-    contexts_[i].keyed_state = backends_[i].get();
+    ctx.keyed_state = link.backend.get();
   }
   for (auto& in : d.inputs)
     preaggregated_.push_back(in.preaggregated);
-  for (size_t t = 0; t < transforms_.size(); ++t) {
-    auto i = t + (source_ ? 1 : 0);
-    transform_out_.emplace_back(outputs_[i]);
-  }
   auto& last = d.chain.empty() ? d.input : d.chain.back().output;
   for (auto& out : d.outputs) {
     try {
@@ -146,13 +131,10 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
 
 template <class F>
 void operator_chain::visit(size_t i, F&& f) {
-  if (source_ && i == 0) {
+  if (auto& link = links_[i]; link.transform)
+    f(*link.transform);
+  else if (source_ && i == 0)
     f(*source_);
-    return;
-  }
-  auto t = i - (source_ ? 1 : 0);
-  if (t < transforms_.size())
-    f(*transforms_[t]);
   else
     f(*sink_);
 }
@@ -162,9 +144,9 @@ void operator_chain::open(const operator_states& restore) {
   std::vector<std::pair<size_t, state::vertex_snapshot>> restored;
   for (auto& [vertex, bytes] : restore) {
     size_t i = 0;
-    while (i < contexts_.size() && contexts_[i].vertex_id != vertex)
+    while (i < links_.size() && links_[i].context.vertex_id != vertex)
       ++i;
-    if (i == contexts_.size())
+    if (i == links_.size())
       throw ops::operator_error(fmt::format(
         "checkpointed state of vertex '{}' has no operator here", vertex));
     std::string state;
@@ -187,7 +169,7 @@ void operator_chain::open(const operator_states& restore) {
       throw;
     } catch (const std::exception& e) {
       throw ops::operator_error(
-        fmt::format("vertex '{}': {}", contexts_[i].vertex_id, e.what()));
+        fmt::format("vertex '{}': {}", links_[i].context.vertex_id, e.what()));
     }
   };
   // Keyed state first: the operators find it when they open.
@@ -195,25 +177,25 @@ void operator_chain::open(const operator_states& restore) {
     if (snap.keyed_state.empty())
       continue;
     guarded(i, [&, i = i] {
-      if (!backends_[i])
+      if (!links_[i].backend)
         throw std::runtime_error("the checkpoint holds keyed state, but the "
                                  "operator keeps none");
-      backends_[i]->restore(snap.keyed_state);
+      links_[i].backend->restore(snap.keyed_state);
     });
   }
-  for (size_t i = 0; i < contexts_.size(); ++i)
+  for (size_t i = 0; i < links_.size(); ++i)
     guarded(i, [&] {
-      call(i, [&] { visit(i, [&](auto& op) { op.open(contexts_[i]); }); });
+      call(i, [&] { visit(i, [&](auto& op) { op.open(links_[i].context); }); });
     });
-  for (size_t i = 0; i < contexts_.size(); ++i) {
-    if (!backends_[i])
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (!links_[i].backend)
       continue;
-    auto left = backends_[i]->unclaimed();
+    auto left = links_[i].backend->unclaimed();
     if (!left.empty())
       throw ops::operator_error(fmt::format(
         "vertex '{}': the checkpoint holds keyed state '{}', which its "
         "operator does not use",
-        contexts_[i].vertex_id, left.front()));
+        links_[i].context.vertex_id, left.front()));
   }
   for (auto& [i, snap] : restored)
     if (!snap.operator_state.empty())
@@ -227,21 +209,21 @@ void operator_chain::open(const operator_states& restore) {
 operator_chain::~operator_chain() = default;
 
 bool operator_chain::blocking_io() const {
-  for (auto& b : backends_)
-    if (b && b->name() == "rocksdb")
+  for (auto& link : links_)
+    if (link.backend && link.backend->name() == "rocksdb")
       return true; // every state access may read or write the disk
   return (source_ && source_->blocking_io()) || (sink_ && sink_->blocking_io());
 }
 
 bool operator_chain::run_source() {
-  row_batch batch(outputs_.front());
+  row_batch batch(links_.front().output);
   batch.reserve(batch_records_);
   bool more = call(0, [&] { return source_->next(batch, batch_records_); });
   auto rows = static_cast<int64_t>(batch.rows);
   metrics_.records_in += rows;
-  rows_in_[0] += rows;
-  rows_out_[0] += rows;
-  push(batch, 0, false);
+  links_.front().rows_in += rows;
+  links_.front().rows_out += rows;
+  push(batch, 1, false);
   return more;
 }
 
@@ -256,19 +238,21 @@ void operator_chain::process(size_t gate, row_batch& batch) {
   push(batch, 0, partial);
 }
 
-void operator_chain::push(row_batch& batch, size_t first_transform,
-                          bool partial) {
+void operator_chain::push(row_batch& batch, size_t first, bool partial) {
   row_batch* current = &batch;
-  auto first_context = source_ ? 1 : 0;
-  for (size_t i = first_transform; i < transforms_.size(); ++i) {
-    auto& out = transform_out_[i];
+  bool first_transform = true;
+  for (size_t c = first; c < links_.size(); ++c) {
+    auto& link = links_[c];
+    if (!link.transform)
+      continue; // the sink: deliver() below
+    auto& out = link.transform_out;
     out.clear();
-    auto c = i + first_context;
-    rows_in_[c] += static_cast<int64_t>(current->rows);
+    link.rows_in += static_cast<int64_t>(current->rows);
     call(c, [&] {
-      transforms_[i]->process(*current, out, partial && i == first_transform);
+      link.transform->process(*current, out, partial && first_transform);
     });
-    rows_out_[c] += static_cast<int64_t>(out.rows);
+    link.rows_out += static_cast<int64_t>(out.rows);
+    first_transform = false;
     current = &out;
   }
   deliver(*current);
@@ -280,9 +264,9 @@ void operator_chain::deliver(row_batch& batch) {
   auto rows = static_cast<int64_t>(batch.rows);
   metrics_.records_out += rows;
   if (sink_) {
-    auto c = contexts_.size() - 1;
-    rows_in_[c] += rows;
-    rows_out_[c] += rows;
+    auto c = links_.size() - 1;
+    links_[c].rows_in += rows;
+    links_[c].rows_out += rows;
     call(c, [&] { sink_->write(batch); });
     return;
   }
@@ -291,17 +275,19 @@ void operator_chain::deliver(row_batch& batch) {
 }
 
 void operator_chain::finish() {
-  for (size_t i = 0; i < transforms_.size(); ++i) {
-    auto c = i + (source_ ? 1 : 0);
-    row_batch tail(outputs_[c]);
-    call(c, [&] { transforms_[i]->finish(tail); });
-    rows_out_[c] += static_cast<int64_t>(tail.rows);
-    push(tail, i + 1, false);
+  for (size_t c = 0; c < links_.size(); ++c) {
+    auto& link = links_[c];
+    if (!link.transform)
+      continue;
+    row_batch tail(link.output);
+    call(c, [&] { link.transform->finish(tail); });
+    link.rows_out += static_cast<int64_t>(tail.rows);
+    push(tail, c + 1, false);
   }
   for (auto& g : gates_)
     g.flush();
   if (sink_)
-    call(contexts_.size() - 1, [&] { sink_->finish(); });
+    call(links_.size() - 1, [&] { sink_->finish(); });
 }
 
 void operator_chain::abort() {
@@ -311,19 +297,20 @@ void operator_chain::abort() {
 
 io_metrics operator_chain::metrics() const {
   auto m = metrics_;
-  for (size_t t = 0; t < transforms_.size(); ++t) {
-    auto n = transforms_[t]->rows_skipped();
+  for (auto& link : links_) {
+    if (!link.transform)
+      continue;
+    auto n = link.transform->rows_skipped();
     if (n == 0)
       continue;
     m.records_skipped += n;
     if (m.skipped_note.empty())
-      m.skipped_note = fmt::format("vertex '{}': {}",
-                                   contexts_[t + (source_ ? 1 : 0)].vertex_id,
-                                   transforms_[t]->skip_note());
+      m.skipped_note = fmt::format("vertex '{}': {}", link.context.vertex_id,
+                                   link.transform->skip_note());
   }
-  for (size_t c = 0; c < contexts_.size(); ++c)
-    m.vertices.push_back(vertex_metrics{contexts_[c].vertex_id, rows_in_[c],
-                                        rows_out_[c], counters_[c]});
+  for (auto& link : links_)
+    m.vertices.push_back(vertex_metrics{link.context.vertex_id, link.rows_in,
+                                        link.rows_out, link.counters});
   // Into a combiner (the chain's one output): what travels and what the
   // consumers read are the partial aggregates; the records the combiner
   // took are counted apart (records_combined), so the two sides agree.
@@ -351,33 +338,33 @@ namespace weir {
 
 void operator_chain::prepare_commit(int64_t checkpoint) {
   if (sink_)
-    call(contexts_.size() - 1, [&] { sink_->prepare_commit(checkpoint); });
+    call(links_.size() - 1, [&] { sink_->prepare_commit(checkpoint); });
 }
 
 void operator_chain::commit(int64_t checkpoint) {
   if (sink_)
-    call(contexts_.size() - 1, [&] { sink_->commit(checkpoint); });
+    call(links_.size() - 1, [&] { sink_->commit(checkpoint); });
 }
 
 void operator_chain::snapshot_written(int64_t id) {
-  for (auto& b : backends_)
-    if (b)
-      b->snapshot_written(id);
+  for (auto& link : links_)
+    if (link.backend)
+      link.backend->snapshot_written(id);
 }
 
 chain_snapshot operator_chain::snapshot(int64_t id, state::snapshot_kind kind) {
   chain_snapshot result;
-  for (size_t i = 0; i < contexts_.size(); ++i) {
+  for (size_t i = 0; i < links_.size(); ++i) {
     std::string op_state;
     call(i, [&] { visit(i, [&](auto& op) { op_state = op.snapshot_state(); }); });
-    auto& vertex = contexts_[i].vertex_id;
-    if (!backends_[i]) {
+    auto& vertex = links_[i].context.vertex_id;
+    if (!links_[i].backend) {
       if (!op_state.empty())
         result.ready.emplace(vertex,
                              state::encode_vertex_snapshot({op_state, {}}));
       continue;
     }
-    auto keyed = backends_[i]->snapshot(id, kind);
+    auto keyed = links_[i].backend->snapshot(id, kind);
     if (!keyed.finish) {
       result.ready.emplace(vertex, state::encode_vertex_snapshot(
                                      {op_state, std::move(keyed.bytes)}));

@@ -97,7 +97,9 @@ public:
   bool backlogged() const;
 
 private:
-  void push(row_batch& batch, size_t first_transform, bool partial);
+  /// Runs `batch` through the transforms from link `first` on (the first
+  /// of them gets it as partial aggregates if `partial`), then delivers it.
+  void push(row_batch& batch, size_t first, bool partial);
   void deliver(row_batch& batch);
 
   /// The operator of context `i`, whichever kind it is.
@@ -110,36 +112,43 @@ private:
   template <class F>
   decltype(auto) call(size_t i, F&& f);
 
-  std::vector<ops::operator_context> contexts_; // source, transforms, sink
-  /// Per context: its user counters (operator_context::counters points
-  /// here; sized once, never moved), its rows in and out, whether it comes
-  /// from a user library, and who it is in failure causes and crash notes.
-  std::vector<std::map<std::string, int64_t>> counters_;
-  std::vector<int64_t> rows_in_;
-  std::vector<int64_t> rows_out_;
-  std::vector<bool> user_;
-  std::vector<std::string> who_;
-  std::vector<std::string> crash_notes_;
+  /// One operator of the chain and what is kept for it.
+  struct link {
+    ops::operator_context context;
+    /// Its user counters (context.counters points here).
+    std::map<std::string, int64_t> counters;
+    int64_t rows_in = 0;
+    int64_t rows_out = 0;
+    /// It comes from a user library: calls into it are marked for the
+    /// crash handler and what they throw names it.
+    bool user = false;
+    /// Who it is in failure causes, and in crash notes.
+    std::string who;
+    std::string crash_note;
+    /// What it receives and emits (context.input and .output point here).
+    schema input;
+    schema output;
+    /// Its keyed state backend (null: it keeps none).
+    std::unique_ptr<state::keyed_backend> backend;
+    /// A transform and its output batch, reused (null: a source or sink).
+    std::unique_ptr<ops::transform> transform;
+    row_batch transform_out;
+  };
+
+  /// Source (if any), transforms, sink (if any): sized once, so the
+  /// contexts' pointers into the links stay valid.
+  std::vector<link> links_;
   /// Attached files by name (operator_context::files points here).
   std::map<std::string, std::string> files_;
   /// A driver's link to its cluster (driver jobs only).
   std::unique_ptr<ops::driver_services> driver_;
-  /// Keyed state backends by context index (null: the operator keeps none).
-  std::vector<std::unique_ptr<state::keyed_backend>> backends_;
   std::unique_ptr<ops::source> source_;
-  std::vector<std::unique_ptr<ops::transform>> transforms_;
   std::unique_ptr<ops::sink> sink_;
   std::vector<output_gate> gates_;
   std::vector<bool> preaggregated_; // per input gate
-  /// Schemas by context index (operator_context points here): what each
-  /// operator receives and emits.
-  std::vector<schema> inputs_;
-  std::vector<schema> outputs_;
   /// What arrives on input gates: rows, or partial aggregates.
   schema gate_rows_;
   schema gate_partials_;
-  /// Each transform's output batch, reused.
-  std::vector<row_batch> transform_out_;
   size_t batch_records_;
   io_metrics metrics_;
 };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dataplane/checkpoint_kind.hpp"
+#include "dataplane/subtask_runner_inl.hpp"
 
 namespace weir {
 
@@ -119,25 +120,8 @@ std::string subtask_runner::cause_of(const std::exception& e) const {
   return fmt::format("{}: {}", name_, e.what());
 }
 
-template <class F>
-void subtask_runner::guarded(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    fail_with_cause(cause_of(e));
-  }
-}
-
 void subtask_runner::report(execution_state s, std::string error) {
   port_.report(s, current_metrics(), std::move(error));
-}
-
-template <class F>
-void subtask_runner::metered(F&& f) {
-  meter_.enter();
-  f();
-  meter_.leave(processing() && chain_->backlogged());
-  after_handler();
 }
 
 /// Sends the metrics when due, and keeps a tick coming while the subtask is
@@ -295,177 +279,7 @@ void subtask_runner::process_end(int32_t channel) {
 
 // -- checkpoints --------------------------------------------------------------
 
-void subtask_runner::trigger(const checkpoint_barrier& b) {
-  // Sources only; one that is done takes no more checkpoints (the JobMaster
-  // abandons checkpoints once subtasks finish).
-  if (phase_ != phase::running || !chain_->has_source())
-    return;
-  metered([&] { guarded([&] { take_checkpoint(b); }); });
-}
-
-void subtask_runner::stop_at(const checkpoint_barrier& b) {
-  if (phase_ != phase::running || !chain_->has_source())
-    return;
-  metered([&] { guarded([&] { take_checkpoint(b); }); });
-  halted_ = true;
-}
-
-void subtask_runner::end_input() {
-  if (phase_ != phase::running || !chain_->has_source())
-    return;
-  halted_ = false;
-  metered([&] { guarded([&] { end_of_input(); }); });
-}
-
-void subtask_runner::resume() {
-  if (!halted_)
-    return;
-  halted_ = false;
-  schedule_produce();
-}
-
-/// The alignment of checkpoint `id` completed: snapshot, then process what
-/// waited for it.
-void subtask_runner::aligned(int64_t id) {
-  aligned_id_ = id;
-  aligned_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  clock_() - alignment_start_)
-                  .count();
-  take_checkpoint(checkpoint_barrier{id, pending_kind_});
-  auto held = aligner_.release();
-  replay_.insert(replay_.end(), std::make_move_iterator(held.begin()),
-                 std::make_move_iterator(held.end()));
-}
-
-/// Snapshots the operators, sends the barrier after everything emitted so
-/// far, and acknowledges (once the state is written, when that is left to
-/// another thread: deferred snapshots, and state going to checkpoint
-/// storage).
-void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
-  chain_->prepare_commit(b.id);
-  auto snap = chain_->snapshot(b.id, to_snapshot_kind(b.kind));
-  for (auto& g : chain_->gates())
-    g.emit_barrier(b);
-  drain();
-  storage_.offload(b.id, snap);
-  if (snap.deferred.empty())
-    port_.acknowledge(b.id, alignment_of(b.id), std::move(snap.ready));
-  else
-    port_.write_snapshot(b.id, std::move(snap));
-}
-
-void subtask_runner::snapshot_written(int64_t id, operator_states&& states) {
-  if (terminal())
-    return;
-  metered([&] { guarded([&] { chain_->snapshot_written(id); }); });
-  if (!terminal())
-    port_.acknowledge(id, alignment_of(id), std::move(states));
-}
-
-void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {
-  fail(fmt::format("could not write checkpoint {}: {}", id, error));
-}
-
-void subtask_runner::commit(int64_t id) {
-  if (terminal())
-    return;
-  metered([&] { guarded([&] { chain_->commit(id); }); });
-}
-
 // -- output -------------------------------------------------------------------
-
-void subtask_runner::on_credit(int32_t gate, int32_t consumer, int32_t n) {
-  if (terminal())
-    return;
-  auto g = static_cast<size_t>(gate);
-  if (g >= chain_->gates().size())
-    return;
-  metered([&] {
-    chain_->gates()[g].add_credit(consumer, n);
-    drain();
-    release_owed_credits();
-    if (!chain_->backlogged())
-      schedule_produce();
-    try_finish();
-  });
-}
-
-void subtask_runner::produce() {
-  produce_pending_ = false;
-  if (phase_ != phase::running || halted_ || chain_->backlogged())
-    return;
-  metered([&] {
-    guarded([&] {
-      if (!chain_->run_source()) {
-        end_of_input();
-        return;
-      }
-      drain();
-      schedule_flush();
-      if (!chain_->backlogged())
-        schedule_produce();
-    });
-  });
-}
-
-void subtask_runner::flush() {
-  flush_pending_ = false;
-  if (!processing())
-    return;
-  metered([&] {
-    guarded([&] {
-      for (auto& g : chain_->gates())
-        g.flush();
-      drain();
-      try_finish();
-    });
-  });
-}
-
-/// Sends every event that has credit.
-void subtask_runner::drain() {
-  if (!processing())
-    return;
-  auto& gates = chain_->gates();
-  for (size_t g = 0; g < gates.size(); ++g)
-    gates[g].drain(
-      [&](int32_t consumer, int32_t channel, int64_t seq, row_batch&& b) {
-        meter_.batch_out(b.byte_size());
-        port_.send_batch(g, consumer, channel, seq, std::move(b));
-      },
-      [&](int32_t consumer, int32_t channel, int64_t seq,
-          const checkpoint_barrier& b) {
-        port_.send_barrier(g, consumer, channel, seq, b);
-      });
-}
-
-void subtask_runner::schedule_produce() {
-  if (phase_ != phase::running || halted_ || produce_pending_
-      || !chain_->has_source())
-    return;
-  produce_pending_ = true;
-  port_.schedule_produce(chain_->source()->pause());
-}
-
-void subtask_runner::schedule_flush() {
-  if (flush_pending_ || terminal())
-    return;
-  for (auto& g : chain_->gates()) {
-    if (g.has_open_data()) {
-      flush_pending_ = true;
-      port_.schedule_flush(buffer_timeout);
-      return;
-    }
-  }
-}
-
-/// Credits withheld while the outputs were backlogged go out once they drain.
-void subtask_runner::release_owed_credits() {
-  if (chain_->backlogged())
-    return;
-  for (auto& c : inputs_.release())
-    port_.return_credit(c.channel, c.port);
-}
 
 void subtask_runner::hand_over_collected() {
   auto* sink = chain_->sink();

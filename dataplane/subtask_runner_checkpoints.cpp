@@ -1,0 +1,91 @@
+// The subtask runner's part in checkpoints: barriers, alignment,
+// snapshots, commits and stop-with-savepoint.
+#include "dataplane/subtask_runner.hpp"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "dataplane/checkpoint_kind.hpp"
+#include "dataplane/subtask_runner_inl.hpp"
+
+namespace weir {
+
+void subtask_runner::trigger(const checkpoint_barrier& b) {
+  // Sources only; one that is done takes no more checkpoints (the JobMaster
+  // abandons checkpoints once subtasks finish).
+  if (phase_ != phase::running || !chain_->has_source())
+    return;
+  metered([&] { guarded([&] { take_checkpoint(b); }); });
+}
+
+void subtask_runner::stop_at(const checkpoint_barrier& b) {
+  if (phase_ != phase::running || !chain_->has_source())
+    return;
+  metered([&] { guarded([&] { take_checkpoint(b); }); });
+  halted_ = true;
+}
+
+void subtask_runner::end_input() {
+  if (phase_ != phase::running || !chain_->has_source())
+    return;
+  halted_ = false;
+  metered([&] { guarded([&] { end_of_input(); }); });
+}
+
+void subtask_runner::resume() {
+  if (!halted_)
+    return;
+  halted_ = false;
+  schedule_produce();
+}
+
+/// The alignment of checkpoint `id` completed: snapshot, then process what
+/// waited for it.
+void subtask_runner::aligned(int64_t id) {
+  aligned_id_ = id;
+  aligned_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  clock_() - alignment_start_)
+                  .count();
+  take_checkpoint(checkpoint_barrier{id, pending_kind_});
+  auto held = aligner_.release();
+  replay_.insert(replay_.end(), std::make_move_iterator(held.begin()),
+                 std::make_move_iterator(held.end()));
+}
+
+/// Snapshots the operators, sends the barrier after everything emitted so
+/// far, and acknowledges (once the state is written, when that is left to
+/// another thread: deferred snapshots, and state going to checkpoint
+/// storage).
+void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
+  chain_->prepare_commit(b.id);
+  auto snap = chain_->snapshot(b.id, to_snapshot_kind(b.kind));
+  for (auto& g : chain_->gates())
+    g.emit_barrier(b);
+  drain();
+  storage_.offload(b.id, snap);
+  if (snap.deferred.empty())
+    port_.acknowledge(b.id, alignment_of(b.id), std::move(snap.ready));
+  else
+    port_.write_snapshot(b.id, std::move(snap));
+}
+
+void subtask_runner::snapshot_written(int64_t id, operator_states&& states) {
+  if (terminal())
+    return;
+  metered([&] { guarded([&] { chain_->snapshot_written(id); }); });
+  if (!terminal())
+    port_.acknowledge(id, alignment_of(id), std::move(states));
+}
+
+void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {
+  fail(fmt::format("could not write checkpoint {}: {}", id, error));
+}
+
+void subtask_runner::commit(int64_t id) {
+  if (terminal())
+    return;
+  metered([&] { guarded([&] { chain_->commit(id); }); });
+}
+
+} // namespace weir
