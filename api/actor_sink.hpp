@@ -14,7 +14,7 @@ class actor_system;
 namespace weir {
 
 /// A sink that hands every batch it writes to `receiver`, an actor of this
-/// program (docs/cpp-api.md § Rows in a host actor). It keeps at most
+/// program (docs/cpp-api.md § Lambdas and your own actors). It keeps at most
 /// `credits` batches unanswered per subtask and waits for a reply before
 /// it writes more, so a slow receiver slows the job down like any slow
 /// sink (credit-based backpressure), and nothing is dropped. Use it with
@@ -23,7 +23,7 @@ ops::operator_factory actor_sink(caf::actor_system& sys,
                                  row_receiver_actor receiver,
                                  size_t credits = 8);
 
-/// The rows of `d` as records (docs/rows.md § Records): the key and value
+/// The rows of `d` as records (docs/rows.md § Compatibility): the key and value
 /// of a default schema; any other row as its fields' text.
 std::vector<record> records_of(const row_delivery& d);
 

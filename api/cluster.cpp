@@ -14,8 +14,8 @@
 
 #include "actors/task_executor/task_executor.hpp"
 #include "client/dispatcher_jobs.hpp"
-#include "cluster/gateway.hpp"
-#include "cluster/leader_jobs.hpp"
+#include "ha/gateway.hpp"
+#include "ha/leader_jobs.hpp"
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "config/config.hpp"

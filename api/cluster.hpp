@@ -1,6 +1,6 @@
 #pragma once
 
-// Embedding weir in a host program (docs/cpp-api.md § Embedding): start a
+// Embedding weir in a host program (docs/cpp-api.md § Reference): start a
 // cluster inside the host's own actor system, or connect to a session
 // cluster as a client, or join one as a TaskExecutor; submit jobs built
 // with api/job_builder.hpp and follow them.

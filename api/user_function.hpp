@@ -1,6 +1,6 @@
 #pragma once
 
-// Functions that travel (docs/cpp-api.md § Functions that travel): a
+// Functions that travel (docs/cpp-api.md § Step 2: the same job on a session cluster): a
 // record function defined by name at namespace scope of a user library
 //
 //   WEIR_MAP(shout, [](weir::record&& r) {

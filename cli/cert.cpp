@@ -10,7 +10,7 @@
 
 #include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/remote.hpp"
 #include "net/certificates.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/remote.hpp"
 #include "config/keys.hpp"
 #include "config/parse.hpp"

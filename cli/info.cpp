@@ -5,7 +5,7 @@
 #include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/job_command.hpp"
 #include "cli/job_keys.hpp"
 #include "cli/user_code.hpp"

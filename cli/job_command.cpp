@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/config_flags.hpp"
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "config/keys.hpp"
 

@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 
 #include "cli/config_flags.hpp"
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "client/job_client.hpp"
-#include "cluster/gateway.hpp"
-#include "cluster/leader_jobs.hpp"
+#include "ha/gateway.hpp"
+#include "ha/leader_jobs.hpp"
 #include "messages/errors.hpp"
 #include "config/keys.hpp"
 #include "net/transport.hpp"

@@ -23,7 +23,7 @@ int parse_flags(cxxopts::Options& opts, const std::string& action,
 /// With `stream`, collected records are printed while the job runs (a
 /// driver's output). Returns the exit code; 3 with a one-line error when
 /// the master is lost (a client of an etcd-named cluster waits for the
-/// next leader first: cluster/leader_jobs.hpp), naming `address` (-m) to
+/// next leader first: ha/leader_jobs.hpp), naming `address` (-m) to
 /// wait there again.
 int wait_for_job(client::job_service& jobs, job_id id,
                  const std::string& action, bool stream = false,

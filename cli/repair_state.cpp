@@ -8,7 +8,7 @@
 #include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/remote.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"

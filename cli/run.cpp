@@ -18,7 +18,7 @@
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
 #include "cli/driver_flags.hpp"
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "cli/job_command.hpp"
 #include "cli/job_keys.hpp"

@@ -9,7 +9,7 @@
 #include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
 #include "cli/config_flags.hpp"
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "cli/job_args.hpp"
 #include "cli/remote.hpp"

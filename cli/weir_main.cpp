@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "cli/actions.hpp"
-#include "cluster/job_inspection.hpp"
-#include "cli/exit_codes.hpp"
+#include "rest/job_inspection.hpp"
+#include "process/exit_codes.hpp"
 
 namespace weir::cli {
 
@@ -77,7 +77,7 @@ const std::pair<const char*, action_fn> actions[] = {
   {"repair-state", repair_state_action},
   {"cert", cert_action},
   // Internal: the jobmanager's REST API runs it to load a submission's
-  // libraries outside its own process (cluster/job_inspection.hpp).
+  // libraries outside its own process (rest/job_inspection.hpp).
   {"inspect-job", run_job_inspection},
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // The Dispatcher's client requests over the REST API (weir's client API,
-// cluster/rest_routes_client.cpp): one call each, blocking, for the CLI's
+// rest/routes/client.cpp): one call each, blocking, for the CLI's
 // and a host program's own threads. Errors keep weir's codes (an unknown
 // job is errc::unknown_job, a lost jobmanager errc::peer_lost).
 

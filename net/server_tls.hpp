@@ -14,7 +14,7 @@ bool poll_until(int sock, short events,
                 std::chrono::steady_clock::time_point deadline);
 
 /// The server side of TLS on one blocking socket, for weir's HTTP servers
-/// (cluster/http_guard): the handshake within a deadline, then reads and
+/// (net/http_guard): the handshake within a deadline, then reads and
 /// writes that the caller has polled for. OpenSSL stays in net/.
 class server_tls {
 public:

@@ -10,7 +10,7 @@ import sys
 
 # Lowest first. A folder may include any folder at or before its position.
 LAYERS = ["messages", "config", "net", "client", "storage", "operators", "plan", "dataplane",
-          "actors", "cluster", "api", "cli"]
+          "actors", "cluster", "metrics", "rest", "ha", "process", "api", "cli"]
 # Third-party headers only one folder may use.
 OWNED = {"rocksdb/": "storage", "cxxopts": "cli", "openssl/": "net"}
 # Folders that stay free of actors: no CAF actor headers, no actor interfaces.

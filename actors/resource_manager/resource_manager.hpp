@@ -28,7 +28,7 @@ struct resource_manager_options {
   worker_pool_options pool;
   worker_command worker;
   /// The worker backend (resourcemanager.backend): local processes by
-  /// default; cluster/options.cpp picks Slurm's (slurm_launcher.hpp).
+  /// default; process/options.cpp picks Slurm's (slurm_launcher.hpp).
   std::function<worker_launcher_actor(caf::actor_system&,
                                       resource_manager_actor, worker_command)>
     launcher = spawn_worker_launcher;

@@ -12,7 +12,7 @@
 namespace weir {
 
 /// The Slurm backend's settings (resourcemanager.slurm.*, read by
-/// cluster/options.cpp).
+/// process/options.cpp).
 struct slurm_options {
   /// sbatch --partition and --account ("": Slurm's defaults).
   std::string partition;

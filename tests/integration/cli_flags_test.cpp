@@ -201,3 +201,16 @@ TEST_CASE("weir --version prints the version") {
     CHECK(r.err.empty());
   }
 }
+
+TEST_CASE("a taskmanager that reaches no jobmanager gives up with code 6") {
+  // Code 5 is a jobmanager's lost leadership: each exit code has one
+  // meaning (docs/operations.md § Exit codes).
+  auto address = "127.0.0.1:" + std::to_string(free_port());
+  auto r = run_weir({"taskmanager", "-m", address,
+                     "-Dtaskmanager.registration.timeout=1 s",
+                     "-Dcluster.registration.max-timeout=200 ms"});
+  CHECK(r.exit_code == 6);
+  CHECK(r.err.find("giving up: no jobmanager reachable for 1000 ms "
+                   "(taskmanager.registration.timeout)")
+        != std::string::npos);
+}

@@ -192,13 +192,13 @@ TEST_CASE("the dashboard's files come from the binary; unknown ones are 404") {
   REQUIRE(index);
   CHECK(index->status == 200);
   CHECK(index->get_header_value("Content-Type") == "text/html; charset=utf-8");
-  CHECK(index->body == read_file(source_path("web/index.html")));
+  CHECK(index->body == read_file(source_path("rest/web/index.html")));
   auto app = rest_get(url, "/web/app.js");
   REQUIRE(app);
   CHECK(app->get_header_value("Content-Type")
         == "text/javascript; charset=utf-8");
   CHECK(app->get_header_value("Cache-Control") == "no-cache");
-  CHECK(app->body == read_file(source_path("web/app.js")));
+  CHECK(app->body == read_file(source_path("rest/web/app.js")));
   // Asked again with its ETag: not modified, no body.
   auto again = rest_get(url, "/web/app.js",
                         {{"If-None-Match", app->get_header_value("ETag")}});

@@ -1,5 +1,5 @@
 // A host program (this test) embeds weir in its own actor system
-// (docs/cpp-api.md § Embedding): it joins a session cluster as a
+// (docs/cpp-api.md § Step 2: the same job on a session cluster): it joins a session cluster as a
 // TaskExecutor offering slots, connects to it as a client, submits jobs
 // built in C++ that run on its own slots, and follows them with typed
 // requests.

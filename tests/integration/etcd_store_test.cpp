@@ -16,14 +16,15 @@
 
 #include <fmt/format.h>
 
-#include "cluster/leader_election.hpp"
+#include "ha/leader_election.hpp"
 #include "messages/errors.hpp"
 #include "etcd_server.hpp"
 #include "process.hpp"
-#include "storage/ha/etcd_store.hpp"
+#include "ha/etcd_store.hpp"
 
 using namespace weir;
 using namespace weir::storage;
+using namespace weir::ha;
 using namespace weir::test;
 using namespace std::chrono_literals;
 

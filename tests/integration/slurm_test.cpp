@@ -476,7 +476,7 @@ TEST_CASE("a Slurm worker whose application jobmanager was killed ends by "
   auto jobs = slurm.all_jobs();
   INFO("Slurm's jobs: " << fmt::format("{}", fmt::join(jobs, ", ")));
   CHECK(jobs.size() == workers);
-  // They ended with the taskmanager's exit code 5: FAILED, not cancelled.
+  // They ended with the taskmanager's exit code 6: FAILED, not cancelled.
   for (auto& j : jobs)
     CHECK(j.substr(j.find('|')) == "|FAILED");
 }

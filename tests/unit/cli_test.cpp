@@ -22,8 +22,9 @@
 #include "cli/task_load_lines.hpp"
 #include "cli/taskmanager_flags.hpp"
 #include "cluster/mini_cluster.hpp"
-#include "cluster/processes.hpp"
+#include "process/processes.hpp"
 #include "config/keys.hpp"
+#include "net/address.hpp"
 #include "messages/errors.hpp"
 #include "temp_dir.hpp"
 
@@ -166,11 +167,11 @@ TEST_CASE("a jobmanager's options from the configuration") {
 TEST_CASE("loopback addresses: 127.0.0.0/8, ::1 and localhost only") {
   for (auto a : {"127.0.0.1", "127.255.0.9", "::1", "localhost", "LocalHost",
                  "0:0:0:0:0:0:0:1"})
-    CHECK_MESSAGE(is_loopback_address(a), a);
+    CHECK_MESSAGE(net::is_loopback_address(a), a);
   for (auto a : {"0.0.0.0", "::", "", "10.0.0.1", "128.0.0.1", "::2",
                  "::ffff:10.0.0.1", "localhost.example.com", "master",
                  "127.0.0.1 ", "127.1"})
-    CHECK_FALSE_MESSAGE(is_loopback_address(a), a);
+    CHECK_FALSE_MESSAGE(net::is_loopback_address(a), a);
 }
 
 TEST_CASE("a jobmanager on a non-loopback address needs an explicit TLS "

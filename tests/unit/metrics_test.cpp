@@ -4,10 +4,10 @@
 #include <doctest/doctest.h>
 
 #include "actors/task_executor/task_metrics.hpp"
-#include "cluster/metrics_server.hpp"
-#include "cluster/prometheus_metrics.hpp"
-#include "cluster/prometheus_text.hpp"
-#include "cluster/rest_json.hpp"
+#include "metrics/server.hpp"
+#include "metrics/prometheus.hpp"
+#include "metrics/prometheus_text.hpp"
+#include "rest/json.hpp"
 
 using namespace weir;
 using namespace std::chrono_literals;

@@ -1,11 +1,11 @@
-// The REST API's write requests: reading their bodies (cluster/rest_body)
-// and the table of savepoints and stops it started (cluster/rest_triggers).
+// The REST API's write requests: reading their bodies (rest/body)
+// and the table of savepoints and stops it started (rest/triggers).
 #include <doctest/doctest.h>
 
 #include <thread>
 
-#include "cluster/rest_body.hpp"
-#include "cluster/rest_triggers.hpp"
+#include "rest/body.hpp"
+#include "rest/triggers.hpp"
 
 using namespace weir;
 using namespace weir::rest;

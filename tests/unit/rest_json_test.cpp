@@ -1,8 +1,8 @@
-// The REST API's bodies (cluster/rest_json): Flink's field names over job
+// The REST API's bodies (rest/json): Flink's field names over job
 // statuses, for jobs that run (subtasks known) and jobs that ended.
 #include <doctest/doctest.h>
 
-#include "cluster/rest_json.hpp"
+#include "rest/json.hpp"
 
 using namespace weir;
 using nlohmann::json;

@@ -10,7 +10,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 
-#include "cli/exit_codes.hpp"
+#include "process/exit_codes.hpp"
 #include "cli/remote.hpp"
 #include "client/dispatcher_jobs.hpp"
 #include "cluster/runtime_config.hpp"
@@ -78,14 +78,14 @@ TEST_CASE("a result answered late, just before the Dispatcher ends, reaches "
   // saw the Dispatcher end (exit 3).
   fake_cluster c;
   SUBCASE("weir run, weir wait") {
-    CHECK(c.wait(600ms, true, false) == cli::exit_ok);
+    CHECK(c.wait(600ms, true, false) == exit_ok);
   }
   SUBCASE("weir run -D (polling the driver's output meanwhile)") {
-    CHECK(c.wait(600ms, true, true) == cli::exit_ok);
+    CHECK(c.wait(600ms, true, true) == exit_ok);
   }
 }
 
 TEST_CASE("a Dispatcher that ends without answering: exit 3") {
   fake_cluster c;
-  CHECK(c.wait(10ms, false, false) == cli::exit_cluster_error);
+  CHECK(c.wait(10ms, false, false) == exit_cluster_error);
 }

@@ -1,0 +1,143 @@
+// Write routes of a running job: cancel, savepoint, stop (Flink's paths,
+// bodies and statuses; docs/operations.md § REST API).
+#include "rest/context.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "rest/body.hpp"
+#include "config/keys.hpp"
+#include "messages/errors.hpp"
+
+namespace weir::rest {
+
+namespace {
+
+using Req = httplib::Request;
+using Res = httplib::Response;
+using nlohmann::json;
+
+/// PATCH /jobs/{jobid}?mode=cancel: 202 once the Dispatcher took the
+/// request; 409 for a job that had ended already (Flink since 1.16).
+reply cancel(context& ctx, const std::string& text, const Req& req) {
+  reply refusal;
+  auto id = parse_job_id(text, refusal);
+  if (!id)
+    return refusal;
+  auto mode = req.has_param("mode") ? req.get_param_value("mode") : "cancel";
+  if (mode == "stop")
+    return error_reply(400, "termination mode 'stop' was removed (as in "
+                            "Flink): use POST /jobs/{jobid}/stop");
+  if (mode != "cancel")
+    return error_reply(400, fmt::format("unknown termination mode '{}' "
+                                        "(expected cancel)",
+                                        mode));
+  return ctx.ask_dispatcher<cancel_outcome>(
+    [&](cancel_outcome& o) {
+      if (is_globally_terminal(o.before))
+        return error_reply(409, fmt::format("job {} has already reached "
+                                            "another terminal state ({})",
+                                            id->to_string(),
+                                            to_string(o.before)));
+      return reply{202, json::object()};
+    },
+    cancel_atom_v, *id);
+}
+
+/// Waits for the Dispatcher's answer to a savepoint in an actor of its own
+/// (not on httplib's thread) and records it under trigger `tid`.
+void await_savepoint(context& ctx, dispatcher_actor d, job_id id,
+                     std::string dir, bool stop, std::string tid) {
+  auto triggers = ctx.triggers;
+  ctx.sys.spawn([=](caf::event_based_actor* self) {
+    self->request(d, operation_deadline, savepoint_atom_v, id, dir, stop)
+      .then([=](std::string& path) { triggers->complete(tid, path); },
+            [=](caf::error& err) { triggers->fail(tid, describe(err)); });
+  });
+}
+
+/// POST /jobs/{jobid}/savepoints ({"target-directory", "cancel-job"}) and
+/// /stop ({"targetDirectory", "drain"}): 202 {"request-id"} for a known
+/// job; the savepoint runs on.
+reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
+                        bool stop_route) {
+  reply refusal;
+  auto id = parse_job_id(text, refusal);
+  if (!id)
+    return refusal;
+  auto body = request_body(req, refusal);
+  if (!body)
+    return refusal;
+  std::string problem;
+  auto field = stop_route ? "targetDirectory" : "target-directory";
+  auto given = string_field(*body, field, "", problem);
+  // Flink's drain advances event time; weir has none (as `weir stop`).
+  auto flag = stop_route ? bool_field(*body, "drain", false, problem)
+                         : bool_field(*body, "cancel-job", false, problem);
+  if (!given || !flag)
+    return error_reply(400, problem);
+  // None anywhere fails the operation, as in Flink.
+  auto dir = savepoint_directory(*given, field, problem);
+  if (!dir)
+    return error_reply(400, problem);
+  bool stop = stop_route || *flag;
+  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
+                     resource_manager_actor&) {
+    // An unknown job is refused now (404); any other failure is the
+    // operation's, polled.
+    reply out = error_reply(500, "no answer");
+    self->request(d, answer_deadline, status_atom_v, *id, false)
+      .receive(
+        [&](job_status&) {
+          auto tid = ctx.triggers->start(*id);
+          await_savepoint(ctx, d, *id, *dir, stop, tid);
+          out = reply{202, json{{"request-id", tid}}};
+        },
+        [&](caf::error& err) { out = refused(err); });
+    return out;
+  });
+}
+
+/// GET /jobs/{jobid}/savepoints/{triggerid}.
+reply savepoint_status(context& ctx, const std::string& text,
+                       const std::string& tid) {
+  reply refusal;
+  auto id = parse_job_id(text, refusal);
+  if (!id)
+    return refusal;
+  auto state = ctx.triggers->find(*id, tid);
+  if (!state)
+    return error_reply(404, fmt::format("no savepoint operation {} of job {}",
+                                        tid, id->to_string()));
+  return reply{200, operation_status(*state)};
+}
+
+} // namespace
+
+std::optional<json> request_body(const Req& req, reply& refusal) {
+  std::string problem;
+  auto body = parse_body(req.body, problem);
+  if (!body)
+    refusal = error_reply(problem.rfind(body_too_large, 0) == 0 ? 413 : 400,
+                          problem);
+  return body;
+}
+
+void add_action_routes(httplib::Server& http, context& ctx) {
+  http.Patch(R"(/jobs/([^/]+))", [&ctx](const Req& req, Res& res) {
+    send(res, cancel(ctx, req.matches[1], req));
+  });
+  http.Post(R"(/jobs/([^/]+)/savepoints)", [&ctx](const Req& req, Res& res) {
+    send(res, trigger_savepoint(ctx, req.matches[1], req, false));
+  });
+  http.Post(R"(/jobs/([^/]+)/stop)", [&ctx](const Req& req, Res& res) {
+    send(res, trigger_savepoint(ctx, req.matches[1], req, true));
+  });
+  http.Get(R"(/jobs/([^/]+)/savepoints/([^/]+))",
+           [&ctx](const Req& req, Res& res) {
+             send(res, savepoint_status(ctx, req.matches[1], req.matches[2]));
+           });
+}
+
+} // namespace weir::rest

@@ -1,0 +1,244 @@
+// Job submission over REST: POST /jars/upload keeps a user library (Flink's
+// field "jarfile"), POST /jobs turns a weir job spec into a JobGraph the way
+// `weir run -m` does and submits it (docs/operations.md § REST API).
+#include "rest/job_inspection.hpp"
+#include "rest/context.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "rest/body.hpp"
+#include "config/keys.hpp"
+#include "messages/errors.hpp"
+#include "messages/file_names.hpp"
+#include "plan/job_spec.hpp"
+#include "storage/blob_store.hpp"
+
+namespace weir::rest {
+
+namespace {
+
+using Req = httplib::Request;
+using Res = httplib::Response;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+/// Storing a library (synced) and submitting may take longer than a look-up.
+constexpr auto submit_deadline = std::chrono::seconds{60};
+
+/// The upload id of `name` with these bytes: "<content hash>_<name>" (Flink
+/// prefixes a random id), so that uploading the same library twice keeps
+/// one copy.
+std::string upload_id(const std::string& hash, const std::string& name) {
+  return hash + "_" + name;
+}
+
+/// Writes `bytes` to `path` through a temporary file of its own in a
+/// directory no upload id can name, so that a reader never sees half a
+/// library and two uploads of one library never share a file. An id that
+/// exists has these bytes already (the id holds their hash).
+bool write_file(const fs::path& path, const std::string& bytes) {
+  std::error_code ec;
+  if (fs::exists(path, ec))
+    return true;
+  static std::atomic<uint64_t> next{0};
+  auto incoming = path.parent_path() / ".incoming";
+  fs::create_directories(incoming, ec);
+  auto tmp = incoming / std::to_string(next++);
+  {
+    std::ofstream out{tmp, std::ios::binary | std::ios::trunc};
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      fs::remove(tmp, ec);
+      return false;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec)
+    fs::remove(tmp, ec);
+  return fs::exists(path, ec);
+}
+
+/// Longest library name an upload keeps (its id adds 33 characters and
+/// must stay a file name).
+constexpr size_t max_upload_name = 200;
+
+/// POST /jars/upload: multipart/form-data with the library in "jarfile".
+reply upload(context& ctx, const Req& req) {
+  if (!req.is_multipart_form_data() || !req.has_file("jarfile"))
+    return error_reply(400, "expected multipart/form-data with the library "
+                            "in field 'jarfile'");
+  auto file = req.get_file_value("jarfile");
+  auto name = fs::path{file.filename}.filename().string();
+  if (auto problem = file_name_problem("library name", name); !problem.empty())
+    return error_reply(400, problem);
+  if (name.size() > max_upload_name)
+    return error_reply(400, fmt::format("library name: longer than {} bytes",
+                                        max_upload_name));
+  if (file.content.rfind("\x7f" "ELF", 0) != 0)
+    return error_reply(400, fmt::format("'{}' is not a shared library (no ELF "
+                                        "header)",
+                                        name));
+  auto id = upload_id(storage::content_hash(file.content), name);
+  if (!write_file(fs::path{ctx.upload_dir} / id, file.content))
+    return error_reply(500, fmt::format("cannot store '{}' in {}", name,
+                                        ctx.upload_dir));
+  return reply{200, json{{"filename", id}, {"status", "success"}}};
+}
+
+/// The uploaded libraries a submission names, read back with their blob
+/// references (the name as uploaded, no origin: workers take them from the
+/// blob store). Sets `problem` naming the first unusable one.
+struct uploaded {
+  std::vector<std::string> paths;
+  std::vector<blob_ref> refs;
+  std::vector<std::string> bytes;
+};
+
+uploaded read_uploads(const context& ctx, const std::vector<std::string>& ids,
+                      std::string& problem) {
+  uploaded out;
+  // Each library is read whole: a name listed twice (or a thousand times)
+  // must not multiply that.
+  constexpr size_t max_libraries = 64;
+  if (ids.size() > max_libraries) {
+    problem = fmt::format("field 'libraries': more than {} libraries",
+                          max_libraries);
+    return {};
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto field = fmt::format("libraries[{}]", i);
+    auto& id = ids[i];
+    if (std::find(ids.begin(), ids.begin() + static_cast<long>(i), id)
+        != ids.begin() + static_cast<long>(i)) {
+      problem = fmt::format("field '{}': '{}' is listed twice", field, id);
+      return {};
+    }
+    auto sep = id.find('_');
+    auto path = (fs::path{ctx.upload_dir} / id).string();
+    auto file = is_file_name(id) && sep != std::string::npos
+                  ? storage::read_user_file(path)
+                  : storage::user_file{{}, {}, true, {}};
+    if (!file.ok()) {
+      problem = fmt::format("field '{}': no uploaded library '{}' (POST "
+                            "/jars/upload gives the name)",
+                            field, id);
+      return {};
+    }
+    out.paths.push_back(path);
+    out.refs.push_back(blob_ref{id.substr(sep + 1), file.ref.hash, ""});
+    out.bytes.push_back(std::move(file.bytes));
+  }
+  return out;
+}
+
+/// The JobGraph of a POST /jobs body, resolved and validated as the CLI
+/// does (spec errors name the field, prefixed "spec: "); nothing, with
+/// the 400 reply, when the request is wrong.
+std::optional<job_graph> graph_of(const context& ctx, const json& body,
+                                  uploaded& libs, reply& refusal) {
+  std::string problem;
+  auto spec_field = body.find("spec");
+  if (spec_field == body.end() || !spec_field->is_object()) {
+    refusal = error_reply(400, "field 'spec' must be a weir job spec (a JSON "
+                               "object)");
+    return std::nullopt;
+  }
+  auto ids = strings_field(body, "libraries", problem);
+  auto parallelism = int_field(body, "parallelism", 1, INT32_MAX, problem);
+  auto params = text_map_field(body, "params", problem);
+  auto config = text_map_field(body, "config", problem);
+  if (problem.empty())
+    libs = read_uploads(ctx, ids, problem);
+  if (!problem.empty()) {
+    refusal = error_reply(400, problem);
+    return std::nullopt;
+  }
+  // The libraries load in a child process to check the spec's operators
+  // and derive its schemas, as the client of `weir run -m` does: never in
+  // the jobmanager, which their constructors would run in.
+  job_inspection what;
+  what.spec = spec_field->dump();
+  what.params = {params.begin(), params.end()};
+  if (parallelism)
+    what.parallelism = static_cast<int32_t>(*parallelism);
+  what.config = {config.begin(), config.end()};
+  what.libraries = libs.paths;
+  inspection_limits limits;
+  limits.timeout = ctx.config.get(keys::rest_inspection_timeout);
+  limits.memory_mb = ctx.config.get(keys::rest_inspection_memory).mb;
+  auto graph = inspect_in_child(what, ctx.upload_dir, limits);
+  if (!graph) {
+    refusal = error_reply(400, describe(graph.error()));
+    return std::nullopt;
+  }
+  graph->code.libraries = libs.refs;
+  return std::move(*graph);
+}
+
+/// A refused submission: bad input is 400 (a duplicate id 409), the rest
+/// the cluster's.
+reply submission_refused(const caf::error& err) {
+  auto is = [&](errc code) {
+    return err.category() == errc_category()
+           && err.code() == static_cast<uint8_t>(code);
+  };
+  if (is(errc::duplicate_job))
+    return error_reply(409, describe(err));
+  if (is(errc::invalid_job) || is(errc::invalid_config))
+    return error_reply(400, describe(err));
+  return refused(err);
+}
+
+/// POST /jobs: 202 {"jobid", "jobUrl"} once the Dispatcher stored the job.
+reply submit(context& ctx, const Req& req) {
+  reply refusal;
+  auto body = request_body(req, refusal);
+  if (!body)
+    return refusal;
+  uploaded libs;
+  auto graph = graph_of(ctx, *body, libs, refusal);
+  if (!graph)
+    return refusal;
+  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
+                     resource_manager_actor&) {
+    reply out = error_reply(500, "no answer");
+    bool shipped = true;
+    for (size_t i = 0; shipped && i < libs.refs.size(); ++i)
+      self
+        ->request(d, submit_deadline, blob_atom_v, put_atom_v,
+                  libs.refs[i].hash, libs.bytes[i])
+        .receive([](bool) {},
+                 [&](caf::error& err) {
+                   out = submission_refused(err);
+                   shipped = false;
+                 });
+    if (!shipped)
+      return out;
+    self->request(d, submit_deadline, submit_atom_v, std::move(*graph))
+      .receive(
+        [&](job_id& id) {
+          out = reply{202, json{{"jobid", id.to_string()},
+                                {"jobUrl", "/jobs/" + id.to_string()}}};
+        },
+        [&](caf::error& err) { out = submission_refused(err); });
+    return out;
+  });
+}
+
+} // namespace
+
+void add_submit_routes(httplib::Server& http, context& ctx) {
+  http.Post("/jars/upload", [&ctx](const Req& req, Res& res) {
+    send(res, upload(ctx, req));
+  });
+  http.Post("/jobs", [&ctx](const Req& req, Res& res) {
+    send(res, submit(ctx, req));
+  });
+}
+
+} // namespace weir::rest
