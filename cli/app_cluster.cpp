@@ -11,16 +11,13 @@
 #include <sstream>
 #include <thread>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
-extern char** environ;
+#include "os/spawn.hpp"
 
 namespace weir::cli {
 
@@ -37,28 +34,6 @@ std::string read_text(const std::string& path) {
 }
 
 } // namespace
-
-/// Starts the attached cluster's jobmanager tied to this process: in a
-/// process group of its own (a terminal's Ctrl-C reaches only this client,
-/// which cancels the application) and ended with SIGTERM when this process
-/// dies, however it dies (its workers go with it). Returns 0 or an errno.
-int app_cluster::spawn_tied(std::vector<char*>& argv) {
-  auto parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0)
-    return errno;
-  if (pid == 0) {
-    // Only async-signal-safe calls between fork and exec.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) // the client died before the prctl
-      ::_exit(127);
-    ::execve(argv[0], argv.data(), environ);
-    ::_exit(127);
-  }
-  pid_ = pid;
-  return 0;
-}
 
 std::string own_executable() {
   std::error_code ec;
@@ -93,31 +68,28 @@ bool app_cluster::start(const std::vector<std::string>& config_args,
   if (detached)
     args.push_back("--print-driver-output");
   args.insert(args.end(), config_args.begin(), config_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
   // Attached, the cluster's processes share this terminal's stdout and
   // stderr, so what a driver writes there streams (their event logs go to
-  // logs/). Detached, they run in a session of their own, output to files.
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
+  // logs/); the jobmanager is tied to this process: in a process group of
+  // its own (a terminal's Ctrl-C reaches only this client, which cancels
+  // the application) and ended with SIGTERM when this process dies, however
+  // it dies (its workers go with it). Detached, they run in a session of
+  // their own, output to files.
   auto err_log = dir_ + "/logs/stderr.txt";
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
+  os::spawn_options opts;
+  opts.argv = args;
   if (detached) {
-    auto out_log = dir_ + "/logs/stdout.txt";
-    posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out_log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err_log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+    opts.own_session = true;
+    opts.out = opts.err = os::stream::file;
+    opts.out_file = dir_ + "/logs/stdout.txt";
+    opts.err_file = err_log;
+  } else {
+    opts.own_group = true;
+    opts.parent_death_signal = SIGTERM;
   }
-  int rc = detached ? ::posix_spawn(&pid_, argv[0], &files, &attr,
-                                    argv.data(), environ)
-                    : spawn_tied(argv);
-  posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attr);
+  os::spawned child;
+  int rc = os::spawn(opts, child);
+  pid_ = child.pid;
   if (rc != 0) {
     fmt::print(stderr, "weir run: cannot start the application cluster: {}\n",
                std::strerror(rc));

@@ -40,8 +40,6 @@ public:
   void kill();
 
 private:
-  int spawn_tied(std::vector<char*>& argv);
-
   std::string dir_;
   std::string address_;
   std::string rest_url_;

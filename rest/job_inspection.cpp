@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "actors/resource_manager/command.hpp"
+#include "os/command.hpp"
 #include "messages/errors.hpp"
 #include "operators/library_loader.hpp"
 #include "plan/job_spec.hpp"
@@ -73,7 +73,7 @@ struct file_pair {
 };
 
 /// What became of a child that did not finish its work.
-std::string child_failure(const command_result& r,
+std::string child_failure(const os::command_result& r,
                           const inspection_limits& limits) {
   if (r.start_error != 0)
     return fmt::format("cannot start it: {}", std::strerror(r.start_error));
@@ -116,7 +116,7 @@ caf::expected<job_graph> inspect_in_child(const job_inspection& what,
     return make_error(errc::invalid_job,
                       "field 'libraries': cannot find this program to check "
                       "the spec in a process of its own (/proc/self/exe)");
-  auto r = run_command({weir.string(), "inspect-job", files.request,
+  auto r = os::run_command({weir.string(), "inspect-job", files.request,
                         files.result, std::to_string(limits.memory_mb)},
                        limits.timeout, {}, max_child_output);
   if (!r.timed_out && (r.exit_code == resolved || r.exit_code == refused)) {

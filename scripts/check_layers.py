@@ -9,7 +9,7 @@ import re
 import sys
 
 # Lowest first. A folder may include any folder at or before its position.
-LAYERS = ["messages", "config", "net", "client", "storage", "operators", "plan", "dataplane",
+LAYERS = ["os", "messages", "config", "net", "client", "storage", "operators", "plan", "dataplane",
           "actors", "cluster", "metrics", "rest", "ha", "process", "api", "cli"]
 # Third-party headers only one folder may use.
 OWNED = {"rocksdb/": "storage", "cxxopts": "cli", "openssl/": "net"}

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "actors/common/event_log.hpp"
-#include "actors/resource_manager/command.hpp"
+#include "os/command.hpp"
 
 namespace weir {
 
@@ -66,7 +66,7 @@ bool cancel_jobs(const slurm_options& opts,
   for (auto& j : jobs) {
     if (j.rfind("--name=", 0) == 0) {
       // One name per scancel: it takes no list of names.
-      auto r = run_command(with_command(opts, "scancel", {j}), quick_deadline);
+      auto r = os::run_command(with_command(opts, "scancel", {j}), quick_deadline);
       if (!r.ok()) {
         log_eventf("scancel {}: {}", j, r.problem());
         ok = false;
@@ -77,7 +77,7 @@ bool cancel_jobs(const slurm_options& opts,
   }
   if (ids.empty())
     return ok;
-  auto r = run_command(with_command(opts, "scancel", ids), quick_deadline);
+  auto r = os::run_command(with_command(opts, "scancel", ids), quick_deadline);
   if (!r.ok())
     log_eventf("scancel {}: {}", fmt::join(ids, " "), r.problem());
   return ok && r.ok();
@@ -110,7 +110,7 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
       auto& opts = st.jobs->options();
       auto sbatch = with_command(
         opts, "sbatch", st.jobs->sbatch_arguments(w, st.cmd.log_dir, argv));
-      auto r = run_command(sbatch, command_deadline);
+      auto r = os::run_command(sbatch, command_deadline);
       auto job = r.ok() ? st.jobs->submitted(id, r.out) : std::string{};
       if (job.empty()) {
         auto why = fmt::format("{}: {}", sbatch[0],
@@ -154,7 +154,7 @@ slurm_launcher_impl(self_ptr self, resource_manager_actor rm,
         return;
       }
       // SQUEUE_PARTITION and friends would filter weir's jobs out.
-      auto r = run_command(with_command(st.jobs->options(), "squeue", args),
+      auto r = os::run_command(with_command(st.jobs->options(), "squeue", args),
                            quick_deadline, {"SQUEUE_"});
       // From its end: ticks queued behind a slow squeue do not each run
       // another one.

@@ -10,7 +10,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "actors/common/event_log.hpp"
+#include "os/spawn.hpp"
 
 extern char** environ;
 
@@ -44,46 +44,6 @@ struct launcher_state {
 };
 
 using self_ptr = worker_launcher_actor::stateful_pointer<launcher_state>;
-
-/// Starts `argv` as a worker that gets SIGTERM when this launcher's thread
-/// ends, however the jobmanager ends (even SIGKILL): workers never outlive
-/// their master. Returns 0 or the errno of fork/exec.
-int spawn_tied(std::vector<char*>& argv, pid_t& pid) {
-  int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0)
-    return errno;
-  auto parent = ::getpid();
-  pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(report[0]);
-    ::close(report[1]);
-    return err;
-  }
-  if (pid == 0) {
-    // Only async-signal-safe calls between fork and exec.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) // the master died before the prctl
-      ::_exit(127);
-    ::execve(argv[0], argv.data(), environ);
-    int err = errno;
-    [[maybe_unused]] auto n = ::write(report[1], &err, sizeof err);
-    ::_exit(127);
-  }
-  ::close(report[1]);
-  int err = 0;
-  // The pipe closes on a successful exec (O_CLOEXEC) and reads 0 bytes.
-  ssize_t n;
-  do
-    n = ::read(report[0], &err, sizeof err);
-  while (n < 0 && errno == EINTR);
-  ::close(report[0]);
-  if (n == sizeof err) {
-    ::waitpid(pid, nullptr, 0);
-    return err;
-  }
-  return 0;
-}
 
 /// SIGTERM to all, then SIGKILL to those still there after the grace
 /// period; reaps them.
@@ -122,21 +82,22 @@ launcher_impl(self_ptr self, resource_manager_actor rm, worker_command cmd) {
       auto& st = self->state;
       auto args = st.cmd.arguments(
         worker_request{st.cmd.jobmanager, id, slots, slot});
-      std::vector<char*> argv;
-      argv.push_back(const_cast<char*>(st.cmd.program.c_str()));
-      for (auto& a : args)
-        argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      pid_t pid = 0;
-      if (int err = spawn_tied(argv, pid); err != 0) {
+      // SIGTERM when this launcher's thread ends, however the jobmanager
+      // ends (even SIGKILL): workers never outlive their master.
+      os::spawn_options opts;
+      opts.argv.push_back(st.cmd.program);
+      opts.argv.insert(opts.argv.end(), args.begin(), args.end());
+      opts.parent_death_signal = SIGTERM;
+      os::spawned child;
+      if (int err = os::spawn(opts, child); err != 0) {
         auto why = fmt::format("{}: {}", st.cmd.program, std::strerror(err));
         log_eventf("cannot start worker {}: {}", id.value, why);
         self->send(st.rm, exited_atom_v, id, why);
         return;
       }
-      log_eventf("started worker {} (pid {}): {} {}", id.value, pid,
+      log_eventf("started worker {} (pid {}): {} {}", id.value, child.pid,
                  st.cmd.program, fmt::join(args, " "));
-      (*st.children)[id] = pid;
+      (*st.children)[id] = child.pid;
     },
     [=](cancel_atom, const resource_id& id) {
       auto& st = self->state;

@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "actors/resource_manager/command.hpp"
+#include "os/command.hpp"
 #include "actors/resource_manager/slurm_batch.hpp"
 
 using namespace weir;
@@ -196,33 +196,33 @@ TEST_CASE("sbatch arguments that would hide the jobs from weir are refused") {
 }
 
 TEST_CASE("a command's output, exit code, a missing program and a deadline") {
-  auto ok = run_command({"/bin/sh", "-c", "echo out; echo err >&2"}, 10s);
+  auto ok = os::run_command({"/bin/sh", "-c", "echo out; echo err >&2"}, 10s);
   CHECK(ok.ok());
   CHECK(ok.out == "out\n");
   CHECK(ok.err == "err\n");
-  auto failed = run_command({"/bin/sh", "-c", "echo 'no partition' >&2; exit 1"},
+  auto failed = os::run_command({"/bin/sh", "-c", "echo 'no partition' >&2; exit 1"},
                             10s);
   CHECK_FALSE(failed.ok());
   CHECK(failed.problem() == "it exited with code 1: no partition");
-  auto missing = run_command({"/nonexistent/sbatch"}, 10s);
+  auto missing = os::run_command({"/nonexistent/sbatch"}, 10s);
   CHECK_FALSE(missing.ok());
   CHECK(missing.problem() == "cannot run it: No such file or directory");
-  auto slow = run_command({"/bin/sleep", "30"}, 100ms);
+  auto slow = os::run_command({"/bin/sleep", "30"}, 100ms);
   CHECK(slow.timed_out);
   CHECK(slow.problem() == "it did not end in time (killed)");
   // A wrapper script past its deadline: killed with what it started (its
   // process group).
-  auto wrapper = run_command({"/bin/sh", "-c", "sleep 30; true"}, 100ms);
+  auto wrapper = os::run_command({"/bin/sh", "-c", "sleep 30; true"}, 100ms);
   CHECK(wrapper.timed_out);
 }
 
 TEST_CASE("a command does not see the environment it must not") {
   ::setenv("SQUEUE_PARTITION", "hidden", 1);
   ::setenv("SQUEUE_ACCOUNT", "other", 1);
-  auto env = run_command({"/bin/sh", "-c", "env | grep ^SQUEUE_ | sort"}, 10s,
+  auto env = os::run_command({"/bin/sh", "-c", "env | grep ^SQUEUE_ | sort"}, 10s,
                          {"SQUEUE_"});
   CHECK(env.out == "");
-  auto kept = run_command({"/bin/sh", "-c", "echo $SQUEUE_ACCOUNT"}, 10s);
+  auto kept = os::run_command({"/bin/sh", "-c", "echo $SQUEUE_ACCOUNT"}, 10s);
   CHECK(kept.out == "other\n");
   ::unsetenv("SQUEUE_PARTITION");
   ::unsetenv("SQUEUE_ACCOUNT");

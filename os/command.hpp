@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace weir {
+namespace weir::os {
 
 /// What a finished command left behind.
 struct command_result {
@@ -41,4 +41,4 @@ command_result run_command(const std::vector<std::string>& argv,
                            const std::vector<std::string>& drop_env = {},
                            size_t max_output = SIZE_MAX);
 
-} // namespace weir
+} // namespace weir::os
