@@ -45,7 +45,7 @@ void prepare_actor_system(caf::actor_system_config& cfg);
 /// As above, and CAF's middleman with weir's settings, to connect to or
 /// join a session cluster (remote_access). `config`: configuration keys,
 /// e.g. high-availability.cluster-id and heartbeat.*; errors name the key.
-caf::error
+[[nodiscard]] caf::error
 prepare_remote_actor_system(caf::actor_system_config& cfg,
                             const std::map<std::string, std::string>& config
                             = {});
@@ -79,22 +79,22 @@ public:
   /// it. Errors: one line naming the step or the file (`errc::invalid_job`),
   /// or why a job with in-process steps cannot go to a cluster in another
   /// process (plugin::cannot_travel).
-  caf::expected<job_id> submit(const job_definition& job,
+  [[nodiscard]] caf::expected<job_id> submit(const job_definition& job,
                                const submit_options& opts = {});
 
   /// Blocks until job `id` has ended; its result (state, error, counters,
   /// collected records). A session cluster's jobmanager that goes away
   /// meanwhile is `errc::peer_lost`.
-  caf::expected<job_result> wait(const job_id& id);
+  [[nodiscard]] caf::expected<job_result> wait(const job_id& id);
 
   /// submit, then wait.
-  caf::expected<job_result> run(const job_definition& job);
+  [[nodiscard]] caf::expected<job_result> run(const job_definition& job);
 
-  caf::expected<job_status> status(const job_id& id);
-  caf::expected<cancel_outcome> cancel(const job_id& id);
+  [[nodiscard]] caf::expected<job_status> status(const job_id& id);
+  [[nodiscard]] caf::expected<cancel_outcome> cancel(const job_id& id);
   /// A savepoint of a running job into `dir` (stopping it after, when
   /// `stop`); its path.
-  caf::expected<std::string> savepoint(const job_id& id,
+  [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
                                        bool stop = false);
 
@@ -130,7 +130,7 @@ struct embedded_options {
 /// Destroying it stops it.
 class embedded_cluster : public cluster_client {
 public:
-  static caf::expected<std::unique_ptr<embedded_cluster>>
+  [[nodiscard]] static caf::expected<std::unique_ptr<embedded_cluster>>
   start(caf::actor_system& sys, const embedded_options& opts = {});
 
   ~embedded_cluster() override;
@@ -152,7 +152,7 @@ class remote_access {
 public:
   /// `config`: configuration keys, e.g. high-availability.cluster-id and
   /// the security.ssl.internal.* keys of a TLS cluster.
-  static caf::expected<std::unique_ptr<remote_access>>
+  [[nodiscard]] static caf::expected<std::unique_ptr<remote_access>>
   start(caf::actor_system& sys,
         const std::map<std::string, std::string>& config = {});
 
@@ -163,13 +163,13 @@ public:
   /// else HTTPS when `config` secures the REST API), "HOST:PORT,HOST:PORT"
   /// with standbys, or "etcd://HOST:PORT" for the leader that etcd names.
   /// Clients never speak the cluster's own protocol (docs/security.md).
-  caf::expected<cluster_client> connect(const std::string& address);
+  [[nodiscard]] caf::expected<cluster_client> connect(const std::string& address);
 
   /// Joins the session cluster whose jobmanager's RPC port is at
   /// "HOST:PORT" (jobmanager.rpc.port) as a TaskExecutor offering
   /// `slots` slots; it runs in the host's actor system until the host
   /// sends it an exit message or the jobmanager goes away.
-  caf::expected<task_executor_actor> join(const std::string& address,
+  [[nodiscard]] caf::expected<task_executor_actor> join(const std::string& address,
                                           int32_t slots);
 
 private:

@@ -41,13 +41,13 @@ std::vector<std::string> config_args(const cxxopts::ParseResult& flags);
 /// file does: "--state-dir /a and -Dhigh-availability.storageDir=/b both
 /// set 'high-availability.storageDir'; give one". A file's other values
 /// yield to the command line's.
-caf::error conflicting_values(const configuration& cfg, const key_info& key,
+[[nodiscard]] caf::error conflicting_values(const configuration& cfg, const key_info& key,
                               const std::string& value,
                               const std::string& origin);
 
 /// flag_overrides and flag_replaces: `refuse_conflict` says which.
 template <class Flag, class T>
-caf::error apply_flag(configuration& cfg, const cxxopts::ParseResult& flags,
+[[nodiscard]] caf::error apply_flag(configuration& cfg, const cxxopts::ParseResult& flags,
                       const std::string& flag, const config_key<T>& key,
                       const char* unit, const std::string& typed,
                       bool refuse_conflict) {
@@ -70,7 +70,7 @@ caf::error apply_flag(configuration& cfg, const cxxopts::ParseResult& flags,
 /// the value. The error names that origin, the key and its range; a
 /// conflicting value (conflicting_values) is refused, naming both.
 template <class Flag, class T>
-caf::error flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
+[[nodiscard]] caf::error flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
                           const std::string& flag, const config_key<T>& key,
                           const char* unit = "", const std::string& typed = "") {
   return apply_flag<Flag>(cfg, flags, flag, key, unit, typed, true);
@@ -80,7 +80,7 @@ caf::error flag_overrides(configuration& cfg, const cxxopts::ParseResult& flags,
 /// a launcher sizes one worker of a cluster whose configuration it passes
 /// on (`weir taskmanager`).
 template <class Flag, class T>
-caf::error flag_replaces(configuration& cfg, const cxxopts::ParseResult& flags,
+[[nodiscard]] caf::error flag_replaces(configuration& cfg, const cxxopts::ParseResult& flags,
                          const std::string& flag, const config_key<T>& key,
                          const char* unit = "") {
   return apply_flag<Flag>(cfg, flags, flag, key, unit, "", false);

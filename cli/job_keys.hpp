@@ -23,7 +23,7 @@ enum class job_target { embedded, session };
 /// that the client does not read itself: it configures the cluster's
 /// processes, which were started with their own. Cluster keys of a file are
 /// not refused, as the file may be the one the cluster was started with.
-caf::error carry_job_keys(const configuration& cfg, job_graph& g,
+[[nodiscard]] caf::error carry_job_keys(const configuration& cfg, job_graph& g,
                           job_target target);
 
 } // namespace weir::cli

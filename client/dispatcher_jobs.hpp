@@ -22,26 +22,26 @@ public:
   dispatcher_jobs(caf::actor_system& sys, dispatcher_actor dispatcher);
   ~dispatcher_jobs() override;
 
-  caf::expected<std::vector<job_status>> list() override;
-  caf::expected<job_status> status(const job_id& id, bool detailed) override;
-  caf::expected<cancel_outcome> cancel(const job_id& id) override;
-  caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
-  caf::expected<std::string> savepoint(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<job_status>> list() override;
+  [[nodiscard]] caf::expected<job_status> status(const job_id& id, bool detailed) override;
+  [[nodiscard]] caf::expected<cancel_outcome> cancel(const job_id& id) override;
+  [[nodiscard]] caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
+  [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
                                        bool stop) override;
-  caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<record>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Waits for the Dispatcher's answer: it comes the moment the job ends.
   /// A Dispatcher that goes down first (a remote one whose process died)
   /// is `errc::peer_lost`.
-  caf::expected<std::optional<job_result>>
+  [[nodiscard]] caf::expected<std::optional<job_result>>
   await_result(const job_id& id, std::chrono::milliseconds patience) override;
-  caf::error put_blob(const std::string& hash, std::string bytes) override;
-  caf::expected<job_id> submit(const job_graph& g) override;
+  [[nodiscard]] caf::error put_blob(const std::string& hash, std::string bytes) override;
+  [[nodiscard]] caf::expected<job_id> submit(const job_graph& g) override;
 
 private:
   template <class T, class... Ts>
-  caf::expected<T> ask(caf::timespan timeout, Ts&&... xs);
+  [[nodiscard]] caf::expected<T> ask(caf::timespan timeout, Ts&&... xs);
 
   dispatcher_actor dispatcher_;
   /// One actor for every request: the Dispatcher keeps one result waiter

@@ -23,24 +23,24 @@ class job_client : public job_service {
 public:
   explicit job_client(rest_endpoint at);
 
-  caf::expected<std::vector<job_status>> list() override;
-  caf::expected<job_status> status(const job_id& id, bool detailed) override;
-  caf::expected<cancel_outcome> cancel(const job_id& id) override;
-  caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
-  caf::expected<std::string> savepoint(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<job_status>> list() override;
+  [[nodiscard]] caf::expected<job_status> status(const job_id& id, bool detailed) override;
+  [[nodiscard]] caf::expected<cancel_outcome> cancel(const job_id& id) override;
+  [[nodiscard]] caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
+  [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
                                        bool stop) override;
-  caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<record>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Polls: the REST API answers at once whether the job has ended (a
   /// request that waited would hold one of its threads).
-  caf::expected<std::optional<job_result>>
+  [[nodiscard]] caf::expected<std::optional<job_result>>
   await_result(const job_id& id, std::chrono::milliseconds patience) override;
-  caf::error put_blob(const std::string& hash, std::string bytes) override;
-  caf::expected<job_id> submit(const job_graph& g) override;
+  [[nodiscard]] caf::error put_blob(const std::string& hash, std::string bytes) override;
+  [[nodiscard]] caf::expected<job_id> submit(const job_graph& g) override;
 
   /// The job's result once it has ended; nothing while it runs.
-  caf::expected<std::optional<job_result>> result(const job_id& id);
+  [[nodiscard]] caf::expected<std::optional<job_result>> result(const job_id& id);
 
   const rest_endpoint& endpoint() const {
     return http_.endpoint();
@@ -49,7 +49,7 @@ public:
 private:
   /// Starts an operation at `route` (a checkpoint, a savepoint) and polls
   /// it to its end; its result's text.
-  caf::expected<std::string> operation(const job_id& id, const char* route,
+  [[nodiscard]] caf::expected<std::string> operation(const job_id& id, const char* route,
                                        const nlohmann::json& body);
 
   rest_connection http_;

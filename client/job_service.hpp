@@ -23,30 +23,30 @@ class job_service {
 public:
   virtual ~job_service() = default;
 
-  virtual caf::expected<std::vector<job_status>> list() = 0;
+  [[nodiscard]] virtual caf::expected<std::vector<job_status>> list() = 0;
   /// With every subtask if `detailed` (and the job still runs).
-  virtual caf::expected<job_status> status(const job_id& id,
+  [[nodiscard]] virtual caf::expected<job_status> status(const job_id& id,
                                            bool detailed) = 0;
   /// The job's state before and after the request.
-  virtual caf::expected<cancel_outcome> cancel(const job_id& id) = 0;
+  [[nodiscard]] virtual caf::expected<cancel_outcome> cancel(const job_id& id) = 0;
   /// A checkpoint now (a full one if `full`); its id once completed.
-  virtual caf::expected<int64_t> checkpoint(const job_id& id, bool full) = 0;
+  [[nodiscard]] virtual caf::expected<int64_t> checkpoint(const job_id& id, bool full) = 0;
   /// A savepoint into `dir` (absolute), stopping the job after it when
   /// `stop`; its path.
-  virtual caf::expected<std::string>
+  [[nodiscard]] virtual caf::expected<std::string>
   savepoint(const job_id& id, const std::string& dir, bool stop) = 0;
   /// What the job's collect sinks gathered, from the `offset`-th record on
   /// (a bounded part each time).
-  virtual caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] virtual caf::expected<std::vector<record>> collect(const job_id& id,
                                                      int64_t offset) = 0;
   /// The job's result if it ends within `patience`; nothing if it still
   /// runs then.
-  virtual caf::expected<std::optional<job_result>>
+  [[nodiscard]] virtual caf::expected<std::optional<job_result>>
   await_result(const job_id& id, std::chrono::milliseconds patience) = 0;
   /// Stores a user library or file of a job about to be submitted.
-  virtual caf::error put_blob(const std::string& hash, std::string bytes) = 0;
+  [[nodiscard]] virtual caf::error put_blob(const std::string& hash, std::string bytes) = 0;
   /// Submits `g` (its blobs put first); its id once stored.
-  virtual caf::expected<job_id> submit(const job_graph& g) = 0;
+  [[nodiscard]] virtual caf::expected<job_id> submit(const job_graph& g) = 0;
 };
 
 } // namespace weir::client

@@ -53,12 +53,12 @@ public:
   /// Sends a request and reads the answer within `timeout`. A jobmanager
   /// that cannot be reached, or that breaks off, is `errc::peer_lost` with
   /// one line naming the URL and what failed.
-  caf::expected<rest_answer> get(const std::string& path,
+  [[nodiscard]] caf::expected<rest_answer> get(const std::string& path,
                                  std::chrono::milliseconds timeout);
-  caf::expected<rest_answer> post(const std::string& path,
+  [[nodiscard]] caf::expected<rest_answer> post(const std::string& path,
                                   const nlohmann::json& body,
                                   std::chrono::milliseconds timeout);
-  caf::expected<rest_answer> put(const std::string& path, std::string bytes,
+  [[nodiscard]] caf::expected<rest_answer> put(const std::string& path, std::string bytes,
                                  std::chrono::milliseconds timeout);
 
   const rest_endpoint& endpoint() const {

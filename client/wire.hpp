@@ -27,6 +27,6 @@ nlohmann::json encode(const job_graph& x);
 /// Reads a `T` from `j`; an error (`errc::invalid_job`) names `what` and
 /// the field that does not fit.
 template <class T>
-caf::expected<T> decode(const nlohmann::json& j, std::string_view what);
+[[nodiscard]] caf::expected<T> decode(const nlohmann::json& j, std::string_view what);
 
 } // namespace weir::wire

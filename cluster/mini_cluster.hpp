@@ -68,7 +68,7 @@ struct mini_cluster_options {
 class mini_cluster {
 public:
   /// Starts the cluster; fails when the state directory cannot be opened.
-  static caf::expected<std::unique_ptr<mini_cluster>>
+  [[nodiscard]] static caf::expected<std::unique_ptr<mini_cluster>>
   start(caf::actor_system& sys, const mini_cluster_options& opts);
 
   ~mini_cluster();
@@ -96,7 +96,7 @@ private:
 /// Starts the embedded cluster of `weir run`: when `opts.state_dir` is set,
 /// opens it and claims it for `cluster_id` first (a directory of another
 /// cluster is refused), then mini_cluster::start.
-caf::expected<std::unique_ptr<mini_cluster>>
+[[nodiscard]] caf::expected<std::unique_ptr<mini_cluster>>
 start_local_cluster(caf::actor_system& sys, mini_cluster_options opts,
                     const std::string& cluster_id);
 

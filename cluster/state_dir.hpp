@@ -15,7 +15,7 @@ class kv_store;
 /// (storage/state_identity.hpp). Errors: `errc::storage_locked` while
 /// another process holds it, `errc::storage_failure` when it belongs to
 /// another cluster (the context says whose), the store's own errors.
-caf::expected<std::shared_ptr<storage::kv_store>>
+[[nodiscard]] caf::expected<std::shared_ptr<storage::kv_store>>
 open_state_dir(const std::string& dir, const std::string& cluster_id);
 
 } // namespace weir

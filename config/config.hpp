@@ -33,14 +33,14 @@ public:
   /// Reads `file` when given (a missing file is an error), then applies
   /// `dynamic` ("key=value" each) and checks the keys that depend on each
   /// other (heartbeats, registration backoff).
-  static caf::expected<configuration>
+  [[nodiscard]] static caf::expected<configuration>
   load(const std::optional<std::string>& file,
        const std::vector<std::string>& dynamic);
 
   /// Applies `values` (say, a job's own settings, or a flag's value) on top;
   /// the error names `origin` and the key, and `origin` is each value's
   /// origin from then on.
-  caf::error apply(const std::map<std::string, std::string>& values,
+  [[nodiscard]] caf::error apply(const std::map<std::string, std::string>& values,
                    const std::string& origin);
 
   /// The value of `key`: the file's or a dynamic property's, else the
@@ -83,7 +83,7 @@ private:
   /// The set value of a key, else its default.
   std::string raw(std::string_view key, std::string_view default_value) const;
   /// Cross-checks of keys that depend on each other.
-  caf::error check_consistency() const;
+  [[nodiscard]] caf::error check_consistency() const;
 
   std::map<std::string, std::string> values_;
   std::map<std::string, std::string> origins_; ///< of each set value
@@ -92,7 +92,7 @@ private:
 /// Checks that a job sets only keys of scope `config_scope::job` (its
 /// spec's `config`); the error (`errc::invalid_config`) names the first
 /// other key.
-caf::error check_job_config(const std::map<std::string, std::string>& keys);
+[[nodiscard]] caf::error check_job_config(const std::map<std::string, std::string>& keys);
 
 /// Whether `origin` (a config_entry's) is the command line: -D or a flag
 /// ("-Dkey=value", "--slots 4"), not a file.

@@ -70,23 +70,23 @@ public:
   etcd_client& operator=(const etcd_client&) = delete;
 
   /// A new lease of `ttl` seconds; its id.
-  caf::expected<int64_t> grant_lease(int64_t ttl);
+  [[nodiscard]] caf::expected<int64_t> grant_lease(int64_t ttl);
 
   /// Renews `lease`; the seconds it has left, 0 when it has expired (or was
   /// revoked).
-  caf::expected<int64_t> keep_alive(int64_t lease);
+  [[nodiscard]] caf::expected<int64_t> keep_alive(int64_t lease);
 
   /// Ends `lease` at once, removing the keys attached to it.
-  caf::error revoke(int64_t lease);
+  [[nodiscard]] caf::error revoke(int64_t lease);
 
   /// The entries of [key, range_end) (`key` alone when range_end is empty),
   /// in key order.
-  caf::expected<std::vector<etcd_entry>> range(std::string_view key,
+  [[nodiscard]] caf::expected<std::vector<etcd_entry>> range(std::string_view key,
                                                std::string_view range_end
                                                = {});
 
   /// Runs `success` when every condition holds, else `failure`, atomically.
-  caf::expected<etcd_txn_result> txn(const std::vector<etcd_condition>& when,
+  [[nodiscard]] caf::expected<etcd_txn_result> txn(const std::vector<etcd_condition>& when,
                                      const std::vector<etcd_op>& success,
                                      const std::vector<etcd_op>& failure = {});
 
@@ -100,7 +100,7 @@ private:
   struct connection;
 
   /// POSTs `body` to `path` ("/v3/kv/range"); the response body.
-  caf::expected<std::string> post(const std::string& path,
+  [[nodiscard]] caf::expected<std::string> post(const std::string& path,
                                   const std::string& body);
 
   std::vector<std::string> endpoints_;

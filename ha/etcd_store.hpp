@@ -37,7 +37,7 @@ public:
   /// under `prefix` in etcd, and removes files of earlier leaders that no
   /// pointer names (writes that a crash cut short). Call it as the leader,
   /// holding `fence`; `fenced(why)` runs when a write finds the fence gone.
-  static caf::expected<std::unique_ptr<etcd_store>>
+  [[nodiscard]] static caf::expected<std::unique_ptr<etcd_store>>
   open(std::shared_ptr<etcd_client> etcd, std::string dir, std::string prefix,
        etcd_fence fence, std::function<void(const std::string&)> fenced = {});
 
@@ -51,13 +51,13 @@ public:
                                        const std::string& dir,
                                        const std::string& prefix);
 
-  caf::expected<std::optional<std::string>> get(column c,
+  [[nodiscard]] caf::expected<std::optional<std::string>> get(column c,
                                                 std::string_view key) override;
 
-  caf::error put(column c, std::string_view key, std::string_view value,
+  [[nodiscard]] caf::error put(column c, std::string_view key, std::string_view value,
                  durability d) override;
 
-  caf::error remove(column c, std::string_view key, durability d) override;
+  [[nodiscard]] caf::error remove(column c, std::string_view key, durability d) override;
 
   /// One etcd transaction, conditioned on the fence and on each key being
   /// as it was read just before (a write that arrives late cannot undo a
@@ -65,18 +65,18 @@ public:
   /// etcd does not answer, the pointers are read back to learn whether it
   /// was applied; an error means it was not (or that this is unknown, in
   /// which case the next leader's garbage collection settles the files).
-  caf::error write(const write_batch& batch, durability d) override;
+  [[nodiscard]] caf::error write(const write_batch& batch, durability d) override;
 
-  caf::error scan_prefix(column c, std::string_view prefix,
+  [[nodiscard]] caf::error scan_prefix(column c, std::string_view prefix,
                          const scan_callback& f) override;
 
   /// A pointer whose value file is missing or damaged goes to `bad`.
-  caf::error scan_readable(column c, const scan_callback& f,
+  [[nodiscard]] caf::error scan_readable(column c, const scan_callback& f,
                            const unreadable_callback& bad) override;
 
 private:
   /// scan_prefix and scan_readable: `bad` (if any) takes unreadable values.
-  caf::error scan_values(column c, std::string_view prefix,
+  [[nodiscard]] caf::error scan_values(column c, std::string_view prefix,
                          const scan_callback& f,
                          const unreadable_callback* bad);
 
@@ -90,20 +90,20 @@ private:
   /// Reads the value file `name` names (relative to dir_), the value of
   /// pointer `key`; a name that is not one of this store's value files is
   /// damage (etcd is not trusted to name paths).
-  caf::expected<std::string> read_value(column c, std::string_view key,
+  [[nodiscard]] caf::expected<std::string> read_value(column c, std::string_view key,
                                         const std::string& name) const;
 
   /// Whether `name` is the name of a value file of column `c`.
   static bool value_file(column c, const std::string& name);
 
   /// The refusal of a write of `batch` that found the fence gone.
-  caf::error refused(const write_batch& batch);
+  [[nodiscard]] caf::error refused(const write_batch& batch);
 
   /// Writes `value` to a new file of column `c`; its name.
-  caf::expected<std::string> write_value(column c, std::string_view value);
+  [[nodiscard]] caf::expected<std::string> write_value(column c, std::string_view value);
 
   /// Removes the files no pointer names.
-  caf::error collect_garbage();
+  [[nodiscard]] caf::error collect_garbage();
 
   std::shared_ptr<etcd_client> etcd_;
   std::string dir_;

@@ -46,7 +46,7 @@ std::optional<std::vector<endpoint>> parse_endpoints(const std::string& text);
 /// The URL of the REST API of cluster `cluster_id`'s leader, as the etcd
 /// members `members` name it; `errc::timeout` (one line) while none leads
 /// or the leader has no REST API.
-caf::expected<std::string> rest_leader_of(const std::vector<endpoint>& members,
+[[nodiscard]] caf::expected<std::string> rest_leader_of(const std::vector<endpoint>& members,
                                           std::chrono::milliseconds timeout,
                                           const std::string& cluster_id);
 
@@ -54,14 +54,14 @@ caf::expected<std::string> rest_leader_of(const std::vector<endpoint>& members,
 /// connect with a deadline, so a silent peer cannot hang the caller) and
 /// looks up its Dispatcher and ResourceManager. The actor system must have
 /// CAF's middleman loaded.
-caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
+[[nodiscard]] caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
 connect_gateway(caf::actor_system& sys, const endpoint& at,
                 std::chrono::milliseconds timeout);
 
 /// Tries each address in turn (the leader is whichever answers); the error
 /// of the last one when none does. etcd addresses are asked for the address
 /// of cluster `cluster_id`'s leader first.
-caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
+[[nodiscard]] caf::expected<std::pair<dispatcher_actor, resource_manager_actor>>
 connect_gateway(caf::actor_system& sys, const std::vector<endpoint>& any_of,
                 std::chrono::milliseconds timeout,
                 const std::string& cluster_id);

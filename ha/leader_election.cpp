@@ -209,8 +209,9 @@ leadership::campaign(const etcd_ha_options& opts,
     }
     pause(opts.retry, stop);
   }
+  // Best effort: a lease that is not revoked expires within its TTL.
   if (lease != 0)
-    etcd->revoke(lease);
+    static_cast<void>(etcd->revoke(lease));
   return nullptr;
 }
 
@@ -232,8 +233,10 @@ leadership::~leadership() {
     keeper_.join();
   if (watchdog_.joinable())
     watchdog_.join();
+  // A standby takes over at once; should the revoke fail, once the lease
+  // expired.
   if (!ended_)
-    etcd_->revoke(lease_); // a standby takes over at once
+    static_cast<void>(etcd_->revoke(lease_));
 }
 
 caf::error leadership::publish(const std::string& address,

@@ -31,7 +31,7 @@ struct etcd_ha_options {
   /// The options when high-availability.type is etcd, nothing when it is
   /// not; an error (`errc::invalid_config`, naming the key) when the
   /// endpoints are missing or malformed.
-  static caf::expected<std::optional<etcd_ha_options>>
+  [[nodiscard]] static caf::expected<std::optional<etcd_ha_options>>
   from(const configuration& cfg);
 };
 
@@ -48,13 +48,13 @@ std::string store_prefix(const std::string& cluster_id);
 
 /// The address of cluster `cluster_id`'s leader as etcd names it; "" while
 /// no jobmanager leads (or the leader does not listen yet).
-caf::expected<std::string> find_leader(ha::etcd_client& etcd,
+[[nodiscard]] caf::expected<std::string> find_leader(ha::etcd_client& etcd,
                                        const std::string& cluster_id);
 
 /// The URL of cluster `cluster_id`'s leader's REST API as etcd names it;
 /// "" when there is none (no leader, or one without a REST API: ask
 /// find_leader which).
-caf::expected<std::string> find_rest_leader(ha::etcd_client& etcd,
+[[nodiscard]] caf::expected<std::string> find_rest_leader(ha::etcd_client& etcd,
                                             const std::string& cluster_id);
 
 /// This jobmanager's leadership of a cluster, won in etcd: the leader key,
@@ -88,7 +88,7 @@ public:
   /// Publishes this leader's HOST:PORT under the leader key, and its REST
   /// API's URL (unless "") under rest_leader_key; fails when the leadership
   /// was lost meanwhile.
-  caf::error publish(const std::string& address, const std::string& rest_url);
+  [[nodiscard]] caf::error publish(const std::string& address, const std::string& rest_url);
 
   /// Starts keeping the lease alive (call it at once after the campaign:
   /// the first renewal is immediate); `lost(why)` runs once, on a thread of

@@ -26,18 +26,18 @@ public:
   leader_jobs(rest_target t, std::chrono::milliseconds patience, note_fn note);
   ~leader_jobs() override;
 
-  caf::expected<std::vector<job_status>> list() override;
-  caf::expected<job_status> status(const job_id& id, bool detailed) override;
-  caf::expected<cancel_outcome> cancel(const job_id& id) override;
-  caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
-  caf::expected<std::string> savepoint(const job_id& id, const std::string& dir,
+  [[nodiscard]] caf::expected<std::vector<job_status>> list() override;
+  [[nodiscard]] caf::expected<job_status> status(const job_id& id, bool detailed) override;
+  [[nodiscard]] caf::expected<cancel_outcome> cancel(const job_id& id) override;
+  [[nodiscard]] caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
+  [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id, const std::string& dir,
                                        bool stop) override;
-  caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<record>> collect(const job_id& id,
                                              int64_t offset) override;
-  caf::expected<std::optional<job_result>>
+  [[nodiscard]] caf::expected<std::optional<job_result>>
   await_result(const job_id& id, std::chrono::milliseconds patience) override;
-  caf::error put_blob(const std::string& hash, std::string bytes) override;
-  caf::expected<job_id> submit(const job_graph& g) override;
+  [[nodiscard]] caf::error put_blob(const std::string& hash, std::string bytes) override;
+  [[nodiscard]] caf::expected<job_id> submit(const job_graph& g) override;
 
 private:
   /// `request(leader)` on the current leader, again on the next one while
@@ -48,7 +48,7 @@ private:
 
   /// Waits for a leader that answers, other than the one lost with `why`
   /// (none: the first look-up); an error once patience is exhausted.
-  caf::error find_leader(const caf::error& why);
+  [[nodiscard]] caf::error find_leader(const caf::error& why);
 
   rest_target target_;
   std::chrono::milliseconds patience_;
@@ -61,7 +61,7 @@ private:
 /// the first answering of several, or leader_jobs for etcd://, whose
 /// patience is client.leader-wait. One-line errors as
 /// resolve_rest_target's.
-caf::expected<std::unique_ptr<client::job_service>>
+[[nodiscard]] caf::expected<std::unique_ptr<client::job_service>>
 connect_jobs(const std::string& address, const configuration& cfg,
              leader_jobs::note_fn note);
 

@@ -35,17 +35,17 @@ struct rest_target {
 /// leader is looked up when asked). A malformed address is
 /// `errc::invalid_config` naming it; unusable TLS files
 /// `errc::invalid_config` naming the key and file.
-caf::expected<rest_target> resolve_rest_target(const std::string& address,
+[[nodiscard]] caf::expected<rest_target> resolve_rest_target(const std::string& address,
                                                const configuration& cfg);
 
 /// The REST API that etcd names as `t`'s leader's now: unreachable etcd is
 /// `errc::storage_failure`, no leader `errc::timeout`.
-caf::expected<client::rest_endpoint>
+[[nodiscard]] caf::expected<client::rest_endpoint>
 current_rest_leader(const rest_target& t, std::chrono::milliseconds timeout);
 
 /// A client of the first of `t.candidates` that answers (only a leader
 /// serves a REST API); the error of the last one when none does.
-caf::expected<std::unique_ptr<client::job_client>>
+[[nodiscard]] caf::expected<std::unique_ptr<client::job_client>>
 first_answering(const rest_target& t);
 
 } // namespace weir

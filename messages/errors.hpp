@@ -90,7 +90,7 @@ std::optional<errc> parse_errc(std::string_view name);
 caf::atom_value errc_category();
 
 /// Builds an error of `code` with a one-line description.
-caf::error make_error(errc code, std::string context = {});
+[[nodiscard]] caf::error make_error(errc code, std::string context = {});
 
 /// The one-line description of an error: the context string for weir errors,
 /// CAF's own rendering otherwise.

@@ -127,7 +127,7 @@ std::string encode(const row_batch& b);
 bool decode(std::string_view bytes, row_batch& out);
 
 /// caf::error for a batch that does not decode.
-caf::error malformed_batch_error();
+[[nodiscard]] caf::error malformed_batch_error();
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_batch& x) {

@@ -29,7 +29,7 @@ public:
   /// Listens on `address` at the first free port of `ports` and starts
   /// serving; an error (`errc::invalid_config`, one line naming the keys)
   /// when no port of it can be used.
-  static caf::expected<std::unique_ptr<metrics_server>>
+  [[nodiscard]] static caf::expected<std::unique_ptr<metrics_server>>
   start(std::shared_ptr<task_metrics> metrics, std::string tm_id,
         const std::string& address, port_range ports);
 

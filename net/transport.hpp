@@ -17,7 +17,7 @@ namespace weir::net {
 /// guarded connections, with TLS when enabled. `log` gets one line per
 /// refused connection. Fails (naming the key and file) when the TLS files
 /// are unusable.
-caf::error start_transport(caf::actor_system& sys,
+[[nodiscard]] caf::error start_transport(caf::actor_system& sys,
                            const transport_settings& settings,
                            std::function<void(const std::string&)> log);
 
@@ -45,7 +45,7 @@ private:
 caf::io::middleman_actor middleman_of(caf::actor_system& sys);
 
 /// Listens for `whom` on addr:port through the transport; the bound port.
-caf::expected<uint16_t> publish(caf::actor_system& sys,
+[[nodiscard]] caf::expected<uint16_t> publish(caf::actor_system& sys,
                                 const caf::strong_actor_ptr& whom,
                                 std::set<std::string> interface,
                                 uint16_t port, const std::string& addr);

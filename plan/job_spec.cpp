@@ -481,8 +481,8 @@ resolve_job_graph(const job_spec& spec,
   make_paths_absolute(g, reg);
   if (auto err = validate_job_graph(g, client_validation(operators)))
     return spec_error(origin, describe(err));
-  if (auto problem = derive_schemas(g, reg); !problem.empty())
-    return spec_error(origin, problem);
+  if (auto err = derive_schemas(g, reg))
+    return spec_error(origin, describe(err));
   return g;
 }
 

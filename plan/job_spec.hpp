@@ -60,11 +60,11 @@ struct job_spec {
 /// Reads and checks a job spec file. Errors (`errc::invalid_job`) are one
 /// line naming the file and the field, e.g. "x.json:3:17: syntax error: ..."
 /// or "x.json: vertices[2].operator: missing".
-caf::expected<job_spec> parse_job_spec(const std::string& path);
+[[nodiscard]] caf::expected<job_spec> parse_job_spec(const std::string& path);
 
 /// Like `parse_job_spec`, for a spec already in memory; `origin` names it in
 /// errors.
-caf::expected<job_spec> parse_job_spec_text(std::string_view text,
+[[nodiscard]] caf::expected<job_spec> parse_job_spec_text(std::string_view text,
                                             std::string origin);
 
 /// Names of the job parameters, sorted (what `--name value` may override).
@@ -72,7 +72,7 @@ std::vector<std::string> param_names(const job_spec& spec);
 
 /// Turns program arguments (`--name value` or `--name=value`) into a map from
 /// parameter name to value; rejects anything else.
-caf::expected<std::map<std::string, std::string>>
+[[nodiscard]] caf::expected<std::map<std::string, std::string>>
 parse_program_args(const std::vector<std::string>& args);
 
 /// Builds the JobGraph: program arguments (names without `--`) override job
@@ -82,7 +82,7 @@ parse_program_args(const std::vector<std::string>& args);
 /// configuration, shape, every operator against `operators`, default: the
 /// built-in ones) and derives every edge's schema and key with the same
 /// operators (`derive_schemas`). The job id is left nil.
-caf::expected<job_graph>
+[[nodiscard]] caf::expected<job_graph>
 resolve_job_graph(const job_spec& spec,
                   const std::map<std::string, std::string>& program_args,
                   std::optional<int32_t> default_parallelism = std::nullopt,

@@ -14,7 +14,7 @@ namespace weir {
 /// same parallelism. Returns none, or `errc::invalid_job` with one line
 /// naming the savepoint and the vertex. The client checks this before it
 /// submits a job with `-s`/`-r`, the JobMaster again when it restores.
-caf::error check_savepoint_fits(const job_graph& g, const savepoint_data& sp,
+[[nodiscard]] caf::error check_savepoint_fits(const job_graph& g, const savepoint_data& sp,
                                 bool ignore_unclaimed, const std::string& path);
 
 } // namespace weir

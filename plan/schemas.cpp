@@ -124,23 +124,26 @@ ops::derived_schema output_of(const vertex_spec& v, ops::role r,
 
 } // namespace
 
-std::string derive_schemas(job_graph& g, const ops::registry& reg,
-                           schema_source from) {
+caf::error derive_schemas(job_graph& g, const ops::registry& reg,
+                          schema_source from) {
+  auto invalid = [](std::string what) {
+    return make_error(errc::invalid_job, std::move(what));
+  };
   for (auto index : topological_order(g)) {
     auto& v = g.vertices[static_cast<size_t>(index)];
     std::string problem;
     auto q = input_of(g, v, problem);
     if (!problem.empty())
-      return problem;
+      return invalid(std::move(problem));
     auto r = vertex_role(g, index);
     auto out = output_of(v, r, q, reg, from);
     if (!out.problem.empty())
-      return fmt::format("vertex '{}': {}", v.id, out.problem);
+      return invalid(fmt::format("vertex '{}': {}", v.id, out.problem));
     if (r == ops::role::sink)
       out.value = schema{};
     else if (out.value.empty() && feeds_others(g, v.id))
-      return fmt::format("vertex '{}': operator '{}' emits no fields", v.id,
-                         v.op);
+      return invalid(fmt::format("vertex '{}': operator '{}' emits no fields",
+                                 v.id, v.op));
     v.output = std::move(out.value);
   }
   return {};
@@ -153,7 +156,7 @@ bool has_schemas(const job_graph& g) {
   return true;
 }
 
-std::string derive_missing_schemas(job_graph& g) {
+caf::error derive_missing_schemas(job_graph& g) {
   return derive_schemas(g, ops::registry::builtin(),
                         has_schemas(g) ? schema_source::graph
                                        : schema_source::registry_or_defaults);

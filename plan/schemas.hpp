@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include <caf/error.hpp>
+
+#include "messages/errors.hpp"
 #include "messages/job_graph.hpp"
 
 namespace weir::ops {
@@ -36,13 +39,14 @@ enum class schema_source {
 /// - the vertex's output is what the operator emits for that input and key
 ///   (a sink's is empty; one that feeds other vertices must emit some
 ///   field).
-/// Fills vertex_spec::output and edge_spec::key. Returns "" or the first
-/// problem as one line naming the vertex or edge, the field and the types,
+/// Fills vertex_spec::output and edge_spec::key. Returns the first problem
+/// (errc::invalid_job) as one line naming the vertex or edge, the field and the types,
 /// e.g. "vertex 'j': its inputs differ: 'a' sends (x: int64), 'b' sends
 /// (x: string)" or "edge 'a' -> 'b': key field 'usr' is not in (user:
 /// string, bytes: int64)".
-std::string derive_schemas(job_graph& g, const ops::registry& reg,
-                           schema_source from = schema_source::registry);
+[[nodiscard]] caf::error
+derive_schemas(job_graph& g, const ops::registry& reg,
+               schema_source from = schema_source::registry);
 
 /// Whether the graph's schemas were derived: every vertex that feeds others
 /// has an output schema. JobGraphs stored or sent before rows have none.
@@ -51,7 +55,8 @@ bool has_schemas(const job_graph& g);
 /// The cluster's side (the Dispatcher, on submission and recovery): checks
 /// the schemas of a graph that has them (schema_source::graph) and derives
 /// those of one that has none with the built-in operators
-/// (schema_source::registry_or_defaults). Returns "" or the problem.
-std::string derive_missing_schemas(job_graph& g);
+/// (schema_source::registry_or_defaults). Returns the problem
+/// (errc::invalid_job), as derive_schemas.
+[[nodiscard]] caf::error derive_missing_schemas(job_graph& g);
 
 } // namespace weir

@@ -40,7 +40,7 @@ struct validation_options {
 /// the registry lacks is left to the workers when the job brings user code.
 /// Returns none, `errc::invalid_config` for its `config`, or
 /// `errc::invalid_job`; the context is one line naming the problem.
-caf::error validate_job_graph(const job_graph& g,
+[[nodiscard]] caf::error validate_job_graph(const job_graph& g,
                               const validation_options& opts);
 
 /// The client's options: the given operators (nullptr: built-in), files

@@ -66,7 +66,7 @@ struct jobmanager_options {
   /// and JobMasters' keys, heartbeats, supervision and remoting. Fails
   /// (`errc::invalid_config`) when the address needs a TLS decision that
   /// was not made (listen_security_warning).
-  static caf::expected<jobmanager_options> from(const configuration& cfg);
+  [[nodiscard]] static caf::expected<jobmanager_options> from(const configuration& cfg);
 };
 
 /// The rule for a jobmanager that listens on `address`
@@ -76,7 +76,7 @@ struct jobmanager_options {
 /// (`errc::invalid_config`, one line: "refusing to listen on ADDR without
 /// TLS: ..."), the warning for the event log when it is false ("WARNING:
 /// listening on ADDR without TLS: ..."), else "".
-caf::expected<std::string>
+[[nodiscard]] caf::expected<std::string>
 listen_security_warning(const configuration& cfg, const std::string& address);
 
 /// Runs a jobmanager until SIGINT or SIGTERM: a Dispatcher and a

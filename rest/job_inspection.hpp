@@ -40,7 +40,7 @@ struct inspection_limits {
 /// result files. On failure the error's context is one line: the spec's or
 /// library's problem as `weir run` names it, or what became of the child.
 /// Blocks the calling thread (a REST worker).
-caf::expected<job_graph> inspect_in_child(const job_inspection& what,
+[[nodiscard]] caf::expected<job_graph> inspect_in_child(const job_inspection& what,
                                           const std::string& work_dir,
                                           const inspection_limits& limits);
 

@@ -30,7 +30,7 @@ struct rest_security {
   /// (`errc::invalid_config`, one line) unless that was decided explicitly
   /// (security.ssl.rest.authentication-enabled: false), then a warning;
   /// "" otherwise.
-  caf::expected<std::string> listen_warning(const configuration& cfg,
+  [[nodiscard]] caf::expected<std::string> listen_warning(const configuration& cfg,
                                             const std::string& address) const;
 };
 

@@ -25,14 +25,14 @@ public:
   /// Listens on address:port (0: any free port) and starts serving (HTTPS
   /// with security.ssl.rest.enabled); an error (`errc::invalid_config`, one
   /// line) when it cannot bind or use its TLS files.
-  static caf::expected<std::unique_ptr<rest_server>>
+  [[nodiscard]] static caf::expected<std::unique_ptr<rest_server>>
   start(caf::actor_system& sys, supervisor_actor supervisor,
         const configuration& config, const std::string& address,
         uint16_t port);
 
   /// Checks the REST API's TLS settings (security.ssl.rest.*) the way
   /// start() uses them: `errc::invalid_config` naming the key and the file.
-  static caf::error check_config(const configuration& config);
+  [[nodiscard]] static caf::error check_config(const configuration& config);
 
   /// Stops serving and joins its threads.
   ~rest_server();

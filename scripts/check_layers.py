@@ -2,7 +2,10 @@
 """Checks the dependency direction between weir's folders
 (docs/architecture.md § Layers): a file may include its own folder and the
 folders below it, never one above. Also: RocksDB's headers only in storage/,
-cxxopts only in cli/, no actor headers in dataplane/, operators/ or plan/.
+cxxopts only in cli/, no actor headers in dataplane/, operators/ or plan/;
+and the error convention (docs/architecture.md § Errors and logging): a
+function a header declares returning caf::error or caf::expected is
+[[nodiscard]], so no error is dropped silently.
 Prints one line per violation and exits 1 if there is any."""
 import pathlib
 import re
@@ -18,6 +21,22 @@ ACTOR_FREE = {"operators", "plan", "dataplane"}
 ACTOR_HEADERS = re.compile(r"caf/(.*actor.*|all|io/.*|scheduled_actor|"
                            r"stateful_actor|typed_.*)\.hpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+# A declaration whose return type is an error: `caf::error f(`, or the
+# type alone on its line with the name on the next.
+RETURNS_ERROR = re.compile(r"^\s*(?:static |virtual |inline |constexpr )*"
+                           r"(?:caf::error|caf::expected<.*>)(?:\s+[\w:~]+\s*\(|\s*$)")
+
+
+def unchecked_errors(rel, lines):
+    for n, line in enumerate(lines, 1):
+        if "[[nodiscard]]" in line or not RETURNS_ERROR.match(line):
+            continue
+        if line.rstrip().endswith(">") or line.rstrip().endswith("error"):
+            # The type alone: a declaration only if a name and "(" follow.
+            if n >= len(lines) or not re.match(r"^\s*[\w:~]+\(", lines[n]):
+                continue
+        yield (f"{rel}:{n}: returns an error without [[nodiscard]]: "
+               f"{line.strip()}")
 
 
 def violations(root):
@@ -29,7 +48,10 @@ def violations(root):
         top = rel.parts[0]
         if top not in rank:
             continue  # tests/, bench/, examples/ may use anything
-        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        lines = path.read_text(errors="replace").splitlines()
+        if path.suffix == ".hpp":
+            yield from unchecked_errors(rel, lines)
+        for n, line in enumerate(lines, 1):
             m = INCLUDE.match(line)
             if not m:
                 continue
@@ -59,6 +81,9 @@ def self_test():
         "actors/c.cpp": "#include <cxxopts.hpp>\n",        # not cli/
         "dataplane/d.hpp": "#include <caf/event_based_actor.hpp>\n",
         "cli/ok.cpp": '#include "actors/x.hpp"\n#include <cxxopts.hpp>\n',
+        "plan/e.hpp": "caf::error check(int x);\n",         # no [[nodiscard]]
+        "plan/ok.hpp": ("[[nodiscard]] caf::error check(int x);\n"
+                        "caf::error last_error;\n"),
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp)
@@ -66,7 +91,8 @@ def self_test():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text)
         found = sorted(v.split(":")[0] for v in violations(root))
-    expected = ["actors/c.cpp", "config/b.cpp", "dataplane/d.hpp", "storage/a.cpp"]
+    expected = ["actors/c.cpp", "config/b.cpp", "dataplane/d.hpp", "plan/e.hpp",
+                "storage/a.cpp"]
     if found != expected:
         print(f"check_layers self-test: found {found}, expected {expected}")
         return 1

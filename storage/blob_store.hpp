@@ -19,7 +19,7 @@ namespace weir::storage {
 std::string content_hash(std::string_view bytes);
 
 /// The content hash of the file at `path`, or an error naming it.
-caf::expected<std::string> file_hash(const std::string& path);
+[[nodiscard]] caf::expected<std::string> file_hash(const std::string& path);
 
 /// A file of a job's user code (a library or an attached file) read to be
 /// shipped with the job: its reference (file name, content hash, absolute
@@ -45,14 +45,14 @@ public:
   explicit blob_store(kv_store& kv) : kv_(kv) {}
 
   /// Stores `bytes` under `hash`; refuses bytes whose hash differs.
-  caf::error put(const std::string& hash, const std::string& bytes);
+  [[nodiscard]] caf::error put(const std::string& hash, const std::string& bytes);
 
   /// The blob named `hash`, or nothing.
-  caf::expected<std::optional<std::string>> get(const std::string& hash);
+  [[nodiscard]] caf::expected<std::optional<std::string>> get(const std::string& hash);
 
   /// Removes those of `hashes` that no stored job graph refers to (after a
   /// job's cleanup).
-  caf::error remove_unreferenced(const std::vector<std::string>& hashes);
+  [[nodiscard]] caf::error remove_unreferenced(const std::vector<std::string>& hashes);
 
 private:
   kv_store& kv_;

@@ -25,12 +25,12 @@ public:
 
   /// Stores `cp` as job `job`'s newest checkpoint and drops all but the
   /// newest `retained`. Returns the file written.
-  caf::expected<std::string> put(const job_id& job, const checkpoint_snapshot& cp,
+  [[nodiscard]] caf::expected<std::string> put(const job_id& job, const checkpoint_snapshot& cp,
                                  int32_t retained);
 
   /// The newest retained checkpoint that reads back (id 0 when there is
   /// none); `problems` gets a line for each one that did not.
-  caf::expected<checkpoint_snapshot> latest(const job_id& job,
+  [[nodiscard]] caf::expected<checkpoint_snapshot> latest(const job_id& job,
                                             std::vector<std::string>& problems);
 
   /// The file of checkpoint `id` of `job`.
@@ -51,15 +51,15 @@ private:
 };
 
 /// Writes a savepoint to `path` (a temporary name, synced, renamed).
-caf::error write_savepoint(const std::string& path, const savepoint_data& sp);
+[[nodiscard]] caf::error write_savepoint(const std::string& path, const savepoint_data& sp);
 
 /// Reads the savepoint at `path`; errors name the path.
-caf::expected<savepoint_data> read_savepoint(const std::string& path);
+[[nodiscard]] caf::expected<savepoint_data> read_savepoint(const std::string& path);
 
 /// Encodes a checkpoint's data (the file's contents) and decodes it; a
 /// malformed input decodes to an error naming `what`.
 std::string encode_checkpoint(const checkpoint_snapshot& cp);
-caf::expected<checkpoint_snapshot> decode_checkpoint(const std::string& bytes,
+[[nodiscard]] caf::expected<checkpoint_snapshot> decode_checkpoint(const std::string& bytes,
                                                      const std::string& what);
 
 } // namespace weir::storage

@@ -9,7 +9,7 @@
 namespace weir::storage {
 
 /// The whole file at `path`, or an error naming it.
-caf::expected<std::string> read_whole_file(const std::string& path);
+[[nodiscard]] caf::expected<std::string> read_whole_file(const std::string& path);
 
 /// The temporary name a durable_file (and write_durably()) writes `path`
 /// under; a start removes stale ones.
@@ -26,11 +26,11 @@ public:
   durable_file(const durable_file&) = delete;
   durable_file& operator=(const durable_file&) = delete;
 
-  caf::error append(std::string_view bytes);
-  caf::error commit();
+  [[nodiscard]] caf::error append(std::string_view bytes);
+  [[nodiscard]] caf::error commit();
 
 private:
-  caf::error fail(const char* what);
+  [[nodiscard]] caf::error fail(const char* what);
 
   std::string path_;
   std::string tmp_;
@@ -39,6 +39,6 @@ private:
 };
 
 /// Writes `bytes` to `path` durably (see durable_file).
-caf::error write_durably(const std::string& path, std::string_view bytes);
+[[nodiscard]] caf::error write_durably(const std::string& path, std::string_view bytes);
 
 } // namespace weir::storage

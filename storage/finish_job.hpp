@@ -13,7 +13,7 @@ namespace weir::storage {
 /// A crash between the two leaves a dirty result and the graph: recovery must
 /// not run the job again and calls finish_job again to complete the cleanup.
 /// Stops at the first error.
-caf::error finish_job(kv_store& kv, const job_result& result,
+[[nodiscard]] caf::error finish_job(kv_store& kv, const job_result& result,
                       write_batch cleanup = {});
 
 } // namespace weir::storage

@@ -43,16 +43,16 @@ public:
   explicit job_graph_store(kv_store& kv) : kv_(kv) {}
 
   /// Stores `g` under its id, replacing an earlier record (synced).
-  caf::error put(const job_graph& g);
+  [[nodiscard]] caf::error put(const job_graph& g);
 
   /// Removes the graph of job `id`; no error when none is stored (synced).
-  caf::error remove(job_id id);
+  [[nodiscard]] caf::error remove(job_id id);
 
   /// The graph of job `id`, or nothing when none is stored.
-  caf::expected<std::optional<job_graph>> get(job_id id);
+  [[nodiscard]] caf::expected<std::optional<job_graph>> get(job_id id);
 
   /// Every stored graph; fails only when the store itself fails.
-  caf::expected<stored_graphs> load_all();
+  [[nodiscard]] caf::expected<stored_graphs> load_all();
 
 private:
   kv_store& kv_;

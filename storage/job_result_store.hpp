@@ -41,21 +41,21 @@ public:
   explicit job_result_store(kv_store& kv) : kv_(kv) {}
 
   /// Stores `r` as dirty, replacing an earlier entry (synced).
-  caf::error put_dirty(const job_result& r);
+  [[nodiscard]] caf::error put_dirty(const job_result& r);
 
   /// Stores `r` clean (synced), leaving the job's graph record as it is:
   /// a job whose graph cannot be read keeps it for an operator to inspect.
-  caf::error put_clean(const job_result& r);
+  [[nodiscard]] caf::error put_clean(const job_result& r);
 
   /// Marks the entry of job `id` clean (synced); `errc::unknown_job` when no
   /// entry is stored. Reads, then writes: one writer per store, please.
-  caf::error mark_clean(job_id id);
+  [[nodiscard]] caf::error mark_clean(job_id id);
 
   /// The entry of job `id`, or nothing when none is stored.
-  caf::expected<std::optional<job_result_entry>> get(job_id id);
+  [[nodiscard]] caf::expected<std::optional<job_result_entry>> get(job_id id);
 
   /// Every stored entry; fails only when the store itself fails.
-  caf::expected<stored_results> load_all();
+  [[nodiscard]] caf::expected<stored_results> load_all();
 
 private:
   kv_store& kv_;

@@ -91,31 +91,31 @@ public:
   virtual ~kv_store() = default;
 
   /// The value of `key` in column `c`, or nothing when the key is absent.
-  virtual caf::expected<std::optional<std::string>> get(column c,
+  [[nodiscard]] virtual caf::expected<std::optional<std::string>> get(column c,
                                                         std::string_view key)
     = 0;
 
   /// Sets `key` to `value` in column `c`.
-  virtual caf::error put(column c, std::string_view key,
+  [[nodiscard]] virtual caf::error put(column c, std::string_view key,
                          std::string_view value, durability d)
     = 0;
 
   /// Removes `key` from column `c`; removing an absent key is no error.
-  virtual caf::error remove(column c, std::string_view key, durability d) = 0;
+  [[nodiscard]] virtual caf::error remove(column c, std::string_view key, durability d) = 0;
 
   /// Applies every change of `batch` atomically: after a crash or an error
   /// either all of them are visible or none is.
-  virtual caf::error write(const write_batch& batch, durability d) = 0;
+  [[nodiscard]] virtual caf::error write(const write_batch& batch, durability d) = 0;
 
   /// Calls `f` for every key of column `c` that starts with `prefix`, in key
   /// order. The scan reads a consistent snapshot taken when it starts, so `f`
   /// may write to the store (it does not see its own writes).
-  virtual caf::error scan_prefix(column c, std::string_view prefix,
+  [[nodiscard]] virtual caf::error scan_prefix(column c, std::string_view prefix,
                                  const scan_callback& f)
     = 0;
 
   /// Calls `f` for every key of column `c`, in key order (see scan_prefix).
-  caf::error scan(column c, const scan_callback& f) {
+  [[nodiscard]] caf::error scan(column c, const scan_callback& f) {
     return scan_prefix(c, {}, f);
   }
 
@@ -123,14 +123,14 @@ public:
   /// (RocksDB: memtables flushed to table files), for records that must
   /// never be lost, such as a job's terminal result. Stores without a log
   /// have nothing to do.
-  virtual caf::error persist() {
+  [[nodiscard]] virtual caf::error persist() {
     return caf::none;
   }
 
   /// As scan(), but a value that cannot be read goes to `bad` and the scan
   /// goes on: only a store that cannot be read at all fails it. A store
   /// that keeps values with their keys (RocksDB, memory) reads all or none.
-  virtual caf::error scan_readable(column c, const scan_callback& f,
+  [[nodiscard]] virtual caf::error scan_readable(column c, const scan_callback& f,
                                    const unreadable_callback& bad) {
     (void) bad;
     return scan(c, f);

@@ -15,17 +15,17 @@ namespace weir::storage {
 /// cluster. Never fails.
 class memory_store final : public kv_store {
 public:
-  caf::expected<std::optional<std::string>> get(column c,
+  [[nodiscard]] caf::expected<std::optional<std::string>> get(column c,
                                                 std::string_view key) override;
 
-  caf::error put(column c, std::string_view key, std::string_view value,
+  [[nodiscard]] caf::error put(column c, std::string_view key, std::string_view value,
                  durability d) override;
 
-  caf::error remove(column c, std::string_view key, durability d) override;
+  [[nodiscard]] caf::error remove(column c, std::string_view key, durability d) override;
 
-  caf::error write(const write_batch& batch, durability d) override;
+  [[nodiscard]] caf::error write(const write_batch& batch, durability d) override;
 
-  caf::error scan_prefix(column c, std::string_view prefix,
+  [[nodiscard]] caf::error scan_prefix(column c, std::string_view prefix,
                          const scan_callback& f) override;
 
 private:

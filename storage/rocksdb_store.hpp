@@ -27,7 +27,7 @@ public:
   /// table file is read and checked), a closed log is missing or cut short,
   /// or the store's own files do not add up (store_files_problem; then
   /// nothing is written).
-  static caf::expected<std::unique_ptr<rocksdb_store>> open(std::string path);
+  [[nodiscard]] static caf::expected<std::unique_ptr<rocksdb_store>> open(std::string path);
 
   rocksdb_store(const rocksdb_store&) = delete;
   rocksdb_store& operator=(const rocksdb_store&) = delete;
@@ -36,7 +36,7 @@ public:
   ~rocksdb_store() override;
 
   /// Flushes every column family's memtable to a table file (synced).
-  caf::error persist() override;
+  [[nodiscard]] caf::error persist() override;
 
   /// The directory of the database.
   const std::string& path() const { return path_; }
@@ -49,17 +49,17 @@ public:
   /// were logged).
   rocksdb::DB& db();
 
-  caf::expected<std::optional<std::string>> get(column c,
+  [[nodiscard]] caf::expected<std::optional<std::string>> get(column c,
                                                 std::string_view key) override;
 
-  caf::error put(column c, std::string_view key, std::string_view value,
+  [[nodiscard]] caf::error put(column c, std::string_view key, std::string_view value,
                  durability d) override;
 
-  caf::error remove(column c, std::string_view key, durability d) override;
+  [[nodiscard]] caf::error remove(column c, std::string_view key, durability d) override;
 
-  caf::error write(const write_batch& batch, durability d) override;
+  [[nodiscard]] caf::error write(const write_batch& batch, durability d) override;
 
-  caf::error scan_prefix(column c, std::string_view prefix,
+  [[nodiscard]] caf::error scan_prefix(column c, std::string_view prefix,
                          const scan_callback& f) override;
 
 private:
@@ -92,7 +92,7 @@ bool manifest_damaged(const std::string& path);
 bool rocksdb_store_locked(const std::string& path);
 
 /// Opens a rocksdb_store under `path` (see rocksdb_store::open).
-caf::expected<std::unique_ptr<kv_store>>
+[[nodiscard]] caf::expected<std::unique_ptr<kv_store>>
 open_rocksdb_store(std::string path);
 
 } // namespace weir::storage

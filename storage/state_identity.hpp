@@ -26,7 +26,7 @@ constexpr std::string_view identity_key = "meta/cluster-id";
 /// `DIR: cannot record its cluster id: <storage error>`, to be printed after
 /// a prefix such as "cannot open the state directory: ". Never changes a
 /// record that is already there.
-caf::error claim_state_dir(kv_store& kv, const std::string& cluster_id,
+[[nodiscard]] caf::error claim_state_dir(kv_store& kv, const std::string& cluster_id,
                            const std::string& dir);
 
 } // namespace weir::storage

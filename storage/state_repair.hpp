@@ -36,7 +36,7 @@ struct repair_report {
 /// Errors: `storage_locked` while a process holds `dir`, `storage_corrupt`
 /// when a table file is damaged (it cannot be repaired record by record),
 /// `storage_failure` otherwise; each names the file.
-caf::expected<repair_report> repair_state_dir(const std::string& dir,
+[[nodiscard]] caf::expected<repair_report> repair_state_dir(const std::string& dir,
                                               bool dry_run);
 
 } // namespace weir::storage

@@ -15,7 +15,7 @@ namespace weir::storage {
 /// for a failed checksum, `storage_locked` for a held LOCK) with the one line
 /// `<path>: <what> <key>: <status text>` (`<path>: <what>: <status text>`
 /// when `key` is empty).
-caf::error to_error(const rocksdb::Status& st, std::string_view path,
+[[nodiscard]] caf::error to_error(const rocksdb::Status& st, std::string_view path,
                     std::string_view what, std::string_view key = {});
 
 } // namespace weir::storage

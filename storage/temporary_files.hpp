@@ -21,7 +21,7 @@ public:
   }
 
   /// Notes that `path` is about to be created.
-  caf::error begin(const std::string& path);
+  [[nodiscard]] caf::error begin(const std::string& path);
 
   /// Forgets `path` (renamed or removed): a lost note only makes the next
   /// start look for a file that is not there.

@@ -9,7 +9,7 @@ namespace weir {
 
 /// The exit reason of an actor that threw `what`: an errc::crashed error
 /// carrying the exception's message, so that supervisors can log why.
-caf::error crash_reason(std::exception_ptr what);
+[[nodiscard]] caf::error crash_reason(std::exception_ptr what);
 
 /// Makes an uncaught exception end `self` with crash_reason() instead of
 /// CAF's bare runtime_error.

@@ -58,8 +58,7 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   // client derived its schemas; one from before rows sent none.
   auto err = validate_job_graph(g, dispatcher_validation());
   if (!err)
-    if (auto problem = derive_missing_schemas(g); !problem.empty())
-      err = make_error(errc::invalid_job, std::move(problem));
+    err = derive_missing_schemas(g);
   if (err) {
     log_eventf("job {} refused: {}", g.id.to_string(), describe(err));
     return err;

@@ -153,10 +153,11 @@ void recover(self_ptr self, recovered_jobs& rec) {
     st.apps.submitted(id, e.graph.priority, e.graph.application);
     // A graph stored before rows has no schemas: derived now, with the
     // built-in operators (user operators get their role's defaults).
-    if (auto problem = derive_missing_schemas(e.graph); !problem.empty()) {
+    if (auto err = derive_missing_schemas(e.graph)) {
       complete(self, job_table::failed_before_start(
                        id, e.graph.name,
-                       "the recovered job cannot run: " + problem, now_ms()));
+                       "the recovered job cannot run: " + describe(err),
+                       now_ms()));
       continue;
     }
     start_job_master(self, e);

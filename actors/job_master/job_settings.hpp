@@ -54,7 +54,7 @@ struct job_settings {
 /// Resolves `graph`'s settings: its `config` on top of `cluster`;
 /// `checkpoint_dir` is execution.checkpointing.dir as the cluster resolved
 /// it (empty: none). A bad job config is an error naming the key.
-caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
+[[nodiscard]] caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
                                                  const job_graph& graph,
                                                  const std::string& checkpoint_dir);
 

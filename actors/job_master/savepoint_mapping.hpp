@@ -19,7 +19,7 @@ savepoint_data to_savepoint(const execution_graph& g,
 /// `path`), by flat index, into `out`. Returns none, or `errc::invalid_job`
 /// with one line: a vertex whose parallelism differs, or (unless
 /// `ignore_unclaimed`) state of a vertex the job does not have.
-caf::error from_savepoint(const execution_graph& g, const savepoint_data& sp,
+[[nodiscard]] caf::error from_savepoint(const execution_graph& g, const savepoint_data& sp,
                           bool ignore_unclaimed, const std::string& path,
                           completed_checkpoint& out);
 

@@ -18,7 +18,7 @@ std::string encode_job_graph(const job_graph& g);
 
 /// Reads the record stored under `key` in column job_graphs; errors name the
 /// key and the first problem found.
-caf::expected<job_graph> decode_job_graph(std::string_view key,
+[[nodiscard]] caf::expected<job_graph> decode_job_graph(std::string_view key,
                                           std::string_view value);
 
 } // namespace weir::storage::detail

@@ -16,7 +16,7 @@ std::string encode_job_result(const job_result& r, bool dirty);
 
 /// Reads the record stored under `key` in column job_results; errors name the
 /// key and the first problem found.
-caf::expected<job_result_entry> decode_job_result(std::string_view key,
+[[nodiscard]] caf::expected<job_result_entry> decode_job_result(std::string_view key,
                                                   std::string_view value);
 
 } // namespace weir::storage::detail

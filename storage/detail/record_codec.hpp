@@ -24,12 +24,12 @@ struct opened_record {
 
 /// The error for a record that cannot be read: `errc::storage_failure` with
 /// the line `<column>/<key>: <reason>`.
-caf::error record_problem(column c, std::string_view key,
+[[nodiscard]] caf::error record_problem(column c, std::string_view key,
                           std::string_view reason);
 
 /// Checks that `key` is a job id in its canonical form and that `value` is a
 /// JSON object carrying `format_version` 1.
-caf::expected<opened_record> open_record(column c, std::string_view key,
+[[nodiscard]] caf::expected<opened_record> open_record(column c, std::string_view key,
                                          std::string_view value);
 
 /// A new record document: `{"format_version": 1}`.

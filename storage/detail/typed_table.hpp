@@ -14,7 +14,7 @@ namespace weir::storage::detail {
 /// Reads and decodes the record under `key` of `col`; nothing when absent.
 /// `decode(key, value)` returns caf::expected<T>.
 template <class T, class Decode>
-caf::expected<std::optional<T>> get_decoded(kv_store& kv, column col,
+[[nodiscard]] caf::expected<std::optional<T>> get_decoded(kv_store& kv, column col,
                                             const std::string& key,
                                             Decode decode) {
   auto value = kv.get(col, key);
@@ -33,7 +33,7 @@ caf::expected<std::optional<T>> get_decoded(kv_store& kv, column col,
 /// `problems`, and its key to `bad_keys` if given. Fails only when the
 /// store itself fails.
 template <class T, class Decode>
-caf::error scan_decoded(kv_store& kv, column col, Decode decode,
+[[nodiscard]] caf::error scan_decoded(kv_store& kv, column col, Decode decode,
                         std::vector<T>& items, std::vector<std::string>& problems,
                         std::vector<std::string>* bad_keys = nullptr) {
   auto bad = [&](std::string_view key, std::string line) {

@@ -32,7 +32,7 @@ struct wal_record {
 /// after the damage are found and only the damaged one is reported. A torn
 /// record at the very end (a crash during its write) is not reported: it
 /// was never acknowledged. Errors only when the file cannot be read.
-caf::expected<std::vector<wal_record>> read_wal(const std::string& path);
+[[nodiscard]] caf::expected<std::vector<wal_record>> read_wal(const std::string& path);
 
 /// `records` (their batches) in RocksDB's log format, as a write-ahead log
 /// file holding just them; read_wal reads it back.

@@ -111,7 +111,7 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   // With the schemas a client from before rows did not send.
   CHECK(!has_schemas(g));
   auto derived = g;
-  REQUIRE(derive_missing_schemas(derived) == "");
+  REQUIRE(!derive_missing_schemas(derived));
   CHECK(stored().puts[0] == derived);
   CHECK(has_schemas(stored().puts[0]));
   // The acknowledgement leaves only now, after the store answered.

@@ -124,9 +124,13 @@ job_graph graph(std::vector<vertex_spec> vertices,
   return g;
 }
 
+/// The problem's line ("": none).
 std::string derive(job_graph& g,
                    schema_source from = schema_source::registry) {
-  return derive_schemas(g, test_registry(), from);
+  auto err = derive_schemas(g, test_registry(), from);
+  if (err)
+    CHECK(err.code() == static_cast<uint8_t>(errc::invalid_job));
+  return err ? describe(err) : "";
 }
 
 /// logs (user: string, bytes: int64) -hash by `key`-> t: total of bytes
@@ -340,18 +344,18 @@ TEST_CASE("the cluster derives what a graph from before rows lacks") {
   auto g = graph({vertex("s", "my_source"), vertex("m", "my_map"),
                   vertex("o", "my_sink")},
                  {edge("s", "m", partitioning::hash), edge("m", "o")});
-  CHECK(derive_missing_schemas(g) == "");
+  CHECK(!derive_missing_schemas(g));
   CHECK(g.vertices[0].output == default_schema::keyed_lines());
   CHECK(g.vertices[1].output == default_schema::keyed_lines());
   CHECK(g.edges[0].key == std::vector<std::string>{"key"});
   // A graph with schemas keeps them (its client derived them with the
   // job's libraries).
   g.vertices[1].output = parsed("key: string, n: int64");
-  CHECK(derive_missing_schemas(g) == "");
+  CHECK(!derive_missing_schemas(g));
   CHECK(g.vertices[1].output == parsed("key: string, n: int64"));
   g.vertices[1].output = {};
   g.vertices[0].output = parsed("n: int64");
-  CHECK(derive_missing_schemas(g) == "");
+  CHECK(!derive_missing_schemas(g));
   CHECK(g.vertices[0].output == default_schema::keyed_lines());
 }
 
