@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "operators/aggregation.hpp"
+#include "operators/builtin/aggregation.hpp"
 
 namespace weir {
 

@@ -3,7 +3,7 @@
 // Operators that live in this process only (docs/cpp-api.md § Lambdas
 // and your own actors): a job builder's lambdas and actor sinks, which an embedded
 // cluster runs as they are, and functions a program defines by name with
-// WEIR_MAP and friends (operators/functions.hpp).
+// WEIR_MAP and friends (operators/builtin/functions.hpp).
 
 #include <cstddef>
 #include <string>

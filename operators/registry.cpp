@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
+#include "operators/builtin/builtins.hpp"
 #include "operators/in_process.hpp"
 
 namespace weir::ops {

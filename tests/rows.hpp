@@ -16,7 +16,7 @@
 #include "messages/record.hpp"
 #include "messages/row_batch.hpp"
 #include "messages/schema.hpp"
-#include "operators/aggregation.hpp"
+#include "operators/builtin/aggregation.hpp"
 
 namespace weir::test {
 

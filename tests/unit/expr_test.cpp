@@ -1,4 +1,4 @@
-// The expression engine of filter, map and project (operators/expr.hpp).
+// The expression engine of filter, map and project (operators/expr/expr.hpp).
 
 #include <cstdint>
 #include <limits>
@@ -10,7 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "messages/record.hpp"
-#include "operators/expr.hpp"
+#include "operators/expr/expr.hpp"
 #include "operators/operator.hpp"
 
 using namespace weir;

@@ -15,8 +15,8 @@
 
 #include <doctest/doctest.h>
 
-#include "operators/aggregation.hpp"
-#include "operators/builtins.hpp"
+#include "operators/builtin/aggregation.hpp"
+#include "operators/builtin/builtins.hpp"
 #include "operators/demangle.hpp"
 #include "operators/registry.hpp"
 #include "tests/rows.hpp"

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "messages/record.hpp"
-#include "operators/row_formats.hpp"
+#include "operators/formats/row_formats.hpp"
 
 using namespace weir;
 using namespace weir::ops;

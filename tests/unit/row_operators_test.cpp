@@ -10,8 +10,8 @@
 
 #include <doctest/doctest.h>
 
-#include "operators/builtins.hpp"
-#include "operators/parse_operator.hpp"
+#include "operators/builtin/builtins.hpp"
+#include "operators/builtin/parse_operator.hpp"
 #include "operators/registry.hpp"
 
 using namespace weir;

@@ -22,7 +22,7 @@
 #include "messages/job_graph.hpp"
 #include "messages/slots.hpp"
 #include "messages/states.hpp"
-#include "operators/aggregation.hpp"
+#include "operators/builtin/aggregation.hpp"
 #include "tests/rows.hpp"
 
 namespace weir::test {

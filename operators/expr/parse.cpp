@@ -1,4 +1,4 @@
-// Parsing and typing of expressions and select lists (operators/expr.hpp).
+// Parsing and typing of expressions and select lists (operators/expr/expr.hpp).
 
 #include <algorithm>
 #include <charconv>
@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "operators/expr.hpp"
-#include "operators/expr_tree.hpp"
+#include "operators/expr/expr.hpp"
+#include "operators/expr/tree.hpp"
 
 namespace weir::ops::expr {
 

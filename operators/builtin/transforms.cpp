@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
-#include "operators/transforms.hpp"
+#include "operators/builtin/builtins.hpp"
+#include "operators/builtin/transforms.hpp"
 
 namespace weir::ops {
 

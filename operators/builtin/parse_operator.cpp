@@ -1,8 +1,8 @@
-#include "operators/parse_operator.hpp"
+#include "operators/builtin/parse_operator.hpp"
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
+#include "operators/builtin/builtins.hpp"
 #include "operators/params.hpp"
 #include "operators/state_codec.hpp"
 

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
+#include "operators/builtin/builtins.hpp"
 #include "operators/params.hpp"
-#include "operators/row_formats.hpp"
+#include "operators/formats/row_formats.hpp"
 #include "operators/state_codec.hpp"
 
 namespace weir::ops {

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "messages/record.hpp"
-#include "operators/row_formats.hpp"
-#include "operators/row_formats_internal.hpp"
+#include "operators/formats/row_formats.hpp"
+#include "operators/formats/row_formats_internal.hpp"
 
 namespace weir::ops {
 

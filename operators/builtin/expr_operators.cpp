@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
-#include "operators/expr.hpp"
+#include "operators/builtin/builtins.hpp"
+#include "operators/expr/expr.hpp"
 #include "operators/params.hpp"
 
 namespace weir::ops {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "operators/operator.hpp"
-#include "operators/row_formats.hpp"
+#include "operators/formats/row_formats.hpp"
 
 namespace weir::ops {
 

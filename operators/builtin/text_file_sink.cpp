@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
-#include "operators/file_io.hpp"
+#include "operators/builtin/builtins.hpp"
+#include "operators/builtin/file_io.hpp"
 #include "operators/params.hpp"
-#include "operators/row_formats.hpp"
+#include "operators/formats/row_formats.hpp"
 
 namespace weir::ops {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
+#include "operators/builtin/builtins.hpp"
 #include "operators/state_codec.hpp"
 #include "operators/params.hpp"
 

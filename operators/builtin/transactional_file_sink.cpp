@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
-#include "operators/file_io.hpp"
+#include "operators/builtin/builtins.hpp"
+#include "operators/builtin/file_io.hpp"
 #include "operators/params.hpp"
 #include "operators/state_codec.hpp"
 

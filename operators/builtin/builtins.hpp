@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "operators/aggregation.hpp"
+#include "operators/builtin/aggregation.hpp"
 #include "operators/registry.hpp"
 
 // Factories of weir's built-in operators, assembled by registry::builtin().

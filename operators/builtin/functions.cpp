@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "operators/transforms.hpp"
+#include "operators/builtin/transforms.hpp"
 
 namespace weir::ops {
 

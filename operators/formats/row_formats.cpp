@@ -1,4 +1,4 @@
-#include "operators/row_formats.hpp"
+#include "operators/formats/row_formats.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "operators/row_formats_internal.hpp"
+#include "operators/formats/row_formats_internal.hpp"
 
 namespace weir::ops {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
+#include "operators/builtin/builtins.hpp"
 #include "operators/params.hpp"
 
 namespace weir::ops {

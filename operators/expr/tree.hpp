@@ -1,7 +1,7 @@
 #pragma once
 
 // The typed tree that expr_parse.cpp builds and expr_eval.cpp evaluates
-// (operators/expr.hpp): internal to the expression engine.
+// (operators/expr/expr.hpp): internal to the expression engine.
 
 #include <cstdint>
 #include <memory>

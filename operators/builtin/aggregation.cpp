@@ -1,4 +1,4 @@
-#include "operators/aggregation.hpp"
+#include "operators/builtin/aggregation.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <absl/strings/string_view.h>
 #include <fmt/format.h>
 
-#include "operators/builtins.hpp"
+#include "operators/builtin/builtins.hpp"
 #include "operators/params.hpp"
 #include "storage/state/value_state.hpp"
 

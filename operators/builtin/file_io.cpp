@@ -1,4 +1,4 @@
-#include "operators/file_io.hpp"
+#include "operators/builtin/file_io.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-// Evaluation of compiled expressions (operators/expr.hpp): a node at a time
+// Evaluation of compiled expressions (operators/expr/expr.hpp): a node at a time
 // over whole columns. Integer and double operators run as plain loops over
 // the column's values, with a literal operand read as a constant (the
 // templates below instantiate each loop for column/column, column/constant
@@ -22,8 +22,8 @@
 #include <fmt/format.h>
 
 #include "messages/record.hpp"
-#include "operators/expr.hpp"
-#include "operators/expr_tree.hpp"
+#include "operators/expr/expr.hpp"
+#include "operators/expr/tree.hpp"
 #include "operators/operator.hpp"
 
 namespace weir::ops::expr {
