@@ -107,8 +107,13 @@ def main(meson, build, source, prefix, libdir, includedir):
         for f in [lib / "libweir.so", root / "bin" / "weir",
                   lib / "pkgconfig" / "weir.pc",
                   include / "weir" / "operators" / "plugin.hpp",
-                  include / "weir" / "cluster" / "mini_cluster.hpp"]:
+                  include / "weir" / "api" / "cluster.hpp"]:
             check(f.exists(), f"{f.relative_to(dest)} is installed")
+        # The C++ API is the one door: the runtime's rooms stay inside.
+        installed = sorted(p.relative_to(include / "weir").parts[0]
+                           for p in (include / "weir").rglob("*.hpp"))
+        check(set(installed) <= {"api", "messages", "operators", "storage"},
+              f"only the public rooms are installed: {sorted(set(installed))}")
 
         # Every "..." include of an installed header is installed.
         r = run([sys.executable, str(source / "scripts" / "public_headers.py"),
