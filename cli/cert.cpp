@@ -10,6 +10,7 @@
 
 #include "cli/action_flags.hpp"
 #include "cli/actions.hpp"
+#include "messages/errors.hpp"
 #include "process/exit_codes.hpp"
 #include "cli/remote.hpp"
 #include "net/certificates.hpp"
@@ -123,7 +124,12 @@ struct cert_request {
 };
 
 int make_ca(const cert_request& req) {
-  auto files = net::make_ca(req.dir, req.name, net::validity::days(req.days));
+  auto made = net::make_ca(req.dir, req.name, net::validity::days(req.days));
+  if (!made) {
+    fmt::print(stderr, "{}: {}\n", action, describe(made.error()));
+    return exit_bad_input;
+  }
+  auto& files = *made;
   fmt::print("wrote {}, {} (CA {}, valid {})\n", files.certificate,
              files.key, req.name, days_text(req.days));
   fmt::print("keep {} private: whoever holds it can make certificates this "
@@ -135,8 +141,13 @@ int make_ca(const cert_request& req) {
 
 int issue(const cert_request& req) {
   auto kind = req.kind == "node" ? net::cert_kind::node : net::cert_kind::client;
-  auto files = net::issue(req.dir, kind, req.name, req.hosts,
-                          net::validity::days(req.days));
+  auto made = net::issue(req.dir, kind, req.name, req.hosts,
+                         net::validity::days(req.days));
+  if (!made) {
+    fmt::print(stderr, "{}: {}\n", action, describe(made.error()));
+    return exit_bad_input;
+  }
+  auto& files = *made;
   fmt::print("wrote {}, {} ({} certificate for {}, valid {}{})\n",
              files.certificate, files.key, req.kind, req.name,
              days_text(req.days),
@@ -219,12 +230,7 @@ int cert_action(const std::vector<std::string>& args) {
   auto req = parse_request(args, code);
   if (!req)
     return code;
-  try {
-    return req->kind == "ca" ? make_ca(*req) : issue(*req);
-  } catch (const net::cert_error& e) {
-    fmt::print(stderr, "{}: {}\n", action, e.what());
-    return exit_bad_input;
-  }
+  return req->kind == "ca" ? make_ca(*req) : issue(*req);
 }
 
 } // namespace weir::cli

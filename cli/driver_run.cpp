@@ -214,12 +214,12 @@ int driver_run_action(const std::vector<std::string>& args) {
     restore_from = res["fromSavepoint"].as<std::string>();
   if (res.count("resume") > 0) {
     auto dir = res["resume"].as<std::string>();
-    std::string problem;
-    restore_from = newest_checkpoint(dir, problem);
-    if (!problem.empty()) {
-      fmt::print(stderr, "weir run: -r: {}\n", problem);
+    auto newest = newest_checkpoint(dir);
+    if (!newest) {
+      fmt::print(stderr, "weir run: -r: {}\n", describe(newest.error()));
       return exit_bad_input;
     }
+    restore_from = *newest;
     if (restore_from.empty()) {
       fmt::print(stderr, "weir run: -r: no retained checkpoint under '{}'\n",
                  dir);
@@ -227,8 +227,8 @@ int driver_run_action(const std::vector<std::string>& args) {
     }
   }
   if (!restore_from.empty()) {
-    if (auto problem = check_restore_file(restore_from)) {
-      fmt::print(stderr, "weir run: -s: {}\n", *problem);
+    if (auto err = check_restore_file(restore_from)) {
+      fmt::print(stderr, "weir run: -s: {}\n", describe(err));
       return exit_bad_input;
     }
   }

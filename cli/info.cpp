@@ -10,6 +10,7 @@
 #include "cli/job_keys.hpp"
 #include "cli/user_code.hpp"
 #include "config/config.hpp"
+#include "messages/errors.hpp"
 #include "plan/chaining.hpp"
 
 namespace weir::cli {
@@ -48,7 +49,7 @@ int info_action(const std::vector<std::string>& args) {
     return exit_bad_input;
   job_graph g;
   if (auto err = load_job(cmd->args, parallelism, g, user->operators)) {
-    fmt::print(stderr, "{}\n", *err);
+    fmt::print(stderr, "{}\n", describe(err));
     return exit_bad_input;
   }
   if (report_first("weir info", {carry_job_keys(*cfg, g, job_target::embedded)}))

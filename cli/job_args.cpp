@@ -33,10 +33,12 @@ std::string flag_name(const std::string& a) {
 
 } // namespace
 
-std::optional<std::string> split_job_args(const std::string& action,
-                                          const std::vector<std::string>& args,
-                                          const flag_table& flags,
-                                          job_args& out) {
+caf::error split_job_args(const std::string& action,
+                          const std::vector<std::string>& args,
+                          const flag_table& flags, job_args& out) {
+  auto invalid = [](std::string what) {
+    return make_error(errc::invalid_config, std::move(what));
+  };
   out.weir_args.push_back("weir " + action);
   std::vector<std::string> params;
   std::string job_name;
@@ -61,7 +63,7 @@ std::optional<std::string> split_job_args(const std::string& action,
       out.spec_path = a;
       auto spec = parse_job_spec(out.spec_path);
       if (!spec)
-        return describe(spec.error());
+        return spec.error();
       params = param_names(*spec);
       job_name = spec->name;
       continue;
@@ -74,43 +76,40 @@ std::optional<std::string> split_job_args(const std::string& action,
       else if (i + 1 < args.size())
         out.program_args[name] = args[++i];
       else
-        return fmt::format("weir {}: program argument --{} needs a value",
-                           action, name);
+        return invalid(fmt::format(
+          "weir {}: program argument --{} needs a value", action, name));
       continue;
     }
     if (!is_flag(a))
-      return refuse(a, "");
+      return invalid(refuse(a, ""));
     bool value_follows = false;
     if (a == "--")
-      return refuse(a, "unknown flag '--'");
+      return invalid(refuse(a, "unknown flag '--'"));
     if (auto problem = flags.check(a, value_follows); !problem.empty())
-      return refuse(a, problem);
+      return invalid(refuse(a, problem));
     out.weir_args.push_back(a);
     if (value_follows && i + 1 < args.size())
       out.weir_args.push_back(args[++i]);
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> load_job(const job_args& args,
-                                    std::optional<int32_t> parallelism,
-                                    job_graph& out,
-                                    const ops::registry* operators) {
+caf::error load_job(const job_args& args, std::optional<int32_t> parallelism,
+                    job_graph& out, const ops::registry* operators) {
   auto spec = parse_job_spec(args.spec_path);
   if (!spec)
-    return describe(spec.error());
+    return spec.error();
   auto graph = resolve_job_graph(*spec, args.program_args, parallelism,
                                  operators);
   if (!graph)
-    return describe(graph.error());
+    return graph.error();
   out = std::move(*graph);
   for (auto& [key, value] : out.config)
     out.config_origins[key] = "spec " + args.spec_path;
-  return std::nullopt;
+  return {};
 }
 
-/// The newest `chk-<n>` file under `dir` (highest n), or "".
-std::string newest_checkpoint(const std::string& dir, std::string& problem) {
+caf::expected<std::string> newest_checkpoint(const std::string& dir) {
   std::string best;
   int64_t best_n = -1;
   std::set<std::string> jobs;
@@ -127,29 +126,29 @@ std::string newest_checkpoint(const std::string& dir, std::string& problem) {
       best = i->path().string();
     }
   }
-  if (jobs.size() > 1) {
-    problem = fmt::format("'{}' holds checkpoints of {} jobs ({}): give one "
-                          "job's directory, e.g. {}/{}",
-                          dir, jobs.size(), fmt::join(jobs, ", "),
-                          std::filesystem::path{dir}.lexically_normal()
-                            .string(),
-                          *jobs.begin());
-    return {};
-  }
+  if (jobs.size() > 1)
+    return make_error(errc::invalid_config,
+                      fmt::format("'{}' holds checkpoints of {} jobs ({}): "
+                                  "give one job's directory, e.g. {}/{}",
+                                  dir, jobs.size(), fmt::join(jobs, ", "),
+                                  std::filesystem::path{dir}
+                                    .lexically_normal()
+                                    .string(),
+                                  *jobs.begin()));
   return best;
 }
 
-std::optional<std::string> check_restore_file(std::string& path,
-                                              savepoint_data* data) {
+caf::error check_restore_file(std::string& path, savepoint_data* data) {
   path = std::filesystem::absolute(path).lexically_normal().string();
   if (auto problem = special_file_problem(path); !problem.empty())
-    return fmt::format("{}: {}", path, problem);
+    return make_error(errc::invalid_config,
+                      fmt::format("{}: {}", path, problem));
   auto sp = storage::read_savepoint(path);
   if (!sp)
-    return describe(sp.error());
+    return std::move(sp.error());
   if (data != nullptr)
     *data = std::move(*sp);
-  return std::nullopt;
+  return {};
 }
 
 } // namespace weir::cli

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
 #include "messages/checkpoint.hpp"
 #include "messages/job_graph.hpp"
 
@@ -29,31 +32,32 @@ struct job_args {
 /// may come anywhere; after the spec, `--NAME VALUE` (or `--NAME=VALUE`)
 /// where NAME is a parameter of the spec is a program argument, even when
 /// weir has a flag of that name (give that flag before the spec). Any
-/// other argument is an error. Fails with a one-line message.
-std::optional<std::string> split_job_args(const std::string& action,
-                                          const std::vector<std::string>& args,
-                                          const flag_table& flags,
-                                          job_args& out);
+/// other argument is an error (errc::invalid_config, one line).
+[[nodiscard]] caf::error split_job_args(const std::string& action,
+                                        const std::vector<std::string>& args,
+                                        const flag_table& flags,
+                                        job_args& out);
 
 /// Loads the spec and builds the JobGraph with program arguments and the
 /// `-p` default, checking operators against `operators` (default: the
-/// built-in ones). Fails with the loader's one-line message.
-std::optional<std::string> load_job(const job_args& args,
-                                    std::optional<int32_t> parallelism,
-                                    job_graph& out,
-                                    const ops::registry* operators = nullptr);
+/// built-in ones). Fails with the loader's error.
+[[nodiscard]] caf::error load_job(const job_args& args,
+                                  std::optional<int32_t> parallelism,
+                                  job_graph& out,
+                                  const ops::registry* operators = nullptr);
 
 /// The newest `chk-<n>` file under `dir` (highest n), or "" (`-r DIR`).
 /// Checkpoint numbers of different jobs say nothing about which is newer:
 /// when `dir` holds checkpoints of several jobs (several `<job id>/`
-/// directories), returns "" and says so in `problem`.
-std::string newest_checkpoint(const std::string& dir, std::string& problem);
+/// directories), fails (errc::invalid_config) naming them.
+[[nodiscard]] caf::expected<std::string>
+newest_checkpoint(const std::string& dir);
 
 /// Checks a savepoint or checkpoint file a job is to start from (`-s`,
 /// `-r`) and makes `path` absolute: the jobmanager reads it. Returns the
 /// one-line problem: missing, not a regular file (a FIFO would block the
 /// reader), not a savepoint. With `data`, the savepoint read goes there.
-std::optional<std::string> check_restore_file(std::string& path,
-                                              savepoint_data* data = nullptr);
+[[nodiscard]] caf::error check_restore_file(std::string& path,
+                                            savepoint_data* data = nullptr);
 
 } // namespace weir::cli

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include "cli/config_flags.hpp"
-#include "process/exit_codes.hpp"
 #include "cli/flag_table.hpp"
 #include "config/keys.hpp"
+#include "messages/errors.hpp"
+#include "process/exit_codes.hpp"
 
 namespace weir::cli {
 
@@ -16,7 +17,7 @@ parse_job_command(const std::string& action, cxxopts::Options& opts,
   exit_code = exit_bad_input;
   job_args ja;
   if (auto err = split_job_args(action, args, flag_table{opts}, ja)) {
-    fmt::print(stderr, "{}\n", *err);
+    fmt::print(stderr, "{}\n", describe(err));
     return std::nullopt;
   }
   try {

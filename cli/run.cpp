@@ -391,7 +391,7 @@ int run_action(const std::vector<std::string>& args) {
   job_graph graph;
   if (auto err = load_job(cmd->args, flags.parallelism, graph,
                           user->operators)) {
-    fmt::print(stderr, "{}\n", *err);
+    fmt::print(stderr, "{}\n", describe(err));
     return exit_bad_input;
   }
   graph.code = user->code;
@@ -410,12 +410,12 @@ int run_action(const std::vector<std::string>& args) {
     restore_from = res["fromSavepoint"].as<std::string>();
   if (res.count("resume") > 0) {
     auto dir = res["resume"].as<std::string>();
-    std::string problem;
-    restore_from = newest_checkpoint(dir, problem);
-    if (!problem.empty()) {
-      fmt::print(stderr, "weir run: -r: {}\n", problem);
+    auto newest = newest_checkpoint(dir);
+    if (!newest) {
+      fmt::print(stderr, "weir run: -r: {}\n", describe(newest.error()));
       return exit_bad_input;
     }
+    restore_from = *newest;
     if (restore_from->empty()) {
       fmt::print(stderr, "weir run: -r: no retained checkpoint under '{}'\n",
                  dir);
@@ -427,8 +427,8 @@ int run_action(const std::vector<std::string>& args) {
     auto path = *restore_from;
     auto flag = res.count("fromSavepoint") > 0 ? "-s" : "-r";
     savepoint_data sp;
-    if (auto problem = check_restore_file(path, &sp)) {
-      fmt::print(stderr, "weir run: {}: {}\n", flag, *problem);
+    if (auto err = check_restore_file(path, &sp)) {
+      fmt::print(stderr, "weir run: {}: {}\n", flag, describe(err));
       return exit_bad_input;
     }
     // What the JobMaster would fail the job for is refused here, before

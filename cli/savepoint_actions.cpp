@@ -50,8 +50,8 @@ int take_savepoint(const std::string& action, remote_cluster& remote,
 
 /// `weir savepoint -d PATH`.
 int dispose_savepoint(std::string path) {
-  if (auto problem = check_restore_file(path)) {
-    fmt::print(stderr, "weir savepoint: -d: {}\n", *problem);
+  if (auto err = check_restore_file(path)) {
+    fmt::print(stderr, "weir savepoint: -d: {}\n", describe(err));
     return exit_bad_input;
   }
   std::error_code ec;

@@ -10,6 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
+#include "messages/errors.hpp"
 #include "net/cert_file_io.hpp"
 #include "net/openssl_ptr.hpp"
 #include "net/x509_build.hpp"
@@ -173,8 +174,10 @@ bool is_plain_name(const std::string& name) {
          && std::all_of(name.begin(), name.end(), plain);
 }
 
-cert_files make_ca(const std::string& dir, const std::string& name,
-                   const validity& valid) {
+namespace {
+
+cert_files make_ca_files(const std::string& dir, const std::string& name,
+                         const validity& valid) {
   check_name(name);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -197,8 +200,10 @@ cert_files make_ca(const std::string& dir, const std::string& name,
   return files;
 }
 
-cert_files issue(const std::string& dir, cert_kind kind, const std::string& name,
-                 const std::vector<std::string>& hosts, const validity& valid) {
+cert_files issue_files(const std::string& dir, cert_kind kind,
+                       const std::string& name,
+                       const std::vector<std::string>& hosts,
+                       const validity& valid) {
   check_name(name);
   cert_files files{path_in(dir, name + ".pem"), path_in(dir, name + "-key.pem"),
                    checked_hosts(hosts)};
@@ -217,6 +222,31 @@ cert_files issue(const std::string& dir, cert_kind kind, const std::string& name
   write_new_files({{files.certificate, chain, 0644},
                    {files.key, pem_of(key.get(), files.key), 0600}});
   return files;
+}
+
+/// The making's cert_error, returned: it does not cross the layer.
+template <class F>
+caf::expected<cert_files> returned(F make) {
+  try {
+    return make();
+  } catch (const cert_error& e) {
+    return make_error(errc::invalid_config, e.what());
+  }
+}
+
+} // namespace
+
+caf::expected<cert_files> make_ca(const std::string& dir,
+                                  const std::string& name,
+                                  const validity& valid) {
+  return returned([&] { return make_ca_files(dir, name, valid); });
+}
+
+caf::expected<cert_files> issue(const std::string& dir, cert_kind kind,
+                                const std::string& name,
+                                const std::vector<std::string>& hosts,
+                                const validity& valid) {
+  return returned([&] { return issue_files(dir, kind, name, hosts, valid); });
 }
 
 } // namespace weir::net

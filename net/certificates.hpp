@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/expected.hpp>
+
 namespace weir::net {
 
 /// What a certificate's holder may do; its subject's OU says it.
@@ -53,17 +55,19 @@ bool is_plain_name(const std::string& name);
 /// Makes the cluster CA, CN=`name`: a self-signed certificate
 /// (basicConstraints CA:TRUE, keyUsage keyCertSign, cRLSign) in DIR/ca.pem
 /// and its EC P-256 key in DIR/ca-key.pem. Creates `dir` if missing.
-/// Throws cert_error; an existing file is never overwritten.
-cert_files make_ca(const std::string& dir, const std::string& name,
-                   const validity& valid);
+/// Fails (errc::invalid_config, one line naming the file or the input);
+/// an existing file is never overwritten.
+[[nodiscard]] caf::expected<cert_files>
+make_ca(const std::string& dir, const std::string& name, const validity& valid);
 
 /// Signs a certificate CN=`name`, OU=role_unit(kind) with the CA in `dir`
 /// (DIR/ca.pem, DIR/ca-key.pem): writes DIR/NAME.pem (the certificate, then
 /// the CA's: the chain) and DIR/NAME-key.pem. `hosts` become the
 /// subjectAltName (IP: when one parses as an address, else DNS:); a node
 /// without hosts gets 127.0.0.1 and localhost. The certificate may not
-/// outlive the CA. Throws cert_error; an existing file is never overwritten.
-cert_files issue(const std::string& dir, cert_kind kind, const std::string& name,
-                 const std::vector<std::string>& hosts, const validity& valid);
+/// outlive the CA. Fails as make_ca; an existing file is never overwritten.
+[[nodiscard]] caf::expected<cert_files>
+issue(const std::string& dir, cert_kind kind, const std::string& name,
+      const std::vector<std::string>& hosts, const validity& valid);
 
 } // namespace weir::net

@@ -23,6 +23,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
 #include "net/certificates.hpp"
 #include "process.hpp"
 
@@ -34,21 +35,27 @@ struct certificates {
   temp_dir dir;
   std::string ca, other;
 
+  /// Every certificate must be made: a test without one proves nothing.
+  static void made(const caf::expected<weir::net::cert_files>& files) {
+    if (!files)
+      FAIL(weir::describe(files.error()));
+  }
+
   certificates() {
     ca = dir.file("ca");
     other = dir.file("other");
-    weir::net::make_ca(ca, "test-ca", weir::net::validity::days(30));
-    weir::net::make_ca(other, "other-ca", weir::net::validity::days(30));
-    weir::net::issue(ca, weir::net::cert_kind::node, "node", {},
-                     weir::net::validity::days(30));
-    weir::net::issue(ca, weir::net::cert_kind::client, "client", {},
-                     weir::net::validity::days(30));
-    weir::net::issue(ca, weir::net::cert_kind::client, "expired", {},
-                     weir::net::validity{-2 * 86400, -86400});
-    weir::net::issue(ca, weir::net::cert_kind::client, "future", {},
-                     weir::net::validity{86400, 2 * 86400});
-    weir::net::issue(other, weir::net::cert_kind::client, "client", {},
-                     weir::net::validity::days(30));
+    made(weir::net::make_ca(ca, "test-ca", weir::net::validity::days(30)));
+    made(weir::net::make_ca(other, "other-ca", weir::net::validity::days(30)));
+    made(weir::net::issue(ca, weir::net::cert_kind::node, "node", {},
+                     weir::net::validity::days(30)));
+    made(weir::net::issue(ca, weir::net::cert_kind::client, "client", {},
+                     weir::net::validity::days(30)));
+    made(weir::net::issue(ca, weir::net::cert_kind::client, "expired", {},
+                     weir::net::validity{-2 * 86400, -86400}));
+    made(weir::net::issue(ca, weir::net::cert_kind::client, "future", {},
+                     weir::net::validity{86400, 2 * 86400}));
+    made(weir::net::issue(other, weir::net::cert_kind::client, "client", {},
+                     weir::net::validity::days(30)));
   }
 
   /// The -D flags of TLS with certificate NAME of the CA in `dir`.

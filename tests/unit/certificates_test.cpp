@@ -12,6 +12,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
+#include "messages/errors.hpp"
 #include "net/certificates.hpp"
 #include "net/openssl_ptr.hpp"
 #include "net/tls.hpp"
@@ -19,6 +20,30 @@
 
 using namespace weir;
 using namespace weir::net;
+
+namespace {
+
+/// The API returns its errors; the tests below want the files, or the
+/// failure's line as an exception (error_of).
+cert_files must_make_ca(const std::string& dir, const std::string& name,
+                        const validity& valid) {
+  auto made = make_ca(dir, name, valid);
+  if (!made)
+    throw cert_error(describe(made.error()));
+  return std::move(*made);
+}
+
+cert_files must_issue(const std::string& dir, cert_kind kind,
+                      const std::string& name,
+                      const std::vector<std::string>& hosts,
+                      const validity& valid) {
+  auto made = issue(dir, kind, name, hosts, valid);
+  if (!made)
+    throw cert_error(describe(made.error()));
+  return std::move(*made);
+}
+
+} // namespace
 using weir::test::temp_dir;
 
 namespace {
@@ -90,7 +115,7 @@ std::string error_of(F&& make) {
 struct ca_dir {
   temp_dir dir;
   std::string ca_path = dir.sub("ca.pem");
-  ca_dir() { make_ca(dir.path(), "test-ca", validity::days(3650)); }
+  ca_dir() { must_make_ca(dir.path(), "test-ca", validity::days(3650)); }
   x509_ptr ca() const { return certificate_in(ca_path); }
 };
 
@@ -98,7 +123,7 @@ struct ca_dir {
 
 TEST_CASE("a CA is a self-signed CA certificate and a private key") {
   temp_dir dir;
-  auto files = make_ca(dir.path(), "test-ca", validity::days(10));
+  auto files = must_make_ca(dir.path(), "test-ca", validity::days(10));
   CHECK(files.certificate == dir.sub("ca.pem"));
   CHECK(files.key == dir.sub("ca-key.pem"));
   auto ca = certificate_in(files.certificate);
@@ -112,8 +137,8 @@ TEST_CASE("a CA is a self-signed CA certificate and a private key") {
 
 TEST_CASE("node and client certificates chain to their CA") {
   ca_dir d;
-  auto node = issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
-  auto client = issue(d.dir.path(), cert_kind::client, "alice", {},
+  auto node = must_issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
+  auto client = must_issue(d.dir.path(), cert_kind::client, "alice", {},
                       validity::days(1));
   CHECK(node.certificate == d.dir.sub("tm1.pem"));
   CHECK(node.key == d.dir.sub("tm1-key.pem"));
@@ -135,8 +160,8 @@ TEST_CASE("node and client certificates chain to their CA") {
 
 TEST_CASE("the OU and the extended key usage say the role") {
   ca_dir d;
-  issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
-  issue(d.dir.path(), cert_kind::client, "alice", {}, validity::days(1));
+  must_issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
+  must_issue(d.dir.path(), cert_kind::client, "alice", {}, validity::days(1));
   auto ca = d.ca();
   auto node = certificate_in(d.dir.sub("tm1.pem"));
   auto client = certificate_in(d.dir.sub("alice.pem"));
@@ -154,8 +179,8 @@ TEST_CASE("the OU and the extended key usage say the role") {
 
 TEST_CASE("hosts become IP and DNS subjectAltNames") {
   ca_dir d;
-  issue(d.dir.path(), cert_kind::node, "default", {}, validity::days(1));
-  auto files = issue(d.dir.path(), cert_kind::node, "tm2",
+  must_issue(d.dir.path(), cert_kind::node, "default", {}, validity::days(1));
+  auto files = must_issue(d.dir.path(), cert_kind::node, "tm2",
                      {"10.1.2.3", "::1", "tm2.example.com", "10.1.2.3"},
                      validity::days(1));
   CHECK(files.hosts
@@ -170,7 +195,7 @@ TEST_CASE("hosts become IP and DNS subjectAltNames") {
   CHECK_FALSE(has_ip(node.get(), "127.0.0.1"));
   CHECK_FALSE(has_dns(node.get(), "localhost"));
   CHECK_FALSE(has_dns(node.get(), "10.1.2.3")); // an address is not a name
-  auto client = issue(d.dir.path(), cert_kind::client, "alice", {},
+  auto client = must_issue(d.dir.path(), cert_kind::client, "alice", {},
                       validity::days(1));
   CHECK(client.hosts.empty());
   CHECK(X509_get_ext_by_NID(certificate_in(client.certificate).get(),
@@ -181,7 +206,7 @@ TEST_CASE("hosts become IP and DNS subjectAltNames") {
 TEST_CASE("a certificate of another CA is not trusted") {
   ca_dir ours;
   ca_dir theirs;
-  issue(theirs.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
+  must_issue(theirs.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
   auto foreign = certificate_in(theirs.dir.sub("tm1.pem"));
   CHECK(verify(foreign.get(), ours.ca().get())
         == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY);
@@ -189,15 +214,15 @@ TEST_CASE("a certificate of another CA is not trusted") {
 
 TEST_CASE("validity: expired and not yet valid certificates are refused") {
   ca_dir d;
-  issue(d.dir.path(), cert_kind::node, "expired", {}, validity{-2 * day, -day});
-  issue(d.dir.path(), cert_kind::node, "early", {}, validity{day, 2 * day});
+  must_issue(d.dir.path(), cert_kind::node, "expired", {}, validity{-2 * day, -day});
+  must_issue(d.dir.path(), cert_kind::node, "early", {}, validity{day, 2 * day});
   auto ca = d.ca();
   CHECK(verify(certificate_in(d.dir.sub("expired.pem")).get(), ca.get())
         == X509_V_ERR_CERT_HAS_EXPIRED);
   CHECK(verify(certificate_in(d.dir.sub("early.pem")).get(), ca.get())
         == X509_V_ERR_CERT_NOT_YET_VALID);
   auto too_long = error_of([&] {
-    issue(d.dir.path(), cert_kind::node, "long", {}, validity::days(4000));
+    must_issue(d.dir.path(), cert_kind::node, "long", {}, validity::days(4000));
   });
   CHECK(too_long.rfind(d.ca_path + ": the CA is valid until ", 0) == 0);
   CHECK_FALSE(std::filesystem::exists(d.dir.sub("long.pem")));
@@ -205,8 +230,8 @@ TEST_CASE("validity: expired and not yet valid certificates are refused") {
 
 TEST_CASE("serial numbers are random 128-bit numbers") {
   ca_dir d;
-  issue(d.dir.path(), cert_kind::client, "a", {}, validity::days(1));
-  issue(d.dir.path(), cert_kind::client, "b", {}, validity::days(1));
+  must_issue(d.dir.path(), cert_kind::client, "a", {}, validity::days(1));
+  must_issue(d.dir.path(), cert_kind::client, "b", {}, validity::days(1));
   auto a = certificate_in(d.dir.sub("a.pem"));
   auto b = certificate_in(d.dir.sub("b.pem"));
   CHECK(ASN1_INTEGER_cmp(X509_get0_serialNumber(a.get()),
@@ -220,18 +245,18 @@ TEST_CASE("serial numbers are random 128-bit numbers") {
 TEST_CASE("nothing is overwritten") {
   ca_dir d;
   auto ca_text = certificate_in(d.ca_path);
-  CHECK(error_of([&] { make_ca(d.dir.path(), "again", validity::days(1)); })
+  CHECK(error_of([&] { must_make_ca(d.dir.path(), "again", validity::days(1)); })
         == d.ca_path + ": already exists (not overwritten)");
   CHECK(X509_cmp(certificate_in(d.ca_path).get(), ca_text.get()) == 0);
-  issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
+  must_issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
   CHECK(error_of([&] {
-          issue(d.dir.path(), cert_kind::client, "tm1", {}, validity::days(1));
+          must_issue(d.dir.path(), cert_kind::client, "tm1", {}, validity::days(1));
         })
         == d.dir.sub("tm1.pem") + ": already exists (not overwritten)");
   // A lone key file: the pair is refused whole, no certificate appears.
   temp_dir half;
   std::filesystem::copy_file(d.dir.sub("ca-key.pem"), half.sub("ca-key.pem"));
-  CHECK(error_of([&] { make_ca(half.path(), "x", validity::days(1)); })
+  CHECK(error_of([&] { must_make_ca(half.path(), "x", validity::days(1)); })
         == half.sub("ca-key.pem") + ": already exists (not overwritten)");
   CHECK_FALSE(std::filesystem::exists(half.sub("ca.pem")));
 }
@@ -239,7 +264,7 @@ TEST_CASE("nothing is overwritten") {
 TEST_CASE("bad input is named in one line") {
   ca_dir d;
   auto node = [&](const std::string& name, std::vector<std::string> hosts = {}) {
-    issue(d.dir.path(), cert_kind::node, name, hosts, validity::days(1));
+    must_issue(d.dir.path(), cert_kind::node, name, hosts, validity::days(1));
   };
   CHECK(error_of([&] { node("../x"); })
         == "name '../x': not a plain file name (1 to 64 letters, digits, "
@@ -252,7 +277,7 @@ TEST_CASE("bad input is named in one line") {
   CHECK_THROWS_AS(node("tm1", {"DNS:x,IP:1.2.3.4"}), cert_error);
   temp_dir empty;
   CHECK(error_of([&] {
-          issue(empty.path(), cert_kind::node, "tm1", {}, validity::days(1));
+          must_issue(empty.path(), cert_kind::node, "tm1", {}, validity::days(1));
         })
         == empty.sub("ca.pem") + ": cannot read: No such file or directory");
 }
@@ -269,7 +294,7 @@ TEST_CASE("a broken CA directory is named") {
     std::fclose(f);
   };
   auto issue_in = [](const temp_dir& dir) {
-    issue(dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
+    must_issue(dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
   };
   temp_dir not_pem;
   write(not_pem.sub("ca.pem"), "hello\n");
@@ -290,7 +315,7 @@ TEST_CASE("a broken CA directory is named") {
   copy_ca_key(mixed);
   CHECK(error_of([&] { issue_in(mixed); })
         == mixed.sub("ca-key.pem") + ": not the key of " + mixed.sub("ca.pem"));
-  issue(good.dir.path(), cert_kind::node, "leaf", {}, validity::days(1));
+  must_issue(good.dir.path(), cert_kind::node, "leaf", {}, validity::days(1));
   temp_dir leaf_as_ca;
   std::filesystem::copy_file(good.dir.sub("leaf.pem"), leaf_as_ca.sub("ca.pem"));
   std::filesystem::copy_file(good.dir.sub("leaf-key.pem"),
@@ -301,9 +326,9 @@ TEST_CASE("a broken CA directory is named") {
 
 TEST_CASE("a certificate asked for as many days as its CA ends with the CA") {
   temp_dir dir;
-  auto ca = make_ca(dir.path(), "ca", validity{0, 3600});
+  auto ca = must_make_ca(dir.path(), "ca", validity{0, 3600});
   // One second later than the CA's end: made "the same day" as the CA.
-  auto leaf = issue(dir.path(), cert_kind::node, "tm1", {}, validity{0, 3601});
+  auto leaf = must_issue(dir.path(), cert_kind::node, "tm1", {}, validity{0, 3601});
   auto cert = certificate_in(leaf.certificate);
   auto authority = certificate_in(ca.certificate);
   CHECK(ASN1_TIME_compare(X509_get0_notAfter(cert.get()),
@@ -314,8 +339,8 @@ TEST_CASE("a certificate asked for as many days as its CA ends with the CA") {
 
 TEST_CASE("a valid key of another certificate is named as not matching") {
   ca_dir d;
-  auto tm1 = issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
-  auto tm2 = issue(d.dir.path(), cert_kind::node, "tm2", {}, validity::days(1));
+  auto tm1 = must_issue(d.dir.path(), cert_kind::node, "tm1", {}, validity::days(1));
+  auto tm2 = must_issue(d.dir.path(), cert_kind::node, "tm2", {}, validity::days(1));
   tls_files files{tm1.certificate, tm2.key, d.ca_path};
   std::string problem;
   CHECK(tls_context::load(files, problem) == nullptr);

@@ -338,14 +338,15 @@ TEST_CASE("weir run: unknown flags are named wherever they are") {
   auto spec = write_spec(dir);
   cli::flag_table run{cli::flags_of("run")};
   cli::job_args ja;
-  CHECK(cli::split_job_args("run", {"-xhelp", spec}, run, ja)
+  CHECK(describe(cli::split_job_args("run", {"-xhelp", spec}, run, ja))
         == "weir run: unknown flag '-xhelp' (see weir run --help)");
   cli::job_args after;
-  CHECK(cli::split_job_args("run", {spec, "--inptu", "x"}, run, after)
+  CHECK(describe(cli::split_job_args("run", {spec, "--inptu", "x"}, run,
+                                     after))
         == "weir run: unknown flag '--inptu' (job 'p' takes --file, --input; "
            "see weir run --help)");
   cli::job_args positional;
-  CHECK(cli::split_job_args("run", {spec, "x"}, run, positional)
+  CHECK(describe(cli::split_job_args("run", {spec, "x"}, run, positional))
         == "weir run: unexpected argument 'x' after the job spec (job 'p' "
            "takes --file, --input; see weir run --help)");
 }
