@@ -62,7 +62,7 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
   st.job = std::make_unique<job_lifecycle>(st.settings.restarts);
   st.slots = std::make_unique<slot_assignment<caf::actor_addr>>(
     st.graph->slots_needed());
-  st.handles.resize(st.graph->size());
+  st.subtasks.reset(st.graph->size());
   st.checkpoints = std::make_unique<checkpoint_coordinator>(
     st.settings.checkpoints, static_cast<int32_t>(st.graph->size()));
   st.hb = heartbeat_monitor{st.opts.heartbeat};
@@ -104,10 +104,10 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
     on_executor_lost(self, dm.source, caf::to_string(dm.reason));
     return;
   }
-  auto i = st.flat_by_addr.find(dm.source);
-  if (i == st.flat_by_addr.end())
+  auto found = st.subtasks.execution_of(dm.source);
+  if (!found)
     return;
-  auto flat = i->second;
+  auto flat = *found;
   if (!is_terminal(st.graph->executions()[static_cast<size_t>(flat)].state)) {
     st.graph->transition(flat, execution_state::failed);
     on_task_failure(self,

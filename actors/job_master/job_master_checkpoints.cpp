@@ -23,8 +23,8 @@ void send_to_sources(self_ptr self, const Ts&... xs) {
   auto& g = *st.graph;
   for (size_t i = 0; i < g.size(); ++i)
     if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
-        && st.handles[i])
-      self->send(st.handles[i], xs...);
+        && st.subtasks[i])
+      self->send(st.subtasks[i], xs...);
 }
 
 /// Tells every source subtask to take checkpoint `id` (they send the
@@ -210,7 +210,7 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
     auto& st = self->state;
     st.checkpoint_stats.completed(done->id, done->bytes, now_ms());
     st.collected.commit(done->id);
-    for (auto& h : st.handles)
+    for (auto& h : st.subtasks.all())
       if (h)
         self->send(h, commit_atom_v, done->id);
     if (auto req = st.requests.take(done->id)) {
@@ -263,7 +263,7 @@ void load_checkpoint_then_schedule(self_ptr self) {
 void request_checkpoint(self_ptr self, checkpoint_request req) {
   auto& st = self->state;
   auto& g = *st.graph;
-  if (st.job->state() != job_state::running || st.deployed != g.size()
+  if (st.job->state() != job_state::running || !st.subtasks.complete()
       || st.stop.busy()) {
     req.refuse(make_error(errc::not_running,
                           fmt::format("job {} is not running",

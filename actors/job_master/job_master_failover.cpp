@@ -105,9 +105,9 @@ void cancel_all(self_ptr self) {
     auto s = g.executions()[i].state;
     if (is_terminal(s) || s == execution_state::canceling)
       continue;
-    if (st.handles[i]) {
+    if (st.subtasks[i]) {
       g.transition(flat, execution_state::canceling);
-      self->send(st.handles[i], cancel_atom_v);
+      self->send(st.subtasks[i], cancel_atom_v);
     } else {
       g.transition(flat, execution_state::canceled);
     }
@@ -171,9 +171,7 @@ void restart(self_ptr self) {
   free_job_everywhere(self);
   st.earlier_attempts = job_metrics(self);
   st.graph->restart();
-  st.handles.assign(st.graph->size(), subtask_actor{});
-  st.flat_by_addr.clear();
-  st.deployed = 0;
+  st.subtasks.reset(st.graph->size());
   // Resume from the newest checkpoint when the sinks allow it: sources
   // rewind to its positions, operators get its state, collected records
   // are cut back to what it covered. Else start over from the sources.

@@ -29,10 +29,10 @@ void start_all(self_ptr self) {
       std::vector<subtask_actor> hs;
       hs.reserve(list.size());
       for (auto c : list)
-        hs.push_back(st.handles[static_cast<size_t>(c)]);
+        hs.push_back(st.subtasks[static_cast<size_t>(c)]);
       w.consumers.push_back(std::move(hs));
     }
-    self->send(st.handles[i], start_atom_v, std::move(w));
+    self->send(st.subtasks[i], start_atom_v, std::move(w));
   }
   if (st.checkpoints->options().interval.count() > 0)
     self->delayed_send(self, st.checkpoints->options().interval,
@@ -80,17 +80,14 @@ void deploy(self_ptr self, task_executor_actor te,
         if (epoch != st.job->epoch())
           return; // a restart freed these slots; the TaskExecutor stops them
         for (size_t i = 0; i < spawned.size() && i < flats.size(); ++i) {
-          auto flat = static_cast<size_t>(flats[i]);
-          st.handles[flat] = spawned[i];
-          st.flat_by_addr[spawned[i].address()] = flats[i];
           self->monitor(spawned[i]);
-          ++st.deployed;
+          st.subtasks.deployed(flats[i], spawned[i]);
         }
         if (st.job->state() != job_state::running) {
           cancel_all(self);
           return;
         }
-        if (st.deployed == st.graph->size())
+        if (st.subtasks.complete())
           start_all(self);
       },
       [=](caf::error& err) {

@@ -27,6 +27,7 @@
 #include "actors/job_master/job_lifecycle.hpp"
 #include "actors/job_master/job_master.hpp"
 #include "actors/job_master/job_settings.hpp"
+#include "actors/job_master/deployed_subtasks.hpp"
 #include "actors/job_master/slot_assignment.hpp"
 #include "actors/job_master/stop_with_savepoint.hpp"
 #include "messages/task_executor.hpp"
@@ -67,9 +68,8 @@ struct jm_state {
   std::map<caf::actor_addr, task_executor_actor> executors;
   heartbeat_monitor hb; ///< heartbeats to the executors
   log_limiter refusals; ///< refused requests are logged once a second
-  std::vector<subtask_actor> handles; // by flat execution index
-  std::map<caf::actor_addr, int32_t> flat_by_addr;
-  size_t deployed = 0;
+  /// This round's subtasks by execution.
+  deployed_subtasks<subtask_actor> subtasks;
   /// When this round's slot request went out (wall clock, for `status`).
   int64_t slots_requested_ms = 0;
   /// Records of the attempts before the current one (restarts): the job's

@@ -4,6 +4,7 @@
 
 #include "actors/job_master/checkpoint_requests.hpp"
 #include "actors/job_master/collected_results.hpp"
+#include "actors/job_master/deployed_subtasks.hpp"
 #include "actors/job_master/job_lifecycle.hpp"
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/slot_assignment.hpp"
@@ -355,4 +356,36 @@ TEST_CASE("stop-with-savepoint: a restart ends the stop and returns its "
   CHECK_FALSE(stop.busy());
   CHECK(std::string{to_string(phase::taking_savepoint)}
         == "taking its savepoint");
+}
+
+namespace {
+
+/// A subtask handle's stand-in: an address, and empty when 0.
+struct fake_subtask {
+  int addr = 0;
+  int address() const { return addr; }
+  explicit operator bool() const { return addr != 0; }
+};
+
+} // namespace
+
+TEST_CASE("deployed subtasks: by execution, complete once all are there") {
+  deployed_subtasks<fake_subtask> subtasks;
+  subtasks.reset(3);
+  CHECK_FALSE(subtasks.complete());
+  CHECK_FALSE(subtasks[1]);
+  subtasks.deployed(1, fake_subtask{11});
+  subtasks.deployed(0, fake_subtask{10});
+  CHECK_FALSE(subtasks.complete());
+  subtasks.deployed(2, fake_subtask{12});
+  CHECK(subtasks.complete());
+  CHECK(subtasks[1].address() == 11);
+  CHECK(subtasks.execution_of(12) == 2);
+  CHECK(subtasks.execution_of(99) == std::nullopt);
+  // The next round forgets this one's actors: their ends are stale.
+  subtasks.reset(3);
+  CHECK_FALSE(subtasks.complete());
+  CHECK(subtasks.execution_of(12) == std::nullopt);
+  CHECK(subtasks.all().size() == 3);
+  CHECK_FALSE(subtasks[2]);
 }
