@@ -5,7 +5,6 @@
 #include <cstring>
 #include <algorithm>
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -14,11 +14,7 @@ extern char** environ;
 
 namespace weir::os {
 
-namespace {
-
-/// `name` resolved on PATH, as execvp would (before the fork: lookups
-/// allocate).
-std::string on_path(const std::string& name) {
+std::string find_on_path(const std::string& name) {
   if (name.find('/') != std::string::npos)
     return name;
   const char* path = std::getenv("PATH");
@@ -36,6 +32,8 @@ std::string on_path(const std::string& name) {
   }
   return {};
 }
+
+namespace {
 
 void close_both(int fds[2]) {
   if (fds[0] >= 0)
@@ -72,7 +70,7 @@ int spawn(const spawn_options& opts, spawned& child) {
   if (opts.argv.empty())
     return EINVAL;
   // Everything that allocates happens before the fork.
-  auto program = opts.search_path ? on_path(opts.argv[0]) : opts.argv[0];
+  auto program = opts.search_path ? find_on_path(opts.argv[0]) : opts.argv[0];
   if (program.empty())
     return ENOENT;
   std::vector<char*> args;

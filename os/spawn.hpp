@@ -49,6 +49,12 @@ struct spawned {
   int err = -1;
 };
 
+/// Where exec would find program `name` on PATH, as execvp looks (an
+/// empty entry is the working directory; without PATH, the system's
+/// default directories); "" when it is in none. A name with a '/' is
+/// returned as it is.
+std::string find_on_path(const std::string& name);
+
 /// Starts `opts.argv`. The child gets no descriptor of this process's
 /// beyond its three standard streams (not its listening sockets, not its
 /// state directory's files), default signal handling and an empty signal

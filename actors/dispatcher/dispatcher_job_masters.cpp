@@ -93,7 +93,6 @@ void start_job_master(self_ptr self, job_entry& entry) {
   st.jobs.started(entry, std::move(jm), st.rm.address());
 }
 
-/// Driver mode: cancels jobs of an application, saying `why`.
 void cancel_jobs(self_ptr self, const std::vector<job_id>& ids,
                  const char* why) {
   auto& st = self->state;
@@ -111,7 +110,6 @@ void cancel_jobs(self_ptr self, const std::vector<job_id>& ids,
   }
 }
 
-/// Stores the result, then answers everyone waiting for it.
 void complete(self_ptr self, job_result result) {
   auto& st = self->state;
   auto id = result.id;
@@ -182,14 +180,11 @@ void recover(self_ptr self, recovered_jobs& rec) {
   }
 }
 
-/// Ends every JobMaster (they are monitored, not linked).
 void stop_job_masters(self_ptr self, const caf::error& reason) {
   for (auto& jm : self->state.jobs.job_masters())
     self->send_exit(jm, reason);
 }
 
-/// The backoff after a crash has passed: a new JobMaster, unless the job
-/// was cancelled meanwhile.
 void restart_job_master(self_ptr self, job_id id, int32_t incarnation) {
   auto& st = self->state;
   auto* entry = st.jobs.restart_due(id, incarnation);

@@ -9,17 +9,17 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "actors/common/handle_address.hpp"
 
 namespace weir {
 
 template <class Handle>
 class deployed_subtasks {
 public:
-  using address_type
-    = std::decay_t<decltype(std::declval<const Handle&>().address())>;
+  using address_type = address_of_t<Handle>;
 
   /// A new round of `executions` subtasks, none deployed.
   void reset(size_t executions) {

@@ -7,16 +7,13 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
 
+#include "actors/common/handle_address.hpp"
 #include "messages/ids.hpp"
 #include "messages/slots.hpp"
 
 namespace weir {
-
-template <class Handle>
-using address_of_t = std::decay_t<decltype(std::declval<const Handle&>().address())>;
 
 /// The registered TaskExecutors by id, and by the address of their current
 /// registration (a re-registration under the same id replaces the old one).

@@ -1,7 +1,6 @@
 #include "actors/resource_manager/slurm_batch.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <set>
 
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/keys.hpp"
+#include "os/spawn.hpp"
 
 namespace weir {
 
@@ -17,22 +17,6 @@ namespace {
 /// Whether `path` is a file this process may execute.
 bool executable(const std::string& path) {
   return ::access(path.c_str(), X_OK) == 0;
-}
-
-/// Whether `name` is an executable in a directory of PATH.
-bool on_path(std::string_view name) {
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "";
-  while (!dirs.empty()) {
-    auto colon = dirs.find(':');
-    auto dir = dirs.substr(0, colon);
-    if (!dir.empty() && executable(fmt::format("{}/{}", dir, name)))
-      return true;
-    if (colon == std::string_view::npos)
-      break;
-    dirs.remove_prefix(colon + 1);
-  }
-  return false;
 }
 
 /// `s` without spaces, tabs, CR and LF around it.
@@ -65,7 +49,8 @@ std::string slurm_options::missing_commands() const {
                            "(it names, finds and cancels them itself)",
                            keys::slurm_sbatch_args.name, arg);
   for (std::string_view name : {"sbatch", "squeue", "scancel"}) {
-    if (bin_dir.empty() ? on_path(name) : executable(command(name)))
+    if (bin_dir.empty() ? !os::find_on_path(std::string{name}).empty()
+                        : executable(command(name)))
       continue;
     if (bin_dir.empty())
       return fmt::format("{}: slurm: no '{}' on PATH (set {} to the "

@@ -8,7 +8,6 @@
 #include <memory>
 #include <thread>
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,8 +20,6 @@
 
 #include "actors/common/event_log.hpp"
 #include "os/spawn.hpp"
-
-extern char** environ;
 
 namespace weir {
 

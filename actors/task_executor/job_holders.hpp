@@ -7,10 +7,10 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "actors/common/handle_address.hpp"
 #include "messages/ids.hpp"
 
 namespace weir {
@@ -19,8 +19,7 @@ namespace weir {
 template <class Handle>
 class running_subtasks {
 public:
-  using address_type
-    = std::decay_t<decltype(std::declval<const Handle&>().address())>;
+  using address_type = address_of_t<Handle>;
 
   void add(const job_id& job, Handle h) {
     auto addr = h.address();
