@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/actions.hpp"
+#include "config/build_features.hpp"
 #include "rest/job_inspection.hpp"
 #include "process/exit_codes.hpp"
 
@@ -96,6 +97,11 @@ int weir_main(std::vector<std::string> args) {
   }
   if (action == "--version" || action == "-v" || action == "version") {
     fmt::print("weir {}\n", WEIR_VERSION);
+    // Whether a job could crash this cluster on request (a test build).
+    fmt::print("test hooks (weir.fault.*): {}\n",
+               WEIR_FAULT_INJECTION ? "compiled in (-Dfault_injection=true; "
+                                      "a test build, not for production)"
+                                    : "not compiled in");
     return exit_ok;
   }
   for (auto& [name, run] : actions)

@@ -1,5 +1,7 @@
 #include "config/keys.hpp"
 
+#include "config/fault_keys.hpp"
+
 namespace weir {
 
 const std::vector<key_info>& config_keys() {
@@ -97,7 +99,7 @@ const std::vector<key_info>& config_keys() {
     max_pending_connections.info(),
     rpc_max_message_size.info(),
     rpc_max_pending_bytes.info(),
-#ifdef WEIR_FAULT_INJECTION
+#if WEIR_FAULT_INJECTION
     fault_jobmaster_crashes.info(),
     fault_dispatcher_crash.info(),
 #endif

@@ -441,20 +441,4 @@ inline constexpr config_key<memory_size> rpc_max_pending_bytes{
   "bytes are still arriving; a connection whose message would take more "
   "is closed.", {"1m", "1048576m"}};
 
-// --- test hooks -------------------------------------------------------------
-
-#ifdef WEIR_FAULT_INJECTION
-inline constexpr config_key<int64_t> fault_jobmaster_crashes{
-  "weir.fault.jobmaster-crashes", "0",
-  "Test hook (builds with -Dfault_injection=true, the default): the first N "
-  "JobMasters of the job crash once the job is deployed. Per job.",
-  {"0", "1000"}, per_job};
-inline constexpr config_key<bool> fault_dispatcher_crash{
-  "weir.fault.dispatcher-crash", "false",
-  "Test hook (builds with -Dfault_injection=true, the default): the "
-  "Dispatcher crashes once the job's result is stored and the clients "
-  "waiting for it are answered. Per job.",
-  {}, per_job};
-#endif
-
 } // namespace weir::keys

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "actors/common/event_log.hpp"
+#include "config/fault_keys.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "plan/schemas.hpp"
@@ -39,7 +40,7 @@ void on_application_progress(self_ptr self,
   self->delayed_send(self, result_linger, end_atom_v);
 }
 
-#ifdef WEIR_FAULT_INJECTION
+#if WEIR_FAULT_INJECTION
 /// Test hook (weir.fault.dispatcher-crash): whether the Dispatcher crashes
 /// once job `id` has ended.
 bool crashes_after(self_ptr self, const job_id& id) {
@@ -125,7 +126,7 @@ void complete(self_ptr self, job_result result) {
     log_eventf("job {} ({}) {}{}{}", id.to_string(), r.name,
                to_string(r.state), r.error.empty() ? "" : ": ", r.error);
     on_application_progress(self, self->state.apps.ended(id, r.state, r.error));
-#ifdef WEIR_FAULT_INJECTION
+#if WEIR_FAULT_INJECTION
     if (crashes_after(self, id))
       throw std::runtime_error(
         "injected Dispatcher crash (weir.fault.dispatcher-crash)");

@@ -5,6 +5,7 @@
 
 #include "actors/common/heartbeat_sender.hpp"
 #include "actors/job_master/job_master_state.hpp"
+#include "config/build_features.hpp"
 #include "messages/errors.hpp"
 
 namespace weir::job_master_detail {
@@ -14,7 +15,7 @@ namespace {
 void start_all(self_ptr self) {
   auto& st = self->state;
   auto& g = *st.graph;
-#ifdef WEIR_FAULT_INJECTION
+#if WEIR_FAULT_INJECTION
   // Test hook: the first N JobMasters of a job crash once it is deployed.
   if (st.opts.incarnation < st.settings.crashes_to_inject)
     throw std::runtime_error(fmt::format(

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "config/config.hpp"
+#include "config/fault_keys.hpp"
 #include "config/keys.hpp"
 #include "operators/registry.hpp"
 #include "plan/chaining.hpp"
@@ -65,7 +66,7 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
   s.slot_request_timeout = cfg.get(keys::slot_request_timeout);
   s.ignore_unclaimed_state
     = cfg.get(keys::savepoint_ignore_unclaimed_state);
-#ifdef WEIR_FAULT_INJECTION
+#if WEIR_FAULT_INJECTION
   s.crashes_to_inject = cfg.get(keys::fault_jobmaster_crashes);
 #endif
   set_resumable(graph, s);

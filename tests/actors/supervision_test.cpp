@@ -5,6 +5,7 @@
 #include "caf_doctest.hpp"
 
 #include "actors/supervisor/supervisor.hpp"
+#include "config/build_features.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "fakes.hpp"
 #include "messages/errors.hpp"
@@ -175,7 +176,7 @@ TEST_CASE_FIXTURE(supervision_fixture,
   sup = nullptr;
 }
 
-#ifdef WEIR_FAULT_INJECTION
+#if WEIR_FAULT_INJECTION // the tests of the hooks (scripts/test)
 TEST_CASE_FIXTURE(supervision_fixture,
                   "a crashed JobMaster is restarted on the stored JobGraph") {
   start();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/build_features.hpp"
 #include "cluster_fixture.hpp"
 #include "process.hpp"
 #include "refusal.hpp"
@@ -193,11 +194,16 @@ TEST_CASE("errors name the key and where its value came from") {
                  "given)");
 }
 
-TEST_CASE("weir --version prints the version") {
+TEST_CASE("weir --version prints the version and whether test hooks are in") {
+  std::string hooks = WEIR_FAULT_INJECTION
+                        ? "compiled in (-Dfault_injection=true; a test "
+                          "build, not for production)"
+                        : "not compiled in";
   for (auto flag : {"--version", "-v", "version"}) {
     auto r = run_weir({flag}, 30s);
     CHECK(r.exit_code == 0);
-    CHECK(r.out == std::string{"weir "} + WEIR_VERSION + "\n");
+    CHECK(r.out == std::string{"weir "} + WEIR_VERSION
+                     + "\ntest hooks (weir.fault.*): " + hooks + "\n");
     CHECK(r.err.empty());
   }
 }

@@ -175,4 +175,51 @@ inline std::vector<std::string> generated_lines(int count, int keys) {
   return lines;
 }
 
+/// A jobmanager that a test kills and starts again on its state directory,
+/// with one registered taskmanager "tm-1" of 2 slots.
+struct restartable_cluster {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  restartable_jobmanager master{dir.file("state")};
+  running_process worker{{weir, "taskmanager", "-m", master.address, "--slots",
+                          "2", "--id", "tm-1"}};
+
+  restartable_cluster() {
+    REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
+  }
+};
+
+/// numbers 1..500000 → collect: a result of megabytes, more than the
+/// socket buffers of a connection hold.
+inline std::string large_result_spec(const temp_dir& dir) {
+  return dir.write("large.json", R"({
+    "name": "large",
+    "vertices": [
+      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 500000}},
+      {"id": "out", "operator": "collect"}],
+    "edges": [{"from": "numbers", "to": "out", "partitioning": "forward"}]})");
+}
+
+/// Runs the large job with a client that stops reading while the job's
+/// result is stored (that takes seconds); returns once the jobmanager sent
+/// it the result, which then waits in the connection. The jobmanager's
+/// heartbeat.timeout must outlast the test: it keeps the silent client's
+/// connection.
+inline std::unique_ptr<running_process>
+client_not_reading(running_process& master, const std::string& address,
+                   const temp_dir& dir) {
+  auto client = std::make_unique<running_process>(std::vector<std::string>{
+    std::getenv("WEIR_BIN"), "run", "-m", address, large_result_spec(dir)});
+  // By now the client asks for the result (it did so right after the
+  // submission); the answer leaves once the result is stored.
+  REQUIRE(master.wait_for_stderr("(large) switched from RUNNING to FINISHED",
+                                 60s));
+  client->signal(SIGSTOP);
+  REQUIRE(master.wait_for_stderr("(large) FINISHED\n", 60s));
+  // A request through the same connection layer after the result: by its
+  // answer, the result has been written towards the client.
+  CHECK(run_weir({"list", "-m", address}, 60s).exit_code == 0);
+  return client;
+}
+
 } // namespace weir::test

@@ -229,20 +229,6 @@ void lose_worker_during_job(int sig) {
   master.finish(30s);
 }
 
-/// A jobmanager that a test kills and starts again on its state directory,
-/// with one registered taskmanager "tm-1" of 2 slots.
-struct restartable_cluster {
-  temp_dir dir;
-  std::string weir = std::getenv("WEIR_BIN");
-  restartable_jobmanager master{dir.file("state")};
-  running_process worker{{weir, "taskmanager", "-m", master.address, "--slots",
-                          "2", "--id", "tm-1"}};
-
-  restartable_cluster() {
-    REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
-  }
-};
-
 } // namespace
 
 TEST_CASE("a killed worker's subtasks run again on the surviving worker") {
@@ -330,44 +316,6 @@ TEST_CASE("a standby jobmanager takes over when the leader dies") {
   CHECK(standby.finish(30s).exit_code == 0);
 }
 
-
-namespace {
-
-/// numbers 1..500000 → collect: a result of megabytes, more than the
-/// socket buffers of a connection hold.
-std::string large_result_spec(const temp_dir& dir) {
-  return dir.write("large.json", R"({
-    "name": "large",
-    "vertices": [
-      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 500000}},
-      {"id": "out", "operator": "collect"}],
-    "edges": [{"from": "numbers", "to": "out", "partitioning": "forward"}]})");
-}
-
-/// Runs the large job with a client that stops reading while the job's
-/// result is stored (that takes seconds); returns once the jobmanager sent
-/// it the result, which then waits in the connection. The jobmanager's
-/// heartbeat.timeout must outlast the test: it keeps the silent client's
-/// connection.
-std::unique_ptr<running_process> client_not_reading(running_process& master,
-                                                    const std::string& address,
-                                                    const temp_dir& dir) {
-  auto client = std::make_unique<running_process>(std::vector<std::string>{
-    std::getenv("WEIR_BIN"), "run", "-m", address, large_result_spec(dir)});
-  // By now the client asks for the result (it did so right after the
-  // submission); the answer leaves once the result is stored.
-  REQUIRE(master.wait_for_stderr("(large) switched from RUNNING to FINISHED",
-                                 60s));
-  client->signal(SIGSTOP);
-  REQUIRE(master.wait_for_stderr("(large) FINISHED\n", 60s));
-  // A request through the same connection layer after the result: by its
-  // answer, the result has been written towards the client.
-  CHECK(run_weir({"list", "-m", address}, 60s).exit_code == 0);
-  return client;
-}
-
-} // namespace
-
 TEST_CASE("SIGTERM ends a jobmanager whose client stopped reading") {
   one_worker_cluster c{{"-Dheartbeat.timeout=10min"}};
   auto& master = *c.master;
@@ -383,152 +331,7 @@ TEST_CASE("SIGTERM ends a jobmanager whose client stopped reading") {
   client->finish(30s);
 }
 
-#ifdef WEIR_FAULT_INJECTION
-TEST_CASE("a standby that took over exits with code 4 when its supervisor "
-          "gives up, also while a client does not read") {
-  temp_dir dir;
-  std::string weir = std::getenv("WEIR_BIN");
-  auto state = dir.file("state");
-  running_process leader{{weir, "jobmanager", "--port", "0", "--state-dir",
-                          state}};
-  REQUIRE_FALSE(listening_address(leader).empty());
-  running_process standby{{weir, "jobmanager", "--port", "0", "--state-dir",
-                           state, "-Djobmanager.supervision.max-restarts=0",
-                           "-Dheartbeat.timeout=10min", any_rest_port}};
-  REQUIRE(standby.wait_for_stderr("waiting to take over", 30s));
-  leader.signal(SIGKILL);
-  leader.finish(30s);
-  REQUIRE(standby.wait_for_stderr("took over " + state + " as the leader",
-                                  30s));
-  auto address = listening_address(standby);
-  running_process worker{{weir, "taskmanager", "-m", address, "--id", "tm-1"}};
-  REQUIRE(standby.wait_for_stderr("TaskExecutor tm-1 registered", 30s));
-  auto rest = rest_address(standby);
-  auto client = client_not_reading(standby, rest, dir);
-  // The Dispatcher crashes once this job's result is out (test hook); with
-  // no restart allowed, the supervisor gives up.
-  auto crash = dir.write("crash.json", R"({
-    "name": "crash", "config": {"weir.fault.dispatcher-crash": true},
-    "vertices": [
-      {"id": "numbers", "operator": "sequence", "params": {"from": 1, "to": 4}},
-      {"id": "out", "operator": "collect"}],
-    "edges": [{"from": "numbers", "to": "out", "partitioning": "forward"}]})");
-  auto last = run_weir({"run", "-m", rest, crash}, 60s);
-  // The jobmanager ends right after storing the result: the client gets it
-  // if its poll came first, else it says the master is gone (the stored
-  // result waits for the next jobmanager).
-  CHECK((last.exit_code == 0
-         || (last.exit_code == 3
-             && last.err.find("connection to the master lost (")
-                  != std::string::npos)));
-  REQUIRE(standby.wait_for_stderr("jobmanager: exiting: the Dispatcher "
-                                  "crashed more than 0 restarts within 60000 "
-                                  "ms\n",
-                                  30s));
-  // Before, it went on running here, not listening and deaf to SIGTERM, for
-  // as long as the client did not read.
-  auto r = standby.finish(5s);
-  CHECK_FALSE(r.timed_out);
-  CHECK(r.exit_code == 4);
-  CHECK(r.err.find("supervisor: the Dispatcher crashed (uncaught exception: "
-                   "injected Dispatcher crash (weir.fault.dispatcher-crash)); "
-                   "giving up after 0 restarts within 60000 ms")
-        != std::string::npos);
-  client->signal(SIGCONT);
-  client->finish(30s);
-  worker.signal(SIGTERM);
-  worker.finish(30s);
-}
-#endif
 
-#ifdef WEIR_FAULT_INJECTION
-namespace {
-
-/// numbers 1..n → collect, whose first `crashes` JobMasters crash once the
-/// job is deployed (test hook).
-std::string crashing_spec(const temp_dir& dir, int crashes) {
-  return dir.write("crashing.json", fmt::format(R"({{
-    "name": "crashing", "parallelism": 2,
-    "config": {{"weir.fault.jobmaster-crashes": {}}},
-    "vertices": [
-      {{"id": "numbers", "operator": "sequence", "params": {{"from": 1, "to": 1000}}}},
-      {{"id": "out", "operator": "collect", "parallelism": 1}}],
-    "edges": [{{"from": "numbers", "to": "out", "partitioning": "rebalance"}}]}})",
-                                                crashes));
-}
-
-std::vector<std::string> one_to(int n) {
-  std::vector<std::string> lines;
-  for (int i = 1; i <= n; ++i)
-    lines.push_back(std::to_string(i));
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
-} // namespace
-
-TEST_CASE("a crashed JobMaster is restarted and its job finishes once") {
-  one_worker_cluster c;
-  auto& master = *c.master;
-  auto& address = c.rest;
-  auto r = run_weir({"run", "-m", address, crashing_spec(c.dir, 1)});
-  CHECK(r.exit_code == 0);
-  CHECK(sorted_lines(r.out) == one_to(1000));
-  REQUIRE(master.wait_for_stderr("restarting it", 30s));
-  CHECK(master.stderr_so_far().find(
-          "(crashing): JobMaster crashed (uncaught exception: injected "
-          "JobMaster crash 1 of 1 (weir.fault.jobmaster-crashes)); restarting "
-          "it (1 of 3 restarts within 60000 ms)")
-        != std::string::npos);
-  auto list = run_weir({"list", "-m", address, "-a"});
-  CHECK(list.out.find(" : crashing (FINISHED, ") != std::string::npos);
-  CHECK(list.out.find("No running jobs.\nNo scheduled jobs.\n") == 0);
-}
-
-TEST_CASE("a job whose JobMaster keeps crashing fails alone and is not "
-          "recovered again") {
-  restartable_cluster c;
-  auto& [dir, weir, master, worker] = c;
-  auto& address = master.rest;
-  // Four crashes within a minute (the default intensity: 3 restarts, after
-  // 0, 100 and 200 ms) fail the job; before, they took the Dispatcher down,
-  // and every new Dispatcher recovered the job and crashed the same way.
-  auto r = run_weir({"run", "-m", address, crashing_spec(dir, 1000)}, 60s);
-  CHECK(r.exit_code == 1);
-  CHECK(r.err.find("ended FAILED: its JobMaster crashed 4 times within 60000 "
-                   "ms (last: uncaught exception: injected JobMaster crash 4 "
-                   "of 1000 (weir.fault.jobmaster-crashes))\n")
-        != std::string::npos);
-  REQUIRE(master->wait_for_stderr(
-    "(crashing): JobMaster crashed (uncaught exception: injected JobMaster "
-    "crash 4 of 1000 (weir.fault.jobmaster-crashes)); failing the job after 3 "
-    "restarts within 60000 ms",
-    30s));
-  auto log = master->stderr_so_far();
-  CHECK(log.find("(crashing): JobMaster crashed (uncaught exception: injected "
-                 "JobMaster crash 2 of 1000 (weir.fault.jobmaster-crashes)); "
-                 "restarting it in 100 ms (2 of 3 restarts within 60000 ms)")
-        != std::string::npos);
-  CHECK(log.find("supervisor:") == std::string::npos);
-  // The jobmanager goes on serving.
-  auto ok = run_weir({"run", "-m", address, "examples/collect.json", "--to",
-                      "4"}, 60s);
-  CHECK(ok.exit_code == 0);
-  CHECK(ok.out == "2\n4\n");
-  // Its result is stored: a new jobmanager on the directory lists it FAILED
-  // and does not run it again.
-  master.kill();
-  master.restart();
-  auto list = run_weir({"list", "-m", address, "-a"}, 30s);
-  CHECK(list.out.find(" : crashing (FAILED, ") != std::string::npos);
-  worker.signal(SIGTERM);
-  worker.finish(30s);
-  master->signal(SIGTERM);
-  auto second = master->finish(30s);
-  CHECK(second.exit_code == 0);
-  CHECK(second.err.find("recovered") == std::string::npos);
-}
-#endif
 
 TEST_CASE("a busy TaskExecutor is not declared lost") {
   // Its subtasks keep both cores saturated for several seconds (longer
