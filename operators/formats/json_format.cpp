@@ -261,15 +261,7 @@ private:
       append_decoded(decoded, key, false);
       key = decoded;
     }
-    auto n = s_.size();
-    for (size_t k = 0; k < n; ++k) {
-      auto i = hint_ + k < n ? hint_ + k : hint_ + k - n;
-      if (s_.fields[i].name == key) {
-        hint_ = i + 1;
-        return i;
-      }
-    }
-    return n;
+    return detail::find_member_field(s_, key, hint_);
   }
 
   /// Reads the value of field `i` into its column.
@@ -551,6 +543,17 @@ private:
 
 std::string parse_json_line(std::string_view line, const schema& s,
                             row_batch& out) {
+  if (auto problem = detail::check_columns(s, out); !problem.empty())
+    return problem;
+  if (detail::fast_json_line(line, s, out)) {
+    detail::end_row(out);
+    return {};
+  }
+  return detail::scan_json_line(line, s, out);
+}
+
+std::string detail::scan_json_line(std::string_view line, const schema& s,
+                                   row_batch& out) {
   if (auto problem = detail::check_columns(s, out); !problem.empty())
     return problem;
   auto problem = json_reader{line, s, out}.read();

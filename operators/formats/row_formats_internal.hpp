@@ -54,6 +54,32 @@ void truncate_column(column& c, size_t n);
 /// The problem when `out` does not have the columns of `s`.
 std::string check_columns(const schema& s, const row_batch& out);
 
+/// The index in `s` of the field named `key` (a JSON member's), or s.size().
+/// Members usually come in schema order: the field after the last one
+/// found (`hint`, updated) is tried first.
+inline size_t find_member_field(const schema& s, std::string_view key,
+                                size_t& hint) {
+  auto n = s.size();
+  for (size_t k = 0; k < n; ++k) {
+    auto i = hint + k < n ? hint + k : hint + k - n;
+    if (s.fields[i].name == key) {
+      hint = i + 1;
+      return i;
+    }
+  }
+  return n;
+}
+
+/// parse_json_line without its fast path: weir's scanner alone (for
+/// bench/json_lines.cpp and the tests that compare the two).
+std::string scan_json_line(std::string_view line, const schema& s,
+                           row_batch& out);
+
+/// Appends the row of JSON line `line` through simdjson when it is valid
+/// and each value fits its field plainly (json_fast_path.cpp); false, with
+/// nothing appended, when the scanner must decide.
+bool fast_json_line(std::string_view line, const schema& s, row_batch& out);
+
 /// Completes a row whose every column got its value.
 inline void end_row(row_batch& out) {
   ++out.rows;
