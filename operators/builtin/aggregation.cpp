@@ -258,6 +258,7 @@ keyed_aggregation::keyed_aggregation(aggregation_kind kind, const params& p,
     keys_(input, key),
     out_keys_(plan_.output, leading(key.size())) {
   ints_.reserve(1024);
+  shorts_.reserve(1024);
   bytes_.reserve(1024);
 }
 
@@ -289,13 +290,8 @@ bool keyed_aggregation::add_fast(const row_batch& b, bool partial,
   }
   if (keys.single_str()) {
     auto& c = b.columns[keys.fields()[0]];
-    for (size_t r = 0; r < b.rows; ++r) {
-      auto s = c.str(r);
-      auto i = bytes_.find(absl::string_view{s.data(), s.size()});
-      if (i == bytes_.end())
-        i = bytes_.emplace(std::string{s}, aggregate{}).first;
-      update(i->second, r);
-    }
+    for (size_t r = 0; r < b.rows; ++r)
+      update(of_key(c.str(r)), r);
     return true;
   }
   return false;
@@ -313,10 +309,7 @@ void keyed_aggregation::add(const row_batch& b, bool partial) {
   }
   for (size_t r = 0; r < b.rows; ++r) {
     auto k = keys.encode(b, r, scratch_);
-    auto i = bytes_.find(absl::string_view{k.data(), k.size()});
-    if (i == bytes_.end())
-      i = bytes_.emplace(std::string{k}, aggregate{}).first;
-    folder_.fold(i->second, b, r, partial, keys);
+    folder_.fold(of_key(k), b, r, partial, keys);
   }
 }
 
@@ -324,6 +317,12 @@ void keyed_aggregation::drain(row_batch& out) {
   out.reserve(out.rows + size());
   for (auto& [k, a] : ints_) {
     key_codec::decode_int(k, out);
+    folder_.emit(a, out);
+    ++out.rows;
+    out.push_time(a.timestamp);
+  }
+  for (auto& [k, a] : shorts_) {
+    out_keys_.decode(k.view(), out);
     folder_.emit(a, out);
     ++out.rows;
     out.push_time(a.timestamp);
@@ -337,6 +336,7 @@ void keyed_aggregation::drain(row_batch& out) {
   // erase, not clear: clear() frees a large table, and the combiner would
   // grow it again after every drain.
   ints_.erase(ints_.begin(), ints_.end());
+  shorts_.erase(shorts_.begin(), shorts_.end());
   bytes_.erase(bytes_.begin(), bytes_.end());
 }
 

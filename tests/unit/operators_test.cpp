@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -305,6 +306,67 @@ std::string capture_stdout(F f) {
 } // namespace
 
 // -- registry -----------------------------------------------------------------
+
+TEST_CASE("short_key holds every string of up to 15 bytes exactly") {
+  // Built from overlapping loads: each length has its own code path.
+  std::string text = "abcdefghijklmno";
+  std::string zeros(15, '\0');
+  for (size_t n = 0; n <= short_key::max_size; ++n) {
+    CAPTURE(n);
+    auto s = std::string_view{text}.substr(0, n);
+    short_key k{s};
+    CHECK(k.view() == s);
+    CHECK(k.size() == n);
+    CHECK(k == short_key{std::string{s}});
+    auto z = std::string_view{zeros}.substr(0, n);
+    CHECK(short_key{z}.view() == z);
+    if (n > 0) {
+      CHECK_FALSE(k == short_key{z});
+      // Same bytes, one shorter: the length tells them apart.
+      CHECK_FALSE(short_key{z} == short_key{z.substr(0, n - 1)});
+      for (size_t i = 0; i < n; ++i) {
+        auto other = std::string{s};
+        other[i] = 'X';
+        CHECK_FALSE(k == short_key{other});
+        CHECK(short_key::hash{}(k) != short_key::hash{}(short_key{other}));
+      }
+    }
+  }
+}
+
+TEST_CASE("a keyed sum over short and long string keys keeps one row a key") {
+  // Short keys (at most 15 bytes) and longer ones live in two tables; the
+  // general path (a batch with nulls) must find the same entries.
+  auto parsed = parse_schema("k: string, v: int64?");
+  REQUIRE(parsed.problem.empty());
+  auto& in = parsed.value;
+  keyed_aggregation sum{aggregation_kind::sum, {{"field", "v"}}, in, {0}};
+  auto batch = [&](bool with_null) {
+    row_batch b{in};
+    for (auto k : {"a", "a-key-of-15-byt", "a-key-of-16-byte", "a"}) {
+      b.columns[0].push_str(k);
+      b.columns[1].push_int(1);
+      ++b.rows;
+    }
+    if (with_null) {
+      b.columns[0].push_str("a");
+      b.columns[1].push_null();
+      ++b.rows;
+    }
+    return b;
+  };
+  sum.add(batch(false), false); // the fast path
+  sum.add(batch(true), false);  // the general path (a null value)
+  CHECK(sum.size() == 3);
+  row_batch out{sum.output()};
+  sum.drain(out);
+  std::map<std::string, int64_t> sums;
+  for (size_t r = 0; r < out.rows; ++r)
+    sums[std::string{out.columns[0].str(r)}] = out.columns[1].ints[r];
+  CHECK(sums == std::map<std::string, int64_t>{{"a", 4},
+                                               {"a-key-of-15-byt", 2},
+                                               {"a-key-of-16-byte", 2}});
+}
 
 TEST_CASE("the builtin registry holds all operators") {
   std::vector<std::string> expected{
