@@ -22,6 +22,7 @@
 #include "cli/flag_table.hpp"
 #include "cli/job_command.hpp"
 #include "cli/job_keys.hpp"
+#include "messages/record.hpp"
 #include "cli/local_recovery.hpp"
 #include "cli/log_flag.hpp"
 #include "cli/remote.hpp"
@@ -146,14 +147,24 @@ void print_waiting(const job_status& s, const std::string& action, bool tty,
     fmt::print(stderr, "{}{}: {}\n", tty ? "\r\x1b[K" : "", action, now);
 }
 
-void print_records(const std::vector<record>& rows) {
+/// Prints the rows of `tables` from the `skip`-th on, one line each: the
+/// fields' text forms separated by tabs (`key<TAB>value` for the keyed
+/// default schemas, as the text sinks write them).
+void print_rows(const std::vector<collected_table>& tables, size_t skip = 0) {
   std::string out;
-  for (auto& r : rows) {
-    append_text_line(out, r);
-    if (out.size() > (1 << 16)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      out.clear();
+  for (auto& t : tables) {
+    if (skip >= t.rows.rows) {
+      skip -= t.rows.rows;
+      continue;
     }
+    for (auto i = skip; i < t.rows.rows; ++i) {
+      append_row_text(out, t.rows, i);
+      if (out.size() > (1 << 16)) {
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        out.clear();
+      }
+    }
+    skip = 0;
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
@@ -175,12 +186,7 @@ int driver_exit_code(const job_result& r) {
 
 /// Prints the result; `printed` records were printed while it ran.
 int report_result(const job_result& r, size_t printed = 0) {
-  if (printed == 0)
-    print_records(r.collected);
-  else if (printed < r.collected.size())
-    print_records(std::vector<record>(
-      r.collected.begin() + static_cast<std::ptrdiff_t>(printed),
-      r.collected.end()));
+  print_rows(r.collected, printed);
   if (r.state == job_state::finished)
     fmt::print(stderr, "Job with JobID {} has finished.\n", r.id.to_string());
   else
@@ -273,8 +279,8 @@ int wait_for_job(client::job_service& jobs, job_id id,
         break;
       if (tty)
         fmt::print(stderr, "\r\x1b[K");
-      print_records(*rows);
-      printed += rows->size();
+      print_rows(*rows);
+      printed += row_count(*rows);
     }
     if (!result && !lost)
       if (auto s = jobs.status(id, false)) {

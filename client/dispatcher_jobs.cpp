@@ -66,9 +66,9 @@ dispatcher_jobs::savepoint(const job_id& id, const std::string& dir,
   return ask<std::string>(checkpointing, savepoint_atom_v, id, dir, stop);
 }
 
-caf::expected<std::vector<record>>
+caf::expected<std::vector<collected_table>>
 dispatcher_jobs::collect(const job_id& id, int64_t offset) {
-  return ask<std::vector<record>>(quick, collect_atom_v, id, offset);
+  return ask<std::vector<collected_table>>(quick, collect_atom_v, id, offset);
 }
 
 namespace {

@@ -29,7 +29,7 @@ public:
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
                                        bool stop) override;
-  [[nodiscard]] caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Waits for the Dispatcher's answer: it comes the moment the job ends.
   /// A Dispatcher that goes down first (a remote one whose process died)

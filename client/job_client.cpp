@@ -144,11 +144,11 @@ job_client::savepoint(const job_id& id, const std::string& dir, bool stop) {
   return operation(id, "/savepoints", json{{"directory", dir}, {"stop", stop}});
 }
 
-caf::expected<std::vector<record>> job_client::collect(const job_id& id,
+caf::expected<std::vector<collected_table>> job_client::collect(const job_id& id,
                                                        int64_t offset) {
   auto path = job_path(id, "/collect") + fmt::format("?offset={}", offset);
-  return value_of<std::vector<record>>(http_.get(path, quick),
-                                       "collected records");
+  return value_of<std::vector<collected_table>>(http_.get(path, quick),
+                                       "collected rows");
 }
 
 caf::expected<std::optional<job_result>>

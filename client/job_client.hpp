@@ -30,7 +30,7 @@ public:
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
                                        bool stop) override;
-  [[nodiscard]] caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Polls: the REST API answers at once whether the job has ended (a
   /// request that waited would hold one of its threads).

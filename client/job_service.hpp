@@ -37,7 +37,7 @@ public:
   savepoint(const job_id& id, const std::string& dir, bool stop) = 0;
   /// What the job's collect sinks gathered, from the `offset`-th record on
   /// (a bounded part each time).
-  [[nodiscard]] virtual caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] virtual caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                                      int64_t offset) = 0;
   /// The job's result if it ends within `patience`; nothing if it still
   /// runs then.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "messages/base64.hpp"
 #include "messages/errors.hpp"
 
 namespace weir {
@@ -78,8 +79,21 @@ void from_json(const nlohmann::json& j, job_priority& x) {
   x = static_cast<job_priority>(n);
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(record, key, text, num,
-                                                timestamp, is_text)
+// A batch of rows travels as base64 of its binary form (messages/
+// row_batch.hpp): exact for every type, checked when read.
+void to_json(nlohmann::json& j, const row_batch& x) {
+  j = base64_encode(encode(x));
+}
+void from_json(const nlohmann::json& j, row_batch& x) {
+  auto bytes = base64_decode(j.get<std::string>());
+  if (!bytes || !decode(*bytes, x))
+    throw std::invalid_argument("not a row batch (base64 of its binary form)");
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(field, name, type, nullable)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(schema, fields)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(collected_table, sink, fields,
+                                                rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(vertex_metrics, vertex,
                                                 records_in, records_out,
                                                 counters, records_combined)
@@ -120,8 +134,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
   slots_missing, waiting_since_ms, waiting_for, recovered, checkpoints,
   exceptions)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(cancel_outcome, before, after)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(field, name, type, nullable)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(schema, fields)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(vertex_spec, id, op, params,
                                                 parallelism, output)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(edge_spec, from, to, part, key)
@@ -140,7 +152,7 @@ nlohmann::json encode(const job_status& x) { return x; }
 nlohmann::json encode(const std::vector<job_status>& xs) { return xs; }
 nlohmann::json encode(const job_result& x) { return x; }
 nlohmann::json encode(const cancel_outcome& x) { return x; }
-nlohmann::json encode(const std::vector<record>& xs) { return xs; }
+nlohmann::json encode(const std::vector<collected_table>& xs) { return xs; }
 nlohmann::json encode(const job_graph& x) { return x; }
 
 template <class T>
@@ -165,8 +177,8 @@ template caf::expected<job_result> decode(const nlohmann::json&,
                                           std::string_view);
 template caf::expected<cancel_outcome> decode(const nlohmann::json&,
                                               std::string_view);
-template caf::expected<std::vector<record>> decode(const nlohmann::json&,
-                                                   std::string_view);
+template caf::expected<std::vector<collected_table>>
+decode(const nlohmann::json&, std::string_view);
 template caf::expected<job_graph> decode(const nlohmann::json&,
                                          std::string_view);
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // The JSON form of what weir's client API carries (docs/operations.md §
-// Client API): job statuses and results, collected records, JobGraphs.
+// Client API): job statuses and results, collected rows, JobGraphs.
 // Field names are the C++ members'; a field a reader does not know is
 // ignored and one it misses keeps its default, so that a client and a
 // jobmanager one version apart still understand each other.
@@ -21,7 +21,7 @@ nlohmann::json encode(const job_status& x);
 nlohmann::json encode(const std::vector<job_status>& xs);
 nlohmann::json encode(const job_result& x);
 nlohmann::json encode(const cancel_outcome& x);
-nlohmann::json encode(const std::vector<record>& xs);
+nlohmann::json encode(const std::vector<collected_table>& xs);
 nlohmann::json encode(const job_graph& x);
 
 /// Reads a `T` from `j`; an error (`errc::invalid_job`) names `what` and

@@ -188,7 +188,7 @@ inline constexpr config_key<memory_size> collect_max_bytes{
   "job fails.", memory};
 inline constexpr config_key<memory_size> collect_batch_max{
   "collect-sink.batch-size.max", "2 mb",
-  "Most one client poll of collected records gets (at least one record).",
+  "Most one client poll of collected rows gets (at least one row).",
   memory};
 
 // --- heartbeats -----------------------------------------------------------

@@ -285,11 +285,12 @@ void subtask_runner::hand_over_collected() {
   auto* sink = chain_->sink();
   if (sink == nullptr)
     return;
-  auto* rows = sink->collected();
-  if (rows == nullptr || rows->empty())
+  auto* table = sink->collected();
+  if (table == nullptr || table->rows.empty())
     return;
-  port_.hand_over(std::move(*rows));
-  rows->clear();
+  collected_table part{table->sink, table->fields, std::move(table->rows)};
+  table->rows.reset(table->fields);
+  port_.hand_over(std::move(part));
 }
 
 void subtask_runner::send_metrics() {

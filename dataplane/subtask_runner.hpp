@@ -53,7 +53,7 @@ public:
   /// Progress counters while running.
   virtual void send_metrics(const io_metrics& metrics) = 0;
   /// Records a collect sink gathered since the last hand-over.
-  virtual void hand_over(std::vector<record>&& rows) = 0;
+  virtual void hand_over(collected_table&& rows) = 0;
   /// The subtask took checkpoint `id` after aligning its inputs' barriers
   /// for `alignment_ms`; its state (by vertex: small states inline, larger
   /// ones as handles of their files in checkpoint storage).

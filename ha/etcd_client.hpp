@@ -110,10 +110,4 @@ private:
   std::unique_ptr<connection> conn_;
 };
 
-/// Base64 of `bytes` (the gateway's encoding of keys and values).
-std::string base64_encode(std::string_view bytes);
-
-/// The bytes of base64 `text`; nothing when it is not base64.
-std::optional<std::string> base64_decode(std::string_view text);
-
 } // namespace weir::ha

@@ -132,7 +132,7 @@ leader_jobs::savepoint(const job_id& id, const std::string& dir, bool stop) {
     [&](client::job_service& j) { return j.savepoint(id, dir, stop); });
 }
 
-caf::expected<std::vector<record>> leader_jobs::collect(const job_id& id,
+caf::expected<std::vector<collected_table>> leader_jobs::collect(const job_id& id,
                                                         int64_t offset) {
   return on_leader(
     [&](client::job_service& j) { return j.collect(id, offset); });

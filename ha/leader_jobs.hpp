@@ -32,7 +32,7 @@ public:
   [[nodiscard]] caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id, const std::string& dir,
                                        bool stop) override;
-  [[nodiscard]] caf::expected<std::vector<record>> collect(const job_id& id,
+  [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   [[nodiscard]] caf::expected<std::optional<job_result>>
   await_result(const job_id& id, std::chrono::milliseconds patience) override;

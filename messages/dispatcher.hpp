@@ -38,9 +38,10 @@ using dispatcher_actor = caf::typed_actor<
   /// Client: take a savepoint of a running job into directory `dir`, and
   /// stop the job after it when `stop`; the reply is the savepoint's path.
   caf::replies_to<savepoint_atom, job_id, std::string, bool>::with<std::string>,
-  /// Client: the records the job's collect sinks gathered so far, from the
+  /// Client: the rows the job's collect sinks gathered so far, from the
   /// `offset`-th on (a driver's output while it runs).
-  caf::replies_to<collect_atom, job_id, int64_t>::with<std::vector<record>>,
+  caf::replies_to<collect_atom, job_id, int64_t>::with<
+    std::vector<collected_table>>,
   /// Client: the job's JobGraph, as submitted (no vertices when only its
   /// result is left: a job that ended before this jobmanager started).
   caf::replies_to<graph_atom, job_id>::with<job_graph>,

@@ -10,7 +10,7 @@
 #include "messages/deployment.hpp"
 #include "messages/ids.hpp"
 #include "messages/job_result.hpp"
-#include "messages/record.hpp"
+#include "messages/collected_rows.hpp"
 #include "messages/slots.hpp"
 #include "messages/states.hpp"
 
@@ -46,11 +46,11 @@ using job_master_actor = caf::typed_actor<
   /// that many ms (0: a source, or one input); its operators' state.
   caf::reacts_to<checkpoint_atom, execution_attempt_id, int64_t, int64_t,
                  operator_states>,
-  /// Collect sink: records for the job result.
-  caf::reacts_to<collect_atom, execution_attempt_id, record_batch>,
-  /// Dispatcher: the records collected so far (in sink-subtask order),
-  /// from the `offset`-th on; for streaming a driver's output.
-  caf::replies_to<collect_atom, int64_t>::with<std::vector<record>>,
+  /// Collect sink: rows for the job result.
+  caf::reacts_to<collect_atom, execution_attempt_id, collected_table>,
+  /// Dispatcher: the rows collected so far (in sink-subtask order), from
+  /// the `offset`-th on; for streaming a driver's output.
+  caf::replies_to<collect_atom, int64_t>::with<std::vector<collected_table>>,
   /// Dispatcher: the job's live status, with every subtask if `detailed`.
   caf::replies_to<status_atom, bool>::with<job_status>,
   /// Dispatcher: take a checkpoint now (full when the flag is set); the

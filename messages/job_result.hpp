@@ -8,7 +8,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "messages/ids.hpp"
-#include "messages/record.hpp"
+#include "messages/collected_rows.hpp"
 #include "messages/slots.hpp"
 #include "messages/states.hpp"
 
@@ -115,7 +115,7 @@ struct job_result {
   int64_t start_time_ms = 0;
   int64_t end_time_ms = 0;
   io_metrics metrics;
-  std::vector<record> collected;
+  std::vector<collected_table> collected;
   /// Identifies the job's graph once the graph itself is cleaned up, so
   /// that resubmitting the job id with another graph is refused (0:
   /// unknown, a result stored before weir recorded it).

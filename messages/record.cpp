@@ -131,4 +131,13 @@ void append_row_text(std::string& out, const row_batch& b, size_t i,
   out += '\n';
 }
 
+std::vector<record> to_records(const std::vector<collected_table>& tables) {
+  std::vector<record> out;
+  out.reserve(row_count(tables));
+  for (auto& t : tables)
+    for (size_t i = 0; i < t.rows.rows; ++i)
+      out.push_back(to_record(t.rows, t.fields, i));
+  return out;
+}
+
 } // namespace weir

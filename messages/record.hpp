@@ -6,6 +6,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "messages/collected_rows.hpp"
 #include "messages/row_batch.hpp"
 
 namespace weir {
@@ -61,18 +62,9 @@ void append_value_text(std::string& out, const column& c, size_t i);
 void append_row_text(std::string& out, const row_batch& b, size_t i,
                      char separator = '\t');
 
-/// Records travel between subtasks in batches, never one message per record.
-struct record_batch {
-  std::vector<record> records;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, record_batch& x) {
-  return f(caf::meta::type_name("record_batch"), x.records);
-}
-
-inline bool operator==(const record_batch& a, const record_batch& b) {
-  return a.records == b.records;
-}
+/// The rows of `tables` as records (the record API's adapter, e.g. a
+/// driver's job_outcome::records): rows of a default schema as their
+/// records, any other row as to_record makes it.
+std::vector<record> to_records(const std::vector<collected_table>& tables);
 
 } // namespace weir

@@ -9,7 +9,7 @@
 #include "messages/atoms.hpp"
 #include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
-#include "messages/record.hpp"
+#include "messages/row_batch.hpp"
 
 namespace weir {
 

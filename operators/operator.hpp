@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/collected_rows.hpp"
 #include "messages/record.hpp"
 #include "messages/row_batch.hpp"
 #include "storage/state/keyed_backend.hpp"
@@ -192,8 +193,9 @@ public:
   /// `discard` sink's delay_ms, used to test backpressure). Informational:
   /// the sink takes that time itself, on its own thread (blocking_io()).
   virtual std::chrono::microseconds delay_per_batch() const { return {}; }
-  /// For the collect sink: records to hand to the JobMaster (then cleared).
-  virtual std::vector<record>* collected() { return nullptr; }
+  /// For the collect sink: rows to hand to the JobMaster (the runtime
+  /// moves them out and leaves the table's rows empty).
+  virtual collected_table* collected() { return nullptr; }
   /// Two-phase commit on checkpoints: at checkpoint `id`'s barrier, before
   /// snapshot_state(), make what was written so far durable but invisible;
   /// commit() publishes it once the checkpoint completed everywhere.

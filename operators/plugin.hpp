@@ -32,7 +32,7 @@
 
 /// Changes whenever the operator interfaces or this API change
 /// incompatibly; a library built against another version is refused.
-#define WEIR_PLUGIN_API_VERSION 3
+#define WEIR_PLUGIN_API_VERSION 4
 
 namespace weir::plugin {
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,6 +125,52 @@ inline std::vector<record> to_records(const row_batch& b, const schema& s) {
 /// The rows of `b`, a batch of a default schema, as records.
 inline std::vector<record> to_records(const row_batch& b) {
   return to_records(b, default_schema_of(b));
+}
+
+/// `rs` as the table of collect sink `sink`, in the default schema that
+/// holds them.
+inline collected_table table_of(const std::vector<record>& rs,
+                                const std::string& sink = "out") {
+  auto s = default_schema_of(rs);
+  return collected_table{sink, s, to_rows(s, rs)};
+}
+
+/// `rs` as one collect sink's result (none when `rs` is empty).
+inline std::vector<collected_table>
+tables_of(const std::vector<record>& rs, const std::string& sink = "out") {
+  if (rs.empty())
+    return {};
+  return {table_of(rs, sink)};
+}
+
+/// Two collect sinks' results: "counts" of (key: string, value: int64)
+/// with event times, and "events" of every field type, with nulls, a
+/// string that is not UTF-8 and extreme values.
+inline std::vector<collected_table> sample_tables() {
+  collected_table counts{"counts", default_schema::keyed_numbers(), {}};
+  counts.rows = to_rows(counts.fields,
+                        {record::integer("the", 3, 7),
+                         record::integer("", std::numeric_limits<int64_t>::min())});
+  auto parsed = parse_schema("name: string?, n: int64, x: double?, ok: bool, "
+                             "at: timestamp?, raw: bytes");
+  REQUIRE(parsed.problem.empty());
+  collected_table events{"events", parsed.value, row_batch{parsed.value}};
+  auto& c = events.rows.columns;
+  c[0].push_str("x\ty");
+  c[1].push_int(std::numeric_limits<int64_t>::max());
+  c[2].push_float(-0.0);
+  c[3].push_int(1);
+  c[4].push_int(1764496801000);
+  c[5].push_str(std::string("\xff\0z", 3));
+  ++events.rows.rows;
+  c[0].push_null();
+  c[1].push_int(-1);
+  c[2].push_null();
+  c[3].push_int(0);
+  c[4].push_null();
+  c[5].push_str("");
+  ++events.rows.rows;
+  return {counts, events};
 }
 
 /// Drains `agg` (its output is a default schema) as records sorted by key

@@ -232,14 +232,14 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         });
     },
     [=](collect_atom a, job_id id, int64_t offset) {
-      return by_job<std::vector<record>>(
+      return by_job<std::vector<collected_table>>(
         self, id,
         [=](job_master_actor& jm) { return self->delegate(jm, a, offset); },
         [=](const job_result& r) {
           return job_table::collected_from(
             r, offset, self->state.jm_opts.collect_batch_bytes);
         },
-        [](const job_entry&) { return std::vector<record>{}; });
+        [](const job_entry&) { return std::vector<collected_table>{}; });
     },
     [=](take_checkpoint_atom, job_id id, bool full) {
       return by_job<int64_t>(

@@ -220,14 +220,10 @@ job_status job_table::status_of(const job_result& r) {
   return s;
 }
 
-std::vector<record> job_table::collected_from(const job_result& r,
-                                              int64_t offset,
-                                              size_t max_bytes) {
-  std::vector<record> out;
-  size_t taken = 0;
-  append_within(r.collected, static_cast<size_t>(std::max<int64_t>(offset, 0)),
-                max_bytes, out, taken);
-  return out;
+std::vector<collected_table> job_table::collected_from(const job_result& r,
+                                                       int64_t offset,
+                                                       size_t max_bytes) {
+  return rows_from(r.collected, offset, max_bytes);
 }
 
 job_result job_table::canceled_before_start(const job_id& id,

@@ -188,8 +188,8 @@ public:
 
   /// The rows a finished job collected, from the `offset`-th on, as many
   /// as fit into `max_bytes` (at least one).
-  static std::vector<record> collected_from(const job_result& r,
-                                            int64_t offset, size_t max_bytes);
+  static std::vector<collected_table>
+  collected_from(const job_result& r, int64_t offset, size_t max_bytes);
 
   /// The result of a job cancelled before it was stored and started.
   static job_result canceled_before_start(const job_id& id,

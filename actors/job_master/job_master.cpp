@@ -27,6 +27,7 @@
 #include "actors/job_master/job_master_state.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
+#include "messages/record.hpp"
 
 namespace weir {
 
@@ -34,12 +35,12 @@ namespace job_master_detail {
 
 namespace {
 
-/// Writes records as the client prints them, one line each, and flushes:
-/// a detached application's output must be in its file while it runs.
-void print_lines(const std::vector<record>& records) {
+/// Writes rows as the client prints them, one line each, and flushes: a
+/// detached application's output must be in its file while it runs.
+void print_lines(const row_batch& rows) {
   std::string out;
-  for (auto& r : records)
-    append_text_line(out, r);
+  for (size_t i = 0; i < rows.rows; ++i)
+    append_row_text(out, rows, i);
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
 }
@@ -195,15 +196,15 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       if (flat >= 0)
         self->state.graph->set_metrics(flat, m);
     },
-    [=](collect_atom, execution_attempt_id attempt, record_batch& b) {
+    [=](collect_atom, execution_attempt_id attempt, collected_table& t) {
       auto& st = self->state;
       auto flat = st.graph->find(attempt);
       if (flat < 0)
         return; // from an attempt before a restart
       if (st.opts.print_driver_output
           && st.graph->graph().priority == job_priority::driver)
-        print_lines(b.records);
-      if (!st.collected.add(flat, std::move(b.records)))
+        print_lines(t.rows);
+      if (!st.collected.add(flat, std::move(t)))
         fail_job(self, fmt::format("collect sink: result exceeds {} bytes "
                                    "(collect.max-bytes)",
                                    st.collected.max_bytes()));

@@ -33,7 +33,9 @@ public:
       application_(driver.job),
       code_(driver.code),
       libraries_(code.libraries),
-      defaults_(driver.chain.front().params) {
+      defaults_(driver.chain.front().params),
+      printed_{driver.chain.front().id, default_schema::lines(), {}} {
+    printed_.rows.reset(printed_.fields);
   }
 
   std::string submit(const std::string& spec_json,
@@ -91,7 +93,7 @@ public:
         out.id = id;
         out.state = to_string(result->state);
         out.error = result->error;
-        out.records = std::move(result->collected);
+        out.records = to_records(result->collected);
         out.runtime_ms = result->end_time_ms - result->start_time_ms;
         out.records_in = result->metrics.records_in;
         out.records_out = result->metrics.records_out;
@@ -104,8 +106,12 @@ public:
   }
 
   void print(const std::string& line) override {
-    caf::anon_send(jm_, collect_atom_v, attempt_,
-                   record_batch{{record::string({}, line)}});
+    // The driver's vertex is its collect sink: its lines are rows of
+    // (value: string).
+    auto t = printed_;
+    t.rows.columns[0].push_str(line);
+    t.rows.rows = 1;
+    caf::anon_send(jm_, collect_atom_v, attempt_, std::move(t));
   }
 
   void returned(int status) override {
@@ -129,6 +135,8 @@ private:
   user_code code_;
   std::vector<std::string> libraries_;
   std::map<std::string, std::string> defaults_;
+  /// An empty table of the driver's printed lines.
+  collected_table printed_;
 };
 
 } // namespace

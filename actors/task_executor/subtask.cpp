@@ -127,8 +127,8 @@ struct subtask_state : runner_port {
     self->send(jm, metrics_atom_v, attempt, metrics);
   }
 
-  void hand_over(std::vector<record>&& rows) override {
-    self->send(jm, collect_atom_v, attempt, record_batch{std::move(rows)});
+  void hand_over(collected_table&& rows) override {
+    self->send(jm, collect_atom_v, attempt, std::move(rows));
   }
 
   void acknowledge(int64_t id, int64_t alignment_ms,

@@ -23,6 +23,7 @@
 #include "api/job_builder.hpp"
 #include "api/user_function.hpp"
 #include "messages/errors.hpp"
+#include "operators/row_access.hpp"
 
 // The job, and the `words` function it uses (functions.cpp, linked into
 // this program and built as a library for the session case).
@@ -30,10 +31,21 @@ weir::job_definition word_count(const std::string& path);
 
 namespace {
 
+// [result-rows]
+/// The job's result holds one table per collect sink: its schema and rows.
+/// Fields are looked up once by name and type, then read per row.
 void print_counts(const weir::job_result& result) {
+  using weir::field_type;
+  using weir::ops::field_ref;
   std::vector<std::string> lines;
-  for (auto& r : result.collected)
-    lines.push_back(fmt::format("{}\t{}", r.key, r.num));
+  for (auto& table : result.collected) {
+    auto word = field_ref::of(table.fields, "key", field_type::string);
+    auto count = field_ref::of(table.fields, "value", field_type::int64);
+    for (size_t i = 0; i < table.rows.rows; ++i)
+      lines.push_back(fmt::format("{}\t{}", word.str(table.rows, i),
+                                  count.int64(table.rows, i)));
+  }
+  // [/result-rows]
   std::sort(lines.begin(), lines.end());
   for (auto& line : lines)
     fmt::print("{}\n", line);

@@ -63,26 +63,23 @@ private:
   std::chrono::microseconds delay_;
 };
 
-/// Keeps records until the runtime takes them through collected().
+/// Keeps rows, of any schema, until the runtime takes them through
+/// collected().
 class collect_sink : public sink {
 public:
   void open(const operator_context& ctx) override {
+    table_.sink = ctx.vertex_id;
     if (ctx.input != nullptr)
-      schema_ = *ctx.input;
+      table_.fields = *ctx.input;
+    table_.rows.reset(table_.fields);
   }
 
-  /// Rows of the default schemas become their records; any other row an
-  /// unkeyed text record of its tab-separated fields.
-  void write(const row_batch& in) override {
-    for (size_t i = 0; i < in.rows; ++i)
-      records_.push_back(to_record(in, schema_, i));
-  }
+  void write(const row_batch& in) override { table_.rows.append(in); }
 
-  std::vector<record>* collected() override { return &records_; }
+  collected_table* collected() override { return &table_; }
 
 private:
-  schema schema_;
-  std::vector<record> records_;
+  collected_table table_;
 };
 
 const std::vector<param_spec>& discard_params() {

@@ -153,7 +153,7 @@ reply collect(context& ctx, const Req& req) {
                                      ">= 0",
                                      text));
   }
-  return encoded<std::vector<record>>(ctx, collect_atom_v, *id, offset);
+  return encoded<std::vector<collected_table>>(ctx, collect_atom_v, *id, offset);
 }
 
 reply cancel(context& ctx, const Req& req) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "messages/base64.hpp"
+#include "messages/record.hpp"
 #include "storage/detail/object_reader.hpp"
 #include "storage/detail/record_codec.hpp"
 
@@ -10,24 +12,62 @@ namespace weir::storage::detail {
 
 namespace {
 
-nlohmann::json encode(const record& x) {
-  auto out = nlohmann::json::object();
-  out["key"] = x.key;
-  out["text"] = x.text;
-  out["num"] = x.num;
-  out["timestamp"] = x.timestamp;
-  out["is_text"] = x.is_text;
-  return out;
+/// A collect sink's rows: its vertex, its schema as to_string prints it,
+/// and the batch as base64 of its binary form (exact for every type).
+nlohmann::json encode(const collected_table& t) {
+  return {{"sink", t.sink},
+          {"schema", to_string(t.fields)},
+          {"batch", base64_encode(encode(t.rows))}};
 }
 
-record decode_record(object_reader& r) {
-  record x;
-  x.key = r.text("key");
-  x.text = r.text("text");
-  x.num = r.int64("num");
-  x.timestamp = r.int64("timestamp");
-  x.is_text = r.boolean("is_text");
-  return x;
+collected_table decode_table(object_reader& r) {
+  collected_table t;
+  t.sink = r.text("sink");
+  auto parsed = parse_schema(r.text("schema"));
+  if (!parsed.problem.empty()) {
+    r.fail("schema", parsed.problem);
+    return t;
+  }
+  t.fields = std::move(parsed.value);
+  auto bytes = base64_decode(r.text("batch"));
+  if (!bytes || !decode(*bytes, t.rows) || !t.rows.conforms_to(t.fields))
+    r.fail("batch", "is not a batch of rows of the schema (base64 of its "
+                    "binary form)");
+  return t;
+}
+
+/// A result stored before rows: its records, as rows of the default schema
+/// they fit (keyed if any has a key; int64 values if all are; else text).
+collected_table decode_records(std::vector<object_reader>& stored) {
+  std::vector<record> records;
+  bool keyed = false;
+  bool numbers = true;
+  for (auto& r : stored) {
+    record x;
+    x.key = r.text("key");
+    x.text = r.text("text");
+    x.num = r.int64("num");
+    x.timestamp = r.int64("timestamp");
+    x.is_text = r.boolean("is_text");
+    keyed = keyed || !x.key.empty();
+    numbers = numbers && !x.is_text;
+    records.push_back(std::move(x));
+  }
+  collected_table t;
+  t.fields = keyed ? (numbers ? default_schema::keyed_numbers()
+                              : default_schema::keyed_lines())
+                   : (numbers ? default_schema::numbers()
+                              : default_schema::lines());
+  t.rows.reset(t.fields);
+  for (auto& x : records)
+    if (!append_record(t.rows, t.fields, x)) {
+      // An int64 among texts: as its text form.
+      auto text = x;
+      text.is_text = true;
+      text.text = std::to_string(x.num);
+      append_record(t.rows, t.fields, text);
+    }
+  return t;
 }
 
 job_state decode_state(object_reader& r) {
@@ -78,7 +118,7 @@ std::string encode_job_result(const job_result& r, bool dirty) {
         vertices.back()["records_combined"] = v.records_combined;
     }
   }
-  auto& collected = doc["collected"] = nlohmann::json::array();
+  auto& collected = doc["collected_rows"] = nlohmann::json::array();
   for (auto& x : r.collected)
     collected.push_back(encode(x));
   if (r.graph_fingerprint != 0)
@@ -114,8 +154,15 @@ caf::expected<job_result_entry> decode_job_result(std::string_view key,
   if (metrics.has("vertices")) // (absent in results stored before weir kept them)
     for (auto& v : metrics.objects("vertices"))
       res.metrics.vertices.push_back(decode_vertex(v));
-  for (auto& x : r.objects("collected"))
-    res.collected.push_back(decode_record(x));
+  if (rec->doc.contains("collected_rows")) {
+    for (auto& x : r.objects("collected_rows"))
+      res.collected.push_back(decode_table(x));
+  } else if (r.has("collected")) {
+    // (stored before rows: records)
+    auto old = r.objects("collected");
+    if (!old.empty())
+      res.collected.push_back(decode_records(old));
+  }
   if (problem.empty() && rec->doc.contains("graph_fingerprint")) {
     // (absent in results stored before weir recorded it)
     auto text = r.text("graph_fingerprint");

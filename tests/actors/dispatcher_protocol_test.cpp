@@ -68,8 +68,8 @@ scripted_job_master(job_master_actor::stateful_pointer<scripted_job_master_state
     },
     [=](exit_status_atom, execution_attempt_id, int32_t) {},
     [=](metrics_atom, execution_attempt_id, const io_metrics&) {},
-    [=](collect_atom, execution_attempt_id, const record_batch&) {},
-    [=](collect_atom, int64_t) { return std::vector<record>{}; },
+    [=](collect_atom, execution_attempt_id, const collected_table&) {},
+    [=](collect_atom, int64_t) { return std::vector<collected_table>{}; },
     [=](status_atom, bool) { return running_status(self->state.graph); },
     [=](cancel_atom) {
       auto& st = self->state;

@@ -10,6 +10,8 @@
 #include "event_log_capture.hpp"
 #include "fakes.hpp"
 #include "messages/errors.hpp"
+#include "messages/record.hpp"
+#include "tests/rows.hpp"
 #include "plan/schemas.hpp"
 #include "storage/job_graph_store.hpp"
 
@@ -32,9 +34,9 @@ job_graph evens(int64_t n, int32_t parallelism = 2) {
   return g;
 }
 
-std::vector<int64_t> values(const std::vector<record>& rows) {
+std::vector<int64_t> values(const std::vector<collected_table>& tables) {
   std::vector<int64_t> result;
-  for (auto& r : rows)
+  for (auto& r : to_records(tables))
     result.push_back(r.num);
   std::sort(result.begin(), result.end());
   return result;
@@ -279,7 +281,7 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
   old.id = finished.id;
   old.name = finished.name;
   old.state = job_state::finished;
-  old.collected = {record::integer("", 42)};
+  old.collected = test::tables_of({record::integer("", 42)});
   recovered_jobs stored_before;
   stored_before.graphs = {unfinished, finished};
   stored_before.results = {old};
@@ -380,7 +382,7 @@ TEST_CASE_FIXTURE(dispatcher_fixture,
       fail);
   ask(collect_atom_v, g.id, int64_t{0})
     .receive(
-      [](std::vector<record>& rows) {
+      [](std::vector<collected_table>& rows) {
         CHECK(values(rows) == std::vector<int64_t>{2, 4, 6, 8, 10});
       },
       fail);

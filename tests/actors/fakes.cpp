@@ -23,8 +23,8 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     },
     [=](exit_status_atom, execution_attempt_id, int32_t) {},
     [=](metrics_atom, execution_attempt_id, const io_metrics&) {},
-    [=](collect_atom, execution_attempt_id, const record_batch&) {},
-    [=](collect_atom, int64_t) { return std::vector<record>{}; },
+    [=](collect_atom, execution_attempt_id, const collected_table&) {},
+    [=](collect_atom, int64_t) { return std::vector<collected_table>{}; },
     [=](status_atom, bool) { return job_status{}; },
     [=](cancel_atom) {
       return cancel_outcome{job_state::running, job_state::cancelling};

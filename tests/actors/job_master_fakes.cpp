@@ -100,7 +100,9 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
     [=](savepoint_atom, job_id, const std::string&, bool) {
       return std::string{};
     },
-    [=](collect_atom, job_id, int64_t) { return std::vector<record>{}; },
+    [=](collect_atom, job_id, int64_t) {
+      return std::vector<collected_table>{};
+    },
     [=](graph_atom, job_id) { return job_graph{}; },
     [=](result_atom, job_id) { return job_result{}; },
     [=](update_atom, const job_status&) {},

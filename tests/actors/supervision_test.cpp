@@ -9,6 +9,7 @@
 #include "actors/task_executor/task_executor.hpp"
 #include "fakes.hpp"
 #include "messages/errors.hpp"
+#include "messages/record.hpp"
 
 using namespace weir;
 using namespace weir::test;
@@ -17,7 +18,7 @@ namespace {
 
 int64_t sum_of(const job_result& r) {
   int64_t s = 0;
-  for (auto& rec : r.collected)
+  for (auto& rec : to_records(r.collected))
     s += rec.num;
   return s;
 }

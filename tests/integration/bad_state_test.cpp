@@ -292,7 +292,7 @@ TEST_CASE("a corrupt job-graph record is reported by key and the rest "
   REQUIRE(entry);
   REQUIRE(entry->has_value());
   CHECK((*entry)->result.state == job_state::finished);
-  CHECK((*entry)->result.collected.size() == 50);
+  CHECK(row_count((*entry)->result.collected) == 50);
   CHECK_FALSE((*entry)->dirty);
   auto bad = (*kv)->get(storage::column::job_graphs, corrupt_key);
   REQUIRE(bad);

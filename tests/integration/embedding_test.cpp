@@ -51,7 +51,7 @@ TEST_CASE("a host joins a session cluster with its own slots and runs a built jo
   REQUIRE_MESSAGE(result, describe(result.error()));
   CHECK(result->state == job_state::finished);
   std::map<std::string, int64_t> sums;
-  for (auto& r : result->collected)
+  for (auto& r : to_records(result->collected))
     sums[r.key] = r.num;
   CHECK(sums == std::map<std::string, int64_t>{{"0", 166833}, {"1", 167167},
                                                {"2", 166500}});
@@ -108,8 +108,8 @@ TEST_CASE("a host ships a library with its job: its WEIR_MAP function runs on a 
   auto result = client->wait(*id);
   REQUIRE(result);
   CHECK(result->state == job_state::finished);
-  REQUIRE(result->collected.size() == 1);
-  CHECK(result->collected[0].num == 110);
+  REQUIRE(row_count(result->collected) == 1);
+  CHECK(to_records(result->collected)[0].num == 110);
   // Without the library the function is unknown, here and there.
   auto without = client->submit(job.build());
   REQUIRE_FALSE(without);

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "ha/leader_election.hpp"
+#include "messages/base64.hpp"
 #include "messages/errors.hpp"
 #include "etcd_server.hpp"
 #include "process.hpp"

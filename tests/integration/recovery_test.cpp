@@ -19,6 +19,7 @@
 #include "cluster/mini_cluster.hpp"
 #include "cluster/runtime_config.hpp"
 #include "messages/errors.hpp"
+#include "messages/record.hpp"
 #include "job_specs.hpp"
 #include "process.hpp"
 #include "storage/job_graph_store.hpp"
@@ -30,9 +31,9 @@ using namespace weir::test;
 
 namespace {
 
-int64_t sum_of(const std::vector<record>& rows) {
+int64_t sum_of(const std::vector<collected_table>& tables) {
   int64_t total = 0;
-  for (auto& r : rows)
+  for (auto& r : to_records(tables))
     total += r.num;
   return total;
 }
@@ -59,7 +60,10 @@ TEST_CASE("a cluster on a state directory recovers its unfinished jobs") {
   old.id = finished.id;
   old.name = finished.name;
   old.state = job_state::finished;
-  old.collected = {record::integer("", 7)};
+  old.collected = {collected_table{"out", default_schema::numbers(),
+                                   row_batch{default_schema::numbers()}}};
+  old.collected[0].rows.columns[0].push_int(7);
+  old.collected[0].rows.rows = 1;
   {
     auto kv = storage::open_rocksdb_store(state);
     REQUIRE(kv);

@@ -120,14 +120,14 @@ TEST_CASE("an embedded cluster runs lambdas, named functions and built-ins") {
   auto result = (*cluster)->run(job.build());
   REQUIRE_MESSAGE(result, describe(result.error()));
   CHECK(result->state == job_state::finished);
-  CHECK(texts(result->collected) == std::vector<std::string>{"k0=12", "k2=18"});
+  CHECK(texts(to_records(result->collected)) == std::vector<std::string>{"k0=12", "k2=18"});
 
   job_builder named{"named"};
   named.read_text_file(source_path("examples/data/sample.txt"))
     .map(shout).where("value = 'IT IS AN ANCIENT MARINER,'").collect();
   auto shouted = (*cluster)->run(named.build());
   REQUIRE_MESSAGE(shouted, describe(shouted.error()));
-  CHECK(texts(shouted->collected)
+  CHECK(texts(to_records(shouted->collected))
         == std::vector<std::string>{"IT IS AN ANCIENT MARINER,"});
 }
 

@@ -38,17 +38,25 @@ restart_strategy_config fixed_delay(int64_t attempts) {
   return c;
 }
 
-std::vector<record> numbers(int64_t from, int64_t to) {
-  std::vector<record> out;
-  for (auto i = from; i <= to; ++i)
-    out.push_back(record::integer("k", i));
-  return out;
+/// Sink `sink`'s rows (key "k", value i) for i in [from, to].
+collected_table numbers(int64_t from, int64_t to,
+                        const std::string& sink = "out") {
+  collected_table t{sink, default_schema::keyed_numbers(),
+                    row_batch{default_schema::keyed_numbers()}};
+  for (auto i = from; i <= to; ++i) {
+    t.rows.columns[0].push_str("k");
+    t.rows.columns[1].push_int(i);
+    ++t.rows.rows;
+  }
+  return t;
 }
 
-std::vector<int64_t> values(const std::vector<record>& rs) {
+/// The values of every table's rows, in order.
+std::vector<int64_t> values(const std::vector<collected_table>& ts) {
   std::vector<int64_t> out;
-  for (auto& r : rs)
-    out.push_back(r.num);
+  for (auto& t : ts)
+    for (size_t i = 0; i < t.rows.rows; ++i)
+      out.push_back(t.rows.columns[1].ints[i]);
   return out;
 }
 
@@ -213,8 +221,23 @@ TEST_CASE("collected results: a restart cuts back to the last completed checkpoi
   CHECK(c.take_all().empty());
 }
 
+TEST_CASE("collected results: one table a sink vertex, in subtask order") {
+  collected_results c;
+  c.add(4, numbers(7, 7, "other"));
+  c.add(2, numbers(3, 4));
+  c.add(1, numbers(1, 2));
+  auto all = c.take_all();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].sink == "out");
+  CHECK(values({all[0]}) == std::vector<int64_t>{1, 2, 3, 4});
+  CHECK(all[1].sink == "other");
+  CHECK(values({all[1]}) == std::vector<int64_t>{7});
+}
+
 TEST_CASE("collected results: the total is bounded, a poll gets a bounded part") {
-  auto size = collected_results::size_of(record::integer("k", 0));
+  // A row of (key: string, value: int64) "k": 8 + (1 + 4) + 8 bytes.
+  size_t size = 21;
+  REQUIRE(row_bytes(numbers(0, 0).rows, 0) == size);
   collected_results c{10 * size};
   CHECK(c.add(1, numbers(1, 6)));
   CHECK(c.add(2, numbers(7, 10)));
@@ -223,7 +246,10 @@ TEST_CASE("collected results: the total is bounded, a poll gets a bounded part")
   CHECK(values(c.from(0, 3 * size)) == std::vector<int64_t>{1, 2, 3});
   CHECK(values(c.from(5, 3 * size)) == std::vector<int64_t>{6, 7, 8});
   CHECK(values(c.from(9, 0)) == std::vector<int64_t>{10}); // at least one
-  std::vector<record> big{record::string("", std::string(20 * size, 'x'))};
+  collected_table big{"out", default_schema::lines(),
+                      row_batch{default_schema::lines()}};
+  big.rows.columns[0].push_str(std::string(20 * size, 'x'));
+  big.rows.rows = 1;
   CHECK_FALSE(c.add(3, big));
   c.clear();
   CHECK_FALSE(c.add(3, big));

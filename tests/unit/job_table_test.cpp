@@ -269,15 +269,17 @@ TEST_CASE_FIXTURE(table_fixture, "list shows what the current JobMaster "
 
 TEST_CASE("collected rows from an offset, and a cancel before the start") {
   job_result r;
+  collected_table t{"out", default_schema::numbers(),
+                    row_batch{default_schema::numbers()}};
   for (int64_t i = 1; i <= 3; ++i) {
-    record x;
-    x.num = i;
-    r.collected.push_back(x);
+    t.rows.columns[0].push_int(i);
+    ++t.rows.rows;
   }
-  CHECK(job_table::collected_from(r, 1, SIZE_MAX).size() == 2);
-  CHECK(job_table::collected_from(r, -4, SIZE_MAX).size() == 3);
+  r.collected.push_back(t);
+  CHECK(row_count(job_table::collected_from(r, 1, SIZE_MAX)) == 2);
+  CHECK(row_count(job_table::collected_from(r, -4, SIZE_MAX)) == 3);
   CHECK(job_table::collected_from(r, 9, SIZE_MAX).empty());
-  CHECK(job_table::collected_from(r, 0, 1).size() == 1); // a bounded poll
+  CHECK(row_count(job_table::collected_from(r, 0, 1)) == 1); // bounded
   auto id = job_id::random();
   auto c = job_table::canceled_before_start(id, "n", 42);
   CHECK(c.id == id);

@@ -1196,23 +1196,37 @@ TEST_CASE("discard sink drops records and reports its delay") {
   CHECK(slow->blocking_io()); // it sleeps in write(): a thread of its own
 }
 
-TEST_CASE("collect sink keeps records for the runtime") {
-  // Rows of one schema (before rows, keyed int64 and unkeyed text records
-  // mixed): keyed text rows, one with an empty key.
+TEST_CASE("collect sink keeps rows of any schema for the runtime") {
   auto s = reg().find("collect")->make_sink({});
-  s->open(sink_context(keyed_lines_rows));
+  auto ctx = sink_context(keyed_lines_rows);
+  ctx.vertex_id = "out";
+  s->open(ctx);
   s->write(to_rows(keyed_lines_rows, {record::string("a", "1")}));
   s->write(to_rows(keyed_lines_rows, {record::string({}, "b")}));
   REQUIRE(s->collected() != nullptr);
-  CHECK(lines(*s->collected()) == "a\t1\nb\n");
-  s->collected()->clear();
+  CHECK(*s->collected()
+        == test::table_of({record::string("a", "1"), record::string({}, "b")}));
+  // The runtime moves the rows out and leaves the table empty.
+  s->collected()->rows.reset(keyed_lines_rows);
   s->write(to_rows(keyed_lines_rows, {record::string({}, "2")}));
-  CHECK(lines(*s->collected()) == "2\n");
-  // Rows of int64 values come as int64 records.
-  auto ints = reg().find("collect")->make_sink({});
-  ints->open(sink_context(numbers_rows));
-  ints->write(test::numbers({7}));
-  CHECK(*ints->collected() == std::vector<record>{record::integer({}, 7)});
+  CHECK(*s->collected()
+        == collected_table{"out", keyed_lines_rows,
+                           to_rows(keyed_lines_rows,
+                                   {record::string({}, "2")})});
+  // Any schema comes as it is, typed.
+  auto parsed = parse_schema("user: string, bytes: int64, ok: bool?");
+  REQUIRE(parsed.problem.empty());
+  auto typed = reg().find("collect")->make_sink({});
+  auto typed_ctx = sink_context(parsed.value);
+  typed_ctx.vertex_id = "typed";
+  typed->open(typed_ctx);
+  row_batch b{parsed.value};
+  b.columns[0].push_str("ann");
+  b.columns[1].push_int(12);
+  b.columns[2].push_null();
+  ++b.rows;
+  typed->write(b);
+  CHECK(*typed->collected() == collected_table{"typed", parsed.value, b});
 }
 
 // -- checkpointed state ---------------------------------------------------------

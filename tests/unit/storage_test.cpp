@@ -14,9 +14,12 @@
 #include <rocksdb/db.h>
 #include <rocksdb/status.h>
 
+#include <nlohmann/json.hpp>
+
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
 #include "temp_dir.hpp"
+#include "tests/rows.hpp"
 #include "storage/blob_store.hpp"
 #include "storage/finish_job.hpp"
 #include "storage/job_graph_store.hpp"
@@ -127,8 +130,7 @@ job_result make_result(job_id id) {
   r.metrics = io_metrics{1000, 42};
   r.metrics.vertices = {{"lines", 1000, 1000, {}},
                         {"count", 1000, 42, {{"bad_lines", 3}, {"never", 0}}}};
-  r.collected = {record::string("the", "x y", 5), record::integer("the", 3, 7),
-                 record::integer("", std::numeric_limits<int64_t>::min())};
+  r.collected = test::sample_tables();
   r.graph_fingerprint = 0xfedcba9876543210; // above INT64_MAX: stored as hex
   r.exit_status = 7; // a driver job's, as its driver returned it
   return r;
@@ -357,6 +359,41 @@ TEST_CASE_TEMPLATE("job_result_store: a result is dirty, then clean", backend,
         == "job_results/00000000000000000000000000000003: no result stored");
 }
 
+TEST_CASE_TEMPLATE("job_result_store: records stored before rows read back "
+                   "as rows", backend, BACKENDS) {
+  backend b;
+  auto kv = b.open();
+  job_result_store results{*kv};
+  auto r = make_result(id1);
+  r.collected.clear();
+  check_ok(results.put_dirty(r));
+  // The record as weir wrote it before rows: "collected" records.
+  auto doc = nlohmann::json::parse(
+    *get(*kv, storage::column::job_results, id1.to_string()));
+  doc.erase("collected_rows");
+  doc["collected"] = nlohmann::json::parse(
+    R"([{"key": "a", "text": "", "num": 3, "timestamp": 7, "is_text": false},)"
+    R"( {"key": "", "text": "", "num": -1, "timestamp": 0, "is_text": false}])");
+  check_ok(kv->put(storage::column::job_results, id1.to_string(), doc.dump(),
+                   durability::synced));
+  auto back = take(results.get(id1));
+  REQUIRE(back);
+  r.collected = test::tables_of({record::integer("a", 3, 7), record::integer("", -1)},
+                          "");
+  CHECK(back->result == r);
+  // Texts and numbers mixed (a driver's lines and ...): all as texts.
+  doc["collected"] = nlohmann::json::parse(
+    R"([{"key": "", "text": "hi", "num": 0, "timestamp": 0, "is_text": true},)"
+    R"( {"key": "", "text": "", "num": 5, "timestamp": 0, "is_text": false}])");
+  check_ok(kv->put(storage::column::job_results, id1.to_string(), doc.dump(),
+                   durability::synced));
+  back = take(results.get(id1));
+  REQUIRE(back);
+  r.collected = test::tables_of({record::string("", "hi"), record::string("", "5")},
+                          "");
+  CHECK(back->result == r);
+}
+
 TEST_CASE_TEMPLATE("finish_job: result dirty, then graph gone and result clean",
                    backend, BACKENDS) {
   backend b;
@@ -449,8 +486,12 @@ TEST_CASE_TEMPLATE("job_result_store: corrupt records are reported and skipped",
   raw(id3, patched(stored(r3), "RUNNING", "BOGUS\\n"));
   raw(id4, patched(stored(make_result(id4)), R"("records_in":1000)",
                    R"("records_in":"1000")"));
-  std::string second = R"({"is_text":false,"key":"the")";
-  raw(id5, patched(stored(make_result(id5)), second, "7," + second));
+  std::string second = R"(,{"batch":)";
+  auto r5 = stored(make_result(id5));
+  raw(id5, patched(r5, second, ",7" + second));
+  const job_id id7{0, 7};
+  raw(id7, patched(stored(make_result(id7)), R"("schema":"(name: string?)",
+                   R"("schema":"(name: int64?)"));
   auto all = take(results.load_all());
   CHECK(all.entries == std::vector<job_result_entry>{{good, true}});
   CHECK(all.problems
@@ -463,8 +504,11 @@ TEST_CASE_TEMPLATE("job_result_store: corrupt records are reported and skipped",
           "unknown value 'BOGUS\\x0a'",
           "job_results/00000000000000000000000000000004: field "
           "'metrics.records_in' is not an integer",
-          "job_results/00000000000000000000000000000005: field 'collected[1]' "
-          "is not an object",
+          "job_results/00000000000000000000000000000005: field "
+          "'collected_rows[1]' is not an object",
+          "job_results/00000000000000000000000000000007: field "
+          "'collected_rows[1].batch' is not a batch of rows of the schema "
+          "(base64 of its binary form)",
         });
   auto err = results.mark_clean(id3);
   CHECK(describe(err) == all.problems[2]);

@@ -81,8 +81,9 @@ public:
     ++metrics;
     last_metrics = m;
   }
-  void hand_over(std::vector<record>&& rows) override {
-    collected.insert(collected.end(), rows.begin(), rows.end());
+  void hand_over(collected_table&& rows) override {
+    auto rs = to_records(std::vector<collected_table>{std::move(rows)});
+    collected.insert(collected.end(), rs.begin(), rs.end());
   }
   void acknowledge(int64_t id, int64_t alignment_ms,
                    operator_states&& states) override {

@@ -38,7 +38,9 @@ caf::behavior late_dispatcher(caf::event_based_actor* self, job_id id,
       }
       return rp;
     },
-    [=](collect_atom, job_id, int64_t) { return std::vector<record>{}; },
+    [=](collect_atom, job_id, int64_t) {
+      return std::vector<collected_table>{};
+    },
     [=](answer_atom) {
       if (answers) {
         job_result r;

@@ -7,6 +7,7 @@
 
 #include "client/wire.hpp"
 #include "messages/errors.hpp"
+#include "tests/rows.hpp"
 
 using namespace weir;
 
@@ -61,11 +62,11 @@ TEST_CASE("a job status reads back exactly as written") {
   CHECK(j["id"] == s.id.to_string());
 }
 
-TEST_CASE("a job result with records and a JobGraph read back exactly") {
+TEST_CASE("a job result with rows and a JobGraph read back exactly") {
   job_result r;
   r.id = job_id::random();
   r.state = job_state::failed;
-  r.collected = {record::integer("k", -5, 9), record::string("", "x\ty")};
+  r.collected = test::sample_tables();
   r.exit_status = 3;
   auto back = wire::decode<job_result>(wire::encode(r), "result");
   REQUIRE(back);
