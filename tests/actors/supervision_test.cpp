@@ -186,7 +186,7 @@ TEST_CASE_FIXTURE(supervision_fixture,
   auto r = run_job(g);
   CHECK(r.state == job_state::finished);
   CHECK(sum_of(r) == 5050);
-  CHECK(r.collected.size() == 100);
+  CHECK(row_count(r.collected) == 100);
 }
 
 TEST_CASE_FIXTURE(supervision_fixture,
@@ -236,7 +236,7 @@ TEST_CASE_FIXTURE(supervision_fixture,
   advance_time(std::chrono::milliseconds{100});
   auto r = request<job_result>(d, result_atom_v, g.id);
   CHECK(r.state == job_state::finished);
-  CHECK(r.collected.size() == 10);
+  CHECK(row_count(r.collected) == 10);
 }
 #endif
 
