@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
 #include "messages/printable.hpp"
 
 namespace weir {
@@ -19,11 +20,10 @@ std::string quoted(std::string_view text) {
                      printable(text.substr(0, shown_bytes)), text.size());
 }
 
-std::string blob_problem(std::string_view kind, const blob_ref& b) {
-  auto problem = file_name_problem(fmt::format("{} name", kind), b.name);
-  if (problem.empty())
-    problem = content_hash_problem(fmt::format("{} hash", kind), b.hash);
-  return problem;
+caf::error check_blob(std::string_view kind, const blob_ref& b) {
+  if (auto err = check_file_name(fmt::format("{} name", kind), b.name))
+    return err;
+  return check_content_hash(fmt::format("{} hash", kind), b.hash);
 }
 
 } // namespace
@@ -40,28 +40,30 @@ bool is_content_hash(std::string_view hash) {
          && hash.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
-std::string file_name_problem(std::string_view field, std::string_view name) {
+caf::error check_file_name(std::string_view field, std::string_view name) {
   if (is_file_name(name))
-    return {};
-  return fmt::format("{} {} is not a file name", field, quoted(name));
+    return caf::none;
+  return make_error(errc::invalid_job, fmt::format("{} {} is not a file name",
+                                                   field, quoted(name)));
 }
 
-std::string content_hash_problem(std::string_view field,
-                                 std::string_view hash) {
+caf::error check_content_hash(std::string_view field, std::string_view hash) {
   if (is_content_hash(hash))
-    return {};
-  return fmt::format("{} {} is not a content hash (32 lowercase hex digits)",
-                     field, quoted(hash));
+    return caf::none;
+  return make_error(
+    errc::invalid_job,
+    fmt::format("{} {} is not a content hash (32 lowercase hex digits)", field,
+                quoted(hash)));
 }
 
-std::string user_code_problem(const user_code& code) {
+caf::error check_user_code(const user_code& code) {
   for (auto& b : code.libraries)
-    if (auto problem = blob_problem("library", b); !problem.empty())
-      return problem;
+    if (auto err = check_blob("library", b))
+      return err;
   for (auto& b : code.files)
-    if (auto problem = blob_problem("file", b); !problem.empty())
-      return problem;
-  return {};
+    if (auto err = check_blob("file", b))
+      return err;
+  return caf::none;
 }
 
 } // namespace weir

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include <caf/error.hpp>
+
 #include "messages/job_graph.hpp"
 
 namespace weir {
@@ -21,19 +23,22 @@ bool is_file_name(std::string_view name);
 /// key, storage::content_hash: XXH3-128 as 32 lowercase hex digits).
 bool is_content_hash(std::string_view hash);
 
-/// "" when `name` is a file name, else "FIELD 'NAME' is not a file name"
-/// (the name made printable, and cut after 64 bytes with its length).
-std::string file_name_problem(std::string_view field, std::string_view name);
+/// None when `name` is a file name, else errc::invalid_job with "FIELD
+/// 'NAME' is not a file name" (the name made printable, and cut after 64
+/// bytes with its length).
+[[nodiscard]] caf::error check_file_name(std::string_view field,
+                                         std::string_view name);
 
-/// "" when `hash` is a content hash, else "FIELD 'HASH' is not a content
-/// hash (32 lowercase hex digits)".
-std::string content_hash_problem(std::string_view field, std::string_view hash);
+/// None when `hash` is a content hash, else errc::invalid_job with "FIELD
+/// 'HASH' is not a content hash (32 lowercase hex digits)".
+[[nodiscard]] caf::error check_content_hash(std::string_view field,
+                                            std::string_view hash);
 
-/// The first problem of a job's libraries and files, libraries first: a
-/// name that is not a file name ("library name '../../x' is not a file
-/// name", "file name ..."), a hash that is not a content hash ("library
-/// hash ...", "file hash ..."); "" when there is none. Classpath entries
-/// are paths on purpose and not checked.
-std::string user_code_problem(const user_code& code);
+/// The first problem of a job's libraries and files, libraries first
+/// (errc::invalid_job): a name that is not a file name ("library name
+/// '../../x' is not a file name", "file name ..."), a hash that is not a
+/// content hash ("library hash ...", "file hash ..."); none when there is
+/// none. Classpath entries are paths on purpose and not checked.
+[[nodiscard]] caf::error check_user_code(const user_code& code);
 
 } // namespace weir

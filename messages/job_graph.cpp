@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
 #include "messages/file_names.hpp"
 
 namespace weir {
@@ -124,8 +125,8 @@ std::string check_job_graph_shape(const job_graph& g) {
     if (v.id.empty())
       return "a vertex has an empty id";
     // Vertex ids name a subtask's state directories and checkpoint files.
-    if (auto problem = file_name_problem("vertex id", v.id); !problem.empty())
-      return problem;
+    if (auto err = check_file_name("vertex id", v.id))
+      return describe(err);
     if (!ids.insert(v.id).second)
       return fmt::format("vertex '{}': duplicate vertex id", v.id);
     if (v.parallelism < 1 || v.parallelism > max_parallelism)

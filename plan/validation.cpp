@@ -72,7 +72,8 @@ caf::error validate_job_graph(const job_graph& g,
     return err;
   auto problem = check_job_graph_shape(g);
   if (problem.empty())
-    problem = user_code_problem(g.code);
+    if (auto err = check_user_code(g.code))
+      problem = describe(err);
   if (problem.empty())
     problem = check_operators(g, opts);
   if (problem.empty())

@@ -35,7 +35,7 @@ struct validation_options {
 /// The one validation of a JobGraph, in this order: its configuration keys
 /// (configuration::apply, check_job_config), its shape
 /// (check_job_graph_shape), its libraries' and files' names and hashes
-/// (user_code_problem), and each vertex's operator and parameters
+/// (check_user_code), and each vertex's operator and parameters
 /// against the registry for the vertex's role (vertex_role). An operator
 /// the registry lacks is left to the workers when the job brings user code.
 /// Returns none, `errc::invalid_config` for its `config`, or

@@ -197,10 +197,9 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
     [=](submit_atom, job_graph& g) { return submit(self, g); },
     [=](blob_atom a, put_atom p, std::string& hash,
         std::string& bytes) -> caf::result<bool> {
-      if (auto problem = content_hash_problem("blob hash", hash);
-          !problem.empty()) {
-        log_eventf("blob refused: {}", problem);
-        return make_error(errc::invalid_job, std::move(problem));
+      if (auto err = check_content_hash("blob hash", hash)) {
+        log_eventf("blob refused: {}", describe(err));
+        return err;
       }
       return self->delegate(self->state.store, a, p, std::move(hash),
                             std::move(bytes));

@@ -72,21 +72,20 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
 /// An error (logged once) unless `hash` is a content hash of one of the
 /// job's libraries or files: a TaskExecutor fetches only those.
 caf::error check_blob_request(self_ptr self, const std::string& hash) {
-  auto why = errc::invalid_job;
-  auto problem = content_hash_problem("blob hash", hash);
-  if (problem.empty()) {
+  auto err = check_content_hash("blob hash", hash);
+  if (!err) {
     auto& code = self->state.graph->graph().code;
     auto is_it = [&](const blob_ref& b) { return b.hash == hash; };
     if (std::any_of(code.libraries.begin(), code.libraries.end(), is_it)
         || std::any_of(code.files.begin(), code.files.end(), is_it))
       return caf::none;
-    why = errc::blob_not_found;
-    problem = fmt::format("the job has no blob {}", hash);
+    err = make_error(errc::blob_not_found,
+                     fmt::format("the job has no blob {}", hash));
   }
   // Rate-limited: whoever holds this JobMaster's handle may ask again.
-  if (auto line = self->state.refusals.admit(problem))
+  if (auto line = self->state.refusals.admit(describe(err)))
     log_job(self, "refused a blob request: {}", *line);
-  return make_error(why, std::move(problem));
+  return err;
 }
 
 /// Without its Dispatcher or ResourceManager the JobMaster is of no use: it

@@ -166,8 +166,8 @@ code_resolver_actor::behavior_type resolver_impl(self_ptr self,
         job_master_actor jm) -> caf::result<local_code> {
       // Names and hashes become paths in the cache: whoever sent them,
       // nothing is looked up or written for a job with one that is bad.
-      if (auto problem = user_code_problem(code); !problem.empty())
-        return refuse(self, problem);
+      if (auto err = check_user_code(code))
+        return refuse(self, describe(err));
       auto req = std::make_shared<pending_request>();
       req->rp = self->make_response_promise<local_code>();
       for (auto& entry : code.classpath) {

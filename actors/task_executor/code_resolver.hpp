@@ -12,7 +12,7 @@ namespace weir {
 
 /// Spawns the code resolver of a TaskExecutor (detached). Fetched blobs go
 /// to `cache_dir/<hash>/<name>`; code with a name that is not a file name
-/// or a hash that is not a content hash (user_code_problem) is refused
+/// or a hash that is not a content hash (check_user_code) is refused
 /// (`errc::invalid_job`) before anything is read or written. `node` names
 /// this TaskExecutor in errors.
 code_resolver_actor spawn_code_resolver(caf::actor_system& sys,

@@ -109,10 +109,9 @@ caf::error check_vertex_ids(self_ptr self,
                             const std::vector<task_deployment>& deployments) {
   for (auto& d : deployments)
     for (auto& v : d.chain)
-      if (auto problem = file_name_problem("vertex id", v.id);
-          !problem.empty()) {
+      if (auto err = check_file_name("vertex id", v.id)) {
         auto what = fmt::format("TaskExecutor {} refuses the deployment: {}",
-                                self->state.opts.id.value, problem);
+                                self->state.opts.id.value, describe(err));
         log_event(what);
         return make_error(errc::invalid_job, std::move(what));
       }

@@ -74,8 +74,8 @@ reply upload(context& ctx, const Req& req) {
                             "in field 'jarfile'");
   auto file = req.get_file_value("jarfile");
   auto name = fs::path{file.filename}.filename().string();
-  if (auto problem = file_name_problem("library name", name); !problem.empty())
-    return error_reply(400, problem);
+  if (auto err = check_file_name("library name", name))
+    return error_reply(400, describe(err));
   if (name.size() > max_upload_name)
     return error_reply(400, fmt::format("library name: longer than {} bytes",
                                         max_upload_name));

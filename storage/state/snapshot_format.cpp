@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "messages/binary_codec.hpp"
+#include "messages/errors.hpp"
 #include "messages/file_names.hpp"
 
 namespace weir::state {
@@ -123,7 +124,8 @@ native_handle decode_native(const std::string& bytes) {
     auto path = r.text();
     // A restore copies the file to <database directory>/<name>.
     if (r.ok && !is_file_name(name))
-      throw std::runtime_error(file_name_problem("RocksDB snapshot file", name));
+      throw std::runtime_error(
+        describe(check_file_name("RocksDB snapshot file", name)));
     h.files.emplace_back(std::move(name), std::move(path));
   }
   if (!r.done() || n < 0)

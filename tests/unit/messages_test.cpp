@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "messages/errors.hpp"
 #include "messages/file_names.hpp"
 #include "messages/ids.hpp"
 #include "messages/job_graph.hpp"
@@ -122,16 +123,23 @@ TEST_CASE("a file name is one path component; a content hash 32 hex digits") {
 }
 
 TEST_CASE("a refused name or hash is named in one line, printable and cut") {
-  CHECK(file_name_problem("library name", "libwords.so") == "");
-  CHECK(file_name_problem("library name", "../../x")
+  // None for a good one; otherwise invalid_job and the line.
+  auto line = [](const caf::error& err) {
+    CHECK(err.code() == static_cast<uint8_t>(errc::invalid_job));
+    return describe(err);
+  };
+  CHECK_FALSE(check_file_name("library name", "libwords.so"));
+  CHECK(line(check_file_name("library name", "../../x"))
         == "library name '../../x' is not a file name");
-  CHECK(file_name_problem("file name", "") == "file name '' is not a file name");
-  CHECK(file_name_problem("file name", "x/\ny")
+  CHECK(line(check_file_name("file name", ""))
+        == "file name '' is not a file name");
+  CHECK(line(check_file_name("file name", "x/\ny"))
         == "file name 'x/\\x0ay' is not a file name");
-  CHECK(file_name_problem("file name", std::string(300, 'x'))
+  CHECK(line(check_file_name("file name", std::string(300, 'x')))
         == "file name '" + std::string(64, 'x')
              + "...' (300 bytes) is not a file name");
-  CHECK(content_hash_problem("blob hash", "zz")
+  CHECK_FALSE(check_content_hash("blob hash", std::string(32, 'f')));
+  CHECK(line(check_content_hash("blob hash", "zz"))
         == "blob hash 'zz' is not a content hash (32 lowercase hex digits)");
 }
 
@@ -141,10 +149,11 @@ TEST_CASE("user code: the first bad library or file name or hash") {
   code.libraries = {{"libok.so", hash, "/tmp/libok.so"}};
   code.files = {{"data.txt", hash, ""}};
   code.classpath = {"/opt/libs/../shared"}; // paths on purpose
-  CHECK(user_code_problem(code) == "");
+  CHECK_FALSE(check_user_code(code));
   code.files[0].hash = "XYZ";
-  CHECK(user_code_problem(code)
+  CHECK(describe(check_user_code(code))
         == "file hash 'XYZ' is not a content hash (32 lowercase hex digits)");
   code.libraries.push_back({"../../x", hash, ""});
-  CHECK(user_code_problem(code) == "library name '../../x' is not a file name");
+  CHECK(describe(check_user_code(code))
+        == "library name '../../x' is not a file name");
 }
