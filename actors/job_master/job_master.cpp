@@ -56,16 +56,13 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
     st.settings_problem = describe(s.error());
   st.opts = std::move(opts);
   st.collected = collected_results{st.opts.collect_max_bytes};
-  st.graph = std::make_unique<execution_graph>(std::move(graph));
+  st.scheduler = std::make_unique<jm_scheduler>(graph);
   st.dispatcher = std::move(dispatcher);
   st.rm = std::move(rm);
   st.start_time_ms = now_ms();
   st.job = std::make_unique<job_lifecycle>(st.settings.restarts);
-  st.slots = std::make_unique<slot_assignment<caf::actor_addr>>(
-    st.graph->slots_needed());
-  st.subtasks.reset(st.graph->size());
   st.checkpoints = std::make_unique<checkpoint_coordinator>(
-    st.settings.checkpoints, static_cast<int32_t>(st.graph->size()));
+    st.settings.checkpoints, static_cast<int32_t>(st.scheduler->graph().size()));
   st.hb = heartbeat_monitor{st.opts.heartbeat};
 }
 
@@ -74,7 +71,7 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
 caf::error check_blob_request(self_ptr self, const std::string& hash) {
   auto err = check_content_hash("blob hash", hash);
   if (!err) {
-    auto& code = self->state.graph->graph().code;
+    auto& code = self->state.scheduler->graph().graph().code;
     auto is_it = [&](const blob_ref& b) { return b.hash == hash; };
     if (std::any_of(code.libraries.begin(), code.libraries.end(), is_it)
         || std::any_of(code.files.begin(), code.files.end(), is_it))
@@ -104,16 +101,16 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
     on_executor_lost(self, dm.source, caf::to_string(dm.reason));
     return;
   }
-  auto found = st.subtasks.execution_of(dm.source);
+  auto found = st.scheduler->subtasks().execution_of(dm.source);
   if (!found)
     return;
   auto flat = *found;
-  if (!is_terminal(st.graph->executions()[static_cast<size_t>(flat)].state)) {
-    st.graph->transition(flat, execution_state::failed);
+  if (!is_terminal(st.scheduler->graph().executions()[static_cast<size_t>(flat)].state)) {
+    st.scheduler->graph().transition(flat, execution_state::failed);
     on_task_failure(self,
                     "subtask terminated unexpectedly: "
                       + caf::to_string(dm.reason),
-                    site_of(self, flat));
+                    self->state.scheduler->site_of(flat));
     maybe_finalize(self);
   }
 }
@@ -142,15 +139,15 @@ std::string seconds_or_ms(std::chrono::milliseconds d) {
 /// The slot request of round `epoch` timed out if slots are still missing.
 void on_slot_request_timeout(self_ptr self, uint64_t epoch) {
   auto& st = self->state;
-  if (epoch != st.job->epoch() || st.slots->pending() == 0
+  if (epoch != st.job->epoch() || st.scheduler->slots().pending() == 0
       || st.job->state() != job_state::running)
     return;
   fail_job(self, fmt::format("could not get {} of {} slots within "
                              "slot.request.timeout ({}){}{}",
-                             st.slots->pending(), st.graph->slots_needed(),
+                             st.scheduler->slots().pending(), st.scheduler->graph().slots_needed(),
                              seconds_or_ms(st.settings.slot_request_timeout),
-                             st.slots_unmet.empty() ? "" : ": ",
-                             st.slots_unmet));
+                             st.scheduler->slots_unmet().empty() ? "" : ": ",
+                             st.scheduler->slots_unmet()));
 }
 
 job_master_self_actor::behavior_type
@@ -178,30 +175,30 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       on_update(self, attempt, s, m, error);
     },
     [=](crashed_atom, execution_attempt_id attempt, const std::string& cause) {
-      auto flat = self->state.graph->find(attempt);
+      auto flat = self->state.scheduler->graph().find(attempt);
       if (flat < 0)
         return false; // an attempt before a restart
-      auto metrics = self->state.graph->executions()[static_cast<size_t>(flat)]
+      auto metrics = self->state.scheduler->graph().executions()[static_cast<size_t>(flat)]
                        .metrics;
       on_update(self, attempt, execution_state::failed, metrics, cause);
       return true;
     },
     [=](exit_status_atom, execution_attempt_id attempt, int32_t status) {
-      if (self->state.graph->find(attempt) >= 0)
+      if (self->state.scheduler->graph().find(attempt) >= 0)
         self->state.driver_exit_status = status;
     },
     [=](metrics_atom, execution_attempt_id attempt, const io_metrics& m) {
-      auto flat = self->state.graph->find(attempt);
+      auto flat = self->state.scheduler->graph().find(attempt);
       if (flat >= 0)
-        self->state.graph->set_metrics(flat, m);
+        self->state.scheduler->graph().set_metrics(flat, m);
     },
     [=](collect_atom, execution_attempt_id attempt, collected_table& t) {
       auto& st = self->state;
-      auto flat = st.graph->find(attempt);
+      auto flat = st.scheduler->graph().find(attempt);
       if (flat < 0)
         return; // from an attempt before a restart
       if (st.opts.print_driver_output
-          && st.graph->graph().priority == job_priority::driver)
+          && st.scheduler->graph().graph().priority == job_priority::driver)
         print_lines(t.rows);
       if (!st.collected.add(flat, std::move(t)))
         fail_job(self, fmt::format("collect sink: result exceeds {} bytes "
@@ -252,10 +249,10 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       on_allocations_lost(self, allocs);
     },
     [=](unmet_atom, std::string& why) {
-      self->state.slots_unmet = std::move(why);
+      self->state.scheduler->slots_unmet(std::move(why));
       report_status(self);
     },
-    [=](heartbeat_atom) { return self->state.graph->graph().id; },
+    [=](heartbeat_atom) { return self->state.scheduler->graph().graph().id; },
     // -- self -------------------------------------------------------------------
     [=](start_atom) {
       if (!self->state.settings_problem.empty())

@@ -20,11 +20,11 @@ namespace {
 template <class... Ts>
 void send_to_sources(self_ptr self, const Ts&... xs) {
   auto& st = self->state;
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
   for (size_t i = 0; i < g.size(); ++i)
     if (g.tasks()[static_cast<size_t>(g.executions()[i].task)].inputs.empty()
-        && st.subtasks[i])
-      self->send(st.subtasks[i], xs...);
+        && st.scheduler->subtasks()[i])
+      self->send(st.scheduler->subtasks()[i], xs...);
 }
 
 /// Tells every source subtask to take checkpoint `id` (they send the
@@ -68,8 +68,8 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done,
   auto id = done.id;
   self
     ->request(st.opts.store, deploy_timeout, checkpoint_atom_v,
-              st.graph->graph().id,
-              checkpoint_snapshot{done.id, to_savepoint(*st.graph, done)},
+              st.scheduler->graph().graph().id,
+              checkpoint_snapshot{done.id, to_savepoint(st.scheduler->graph(), done)},
               st.checkpoints->options().retained)
     .then([stored](const std::string&) mutable { stored(); },
           [=](caf::error& err) {
@@ -87,11 +87,11 @@ void write_savepoint(self_ptr self, const completed_checkpoint& done,
                      checkpoint_request req) {
   auto& st = self->state;
   auto path = fmt::format("{}/savepoint-{}-{}", req.dir(),
-                          st.graph->graph().id.to_string().substr(0, 6),
+                          st.scheduler->graph().graph().id.to_string().substr(0, 6),
                           done.id);
   self
     ->request(st.opts.store, deploy_timeout, savepoint_atom_v, path,
-              to_savepoint(*st.graph, done))
+              to_savepoint(st.scheduler->graph(), done))
     .then(
       [=](const std::string& written) mutable {
         log_job(self, "wrote savepoint {}", written);
@@ -124,13 +124,13 @@ void load_savepoint_then_schedule(self_ptr self) {
       [=](savepoint_data& sp) {
         auto& st = self->state;
         completed_checkpoint cp;
-        if (auto err = from_savepoint(*st.graph, sp, ignore, path, cp)) {
+        if (auto err = from_savepoint(st.scheduler->graph(), sp, ignore, path, cp)) {
           fail_job(self, describe(err));
           return;
         }
         st.checkpoint_stats.restored(cp.id, now_ms());
         st.checkpoints->restore(std::move(cp));
-        st.restore_state = true;
+        st.scheduler->restore_state();
         log_job(self, "starts from savepoint {}", path);
         request_slots(self);
       },
@@ -148,7 +148,7 @@ std::optional<completed_checkpoint> usable(self_ptr self,
     return std::nullopt;
   completed_checkpoint cp;
   cp.id = loaded.cp.id;
-  if (auto err = from_savepoint(*self->state.graph, loaded.cp.state, false,
+  if (auto err = from_savepoint(self->state.scheduler->graph(), loaded.cp.state, false,
                                 "checkpoint", cp)) {
     log_job(self, "cannot use its stored checkpoint {}: {}", loaded.cp.id,
             describe(err));
@@ -163,7 +163,7 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
   auto& st = self->state;
   if (epoch != st.job->epoch() || st.job->state() != job_state::running)
     return;
-  if (st.graph->count(execution_state::finished) > 0) {
+  if (st.scheduler->graph().count(execution_state::finished) > 0) {
     // Subtasks that finished take no more checkpoints: none can complete.
     st.checkpoints->abort_pending();
     st.checkpoint_stats.fail_pending("some subtasks finished", now_ms());
@@ -180,7 +180,7 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
   }
   if (auto id = st.checkpoints->trigger(now)) {
     st.checkpoint_stats.triggered(*id, false,
-                                  static_cast<int32_t>(st.graph->size()),
+                                  static_cast<int32_t>(st.scheduler->graph().size()),
                                   now_ms());
     send_barrier_triggers(self, *id, state::snapshot_kind::checkpoint);
   }
@@ -192,7 +192,7 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
                        int64_t alignment_ms,
                        operator_states& states) {
   auto& st = self->state;
-  auto flat = st.graph->find(attempt);
+  auto flat = st.scheduler->graph().find(attempt);
   if (flat < 0)
     return;
   st.collected.acknowledged(id, flat);
@@ -210,7 +210,7 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
     auto& st = self->state;
     st.checkpoint_stats.completed(done->id, done->bytes, now_ms());
     st.collected.commit(done->id);
-    for (auto& h : st.subtasks.all())
+    for (auto& h : st.scheduler->subtasks().all())
       if (h)
         self->send(h, commit_atom_v, done->id);
     if (auto req = st.requests.take(done->id)) {
@@ -237,7 +237,7 @@ void load_checkpoint_then_schedule(self_ptr self) {
     load_savepoint_then_schedule(self);
     return;
   }
-  self->request(st.opts.store, deploy_timeout, load_atom_v, st.graph->graph().id)
+  self->request(st.opts.store, deploy_timeout, load_atom_v, st.scheduler->graph().graph().id)
     .then(
       [=](loaded_checkpoint& loaded) {
         auto cp = usable(self, loaded);
@@ -247,7 +247,7 @@ void load_checkpoint_then_schedule(self_ptr self) {
         }
         self->state.checkpoint_stats.restored(cp->id, now_ms());
         self->state.checkpoints->restore(std::move(*cp));
-        self->state.restore_state = true;
+        self->state.scheduler->restore_state();
         log_job(self, "resumes from checkpoint {}", loaded.cp.id);
         request_slots(self);
       },
@@ -262,8 +262,8 @@ void load_checkpoint_then_schedule(self_ptr self) {
 
 void request_checkpoint(self_ptr self, checkpoint_request req) {
   auto& st = self->state;
-  auto& g = *st.graph;
-  if (st.job->state() != job_state::running || !st.subtasks.complete()
+  auto& g = st.scheduler->graph();
+  if (st.job->state() != job_state::running || !st.scheduler->subtasks().complete()
       || st.stop.busy()) {
     req.refuse(make_error(errc::not_running,
                           fmt::format("job {} is not running",

@@ -13,8 +13,8 @@ namespace {
 /// slots, and the ResourceManager to drop the job's pending requests.
 void free_job_everywhere(self_ptr self) {
   auto& st = self->state;
-  auto job = st.graph->graph().id;
-  for (auto& addr : st.slots->executors())
+  auto job = st.scheduler->graph().graph().id;
+  for (auto& addr : st.scheduler->slots().executors())
     if (auto i = st.executors.find(addr); i != st.executors.end())
       self->send(i->second, free_atom_v, job);
   self->send(st.rm, disconnect_atom_v, job, st.leader);
@@ -25,7 +25,7 @@ void finalize(self_ptr self) {
   auto& st = self->state;
   if (!st.job->finalize())
     return;
-  if (auto to = st.job->end_state(st.graph->all_finished()))
+  if (auto to = st.job->end_state(st.scheduler->graph().all_finished()))
     set_state(self, *to);
   st.requests.abort_all("the job ended");
   if (auto reply = st.stop.finished()) {
@@ -39,8 +39,8 @@ void finalize(self_ptr self) {
                                         to_string(st.job->state()), path)));
   }
   job_result result;
-  result.id = st.graph->graph().id;
-  result.name = st.graph->graph().name;
+  result.id = st.scheduler->graph().graph().id;
+  result.name = st.scheduler->graph().graph().name;
   result.state = st.job->state();
   result.error = st.job->failure();
   result.start_time_ms = st.start_time_ms;
@@ -85,7 +85,7 @@ void end_failed(self_ptr self, std::string cause) {
 
 void maybe_finalize(self_ptr self) {
   auto& st = self->state;
-  if (!st.graph->all_terminal())
+  if (!st.scheduler->graph().all_terminal())
     return;
   if (st.job->state() == job_state::restarting) {
     self->delayed_send(self, st.job->restart_delay(), restart_atom_v,
@@ -99,15 +99,15 @@ void maybe_finalize(self_ptr self) {
 /// at once.
 void cancel_all(self_ptr self) {
   auto& st = self->state;
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
   for (size_t i = 0; i < g.size(); ++i) {
     auto flat = static_cast<int32_t>(i);
     auto s = g.executions()[i].state;
     if (is_terminal(s) || s == execution_state::canceling)
       continue;
-    if (st.subtasks[i]) {
+    if (st.scheduler->subtasks()[i]) {
       g.transition(flat, execution_state::canceling);
-      self->send(st.subtasks[i], cancel_atom_v);
+      self->send(st.scheduler->subtasks()[i], cancel_atom_v);
     } else {
       g.transition(flat, execution_state::canceled);
     }
@@ -146,12 +146,12 @@ void on_task_failure(self_ptr self, std::string cause,
 void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
                       const std::string& reason) {
   auto& st = self->state;
-  auto gone = st.slots->lose_executor(lost);
+  auto gone = st.scheduler->slots().lose_executor(lost);
   st.executors.erase(lost);
   st.hb.unwatch(lost);
   if (gone.slots.empty())
     return; // it held nothing of the current round (say, before a restart)
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
   for (auto slot : gone.slots)
     for (auto flat : g.executions_in_slot(slot))
       if (!is_terminal(g.executions()[static_cast<size_t>(flat)].state))
@@ -170,11 +170,9 @@ void restart(self_ptr self) {
   // replacement for a slot lost before it was offered) before asking again.
   free_job_everywhere(self);
   st.earlier_attempts = job_metrics(self);
-  st.graph->restart();
-  st.subtasks.reset(st.graph->size());
   // Resume from the newest checkpoint when the sinks allow it: sources
-  // rewind to its positions, operators get its state, collected records
-  // are cut back to what it covered. Else start over from the sources.
+  // rewind to its positions, operators get its state, collected rows are
+  // cut back to what it covered. Else start over from the sources.
   st.checkpoints->abort_pending();
   st.checkpoint_stats.fail_pending("the job restarted", now_ms());
   st.collected.abort_pending();
@@ -187,14 +185,13 @@ void restart(self_ptr self) {
                                      reply->second)));
   st.requests.abort_all("the job restarts");
   auto* latest = st.settings.resumable ? st.checkpoints->latest() : nullptr;
-  st.restore_state = latest != nullptr;
+  st.scheduler->new_round(latest != nullptr);
   if (latest != nullptr) {
     st.collected.cut_back();
     log_job(self, "resumes from checkpoint {}", latest->id);
   } else {
     st.collected.clear();
   }
-  st.slots->reset();
   auto from = st.job->state();
   st.job->restart();
   log_transition(self, from);

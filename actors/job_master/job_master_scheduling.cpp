@@ -14,7 +14,7 @@ namespace {
 
 void start_all(self_ptr self) {
   auto& st = self->state;
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
 #if WEIR_FAULT_INJECTION
   // Test hook: the first N JobMasters of a job crash once it is deployed.
   if (st.opts.incarnation < st.settings.crashes_to_inject)
@@ -30,10 +30,10 @@ void start_all(self_ptr self) {
       std::vector<subtask_actor> hs;
       hs.reserve(list.size());
       for (auto c : list)
-        hs.push_back(st.subtasks[static_cast<size_t>(c)]);
+        hs.push_back(st.scheduler->subtasks()[static_cast<size_t>(c)]);
       w.consumers.push_back(std::move(hs));
     }
-    self->send(st.subtasks[i], start_atom_v, std::move(w));
+    self->send(st.scheduler->subtasks()[i], start_atom_v, std::move(w));
   }
   if (st.checkpoints->options().interval.count() > 0)
     self->delayed_send(self, st.checkpoints->options().interval,
@@ -46,9 +46,9 @@ deployments(self_ptr self,
             const std::vector<std::pair<int32_t, allocation_id>>& slots,
             std::vector<int32_t>& flats) {
   auto& st = self->state;
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
   std::vector<task_deployment> batch;
-  auto* cp = st.restore_state ? st.checkpoints->latest() : nullptr;
+  auto* cp = st.scheduler->restores_state() ? st.checkpoints->latest() : nullptr;
   for (auto& [slot, alloc] : slots) {
     for (auto flat : g.executions_in_slot(slot)) {
       g.transition(flat, execution_state::scheduled);
@@ -82,13 +82,13 @@ void deploy(self_ptr self, task_executor_actor te,
           return; // a restart freed these slots; the TaskExecutor stops them
         for (size_t i = 0; i < spawned.size() && i < flats.size(); ++i) {
           self->monitor(spawned[i]);
-          st.subtasks.deployed(flats[i], spawned[i]);
+          st.scheduler->subtasks().deployed(flats[i], spawned[i]);
         }
         if (st.job->state() != job_state::running) {
           cancel_all(self);
           return;
         }
-        if (st.subtasks.complete())
+        if (st.scheduler->subtasks().complete())
           start_all(self);
       },
       [=](caf::error& err) {
@@ -107,7 +107,7 @@ void send_slot_requests(self_ptr self, std::vector<slot_request> requests) {
   auto& st = self->state;
   self
     ->request(st.rm, deploy_timeout, request_atom_v, st.leader,
-              st.graph->graph().id, job_master_actor{self}, std::move(requests))
+              st.scheduler->graph().graph().id, job_master_actor{self}, std::move(requests))
     .then([](int32_t) {},
           [=](caf::error& err) {
             fail_job(self, "slot request refused: " + describe(err));
@@ -122,7 +122,7 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
   auto te = caf::actor_cast<task_executor_actor>(self->current_sender());
   if (st.job->state() != job_state::running || !te)
     return {};
-  auto accepted = st.slots->accept(te.address(), from.value, offers);
+  auto accepted = st.scheduler->slots().accept(te.address(), from.value, offers);
   if (st.executors.emplace(te.address(), te).second) {
     self->monitor(te);
     if (st.opts.heartbeat.interval.count() > 0)
@@ -135,19 +135,10 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
   return std::move(accepted.allocations);
 }
 
-failure_site site_of(self_ptr self, int32_t flat) {
-  auto& st = self->state;
-  auto& x = st.graph->executions()[static_cast<size_t>(flat)];
-  auto& t = st.graph->tasks()[static_cast<size_t>(x.task)];
-  return failure_site{fmt::format("{} ({}/{})", t.name, x.subtask + 1,
-                                  t.parallelism),
-                      st.slots->executor_name(x.subtask)};
-}
-
 void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
                const io_metrics& m, const std::string& error) {
   auto& st = self->state;
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
   auto flat = g.find(attempt);
   if (flat < 0)
     return;
@@ -166,7 +157,7 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
           || g.graph().priority == job_priority::driver))
     fail_job(self, error);
   else if (s == execution_state::failed)
-    on_task_failure(self, error, site_of(self, flat));
+    on_task_failure(self, error, self->state.scheduler->site_of(flat));
   else if (s == execution_state::canceled
            && st.job->state() == job_state::running)
     on_task_failure(self, "a subtask was canceled outside the JobMaster (its "
@@ -176,8 +167,8 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
 
 void request_slots(self_ptr self) {
   auto& st = self->state;
-  send_slot_requests(self, st.slots->request_all(st.settings.slot_profile));
-  st.slots_requested_ms = now_ms();
+  send_slot_requests(self, st.scheduler->request_slots(st.settings.slot_profile,
+                                                       now_ms()));
   report_status(self);
   self->delayed_send(self, st.settings.slot_request_timeout, tick_atom_v,
                      st.job->epoch());
@@ -202,7 +193,7 @@ void send_heartbeats(self_ptr self) {
 /// message).
 void on_allocations_lost(self_ptr self, const std::vector<allocation_id>& lost) {
   auto& st = self->state;
-  auto replacements = st.slots->replace(lost, st.settings.slot_profile);
+  auto replacements = st.scheduler->slots().replace(lost, st.settings.slot_profile);
   if (replacements.empty() || st.job->state() != job_state::running)
     return;
   send_slot_requests(self, std::move(replacements));

@@ -26,6 +26,7 @@
 #include "actors/job_master/execution_graph.hpp"
 #include "actors/job_master/job_lifecycle.hpp"
 #include "actors/job_master/job_master.hpp"
+#include "actors/job_master/job_scheduler.hpp"
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/deployed_subtasks.hpp"
 #include "actors/job_master/slot_assignment.hpp"
@@ -52,26 +53,24 @@ using job_master_self_actor = job_master_actor::extend<
 /// Requests the JobMaster makes answer within this time.
 constexpr auto deploy_timeout = std::chrono::seconds(60);
 
+using jm_scheduler = job_scheduler<caf::actor_addr, subtask_actor>;
+
 struct jm_state {
   job_master_options opts;
   job_settings settings;
   /// Why the job's settings could not be resolved (empty: they were).
   std::string settings_problem;
-  std::unique_ptr<execution_graph> graph;
   dispatcher_actor dispatcher;
   resource_manager_actor rm;
   job_master_id leader = job_master_id::random();
   int64_t start_time_ms = 0;
   std::unique_ptr<job_lifecycle> job;
-  std::unique_ptr<slot_assignment<caf::actor_addr>> slots;
+  /// The current round: execution graph, slots, deployed subtasks.
+  std::unique_ptr<jm_scheduler> scheduler;
   /// TaskExecutors that offered slots, watched (monitor, heartbeats).
   std::map<caf::actor_addr, task_executor_actor> executors;
   heartbeat_monitor hb; ///< heartbeats to the executors
   log_limiter refusals; ///< refused requests are logged once a second
-  /// This round's subtasks by execution.
-  deployed_subtasks<subtask_actor> subtasks;
-  /// When this round's slot request went out (wall clock, for `status`).
-  int64_t slots_requested_ms = 0;
   /// Records of the attempts before the current one (restarts): the job's
   /// counters are these plus the current attempt's, so they never go down.
   io_metrics earlier_attempts;
@@ -84,18 +83,12 @@ struct jm_state {
   checkpoint_history checkpoint_stats;
   /// Failures of the job under this JobMaster, oldest first (at most 16).
   std::vector<failure_entry> failures;
-  /// Why the ResourceManager cannot meet the job's slot requests ("": it
-  /// can, or said nothing).
-  std::string slots_unmet;
   /// Clients waiting for a checkpoint or savepoint they asked for, by id.
   checkpoint_requests requests;
   /// A `weir stop` under way: its savepoint is being taken (the sources
   /// halted) or written (the sources end their input); its client is
   /// answered once the job FINISHED, so it sees the job's final output.
   stop_with_savepoint stop;
-  /// Whether the next deployment restores the newest completed checkpoint
-  /// (or the savepoint the job starts from).
-  bool restore_state = false;
   static inline const char* name = "job_master";
 };
 
@@ -104,7 +97,7 @@ using self_ptr = job_master_self_actor::stateful_pointer<jm_state>;
 /// Logs an event of this job: "job <id> (<name>) <what>".
 template <class... Ts>
 void log_job(self_ptr self, fmt::format_string<Ts...> what, Ts&&... xs) {
-  auto& g = self->state.graph->graph();
+  auto& g = self->state.scheduler->graph().graph();
   log_eventf("job {} ({}) {}", g.id.to_string(), g.name,
              fmt::format(what, std::forward<Ts>(xs)...));
 }
@@ -129,16 +122,6 @@ job_status make_status(self_ptr self, bool detailed);
 io_metrics job_metrics(self_ptr self);
 
 // -- job_master_scheduling.cpp -----------------------------------------------
-
-/// Where a failure happened: the subtask ("chain (i/n)") and its
-/// TaskExecutor, each "" when not known.
-struct failure_site {
-  std::string task;
-  std::string location;
-};
-
-/// The subtask at flat index `flat` and the TaskExecutor of its slot.
-failure_site site_of(self_ptr self, int32_t flat);
 
 /// Asks the ResourceManager for the job's slots.
 void request_slots(self_ptr self);

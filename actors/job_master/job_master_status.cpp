@@ -13,7 +13,7 @@ namespace {
 /// the subtasks).
 job_status summary(self_ptr self) {
   auto& st = self->state;
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
   job_status s;
   s.id = g.graph().id;
   s.name = g.graph().name;
@@ -22,10 +22,10 @@ job_status summary(self_ptr self) {
   s.error = st.job->failure();
   s.slot_profile = st.settings.slot_profile;
   s.slots_needed = g.slots_needed();
-  if (st.job->state() == job_state::running && st.slots->pending() > 0) {
-    s.slots_missing = static_cast<int32_t>(st.slots->pending());
-    s.waiting_since_ms = st.slots_requested_ms;
-    s.waiting_for = st.slots_unmet;
+  if (st.job->state() == job_state::running && st.scheduler->slots().pending() > 0) {
+    s.slots_missing = static_cast<int32_t>(st.scheduler->slots().pending());
+    s.waiting_since_ms = st.scheduler->slots_requested_ms();
+    s.waiting_for = st.scheduler->slots_unmet();
   }
   return s;
 }
@@ -53,7 +53,7 @@ void set_state(self_ptr self, job_state to) {
 
 job_status make_status(self_ptr self, bool detailed) {
   auto& st = self->state;
-  auto& g = *st.graph;
+  auto& g = st.scheduler->graph();
   auto s = summary(self);
   s.subtasks_total = static_cast<int32_t>(g.size());
   s.subtasks_running = g.count(execution_state::running);
@@ -71,7 +71,7 @@ job_status make_status(self_ptr self, bool detailed) {
       // Slot sharing: subtask k of every task runs in shared slot k.
       s.subtasks.push_back(subtask_status{t.name, x.subtask, t.parallelism,
                                           x.state,
-                                          st.slots->executor_name(x.subtask),
+                                          st.scheduler->slots().executor_name(x.subtask),
                                           x.attempt_number, x.start_time_ms,
                                           x.end_time_ms, x.metrics});
     }
@@ -81,7 +81,7 @@ job_status make_status(self_ptr self, bool detailed) {
 
 io_metrics job_metrics(self_ptr self) {
   auto& st = self->state;
-  auto current = st.graph->total_metrics();
+  auto current = st.scheduler->graph().total_metrics();
   // Skipped rows count in the attempt that skipped them: a restart skips
   // them again, so they are not added up across attempts.
   // Counters, like records, add up over attempts.

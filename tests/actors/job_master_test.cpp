@@ -139,7 +139,7 @@ TEST_CASE_FIXTURE(jm_fixture, "the JobMaster deploys the subtasks of an offered 
   CHECK(subtask_state(1).started);
   auto status = jm_state().job->state();
   CHECK(status == job_state::running);
-  CHECK(jm_state().slots->executor_name(0) == "te-1");
+  CHECK(jm_state().scheduler->slots().executor_name(0) == "te-1");
 }
 
 TEST_CASE_FIXTURE(jm_fixture, "a failed subtask restarts the job in a new round") {

@@ -6,6 +6,7 @@
 #include "actors/job_master/collected_results.hpp"
 #include "actors/job_master/deployed_subtasks.hpp"
 #include "actors/job_master/job_lifecycle.hpp"
+#include "actors/job_master/job_scheduler.hpp"
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/slot_assignment.hpp"
 #include "actors/job_master/stop_with_savepoint.hpp"
@@ -414,4 +415,44 @@ TEST_CASE("deployed subtasks: by execution, complete once all are there") {
   CHECK(subtasks.execution_of(12) == std::nullopt);
   CHECK(subtasks.all().size() == 3);
   CHECK_FALSE(subtasks[2]);
+}
+
+// -- job_scheduler ---------------------------------------------------------------
+
+TEST_CASE("job scheduler: a round's slots, subtasks and failure sites; a new "
+          "round starts over") {
+  job_graph g;
+  g.name = "g";
+  g.vertices = {{"numbers", "sequence", {{"from", "1"}, {"to", "9"}}, 2},
+                {"out", "collect", {}, 1}};
+  g.edges = {{"numbers", "out", partitioning::rebalance}};
+  job_scheduler<int, fake_subtask> s{g};
+  CHECK(s.graph().size() == 3);
+  CHECK(s.slots().size() == 2);
+  CHECK_FALSE(s.restores_state());
+  CHECK(s.slots_requested_ms() == 0);
+  auto reqs = s.request_slots({}, 1234);
+  CHECK(reqs.size() == 2);
+  CHECK(s.slots_requested_ms() == 1234);
+  s.slots().accept(7, "te-7", offers_of(reqs));
+  s.subtasks().deployed(0, fake_subtask{10});
+  s.slots_unmet("no taskmanager has 4 cores");
+  // Where a failure happened: the subtask and the TaskExecutor of its slot.
+  auto first = s.graph().executions()[0].attempt;
+  auto site = s.site_of(0);
+  CHECK(site.task == s.graph().tasks()[0].name + " (1/2)");
+  CHECK(site.location == "te-7");
+  // A new round: new attempts, no slots, nothing deployed; the request's
+  // time and the ResourceManager's note stay until the next request.
+  s.new_round(true);
+  CHECK(s.restores_state());
+  CHECK(s.graph().find(first) == -1);
+  CHECK(s.graph().executions()[0].attempt_number == 1);
+  CHECK(s.slots().executor_name(0).empty());
+  CHECK(s.slots().pending() == 0);
+  CHECK_FALSE(s.subtasks()[0]);
+  CHECK(s.site_of(0).location.empty());
+  CHECK(s.slots_unmet() == "no taskmanager has 4 cores");
+  s.new_round(false);
+  CHECK_FALSE(s.restores_state());
 }
