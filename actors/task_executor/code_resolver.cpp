@@ -245,9 +245,11 @@ code_resolver_actor::behavior_type resolver_impl(self_ptr self,
 
 code_resolver_actor spawn_code_resolver(caf::actor_system& sys,
                                         std::string cache_dir,
-                                        std::string node) {
-  return sys.spawn<caf::detached>(resolver_impl, std::move(cache_dir),
-                                  std::move(node));
+                                        std::string node, bool own_thread) {
+  if (own_thread)
+    return sys.spawn<caf::detached>(resolver_impl, std::move(cache_dir),
+                                    std::move(node));
+  return sys.spawn(resolver_impl, std::move(cache_dir), std::move(node));
 }
 
 } // namespace weir

@@ -262,7 +262,8 @@ task_executor_impl(self_ptr self, task_executor_options opts,
   auto cache = st.opts.local_state_dir.empty()
                  ? std::filesystem::temp_directory_path().string() + "/weir-blobs"
                  : st.opts.local_state_dir + "/blobs";
-  st.resolver = spawn_code_resolver(self->system(), cache, st.opts.id.value);
+  st.resolver = spawn_code_resolver(self->system(), cache, st.opts.id.value,
+                                    st.opts.helper_threads);
   self->link_to(st.resolver); // it ends with this TaskExecutor
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;

@@ -43,6 +43,11 @@ struct task_executor_options {
   /// thread that busy subtasks hold (a large state's snapshot, say). Tests
   /// on CAF's deterministic scheduler leave it off.
   bool own_thread = false;
+  /// Whether its helper for blocking file I/O (the code resolver) gets a
+  /// thread of its own. Tests on CAF's deterministic scheduler turn it
+  /// off: a detached actor runs outside the test scheduler, and its
+  /// messages to scheduled actors would race with the test's thread.
+  bool helper_threads = true;
   /// Its process's metrics for the Prometheus endpoint (null: none): its
   /// slots and its subtasks' reports go there.
   std::shared_ptr<task_metrics> metrics;

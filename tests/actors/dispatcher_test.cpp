@@ -52,6 +52,7 @@ struct dispatcher_fixture : actor_fixture {
     store = sys.spawn(fake_job_store, std::move(stored));
     rm = spawn_resource_manager(sys, {});
     task_executor_options te;
+    te.helper_threads = false; // deterministic: no threads
     te.id = resource_id{"te-1"};
     te.slots = 4;
     this->te = spawn_task_executor(sys, te, rm);

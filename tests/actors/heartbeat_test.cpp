@@ -61,6 +61,7 @@ TEST_CASE_FIXTURE(heartbeat_fixture,
               fake_task_executor_options{resource_id{"stuck"}, false,
                                          false})));
   task_executor_options healthy;
+  healthy.helper_threads = false; // deterministic: no threads
   healthy.id = resource_id{"healthy"};
   healthy.heartbeat = beats;
   others.push_back(caf::actor_cast<caf::actor>(
@@ -84,6 +85,7 @@ TEST_CASE_FIXTURE(heartbeat_fixture,
   rm = spawn_resource_manager(sys, {});
   sched.run();
   task_executor_options te;
+  te.helper_threads = false; // deterministic: no threads
   te.id = resource_id{"te"};
   te.heartbeat = beats;
   auto h = spawn_task_executor(sys, te, rm);

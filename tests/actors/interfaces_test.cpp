@@ -70,6 +70,7 @@ TEST_CASE_FIXTURE(interfaces_fixture,
   auto store = keep(sys.spawn(fake_job_store, recovered_jobs{}));
   auto rm = keep(spawn_resource_manager(sys, {}));
   task_executor_options te;
+  te.helper_threads = false; // deterministic: no threads
   te.id = resource_id{"te"};
   te.slots = 2;
   keep(spawn_task_executor(sys, te, rm));
@@ -123,6 +124,7 @@ TEST_CASE_FIXTURE(interfaces_fixture,
   auto rm = keep(spawn_resource_manager(sys, {}));
   auto jm = keep(sys.spawn(fake_job_master));
   task_executor_options opts;
+  opts.helper_threads = false; // deterministic: no threads
   opts.id = resource_id{"te"};
   opts.slots = 2;
   auto te = keep(spawn_task_executor(sys, opts, rm));

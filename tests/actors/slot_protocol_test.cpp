@@ -38,6 +38,7 @@ struct slot_fixture : actor_fixture {
 
   task_executor_actor add_task_executor(const std::string& name, int32_t slots) {
     task_executor_options opts;
+    opts.helper_threads = false; // deterministic: no threads
     opts.id = resource_id{name};
     opts.slots = slots;
     auto te = spawn_task_executor(sys, opts, rm);

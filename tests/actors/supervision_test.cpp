@@ -53,6 +53,7 @@ struct supervision_fixture : actor_fixture {
 
   void add_task_executor() {
     task_executor_options te;
+    te.helper_threads = false; // deterministic: no threads
     te.id = resource_id{"te-" + std::to_string(tes.size())};
     te.slots = 2;
     tes.push_back(spawn_task_executor(sys, te, rm()));
