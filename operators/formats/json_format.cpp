@@ -545,17 +545,6 @@ std::string parse_json_line(std::string_view line, const schema& s,
                             row_batch& out) {
   if (auto problem = detail::check_columns(s, out); !problem.empty())
     return problem;
-  if (detail::fast_json_line(line, s, out)) {
-    detail::end_row(out);
-    return {};
-  }
-  return detail::scan_json_line(line, s, out);
-}
-
-std::string detail::scan_json_line(std::string_view line, const schema& s,
-                                   row_batch& out) {
-  if (auto problem = detail::check_columns(s, out); !problem.empty())
-    return problem;
   auto problem = json_reader{line, s, out}.read();
   if (!problem.empty()) {
     drop_partial_row(out);

@@ -70,16 +70,6 @@ inline size_t find_member_field(const schema& s, std::string_view key,
   return n;
 }
 
-/// parse_json_line without its fast path: weir's scanner alone (for
-/// bench/json_lines.cpp and the tests that compare the two).
-std::string scan_json_line(std::string_view line, const schema& s,
-                           row_batch& out);
-
-/// Appends the row of JSON line `line` through simdjson when it is valid
-/// and each value fits its field plainly (json_fast_path.cpp); false, with
-/// nothing appended, when the scanner must decide.
-bool fast_json_line(std::string_view line, const schema& s, row_batch& out);
-
 /// Completes a row whose every column got its value.
 inline void end_row(row_batch& out) {
   ++out.rows;

@@ -11,7 +11,6 @@
 
 #include "messages/record.hpp"
 #include "operators/formats/row_formats.hpp"
-#include "operators/formats/row_formats_internal.hpp"
 
 using namespace weir;
 using namespace weir::ops;
@@ -749,64 +748,6 @@ TEST_CASE("json: strings and unicode") {
   CHECK(b.columns[0].str(1) == "café 😀");
   CHECK(b.columns[1].str(1) == "\xc3\xa9");
   CHECK(b.columns[0].str(2) == "key escaped");
-}
-
-TEST_CASE("json: simdjson's fast path reads every line as the scanner does") {
-  // parse_json_line tries simdjson first and leaves to the scanner what
-  // does not fit plainly; both must give the same rows and problems.
-  auto s = make_schema("s: string?, i: int64?, f: double?, b: bool?, "
-                       "t: timestamp?");
-  std::vector<std::string> lines = {
-    R"({"s": "x", "i": 1, "f": 1.5, "b": true, "t": "2026-11-30T10:00:01Z"})",
-    R"({"i": -0, "f": -0})", R"({"f": 0, "i": 0})", R"({"f": -0.0})",
-    R"({"f": "NaN"})", R"({"f": "Infinity"})", R"({"f": "-Infinity"})",
-    R"({"f": "nan"})", R"({"t": 1700000000000})", R"({"t": -5})",
-    R"({"t": " 2026-11-30T10:00:01.5Z "})", R"({"t": 1.5})",
-    R"({"i": 1, "i": 2})", R"({"i": 1, "s": "a", "i": null})",
-    R"({"\u0073": "escaped name"})", R"({"s": "caf\u00e9 \ud83d\ude00"})",
-    R"({"s": "a\"b\\c\/d\n"})", R"({"s": null, "i": null})",
-    R"({"x": {"deep": [1, 2, {"a": null}]}, "i": 3})", R"({"i": 1.0})",
-    R"({"i": 1e2})", R"({"i": 9223372036854775807})",
-    R"({"i": 9223372036854775808})", R"({"i": -9223372036854775808})",
-    R"({"i": 18446744073709551616})", R"({"f": 1e400})", R"({"f": 1e-400})",
-    R"({"f": 12345678901234567890123})", R"({"f": 9223372036854775808})",
-    R"({"b": 1})", R"({"s": 5})", R"({"i": "5"})", R"({"s": [1]})",
-    R"( {"i": 4} )", "{}", R"({"i": tru})", R"({"x": tru, "i": 1})", "[1]",
-    "", "{\"i\": 1} x", "{\"s\": \"a\tb\"}", "{\"s\": \"\xff\"}",
-    R"({"s": "\ud800"})", R"({"i": 01})", R"({"i": 1,})",
-    std::string(70, '[') + std::string(70, ']'),
-    "{\"x\": " + std::string(64, '[') + std::string(64, ']') + ", \"i\": 1}",
-    "{\"x\": " + std::string(65, '[') + std::string(65, ']') + ", \"i\": 1}",
-  };
-  auto text_of = [&](const row_batch& b) {
-    std::string out;
-    for (size_t r = 0; r < b.rows; ++r)
-      append_json_line(out, b, r, s);
-    return out;
-  };
-  for (auto& line : lines) {
-    CAPTURE(line);
-    row_batch both{s};
-    row_batch scanned{s};
-    auto problem = parse_json_line(line, s, both);
-    CHECK(problem == detail::scan_json_line(line, s, scanned));
-    CHECK(both.rows == scanned.rows);
-    CHECK(text_of(both) == text_of(scanned));
-    if (both.rows == 1 && line.find("-0") != std::string::npos)
-      CHECK(std::signbit(both.columns[2].floats.empty()
-                           ? 0.0
-                           : both.columns[2].floats[0])
-            == std::signbit(scanned.columns[2].floats.empty()
-                              ? 0.0
-                              : scanned.columns[2].floats[0]));
-  }
-  // A plain line goes through simdjson; a bytes field never does.
-  row_batch plain{s};
-  CHECK(detail::fast_json_line(lines[0], s, plain));
-  auto with_bytes = make_schema("s: bytes");
-  row_batch raw{with_bytes};
-  CHECK_FALSE(detail::fast_json_line(R"({"s": "\u00e9"})", with_bytes, raw));
-  CHECK(raw.columns[0].size() == 0);
 }
 
 TEST_CASE("json: writing") {
