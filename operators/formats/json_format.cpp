@@ -261,7 +261,15 @@ private:
       append_decoded(decoded, key, false);
       key = decoded;
     }
-    return detail::find_member_field(s_, key, hint_);
+    auto n = s_.size();
+    for (size_t k = 0; k < n; ++k) {
+      auto i = hint_ + k < n ? hint_ + k : hint_ + k - n;
+      if (s_.fields[i].name == key) {
+        hint_ = i + 1;
+        return i;
+      }
+    }
+    return n;
   }
 
   /// Reads the value of field `i` into its column.

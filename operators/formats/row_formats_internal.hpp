@@ -54,22 +54,6 @@ void truncate_column(column& c, size_t n);
 /// The problem when `out` does not have the columns of `s`.
 std::string check_columns(const schema& s, const row_batch& out);
 
-/// The index in `s` of the field named `key` (a JSON member's), or s.size().
-/// Members usually come in schema order: the field after the last one
-/// found (`hint`, updated) is tried first.
-inline size_t find_member_field(const schema& s, std::string_view key,
-                                size_t& hint) {
-  auto n = s.size();
-  for (size_t k = 0; k < n; ++k) {
-    auto i = hint + k < n ? hint + k : hint + k - n;
-    if (s.fields[i].name == key) {
-      hint = i + 1;
-      return i;
-    }
-  }
-  return n;
-}
-
 /// Completes a row whose every column got its value.
 inline void end_row(row_batch& out) {
   ++out.rows;
