@@ -290,8 +290,14 @@ bool keyed_aggregation::add_fast(const row_batch& b, bool partial,
   }
   if (keys.single_str()) {
     auto& c = b.columns[keys.fields()[0]];
-    for (size_t r = 0; r < b.rows; ++r)
-      update(of_key(c.str(r)), r);
+    // Short keys looked up here, not through of_key(): a call per row
+    // halves keyed_sum.json's speed (the lookups no longer overlap).
+    for (size_t r = 0; r < b.rows; ++r) {
+      auto k = c.str(r);
+      update(k.size() <= short_key::max_size ? shorts_[short_key{k}]
+                                             : of_key(k),
+             r);
+    }
     return true;
   }
   return false;

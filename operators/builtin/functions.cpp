@@ -2,6 +2,7 @@
 // integer records and leave text records alone (filters drop them); text
 // functions act on text records. Case mapping is ASCII only.
 
+#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -82,14 +83,11 @@ public:
     }
     auto& keys = out.columns[0];
     auto& values = out.columns[1];
-    auto m = fn_.modulus;
-    for (size_t i = 0; i < in.rows; ++i) {
-      auto r = v.ints[i] % m;
-      if (r < 0)
-        r += m;
-      fmt::format_int digits{r};
-      keys.push_str({digits.data(), digits.size()});
+    if (!keys.nulls.empty() || !values.nulls.empty()) {
+      record_transform::process(in, out, partial);
+      return;
     }
+    append_keys(v.ints.data(), in.rows, keys);
     values.ints.insert(values.ints.end(), v.ints.begin(), v.ints.end());
     auto first = out.rows;
     out.rows += in.rows;
@@ -110,6 +108,50 @@ protected:
   }
 
 private:
+  /// The digits of every value's remainder, written in place: no append
+  /// per row (keyed_sum.json spends a third of its time here otherwise).
+  /// Small moduli read the digits from a table of 8-byte words.
+  void append_keys(const int64_t* xs, size_t n, column& keys) {
+    constexpr size_t max_digits = 20; // of a non-negative int64
+    auto m = fn_.modulus;
+    if (m <= max_table && digits_.empty())
+      fill_table();
+    auto used = keys.chars.size();
+    keys.chars.resize(used + n * max_digits);
+    keys.ends.reserve(keys.ends.size() + n);
+    auto* p = keys.chars.data() + used;
+    for (size_t i = 0; i < n; ++i) {
+      auto r = xs[i] % m;
+      if (r < 0)
+        r += m;
+      if (!digits_.empty()) {
+        auto word = digits_[static_cast<size_t>(r)];
+        std::memcpy(p, &word, sizeof word);
+        p += word >> 56;
+      } else {
+        fmt::format_int digits{r};
+        std::memcpy(p, digits.data(), digits.size());
+        p += digits.size();
+      }
+      keys.ends.push_back(static_cast<uint32_t>(p - keys.chars.data()));
+    }
+    keys.chars.resize(static_cast<size_t>(p - keys.chars.data()));
+  }
+
+  /// One word per remainder: its digits (at most 5) in the low bytes, their
+  /// count in the top byte.
+  void fill_table() {
+    digits_.resize(static_cast<size_t>(fn_.modulus));
+    for (int64_t r = 0; r < fn_.modulus; ++r) {
+      fmt::format_int d{r};
+      uint64_t word = 0;
+      std::memcpy(&word, d.data(), d.size());
+      digits_[static_cast<size_t>(r)] = word | (uint64_t{d.size()} << 56);
+    }
+  }
+
+  static constexpr int64_t max_table = 65536;
+  std::vector<uint64_t> digits_;
   key_mod fn_;
 };
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "operators/builtin/aggregation.hpp"
 #include "operators/builtin/builtins.hpp"
@@ -751,6 +752,21 @@ TEST_CASE("map key_mod keys by num mod modulus") {
   auto out = run_transform("map", {{"function", "key_mod"}, {"modulus", "4"}},
                            nums({0, 5, 10, -1, 123456789}));
   CHECK(lines(out) == "0\t0\n1\t5\n2\t10\n3\t-1\n1\t123456789\n");
+}
+
+TEST_CASE("map key_mod formats remainders beyond its table of digits") {
+  // Moduli up to 65536 read digits from a table, larger ones format them.
+  auto lo = std::numeric_limits<int64_t>::min();
+  auto hi = std::numeric_limits<int64_t>::max();
+  auto out = run_transform("map", {{"function", "key_mod"}, {"modulus", "1000003"}},
+                           nums({-1, lo, hi, 5000022}));
+  CHECK(lines(out)
+        == fmt::format("1000002\t-1\n{}\t{}\n{}\t{}\n7\t5000022\n",
+                       324658, lo, 675344, hi));
+  auto edge = run_transform("map", {{"function", "key_mod"}, {"modulus", "65536"}},
+                            nums({65535, 65536, -65537, lo}));
+  CHECK(lines(edge)
+        == fmt::format("65535\t65535\n0\t65536\n65535\t-65537\n0\t{}\n", lo));
 }
 
 TEST_CASE("map key_by_value turns values into keys with value 1") {
