@@ -71,15 +71,9 @@ struct cluster_client::service {
 };
 
 cluster_client::cluster_client(caf::actor_system& sys,
-                               dispatcher_actor dispatcher, bool in_process)
-  : sys_(sys), service_(std::make_shared<service>()),
-    dispatcher_(std::move(dispatcher)), in_process_(in_process) {
-  service_->jobs = std::make_shared<client::dispatcher_jobs>(sys, dispatcher_);
-}
-
-cluster_client::cluster_client(caf::actor_system& sys,
-                               std::shared_ptr<client::job_service> jobs)
-  : sys_(sys), service_(std::make_shared<service>()), in_process_(false) {
+                               std::shared_ptr<client::job_service> jobs,
+                               bool in_process)
+  : sys_(sys), service_(std::make_shared<service>()), in_process_(in_process) {
   service_->jobs = std::move(jobs);
 }
 
@@ -189,7 +183,11 @@ caf::expected<std::string> cluster_client::savepoint(const job_id& id,
 
 embedded_cluster::embedded_cluster(caf::actor_system& sys,
                                    std::unique_ptr<mini_cluster> c)
-  : cluster_client(sys, c->dispatcher(), true), cluster_(std::move(c)) {
+  : cluster_client(sys,
+                   std::make_shared<client::dispatcher_jobs>(sys,
+                                                             c->dispatcher()),
+                   true),
+    cluster_(std::move(c)) {
 }
 
 caf::expected<std::unique_ptr<embedded_cluster>>
@@ -264,7 +262,7 @@ remote_access::connect(const std::string& address) {
                                 std::move(*jobs)}};
 }
 
-caf::expected<task_executor_actor>
+caf::expected<caf::actor>
 remote_access::join(const std::string& address, int32_t slots) {
   auto handles = look_up(sys_, address, cluster_id_);
   if (!handles)
@@ -274,7 +272,8 @@ remote_access::join(const std::string& address, int32_t slots) {
   te.slots = slots;
   te.own_thread = true;
   te.dispatcher = handles->first;
-  return spawn_task_executor(sys_, te, handles->second);
+  return caf::actor_cast<caf::actor>(
+    spawn_task_executor(sys_, te, handles->second));
 }
 
 } // namespace weir

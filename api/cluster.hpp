@@ -6,8 +6,11 @@
 // with api/job_builder.hpp and follow them.
 //
 // The blocking calls of cluster_client are for the host's own threads (its
-// main(), say), never for its actors: those send the Dispatcher the typed
-// requests of messages/dispatcher.hpp themselves (dispatcher()).
+// main(), say, or a detached actor), never for its event-based actors.
+//
+// Part of the installed public surface (docs/cpp-api.md § Reference): it
+// names no actor of the runtime, so the cluster's internal protocols can
+// change without breaking host programs.
 
 #include <cstdint>
 #include <map>
@@ -16,10 +19,11 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor.hpp>
 #include <caf/expected.hpp>
 
-#include "messages/dispatcher.hpp"
-#include "messages/task_executor.hpp"
+#include "messages/ids.hpp"
+#include "messages/job_result.hpp"
 #include "operators/driver.hpp"
 
 namespace caf {
@@ -66,12 +70,12 @@ struct submit_options {
 /// from several threads; they take turns.
 class cluster_client {
 public:
-  /// The cluster whose Dispatcher is `dispatcher`.
-  cluster_client(caf::actor_system& sys, dispatcher_actor dispatcher,
-                 bool in_process);
-  /// A session cluster, reached through `jobs` (remote_access::connect).
+  /// A cluster reached through `jobs` (remote_access::connect makes
+  /// them); `in_process`: it runs in this process (in-process steps
+  /// allowed).
   cluster_client(caf::actor_system& sys,
-                 std::shared_ptr<client::job_service> jobs);
+                 std::shared_ptr<client::job_service> jobs,
+                 bool in_process = false);
   virtual ~cluster_client() = default;
 
   /// Checks the job like `weir run` checks a spec (its operators, their
@@ -98,10 +102,6 @@ public:
                                        const std::string& dir,
                                        bool stop = false);
 
-  /// An in-process cluster's Dispatcher, for the host's actors; none (an
-  /// invalid handle) for a session cluster, which is reached through its
-  /// REST API only.
-  const dispatcher_actor& dispatcher() const { return dispatcher_; }
   caf::actor_system& system() const { return sys_; }
   /// Whether the cluster runs in this process (in-process steps allowed).
   bool in_process() const { return in_process_; }
@@ -110,7 +110,6 @@ private:
   struct service;
   caf::actor_system& sys_;
   std::shared_ptr<service> service_;
-  dispatcher_actor dispatcher_;
   bool in_process_;
 };
 
@@ -168,9 +167,11 @@ public:
   /// Joins the session cluster whose jobmanager's RPC port is at
   /// "HOST:PORT" (jobmanager.rpc.port) as a TaskExecutor offering
   /// `slots` slots; it runs in the host's actor system until the host
-  /// sends it an exit message or the jobmanager goes away.
-  [[nodiscard]] caf::expected<task_executor_actor> join(const std::string& address,
-                                          int32_t slots);
+  /// sends it an exit message or the jobmanager goes away. The actor is
+  /// returned untyped: to monitor it and to stop it, its protocol is the
+  /// cluster's own.
+  [[nodiscard]] caf::expected<caf::actor> join(const std::string& address,
+                                               int32_t slots);
 
 private:
   remote_access(caf::actor_system& sys, std::string cluster_id,

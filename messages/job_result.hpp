@@ -9,7 +9,7 @@
 
 #include "messages/ids.hpp"
 #include "messages/collected_rows.hpp"
-#include "messages/slots.hpp"
+#include "messages/resource_profile.hpp"
 #include "messages/states.hpp"
 
 namespace weir {

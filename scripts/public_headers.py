@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The headers `meson install` ships: the public headers and every weir
-header they include, transitively ("messages/record.hpp" style includes,
+"""The headers `meson install` ships: the list in public_headers.txt, which
+must be closed under weir's own includes ("messages/record.hpp" style,
 resolved from the source root).
 
+  public_headers.py --closed ROOT LIST   prints LIST's headers, one per line;
+                                         exits 1 naming any header a public
+                                         one includes that LIST lacks
   public_headers.py ROOT HEADER...       prints the closure, one per line
   public_headers.py --external ROOT HEADER...
                                          prints the <...> headers it uses
@@ -49,7 +52,34 @@ def missing(tree):
                        f"which is not installed")
 
 
+def listed(path):
+    return [line.strip() for line in path.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def leaks(root, headers):
+    public = set(headers)
+    for h in headers:
+        if not (root / h).is_file():
+            yield f"{h}: no such header under {root}"
+            continue
+        for kind, target in includes(root / h):
+            if kind == '"' and (root / target).is_file() \
+                    and target not in public:
+                yield (f"{h} includes \"{target}\", which is not public "
+                       f"(public_headers.txt)")
+
+
 def main(args):
+    if args[:1] == ["--closed"] and len(args) == 3:
+        root, headers = pathlib.Path(args[1]), listed(pathlib.Path(args[2]))
+        problems = list(leaks(root, headers))
+        for p in problems:
+            print(f"public_headers.py: {p}", file=sys.stderr)
+        if problems:
+            return 1
+        print("\n".join(headers))
+        return 0
     if args[:1] == ["--check"] and len(args) == 2:
         problems = list(missing(pathlib.Path(args[1])))
         for p in problems:

@@ -109,11 +109,16 @@ def main(meson, build, source, prefix, libdir, includedir):
                   include / "weir" / "operators" / "plugin.hpp",
                   include / "weir" / "api" / "cluster.hpp"]:
             check(f.exists(), f"{f.relative_to(dest)} is installed")
-        # The C++ API is the one door: the runtime's rooms stay inside.
-        installed = sorted(p.relative_to(include / "weir").parts[0]
-                           for p in (include / "weir").rglob("*.hpp"))
-        check(set(installed) <= {"api", "messages", "operators", "storage"},
-              f"only the public rooms are installed: {sorted(set(installed))}")
+        # The public surface, exactly: the runtime's rooms stay inside.
+        installed = {p.relative_to(include / "weir").as_posix()
+                     for p in (include / "weir").rglob("*")
+                     if p.is_file()}
+        public = {line.strip() for line in
+                  (source / "public_headers.txt").read_text().splitlines()
+                  if line.strip() and not line.lstrip().startswith("#")}
+        check(installed == public,
+              "exactly public_headers.txt is installed: extra "
+              f"{sorted(installed - public)}, missing {sorted(public - installed)}")
 
         # Every "..." include of an installed header is installed.
         r = run([sys.executable, str(source / "scripts" / "public_headers.py"),

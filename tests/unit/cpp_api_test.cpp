@@ -20,6 +20,8 @@
 #include "api/cluster.hpp"
 #include "api/job_builder.hpp"
 #include "api/user_function.hpp"
+#include "client/dispatcher_jobs.hpp"
+#include "cluster/mini_cluster.hpp"
 #include "messages/errors.hpp"
 #include "plan/chaining.hpp"
 #include "plan/job_spec.hpp"
@@ -144,11 +146,14 @@ TEST_CASE("a job the embedded cluster's checks refuse names the step") {
 
 TEST_CASE("a cluster in another process refuses a job with lambdas before anything runs") {
   api_system host;
-  auto cluster = embedded_cluster::start(*host.sys);
+  auto cluster = mini_cluster::start(*host.sys, {});
   REQUIRE(cluster);
   // A client that takes the Dispatcher for a remote one, as remote_access
   // makes them.
-  cluster_client remote{*host.sys, (*cluster)->dispatcher(), false};
+  cluster_client remote{*host.sys,
+                        std::make_shared<client::dispatcher_jobs>(
+                          *host.sys, (*cluster)->dispatcher()),
+                        false};
   job_builder job{"travel"};
   job.sequence(1, 3).map([](record&& r) { return std::move(r); }).name("twice")
     .collect();
