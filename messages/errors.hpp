@@ -79,6 +79,10 @@ enum class errc : uint8_t {
   /// process's certificate is not a node's (a taskmanager with one does
   /// not start; only a peer that is not weir's taskmanager gets this).
   registration_refused,
+  /// A peer sent what weir's protocol does not allow (a frame the guard in
+  /// front of CAF's BASP refuses); the connection is closed and the
+  /// context says why.
+  protocol_violation,
 };
 
 std::string to_string(errc x);

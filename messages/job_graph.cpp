@@ -107,7 +107,9 @@ std::string name_length_problem(std::string_view field, std::string_view name) {
                      name.size(), max_name_bytes);
 }
 
-std::string check_job_graph_shape(const job_graph& g) {
+namespace {
+
+std::string shape_problem(const job_graph& g) {
   if (auto problem = name_length_problem("job name", g.name); !problem.empty())
     return problem;
   for (size_t i = 0; i < g.vertices.size(); ++i) {
@@ -163,6 +165,15 @@ std::string check_job_graph_shape(const job_graph& g) {
         return fmt::format("vertex '{}': part of a cycle", g.vertices[i].id);
   }
   return {};
+}
+
+} // namespace
+
+caf::error check_job_graph_shape(const job_graph& g) {
+  auto problem = shape_problem(g);
+  if (problem.empty())
+    return caf::none;
+  return make_error(errc::invalid_job, std::move(problem));
 }
 
 } // namespace weir

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include "messages/ids.hpp"
@@ -160,10 +161,10 @@ int32_t vertex_index(const job_graph& g, std::string_view id);
 /// (is_file_name: they name state files), unique vertex ids, edges between
 /// existing vertices, no cycle, parallelism in [1, max_parallelism],
 /// `forward` only between equal parallelisms, at least one source. Returns
-/// the first problem as one line naming the vertex or edge, or an empty
-/// string when the graph is well-formed. Operator names and parameters are
+/// none, or `errc::invalid_job` whose context is the first problem as one
+/// line naming the vertex or edge. Operator names and parameters are
 /// checked by the registry.
-std::string check_job_graph_shape(const job_graph& g);
+[[nodiscard]] caf::error check_job_graph_shape(const job_graph& g);
 
 /// Vertex indices in topological order (sources first). Assumes no cycle.
 std::vector<int32_t> topological_order(const job_graph& g);

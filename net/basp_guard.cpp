@@ -8,9 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
+
 namespace weir::net {
 
 namespace {
+
+/// Why a connection is closed.
+caf::error refusal(std::string why) {
+  return make_error(errc::protocol_violation, std::move(why));
+}
 
 // BASP 0.17.6's operations and flags (caf/io/basp/message_type.hpp,
 // header.hpp) and message id bits (caf/message_id.hpp).
@@ -75,25 +82,25 @@ const char* operation_name(uint8_t op) {
 
 /// Why the type names of a message's content (CAF's "@<>+T1+T2...") are
 /// refused, or nothing.
-std::optional<std::string> check_type_names(const std::string& names) {
+caf::error check_type_names(const std::string& names) {
   if (names == "@<>")
-    return std::nullopt; // an empty message: a void response
+    return caf::none; // an empty message: a void response
   if (names.compare(0, 4, "@<>+") != 0)
-    return fmt::format("a message of unknown form ({:.40})", names);
+    return refusal(fmt::format("a message of unknown form ({:.40})", names));
   if (names == "@<>+@atom+@strong_actor_ptr")
-    return "a link or unlink request"; // BASP acts on these itself
+    return refusal("a link or unlink request"); // BASP acts on these itself
   if (names == spawn_server_info)
-    return std::nullopt;
+    return caf::none;
   size_t begin = 4;
   while (begin <= names.size()) {
     auto end = std::min(names.find('+', begin), names.size());
     auto name = names.substr(begin, end - begin);
     for (auto* refused : refused_types)
       if (name == refused)
-        return fmt::format("a message carrying {}", name);
+        return refusal(fmt::format("a message carrying {}", name));
     begin = end + 1;
   }
-  return std::nullopt;
+  return caf::none;
 }
 
 } // namespace
@@ -103,59 +110,60 @@ basp_guard::basp_guard(side s, uint32_t max_payload, caf::node_id self)
   // nop
 }
 
-std::optional<std::string> basp_guard::check(const char* data, size_t size) {
+caf::error basp_guard::check(const char* data, size_t size) {
   last_payload_ = payload::other;
   if (expected_payload_ > 0) {
     if (size != expected_payload_)
-      return fmt::format("read {} bytes of a {}-byte payload", size,
-                         expected_payload_);
+      return refusal(fmt::format("read {} bytes of a {}-byte payload", size,
+                                 expected_payload_));
     expected_payload_ = 0;
     return check_payload(data, size);
   }
   if (size != header_size)
-    return fmt::format("read {} bytes where a {}-byte header was due", size,
-                       header_size);
+    return refusal(fmt::format("read {} bytes where a {}-byte header was due",
+                               size, header_size));
   return check_header(reinterpret_cast<const unsigned char*>(data));
 }
 
-std::optional<std::string>
+caf::error
 basp_guard::check_header(const unsigned char* p) {
   header h{p[0],           p[1],           p[2],           p[3],
            read_u32(p + 4), read_u64(p + 8), read_u64(p + 16), read_u64(p + 24)};
   if (h.operation > heartbeat)
-    return fmt::format("not a weir peer (unknown operation {:#04x})",
-                       h.operation);
+    return refusal(fmt::format("not a weir peer (unknown operation {:#04x})",
+                               h.operation));
   bool handshake = h.operation == server_handshake
                    || h.operation == client_handshake;
   if (handshake && h.payload == 0)
-    return "a handshake without payload";
+    return refusal("a handshake without payload");
   // Only the client handshake may come again (CAF repeats it to select
   // the connection), and only from the peer that dialed.
   auto due = side_ == side::accepted ? client_handshake : server_handshake;
   if (!handshake_seen_ && h.operation != due)
-    return fmt::format("operation {:#04x} before the handshake", h.operation);
+    return refusal(
+      fmt::format("operation {:#04x} before the handshake", h.operation));
   if (handshake_seen_ && handshake
       && (h.operation != due || side_ == side::connected))
-    return fmt::format("a {} after the handshake",
-                       operation_name(h.operation));
+    return refusal(fmt::format("a {} after the handshake",
+                               operation_name(h.operation)));
   if (handshake && h.payload > max_handshake_payload)
-    return fmt::format("a handshake of {} bytes (at most {})", h.payload,
-                       max_handshake_payload);
+    return refusal(fmt::format("a handshake of {} bytes (at most {})",
+                               h.payload, max_handshake_payload));
   if (h.payload > max_payload_)
-    return fmt::format("a message of {} bytes exceeds rpc.max-message-size "
-                       "({} bytes)",
-                       h.payload, max_payload_);
+    return refusal(fmt::format("a message of {} bytes exceeds "
+                               "rpc.max-message-size ({} bytes)",
+                               h.payload, max_payload_));
   if (auto why = check_fields(h))
     return why;
   last_ = h;
   expected_payload_ = h.payload;
-  return std::nullopt;
+  return caf::none;
 }
 
-std::optional<std::string> basp_guard::check_fields(const header& h) const {
+caf::error basp_guard::check_fields(const header& h) const {
   auto op = operation_name(h.operation);
   if (h.padding1 != 0 || h.padding2 != 0)
-    return fmt::format("a {} with padding that is not zero", op);
+    return refusal(fmt::format("a {} with padding that is not zero", op));
   // A node asks every node it learns of for its SpawnServ's info, routed
   // through the jobmanager when it learned of it from a handle.
   uint8_t allowed_flags = h.operation == client_handshake ? select_connection_flag
@@ -164,7 +172,7 @@ std::optional<std::string> basp_guard::check_fields(const header& h) const {
                             ? named_receiver_flag
                             : 0;
   if ((h.flags & ~allowed_flags) != 0)
-    return fmt::format("a {} with flags {:#04x}", op, h.flags);
+    return refusal(fmt::format("a {} with flags {:#04x}", op, h.flags));
   // CAF's own checks (caf/io/basp/header.cpp), which it makes only after
   // reading the payload these headers announce.
   bool fits = true;
@@ -191,22 +199,23 @@ std::optional<std::string> basp_guard::check_fields(const header& h) const {
              && h.operation_data == 0;
   }
   if (!fits)
-    return fmt::format("a malformed {} header", op);
+    return refusal(fmt::format("a malformed {} header", op));
   if (h.operation == direct_message || h.operation == routed_message) {
     // Urgent and normal messages only: the upstream and downstream
     // categories belong to CAF streams, whose handlers crash on anything
     // but a stream message.
     auto category = (h.operation_data & category_mask) >> category_offset;
     if (category > normal_category)
-      return fmt::format("a {} of the {} category", op,
-                         category == 2 ? "upstream" : "downstream");
+      return refusal(fmt::format("a {} of the {} category", op,
+                                 category == 2 ? "upstream" : "downstream"));
     if ((h.flags & named_receiver_flag) != 0 && h.dest_actor != spawn_server)
-      return fmt::format("a {} to a named receiver other than SpawnServ", op);
+      return refusal(
+        fmt::format("a {} to a named receiver other than SpawnServ", op));
   }
-  return std::nullopt;
+  return caf::none;
 }
 
-std::optional<std::string> basp_guard::check_payload(const char* data,
+caf::error basp_guard::check_payload(const char* data,
                                                      size_t size) {
   auto op = last_.operation;
   if (op == server_handshake || op == client_handshake)
@@ -217,58 +226,58 @@ std::optional<std::string> basp_guard::check_payload(const char* data,
     caf::node_id from;
     caf::node_id to;
     if (source(from, to))
-      return fmt::format("a {} without its nodes", operation_name(op));
+      return refusal(fmt::format("a {} without its nodes", operation_name(op)));
     if (auto why = check_nodes(from))
       return why;
     here = !self_ || to == self_;
   }
   if (op != direct_message && op != routed_message)
-    return std::nullopt;
+    return caf::none;
   size_t stages = 0;
   if (source.begin_sequence(stages))
-    return "a message cut short";
+    return refusal("a message cut short");
   if (stages != 0)
-    return "a message with a forwarding stack";
+    return refusal("a message with a forwarding stack");
   uint16_t type_nr = 0;
   std::string names;
   if (source.begin_object(type_nr, names) || type_nr != 0)
-    return "a message without its type names";
+    return refusal("a message without its type names");
   if ((last_.flags & named_receiver_flag) != 0 && names != spawn_server_query)
-    return "a message to SpawnServ other than its info query";
+    return refusal("a message to SpawnServ other than its info query");
   if (auto why = check_type_names(names))
     return why;
   last_payload_ = here ? payload::message_here : payload::message_on;
-  return std::nullopt;
+  return caf::none;
 }
 
-std::optional<std::string> basp_guard::check_handshake(const char* data,
+caf::error basp_guard::check_handshake(const char* data,
                                                        size_t size) {
   caf::binary_deserializer source{nullptr, data, size};
   caf::node_id node;
   if (source(node) || !node)
-    return "a handshake naming no node";
+    return refusal("a handshake naming no node");
   if (handshake_seen_) {
     if (node != peer_)
-      return "a second handshake naming another node";
-    return std::nullopt;
+      return refusal("a second handshake naming another node");
+    return caf::none;
   }
   if (side_ == side::accepted && self_ && node == self_)
-    return "a handshake naming this node";
+    return refusal("a handshake naming this node");
   peer_ = std::move(node);
   handshake_seen_ = true;
-  return std::nullopt;
+  return caf::none;
 }
 
-std::optional<std::string>
+caf::error
 basp_guard::check_nodes(const caf::node_id& source) const {
   auto op = operation_name(last_.operation);
   if (self_ && source == self_)
-    return fmt::format("a {} claiming to come from this node", op);
+    return refusal(fmt::format("a {} claiming to come from this node", op));
   // Every node connects to the jobmanager itself: what arrives on an
   // accepted connection comes from the node that dialed it.
   if (side_ == side::accepted && source != peer_)
-    return fmt::format("a {} claiming to come from another node", op);
-  return std::nullopt;
+    return refusal(fmt::format("a {} claiming to come from another node", op));
+  return caf::none;
 }
 
 } // namespace weir::net

@@ -2,9 +2,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string>
 
+#include <caf/error.hpp>
 #include <caf/node_id.hpp>
 
 namespace weir::net {
@@ -30,7 +29,7 @@ namespace weir::net {
 ///   not come from the peer's own node; on any, ones from this node;
 /// - payloads over the message limit.
 /// Plain logic: the scribe (transport.cpp) feeds it and closes the
-/// connection when it answers with a reason.
+/// connection when it answers with an error.
 class basp_guard {
 public:
   /// Who opened the connection: on an accepted one the peer must first
@@ -45,9 +44,10 @@ public:
   /// `self`: this process's node (a peer never speaks for it).
   basp_guard(side s, uint32_t max_payload, caf::node_id self = {});
 
-  /// Checks the next read of `size` bytes; returns why the connection must
-  /// be closed, or nothing.
-  std::optional<std::string> check(const char* data, size_t size);
+  /// Checks the next read of `size` bytes: none, or
+  /// `errc::protocol_violation` whose context says why the connection
+  /// must be closed.
+  [[nodiscard]] caf::error check(const char* data, size_t size);
 
   /// Whether the peer's BASP handshake got through: the connection is then
   /// authenticated (after TLS, when enabled) and no longer pending.
@@ -95,11 +95,11 @@ private:
     uint64_t dest_actor;
   };
 
-  std::optional<std::string> check_header(const unsigned char* h);
-  std::optional<std::string> check_fields(const header& h) const;
-  std::optional<std::string> check_payload(const char* data, size_t size);
-  std::optional<std::string> check_handshake(const char* data, size_t size);
-  std::optional<std::string> check_nodes(const caf::node_id& source) const;
+  [[nodiscard]] caf::error check_header(const unsigned char* h);
+  [[nodiscard]] caf::error check_fields(const header& h) const;
+  [[nodiscard]] caf::error check_payload(const char* data, size_t size);
+  [[nodiscard]] caf::error check_handshake(const char* data, size_t size);
+  [[nodiscard]] caf::error check_nodes(const caf::node_id& source) const;
 
   side side_;
   uint32_t max_payload_;

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
+
 namespace weir::net {
 
 namespace {
@@ -45,9 +47,11 @@ private:
 
 } // namespace
 
-std::optional<std::string> message_check::check(const char* data, size_t size,
-                                                bool routed,
-                                                const caf::node_id& peer) {
+caf::error message_check::check(const char* data, size_t size, bool routed,
+                                const caf::node_id& peer) {
+  auto refusal = [](std::string why) {
+    return make_error(errc::protocol_violation, std::move(why));
+  };
   recording_backend backend{peer};
   caf::proxy_registry registry{sys_, backend};
   caf::scoped_execution_unit unit{&sys_};
@@ -57,20 +61,21 @@ std::optional<std::string> message_check::check(const char* data, size_t size,
     caf::node_id from;
     caf::node_id to;
     if (routed && source(from, to))
-      return "a routed message without its nodes";
+      return refusal("a routed message without its nodes");
     std::vector<caf::strong_actor_ptr> stages;
     caf::message content;
     if (auto err = source(stages, content))
-      return fmt::format("a message that does not deserialize ({})",
-                         sys_.render(err));
+      return refusal(fmt::format("a message that does not deserialize ({})",
+                                 sys_.render(err)));
   } catch (const std::exception& e) {
-    return fmt::format("a message that does not deserialize ({})", e.what());
+    return refusal(
+      fmt::format("a message that does not deserialize ({})", e.what()));
   }
   if (backend.foreign())
-    return fmt::format("a message naming an actor of node {}, which is "
-                       "neither this node nor the peer",
-                       to_string(backend.foreign()));
-  return std::nullopt;
+    return refusal(fmt::format("a message naming an actor of node {}, which "
+                               "is neither this node nor the peer",
+                               to_string(backend.foreign())));
+  return caf::none;
 }
 
 } // namespace weir::net

@@ -1,9 +1,7 @@
 #pragma once
 
 #include <cstddef>
-#include <optional>
-#include <string>
-
+#include <caf/error.hpp>
 #include <caf/fwd.hpp>
 
 namespace weir::net {
@@ -23,10 +21,10 @@ public:
   explicit message_check(caf::actor_system& sys) : sys_(sys) {
   }
 
-  /// Why the message payload `data` (a direct message's; with `routed`, a
-  /// routed message's, which starts with its two nodes) from `peer` must
-  /// be refused, or nothing.
-  std::optional<std::string> check(const char* data, size_t size,
+  /// Checks the message payload `data` (a direct message's; with `routed`,
+  /// a routed message's, which starts with its two nodes) from `peer`:
+  /// none, or `errc::protocol_violation` saying why it is refused.
+  [[nodiscard]] caf::error check(const char* data, size_t size,
                                    bool routed, const caf::node_id& peer);
 
 private:

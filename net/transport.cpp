@@ -278,17 +278,17 @@ public:
   bool deliver(caf::execution_unit* ctx, const char* buf, size_t size) {
     bool was_seen = guard_.handshake_seen();
     if (auto why = guard_.check(buf, size)) {
-      refuse(ctx, *why);
+      refuse(ctx, describe(why));
       return false;
     }
     if (!was_seen && guard_.handshake_seen()) {
       if (auto why = claim_node()) {
-        refuse(ctx, *why);
+        refuse(ctx, describe(why));
         return false;
       }
     }
     if (auto why = check_message(buf, size)) {
-      refuse(ctx, *why);
+      refuse(ctx, describe(why));
       return false;
     }
     auto result = caf::io::scribe::consume(ctx, buf, size);
@@ -303,14 +303,14 @@ public:
   /// this node's actors, and with TLS those a client routes on to another
   /// node (a node's own messages to other nodes are batches of the data
   /// plane, passed on unread as before).
-  std::optional<std::string> check_message(const char* buf, size_t size) {
+  caf::error check_message(const char* buf, size_t size) {
     using payload = basp_guard::payload;
     auto kind = guard_.last_payload();
     if (guard_side_connected() || kind == payload::other)
-      return std::nullopt;
+      return caf::none;
     bool client = tls_ && tls_->peer_role() != "weir-node";
     if (kind == payload::message_on && !client)
-      return std::nullopt;
+      return caf::none;
     return state_->messages->check(buf, size, guard_.last_was_routed(),
                                    guard_.peer());
   }
@@ -318,28 +318,30 @@ public:
   /// The peer's handshake named its node: an accepted connection owns
   /// that node from now on (with TLS, with the role its certificate
   /// gives), unless another connection already does.
-  std::optional<std::string> claim_node() {
+  caf::error claim_node() {
     // Clients talk to the REST API: a node's RPC port is for nodes only.
     if (!guard_side_connected() && tls_ && state_->settings.node
         && tls_->peer_role() != "weir-node")
-      return fmt::format("its certificate is not a node's (OU {}): clients "
-                         "use the REST API, the RPC port is for jobmanagers "
-                         "and taskmanagers (docs/security.md § Clients)",
-                         tls_->peer_role().empty() ? "none"
-                                                   : tls_->peer_role());
+      return make_error(
+        errc::protocol_violation,
+        fmt::format("its certificate is not a node's (OU {}): clients "
+                    "use the REST API, the RPC port is for jobmanagers "
+                    "and taskmanagers (docs/security.md § Clients)",
+                    tls_->peer_role().empty() ? "none" : tls_->peer_role()));
     std::lock_guard<std::mutex> guard{state_->mtx};
     if (!guard_side_connected()) {
       auto& owner = state_->nodes[guard_.peer()];
       if (owner != nullptr && owner != this)
-        return fmt::format("its handshake names node {}, which is "
-                           "connected already",
-                           to_string(guard_.peer()));
+        return make_error(errc::protocol_violation,
+                          fmt::format("its handshake names node {}, which is "
+                                      "connected already",
+                                      to_string(guard_.peer())));
       owner = this;
     }
     node_ = guard_.peer();
     if (tls_)
       state_->roles[node_] = tls_->peer_role();
-    return std::nullopt;
+    return caf::none;
   }
 
   /// Frees the buffer of a payload still arriving (or just delivered).

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
 #include "operators/registry.hpp"
 #include "plan/chaining.hpp"
 
@@ -104,7 +105,7 @@ void make_paths_absolute(job_graph& g, const ops::registry& operators) {
   }
 }
 
-std::string
+caf::error
 check_output_paths(const job_graph& g, const ops::registry& operators,
                    ops::file_checks files,
                    const std::function<std::string(size_t)>& vertex_name) {
@@ -113,19 +114,21 @@ check_output_paths(const job_graph& g, const ops::registry& operators,
     for (auto& in : inputs) {
       auto how = overlap(in.path, out.path, files);
       if (how == overlap_kind::same)
-        return fmt::format("{}: parameter '{}': '{}' is the input of {} "
+        return make_error(errc::invalid_job, fmt::format(
+                           "{}: parameter '{}': '{}' is the input of {} "
                            "('{}'); writing it would replace the input",
                            vertex_name(out.vertex), out.param, out.path,
-                           vertex_name(in.vertex), in.path);
+                           vertex_name(in.vertex), in.path));
       if (how == overlap_kind::inside)
-        return fmt::format("{}: parameter '{}': the input of {} ('{}') lies "
+        return make_error(errc::invalid_job, fmt::format(
+                           "{}: parameter '{}': the input of {} ('{}') lies "
                            "inside the output directory '{}'; writing it "
                            "could replace the input",
                            vertex_name(out.vertex), out.param,
-                           vertex_name(in.vertex), in.path, out.path);
+                           vertex_name(in.vertex), in.path, out.path));
     }
   }
-  return {};
+  return caf::none;
 }
 
 } // namespace weir

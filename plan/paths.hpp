@@ -3,6 +3,8 @@
 #include <functional>
 #include <string>
 
+#include <caf/error.hpp>
+
 #include "messages/job_graph.hpp"
 
 namespace weir::ops {
@@ -21,9 +23,9 @@ void make_paths_absolute(job_graph& g, const ops::registry& operators);
 /// A sink that would write over a source's input: the same path, the same
 /// file through another name (symbolic or hard link: compared by device and
 /// inode, with `files` on and the files existing) or the input inside the
-/// output directory. Returns "" or one line naming both vertices;
-/// `vertex_name` names a vertex by its index.
-std::string
+/// output directory. Returns none or `errc::invalid_job` with one line
+/// naming both vertices; `vertex_name` names a vertex by its index.
+[[nodiscard]] caf::error
 check_output_paths(const job_graph& g, const ops::registry& operators,
                    ops::file_checks files,
                    const std::function<std::string(size_t)>& vertex_name);

@@ -47,8 +47,8 @@ const ops::registry& registry_of(const validation_options& opts) {
                                    : ops::registry::builtin();
 }
 
-std::string check_operators(const job_graph& g,
-                            const validation_options& opts) {
+caf::error check_operators(const job_graph& g,
+                           const validation_options& opts) {
   auto& reg = registry_of(opts);
   for (size_t i = 0; i < g.vertices.size(); ++i) {
     auto& v = g.vertices[i];
@@ -59,9 +59,11 @@ std::string check_operators(const job_graph& g,
     auto problem = reg.check(v.op, vertex_role(g, static_cast<int32_t>(i)),
                              v.params, opts.files);
     if (!problem.empty())
-      return fmt::format("{}: {}", vertex_name(opts, i, v.id), problem);
+      return make_error(errc::invalid_job,
+                        fmt::format("{}: {}", vertex_name(opts, i, v.id),
+                                    problem));
   }
-  return {};
+  return caf::none;
 }
 
 } // namespace
@@ -70,20 +72,15 @@ caf::error validate_job_graph(const job_graph& g,
                               const validation_options& opts) {
   if (auto err = check_config(g))
     return err;
-  auto problem = check_job_graph_shape(g);
-  if (problem.empty())
-    if (auto err = check_user_code(g.code))
-      problem = describe(err);
-  if (problem.empty())
-    problem = check_operators(g, opts);
-  if (problem.empty())
-    problem = check_output_paths(
-      g, registry_of(opts), opts.files, [&](size_t i) {
-        return vertex_name(opts, i, g.vertices[i].id);
-      });
-  if (!problem.empty())
-    return make_error(errc::invalid_job, std::move(problem));
-  return caf::none;
+  if (auto err = check_job_graph_shape(g))
+    return err;
+  if (auto err = check_user_code(g.code))
+    return make_error(errc::invalid_job, describe(err));
+  if (auto err = check_operators(g, opts))
+    return err;
+  return check_output_paths(g, registry_of(opts), opts.files, [&](size_t i) {
+    return vertex_name(opts, i, g.vertices[i].id);
+  });
 }
 
 validation_options client_validation(const ops::registry* operators) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "messages/errors.hpp"
 #include "storage/detail/object_reader.hpp"
 #include "storage/detail/record_codec.hpp"
 
@@ -180,7 +181,8 @@ caf::expected<job_graph> decode_job_graph(std::string_view key,
     problem = fmt::format("key does not match the record's id {}",
                           g.id.to_string());
   if (problem.empty())
-    problem = check_job_graph_shape(g);
+    if (auto err = check_job_graph_shape(g))
+      problem = describe(err);
   if (!problem.empty())
     return record_problem(column::job_graphs, key, problem);
   return g;

@@ -11,6 +11,7 @@
 #include "tests/basp_frames.hpp"
 #include "net/basp_guard.hpp"
 #include "net/log_limiter.hpp"
+#include "messages/errors.hpp"
 
 using weir::net::basp_guard;
 using namespace weir::test::basp;
@@ -25,17 +26,26 @@ std::mt19937_64 rng{42};
 const caf::node_id self_node = random_node(rng);
 const caf::node_id peer_node = random_node(rng);
 
+/// Why `err` refuses a read ("" for none); refusals are protocol
+/// violations.
+std::string reason(const caf::error& err) {
+  if (!err)
+    return {};
+  CHECK(err.code() == static_cast<uint8_t>(weir::errc::protocol_violation));
+  return weir::describe(err);
+}
+
 /// Feeds `frame` (a header and its payload) to `g` as BASP reads it: the
 /// first refusal, or "".
 std::string feed(basp_guard& g, const std::string& frame) {
   auto h = frame.substr(0, 32);
   if (auto why = g.check(h.data(), h.size()))
-    return *why;
+    return reason(why);
   if (frame.size() == 32)
     return {};
   auto p = frame.substr(32);
   auto why = g.check(p.data(), p.size());
-  return why ? *why : std::string{};
+  return reason(why);
 }
 
 /// An accepted connection whose client handshake got through.
@@ -59,14 +69,15 @@ TEST_CASE("an accepted connection must start with a client handshake with "
           "payload") {
   basp_guard g{basp_guard::side::accepted, 1 << 20};
   auto empty = header(client_handshake, 0);
-  CHECK(g.check(empty.data(), empty.size()) == "a handshake without payload");
+  CHECK(reason(g.check(empty.data(), empty.size()))
+        == "a handshake without payload");
   basp_guard g2{basp_guard::side::accepted, 1 << 20};
   auto early = header(direct_message, 10, normal, 0, 7);
-  CHECK(g2.check(early.data(), early.size())
+  CHECK(reason(g2.check(early.data(), early.size()))
         == "operation 0x02 before the handshake");
   basp_guard g3{basp_guard::side::accepted, 1 << 20};
   auto huge = header(client_handshake, 1 << 17);
-  CHECK(g3.check(huge.data(), huge.size())
+  CHECK(reason(g3.check(huge.data(), huge.size()))
         == "a handshake of 131072 bytes (at most 65536)");
   CHECK_FALSE(g3.handshake_seen());
 }
@@ -74,7 +85,7 @@ TEST_CASE("an accepted connection must start with a client handshake with "
 TEST_CASE("a connection we opened must start with the server's handshake") {
   basp_guard g{basp_guard::side::connected, 1 << 20};
   auto client = header(client_handshake, 10);
-  CHECK(g.check(client.data(), client.size())
+  CHECK(reason(g.check(client.data(), client.size()))
         == "operation 0x01 before the handshake");
   basp_guard ok{basp_guard::side::connected, 1 << 20};
   auto p = serialized(peer_node, std::vector<std::string>{"weir"},
@@ -98,22 +109,23 @@ TEST_CASE("after the handshake: messages up to the limit, heartbeats, no "
   auto beat = header(heartbeat, 0);
   CHECK_FALSE(g.check(beat.data(), beat.size()));
   auto over = header(direct_message, 1001, normal, 0, 7);
-  CHECK(g.check(over.data(), over.size())
+  CHECK(reason(g.check(over.data(), over.size()))
         == "a message of 1001 bytes exceeds rpc.max-message-size (1000 "
            "bytes)");
   auto g2 = authenticated(1000);
   auto empty = header(client_handshake, 0);
-  CHECK(g2.check(empty.data(), empty.size()) == "a handshake without payload");
+  CHECK(reason(g2.check(empty.data(), empty.size()))
+        == "a handshake without payload");
   auto g3 = authenticated(1000);
   auto unknown = header(0x16, 5); // a TLS record on a plain port
-  CHECK(g3.check(unknown.data(), unknown.size())
+  CHECK(reason(g3.check(unknown.data(), unknown.size()))
         == "not a weir peer (unknown operation 0x16)");
 }
 
 TEST_CASE("the 4 GiB header is refused before anything is allocated") {
   auto g = authenticated(256u << 20);
   auto h = header(direct_message, 0xfffffff0u, normal, 0, 7);
-  CHECK(g.check(h.data(), h.size())
+  CHECK(reason(g.check(h.data(), h.size()))
         == "a message of 4294967280 bytes exceeds rpc.max-message-size "
            "(268435456 bytes)");
 }
@@ -123,11 +135,11 @@ TEST_CASE("reads must come as BASP asks for them") {
   auto h = header(direct_message, 10, normal, 0, 7);
   CHECK_FALSE(g.check(h.data(), h.size()));
   auto short_payload = bytes(9);
-  CHECK(g.check(short_payload.data(), short_payload.size())
+  CHECK(reason(g.check(short_payload.data(), short_payload.size()))
         == "read 9 bytes of a 10-byte payload");
   basp_guard g2{basp_guard::side::accepted, 1000};
   auto odd = bytes(31);
-  CHECK(g2.check(odd.data(), odd.size())
+  CHECK(reason(g2.check(odd.data(), odd.size()))
         == "read 31 bytes where a 32-byte header was due");
 }
 

@@ -371,7 +371,7 @@ TEST_CASE("chains stop at a vertex with two inputs or two outputs") {
                        {"c", "d", partitioning::forward},
                        {"d", "e", partitioning::forward},
                        {"d", "f", partitioning::forward}});
-  REQUIRE(check_job_graph_shape(g).empty());
+  REQUIRE_FALSE(check_job_graph_shape(g));
   CHECK(compute_chains(g)
         == std::vector<std::vector<int32_t>>{{0}, {1}, {2, 3}, {4}, {5}});
   // A long chain listed out of order still comes out upstream first.

@@ -120,7 +120,7 @@ job_graph graph(std::vector<vertex_spec> vertices,
   g.name = "g";
   g.vertices = std::move(vertices);
   g.edges = std::move(edges);
-  REQUIRE(check_job_graph_shape(g).empty());
+  REQUIRE_FALSE(check_job_graph_shape(g));
   return g;
 }
 
