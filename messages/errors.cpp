@@ -17,9 +17,9 @@ std::string to_string(errc x) {
     "leader_lost", "crashed", "application_finished", "application_failed",
     "not_running", "checkpoint_aborted", "blob_not_found", "invalid_config",
     "storage_corrupt", "peer_lost", "insufficient_network_buffers",
-    "registration_refused", "protocol_violation"};
+    "registration_refused", "protocol_violation", "invalid_request"};
   static_assert(std::size(names)
-                  == static_cast<size_t>(errc::protocol_violation)
+                  == static_cast<size_t>(errc::invalid_request)
                        + 1,
                 "one name per errc");
   auto i = static_cast<size_t>(x);
@@ -27,7 +27,7 @@ std::string to_string(errc x) {
 }
 
 std::optional<errc> parse_errc(std::string_view name) {
-  for (int i = 1; i <= static_cast<int>(errc::protocol_violation); ++i)
+  for (int i = 1; i <= static_cast<int>(errc::invalid_request); ++i)
     if (to_string(static_cast<errc>(i)) == name)
       return static_cast<errc>(i);
   return std::nullopt;

@@ -83,6 +83,9 @@ enum class errc : uint8_t {
   /// front of CAF's BASP refuses); the connection is closed and the
   /// context says why.
   protocol_violation,
+  /// A REST request is malformed: its body, a field or a path parameter
+  /// (the context names it). Answered 400, or 413 for a body too large.
+  invalid_request,
 };
 
 std::string to_string(errc x);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "messages/errors.hpp"
+
 namespace weir::rest {
 
 namespace {
@@ -14,10 +16,14 @@ std::string plain(const std::string& what) {
   return end == std::string::npos ? what : what.substr(end + 2);
 }
 
-std::string wrong_type(const std::string& name, const char* expected,
-                       const json& value) {
-  return fmt::format("field '{}' must be {}, not {}", name, expected,
-                     value.type_name());
+caf::error invalid(std::string problem) {
+  return make_error(errc::invalid_request, std::move(problem));
+}
+
+caf::error wrong_type(const std::string& name, const char* expected,
+                      const json& value) {
+  return invalid(fmt::format("field '{}' must be {}, not {}", name, expected,
+                             value.type_name()));
 }
 
 /// The field, or nullptr when absent or null.
@@ -28,7 +34,7 @@ const json* field(const json& body, const std::string& name) {
 
 } // namespace
 
-std::optional<json> parse_body(const std::string& text, std::string& problem) {
+caf::expected<json> parse_body(const std::string& text) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     return json::object();
   // Deeper nesting than any job spec has is refused while parsing: a
@@ -69,147 +75,115 @@ std::optional<json> parse_body(const std::string& text, std::string& problem) {
     body = json::parse(text, guard);
   } catch (const json::exception& e) {
     // Syntax, and numbers out of range (1e400): the client's mistake.
-    if (!too_deep && !too_large) {
-      problem = "the request body is not JSON: " + plain(e.what());
-      return std::nullopt;
-    }
+    if (!too_deep && !too_large)
+      return invalid("the request body is not JSON: " + plain(e.what()));
   }
-  if (too_deep) {
-    problem = fmt::format("the request body nests deeper than {} levels",
-                          max_depth);
-    return std::nullopt;
-  }
-  if (too_large) {
-    problem = fmt::format("{} {} MiB once parsed (a job spec takes far less)",
-                          body_too_large, max_body_tree_bytes >> 20);
-    return std::nullopt;
-  }
-  if (!body.is_object()) {
-    problem = fmt::format("the request body must be a JSON object, not {}",
-                          body.type_name());
-    return std::nullopt;
-  }
+  if (too_deep)
+    return invalid(
+      fmt::format("the request body nests deeper than {} levels", max_depth));
+  if (too_large)
+    return invalid(
+      fmt::format("{} {} MiB once parsed (a job spec takes far less)",
+                  body_too_large, max_body_tree_bytes >> 20));
+  if (!body.is_object())
+    return invalid(
+      fmt::format("the request body must be a JSON object, not {}",
+                  body.type_name()));
   return body;
 }
 
-std::optional<std::string> string_field(const json& body,
+caf::expected<std::string> string_field(const json& body,
                                         const std::string& name,
-                                        std::string fallback,
-                                        std::string& problem) {
+                                        std::string fallback) {
   auto* x = field(body, name);
   if (x == nullptr)
     return fallback;
-  if (!x->is_string()) {
-    problem = wrong_type(name, "a string", *x);
-    return std::nullopt;
-  }
+  if (!x->is_string())
+    return wrong_type(name, "a string", *x);
   return x->get<std::string>();
 }
 
-std::optional<bool> bool_field(const json& body, const std::string& name,
-                               bool fallback, std::string& problem) {
+caf::expected<bool> bool_field(const json& body, const std::string& name,
+                               bool fallback) {
   auto* x = field(body, name);
   if (x == nullptr)
     return fallback;
-  if (!x->is_boolean()) {
-    problem = wrong_type(name, "true or false", *x);
-    return std::nullopt;
-  }
+  if (!x->is_boolean())
+    return wrong_type(name, "true or false", *x);
   return x->get<bool>();
 }
 
-std::optional<int64_t> int_field(const json& body, const std::string& name,
-                                 int64_t low, int64_t high,
-                                 std::string& problem) {
+caf::expected<std::optional<int64_t>>
+int_field(const json& body, const std::string& name, int64_t low,
+          int64_t high) {
   auto* x = field(body, name);
   if (x == nullptr)
-    return std::nullopt;
-  if (!x->is_number_integer()) {
-    problem = wrong_type(name, "a whole number", *x);
-    return std::nullopt;
-  }
+    return std::optional<int64_t>{};
+  if (!x->is_number_integer())
+    return wrong_type(name, "a whole number", *x);
   auto n = x->get<int64_t>();
-  if (n < low || n > high) {
-    problem = fmt::format("field '{}': {} is outside [{}, {}]", name, n, low,
-                          high);
-    return std::nullopt;
-  }
-  return n;
+  if (n < low || n > high)
+    return invalid(fmt::format("field '{}': {} is outside [{}, {}]", name, n,
+                               low, high));
+  return std::optional<int64_t>{n};
 }
 
-std::vector<std::string> strings_field(const json& body,
-                                       const std::string& name,
-                                       std::string& problem) {
+caf::expected<std::vector<std::string>>
+strings_field(const json& body, const std::string& name) {
   std::vector<std::string> out;
   auto* x = field(body, name);
   if (x == nullptr)
     return out;
-  if (!x->is_array()) {
-    problem = wrong_type(name, "an array of strings", *x);
-    return out;
-  }
+  if (!x->is_array())
+    return wrong_type(name, "an array of strings", *x);
   for (size_t i = 0; i < x->size(); ++i) {
     auto& item = (*x)[i];
-    if (!item.is_string()) {
-      problem = wrong_type(fmt::format("{}[{}]", name, i), "a string", item);
-      return {};
-    }
+    if (!item.is_string())
+      return wrong_type(fmt::format("{}[{}]", name, i), "a string", item);
     out.push_back(item.get<std::string>());
   }
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>>
-text_map_field(const json& body, const std::string& name,
-               std::string& problem) {
+caf::expected<std::vector<std::pair<std::string, std::string>>>
+text_map_field(const json& body, const std::string& name) {
   std::vector<std::pair<std::string, std::string>> out;
   auto* x = field(body, name);
   if (x == nullptr)
     return out;
-  if (!x->is_object()) {
-    problem = wrong_type(name, "an object", *x);
-    return out;
-  }
+  if (!x->is_object())
+    return wrong_type(name, "an object", *x);
   for (auto& [key, value] : x->items()) {
-    if (value.is_string()) {
+    if (value.is_string())
       out.emplace_back(key, value.get<std::string>());
-    } else if (value.is_number() || value.is_boolean()) {
+    else if (value.is_number() || value.is_boolean())
       out.emplace_back(key, value.dump());
-    } else {
-      problem = wrong_type(fmt::format("{}.{}", name, key),
-                           "a string, number or boolean", value);
-      return {};
-    }
+    else
+      return wrong_type(fmt::format("{}.{}", name, key),
+                        "a string, number or boolean", value);
   }
   return out;
 }
 
-std::string absolute_directory(const std::string& given,
-                               const std::string& field,
-                               std::string& problem) {
+caf::expected<std::string> absolute_directory(const std::string& given,
+                                              const std::string& field) {
   // Flink's URIs: file:///tmp/x and file:/tmp/x are /tmp/x.
   auto dir = given;
   if (dir.rfind("file://", 0) == 0)
     dir = dir.substr(7);
   else if (dir.rfind("file:", 0) == 0)
     dir = dir.substr(5);
-  if (dir.empty() || dir[0] != '/') {
-    problem = fmt::format("field '{}': '{}' is not an absolute path", field,
-                          given);
-    return {};
-  }
+  if (dir.empty() || dir[0] != '/')
+    return invalid(fmt::format("field '{}': '{}' is not an absolute path",
+                               field, given));
   return dir;
 }
 
-std::optional<std::string> savepoint_directory(const std::string& given,
-                                               const std::string& field,
-                                               std::string& problem) {
+caf::expected<std::string> savepoint_directory(const std::string& given,
+                                               const std::string& field) {
   if (given.empty())
     return std::string{};
-  auto dir = absolute_directory(given, field, problem);
-  if (dir.empty())
-    return std::nullopt;
-  return dir;
+  return absolute_directory(given, field);
 }
 
 } // namespace weir::rest

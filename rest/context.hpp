@@ -39,8 +39,9 @@ struct reply {
 /// Flink's error form, {"errors": [message]}, with `status`.
 reply error_reply(int status, const std::string& message);
 
-/// The status of an actor's refusal: an unknown job is 404 (as in Flink),
-/// anything else (a timeout, a lost actor) 500.
+/// The reply to an error: a malformed request 400 (413 for a body too
+/// large), an unknown job 404 (as in Flink), anything else (a timeout, a
+/// lost actor) 500.
 reply refused(const caf::error& err);
 
 /// `body` as JSON text; bytes that are not UTF-8 are replaced (U+FFFD).
@@ -93,8 +94,8 @@ struct context {
   }
 };
 
-/// `text` as a job id, or the 400 reply that names it.
-std::optional<job_id> parse_job_id(const std::string& text, reply& refusal);
+/// `text` as a job id; `errc::invalid_request` naming it otherwise.
+[[nodiscard]] caf::expected<job_id> parse_job_id(const std::string& text);
 
 /// GET /overview, /config, /jobmanager/config, /taskmanagers...
 void add_cluster_routes(httplib::Server& http, context& ctx);
@@ -115,10 +116,10 @@ void add_client_routes(httplib::Server& http, context& ctx);
 /// POST /jars/upload, POST /jobs.
 void add_submit_routes(httplib::Server& http, context& ctx);
 
-/// The JSON object of the request's body, or nothing with the 400 reply
-/// that names what is wrong.
-std::optional<nlohmann::json> request_body(const httplib::Request& req,
-                                           reply& refusal);
+/// The JSON object of the request's body; `errc::invalid_request` naming
+/// what is wrong otherwise (rest/body.hpp).
+[[nodiscard]] caf::expected<nlohmann::json>
+request_body(const httplib::Request& req);
 
 /// GET / and /web/FILE: the web dashboard, built into the binary.
 void add_web_routes(httplib::Server& http);

@@ -11,6 +11,7 @@
 
 #include "net/http_guard.hpp"
 #include "net/http_serving.hpp"
+#include "rest/body.hpp"
 #include "rest/context.hpp"
 #include "rest/json.hpp"
 #include "rest/security.hpp"
@@ -27,9 +28,14 @@ reply error_reply(int status, const std::string& message) {
 }
 
 reply refused(const caf::error& err) {
-  bool unknown = err.category() == errc_category()
-                 && err.code() == static_cast<uint8_t>(errc::unknown_job);
-  return error_reply(unknown ? 404 : 500, describe(err));
+  auto is = [&](errc code) {
+    return err.category() == errc_category()
+           && err.code() == static_cast<uint8_t>(code);
+  };
+  auto text = describe(err);
+  if (is(errc::invalid_request))
+    return error_reply(text.rfind(body_too_large, 0) == 0 ? 413 : 400, text);
+  return error_reply(is(errc::unknown_job) ? 404 : 500, text);
 }
 
 std::string json_text(const nlohmann::json& body) {
@@ -43,13 +49,13 @@ void send(httplib::Response& res, const reply& r) {
   res.set_content(json_text(r.body), "application/json");
 }
 
-std::optional<job_id> parse_job_id(const std::string& text, reply& refusal) {
-  auto id = job_id::parse(text);
-  if (!id)
-    refusal = error_reply(400, fmt::format("malformed job id '{}': expected "
-                                           "32 hexadecimal characters",
-                                           text));
-  return id;
+caf::expected<job_id> parse_job_id(const std::string& text) {
+  if (auto id = job_id::parse(text))
+    return *id;
+  return make_error(errc::invalid_request,
+                    fmt::format("malformed job id '{}': expected 32 "
+                                "hexadecimal characters",
+                                text));
 }
 
 } // namespace rest

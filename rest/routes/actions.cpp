@@ -21,10 +21,9 @@ using nlohmann::json;
 /// PATCH /jobs/{jobid}?mode=cancel: 202 once the Dispatcher took the
 /// request; 409 for a job that had ended already (Flink since 1.16).
 reply cancel(context& ctx, const std::string& text, const Req& req) {
-  reply refusal;
-  auto id = parse_job_id(text, refusal);
+  auto id = parse_job_id(text);
   if (!id)
-    return refusal;
+    return refused(id.error());
   auto mode = req.has_param("mode") ? req.get_param_value("mode") : "cancel";
   if (mode == "stop")
     return error_reply(400, "termination mode 'stop' was removed (as in "
@@ -62,25 +61,25 @@ void await_savepoint(context& ctx, dispatcher_actor d, job_id id,
 /// job; the savepoint runs on.
 reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
                         bool stop_route) {
-  reply refusal;
-  auto id = parse_job_id(text, refusal);
+  auto id = parse_job_id(text);
   if (!id)
-    return refusal;
-  auto body = request_body(req, refusal);
+    return refused(id.error());
+  auto body = request_body(req);
   if (!body)
-    return refusal;
-  std::string problem;
+    return refused(body.error());
   auto field = stop_route ? "targetDirectory" : "target-directory";
-  auto given = string_field(*body, field, "", problem);
+  auto given = string_field(*body, field, "");
+  if (!given)
+    return refused(given.error());
   // Flink's drain advances event time; weir has none (as `weir stop`).
-  auto flag = stop_route ? bool_field(*body, "drain", false, problem)
-                         : bool_field(*body, "cancel-job", false, problem);
-  if (!given || !flag)
-    return error_reply(400, problem);
+  auto flag = stop_route ? bool_field(*body, "drain", false)
+                         : bool_field(*body, "cancel-job", false);
+  if (!flag)
+    return refused(flag.error());
   // None anywhere fails the operation, as in Flink.
-  auto dir = savepoint_directory(*given, field, problem);
+  auto dir = savepoint_directory(*given, field);
   if (!dir)
-    return error_reply(400, problem);
+    return refused(dir.error());
   bool stop = stop_route || *flag;
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {
@@ -102,10 +101,9 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
 /// GET /jobs/{jobid}/savepoints/{triggerid}.
 reply savepoint_status(context& ctx, const std::string& text,
                        const std::string& tid) {
-  reply refusal;
-  auto id = parse_job_id(text, refusal);
+  auto id = parse_job_id(text);
   if (!id)
-    return refusal;
+    return refused(id.error());
   auto state = ctx.triggers->find(*id, tid);
   if (!state)
     return error_reply(404, fmt::format("no savepoint operation {} of job {}",
@@ -115,13 +113,8 @@ reply savepoint_status(context& ctx, const std::string& text,
 
 } // namespace
 
-std::optional<json> request_body(const Req& req, reply& refusal) {
-  std::string problem;
-  auto body = parse_body(req.body, problem);
-  if (!body)
-    refusal = error_reply(problem.rfind(body_too_large, 0) == 0 ? 413 : 400,
-                          problem);
-  return body;
+caf::expected<json> request_body(const Req& req) {
+  return parse_body(req.body);
 }
 
 void add_action_routes(httplib::Server& http, context& ctx) {

@@ -54,8 +54,13 @@ reply client_refusal(const caf::error& err) {
   return reply{status, std::move(body)};
 }
 
+/// A malformed request, as weir's clients know it: `invalid_job` (their
+/// exit code 2), whatever the helper's own code.
 reply bad_request(std::string why) {
   return client_refusal(make_error(errc::invalid_job, std::move(why)));
+}
+reply bad_request(const caf::error& err) {
+  return bad_request(describe(err));
 }
 
 /// Asks the current Dispatcher with `args...` (deadline `deadline`) and
@@ -84,23 +89,9 @@ reply encoded(context& ctx, Ts&&... args) {
     std::forward<Ts>(args)...);
 }
 
-/// The job id in the path, or the refusal naming it.
-std::optional<job_id> job_in_path(const Req& req, reply& refusal) {
-  auto text = req.matches[1].str();
-  auto id = job_id::parse(text);
-  if (!id)
-    refusal = bad_request(fmt::format("malformed job id '{}': expected 32 "
-                                      "hexadecimal characters",
-                                      text));
-  return id;
-}
-
-std::optional<json> body_of(const Req& req, reply& refusal) {
-  std::string problem;
-  auto body = parse_body(req.body, problem);
-  if (!body)
-    refusal = bad_request(problem);
-  return body;
+/// The job id in the path.
+caf::expected<job_id> job_in_path(const Req& req) {
+  return parse_job_id(req.matches[1].str());
 }
 
 reply list(context& ctx) {
@@ -108,10 +99,9 @@ reply list(context& ctx) {
 }
 
 reply status(context& ctx, const Req& req) {
-  reply refusal;
-  auto id = job_in_path(req, refusal);
+  auto id = job_in_path(req);
   if (!id)
-    return refusal;
+    return bad_request(id.error());
   bool detailed = req.has_param("detailed")
                   && req.get_param_value("detailed") == "true";
   return encoded<job_status>(ctx, status_atom_v, *id, detailed);
@@ -121,10 +111,9 @@ reply status(context& ctx, const Req& req) {
 /// "IN_PROGRESS"} while it runs (never waits: a client polls, as for
 /// Flink's /jobs/{jobid}/execution-result).
 reply result(context& ctx, const Req& req) {
-  reply refusal;
-  auto id = job_in_path(req, refusal);
+  auto id = job_in_path(req);
   if (!id)
-    return refusal;
+    return bad_request(id.error());
   auto ended = ask<job_status>(
     ctx, answer_deadline,
     [](job_status& s) {
@@ -138,10 +127,9 @@ reply result(context& ctx, const Req& req) {
 }
 
 reply collect(context& ctx, const Req& req) {
-  reply refusal;
-  auto id = job_in_path(req, refusal);
+  auto id = job_in_path(req);
   if (!id)
-    return refusal;
+    return bad_request(id.error());
   int64_t offset = 0;
   if (req.has_param("offset")) {
     auto text = req.get_param_value("offset");
@@ -157,10 +145,9 @@ reply collect(context& ctx, const Req& req) {
 }
 
 reply cancel(context& ctx, const Req& req) {
-  reply refusal;
-  auto id = job_in_path(req, refusal);
+  auto id = job_in_path(req);
   if (!id)
-    return refusal;
+    return bad_request(id.error());
   return encoded<cancel_outcome>(ctx, cancel_atom_v, *id);
 }
 
@@ -204,44 +191,42 @@ reply start_operation(context& ctx, const job_id& id, Ts... args) {
   return reply{202, json{{"request-id", tid}}};
 }
 
-/// The job id of the path and the JSON body of an operation's request;
-/// nothing, with `refusal` set, when either is wrong.
-std::optional<std::pair<job_id, json>> operation_request(const Req& req,
-                                                         reply& refusal) {
-  auto id = job_in_path(req, refusal);
-  auto body = id ? body_of(req, refusal) : std::nullopt;
+/// The job id of the path and the JSON body of an operation's request.
+caf::expected<std::pair<job_id, json>> operation_request(const Req& req) {
+  auto id = job_in_path(req);
+  if (!id)
+    return id.error();
+  auto body = parse_body(req.body);
   if (!body)
-    return std::nullopt;
+    return body.error();
   return std::pair{*id, std::move(*body)};
 }
 
 reply checkpoint(context& ctx, const Req& req) {
-  reply refusal;
-  auto op = operation_request(req, refusal);
+  auto op = operation_request(req);
   if (!op)
-    return refusal;
+    return bad_request(op.error());
   auto& [id, body] = *op;
-  std::string problem;
-  auto full = bool_field(body, "full", false, problem);
+  auto full = bool_field(body, "full", false);
   if (!full)
-    return bad_request(problem);
+    return bad_request(full.error());
   return start_operation<int64_t>(ctx, id, take_checkpoint_atom_v, id, *full);
 }
 
 reply savepoint(context& ctx, const Req& req) {
-  reply refusal;
-  auto op = operation_request(req, refusal);
+  auto op = operation_request(req);
   if (!op)
-    return refusal;
+    return bad_request(op.error());
   auto& [id, body] = *op;
-  std::string problem;
-  auto given = string_field(body, "directory", "", problem);
-  auto stop = bool_field(body, "stop", false, problem);
-  if (!given || !stop)
-    return bad_request(problem);
-  auto dir = savepoint_directory(*given, "directory", problem);
+  auto given = string_field(body, "directory", "");
+  if (!given)
+    return bad_request(given.error());
+  auto stop = bool_field(body, "stop", false);
+  if (!stop)
+    return bad_request(stop.error());
+  auto dir = savepoint_directory(*given, "directory");
   if (!dir)
-    return bad_request(problem);
+    return bad_request(dir.error());
   return start_operation<std::string>(ctx, id, savepoint_atom_v, id, *dir,
                                       *stop);
 }
@@ -250,10 +235,9 @@ reply savepoint(context& ctx, const Req& req) {
 /// 200 {"result": the savepoint's path or the checkpoint's id}, or the
 /// operation's error.
 reply operation(context& ctx, const Req& req) {
-  reply refusal;
-  auto id = job_in_path(req, refusal);
+  auto id = job_in_path(req);
   if (!id)
-    return refusal;
+    return bad_request(id.error());
   auto state = ctx.triggers->find(*id, req.matches[2].str());
   if (!state)
     return client_refusal(make_error(
@@ -285,10 +269,9 @@ reply put_blob(context& ctx, const Req& req) {
 /// the Dispatcher as from any client; its libraries and files must have
 /// been put first.
 reply submit(context& ctx, const Req& req) {
-  reply refusal;
-  auto body = body_of(req, refusal);
+  auto body = parse_body(req.body);
   if (!body)
-    return refusal;
+    return bad_request(body.error());
   auto graph = wire::decode<job_graph>(*body, "job graph");
   if (!graph)
     return client_refusal(graph.error());

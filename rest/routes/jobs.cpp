@@ -46,10 +46,9 @@ reply job_list(context& ctx, bool detailed) {
 /// failures) and graph, and renders them with `render(status, graph)`.
 template <class F>
 reply with_job(context& ctx, const std::string& text, F render) {
-  reply refusal;
-  auto id = parse_job_id(text, refusal);
+  auto id = parse_job_id(text);
   if (!id)
-    return refusal;
+    return refused(id.error());
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {
     reply out = error_reply(500, "no answer");

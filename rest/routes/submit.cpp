@@ -92,43 +92,41 @@ reply upload(context& ctx, const Req& req) {
 
 /// The uploaded libraries a submission names, read back with their blob
 /// references (the name as uploaded, no origin: workers take them from the
-/// blob store). Sets `problem` naming the first unusable one.
+/// blob store); an error naming the first unusable one.
 struct uploaded {
   std::vector<std::string> paths;
   std::vector<blob_ref> refs;
   std::vector<std::string> bytes;
 };
 
-uploaded read_uploads(const context& ctx, const std::vector<std::string>& ids,
-                      std::string& problem) {
+caf::expected<uploaded> read_uploads(const context& ctx,
+                                     const std::vector<std::string>& ids) {
+  auto invalid = [](std::string problem) {
+    return make_error(errc::invalid_request, std::move(problem));
+  };
   uploaded out;
   // Each library is read whole: a name listed twice (or a thousand times)
   // must not multiply that.
   constexpr size_t max_libraries = 64;
-  if (ids.size() > max_libraries) {
-    problem = fmt::format("field 'libraries': more than {} libraries",
-                          max_libraries);
-    return {};
-  }
+  if (ids.size() > max_libraries)
+    return invalid(fmt::format("field 'libraries': more than {} libraries",
+                               max_libraries));
   for (size_t i = 0; i < ids.size(); ++i) {
     auto field = fmt::format("libraries[{}]", i);
     auto& id = ids[i];
     if (std::find(ids.begin(), ids.begin() + static_cast<long>(i), id)
-        != ids.begin() + static_cast<long>(i)) {
-      problem = fmt::format("field '{}': '{}' is listed twice", field, id);
-      return {};
-    }
+        != ids.begin() + static_cast<long>(i))
+      return invalid(
+        fmt::format("field '{}': '{}' is listed twice", field, id));
     auto sep = id.find('_');
     auto path = (fs::path{ctx.upload_dir} / id).string();
     auto file = is_file_name(id) && sep != std::string::npos
                   ? storage::read_user_file(path)
                   : storage::user_file{{}, {}, true, {}};
-    if (!file.ok()) {
-      problem = fmt::format("field '{}': no uploaded library '{}' (POST "
-                            "/jars/upload gives the name)",
-                            field, id);
-      return {};
-    }
+    if (!file.ok())
+      return invalid(fmt::format("field '{}': no uploaded library '{}' (POST "
+                                 "/jars/upload gives the name)",
+                                 field, id));
     out.paths.push_back(path);
     out.refs.push_back(blob_ref{id.substr(sep + 1), file.ref.hash, ""});
     out.bytes.push_back(std::move(file.bytes));
@@ -137,45 +135,49 @@ uploaded read_uploads(const context& ctx, const std::vector<std::string>& ids,
 }
 
 /// The JobGraph of a POST /jobs body, resolved and validated as the CLI
-/// does (spec errors name the field, prefixed "spec: "); nothing, with
-/// the 400 reply, when the request is wrong.
-std::optional<job_graph> graph_of(const context& ctx, const json& body,
-                                  uploaded& libs, reply& refusal) {
-  std::string problem;
+/// does (spec errors name the field, prefixed "spec: "), with the uploaded
+/// libraries it names in `libs`; `errc::invalid_request` (400) when the
+/// request is wrong.
+caf::expected<job_graph> graph_of(const context& ctx, const json& body,
+                                  uploaded& libs) {
+  auto invalid = [](std::string problem) {
+    return make_error(errc::invalid_request, std::move(problem));
+  };
   auto spec_field = body.find("spec");
-  if (spec_field == body.end() || !spec_field->is_object()) {
-    refusal = error_reply(400, "field 'spec' must be a weir job spec (a JSON "
-                               "object)");
-    return std::nullopt;
-  }
-  auto ids = strings_field(body, "libraries", problem);
-  auto parallelism = int_field(body, "parallelism", 1, INT32_MAX, problem);
-  auto params = text_map_field(body, "params", problem);
-  auto config = text_map_field(body, "config", problem);
-  if (problem.empty())
-    libs = read_uploads(ctx, ids, problem);
-  if (!problem.empty()) {
-    refusal = error_reply(400, problem);
-    return std::nullopt;
-  }
+  if (spec_field == body.end() || !spec_field->is_object())
+    return invalid("field 'spec' must be a weir job spec (a JSON object)");
+  auto ids = strings_field(body, "libraries");
+  if (!ids)
+    return ids.error();
+  auto parallelism = int_field(body, "parallelism", 1, INT32_MAX);
+  if (!parallelism)
+    return parallelism.error();
+  auto params = text_map_field(body, "params");
+  if (!params)
+    return params.error();
+  auto config = text_map_field(body, "config");
+  if (!config)
+    return config.error();
+  auto read = read_uploads(ctx, *ids);
+  if (!read)
+    return read.error();
+  libs = std::move(*read);
   // The libraries load in a child process to check the spec's operators
   // and derive its schemas, as the client of `weir run -m` does: never in
   // the jobmanager, which their constructors would run in.
   job_inspection what;
   what.spec = spec_field->dump();
-  what.params = {params.begin(), params.end()};
-  if (parallelism)
-    what.parallelism = static_cast<int32_t>(*parallelism);
-  what.config = {config.begin(), config.end()};
+  what.params = {params->begin(), params->end()};
+  if (*parallelism)
+    what.parallelism = static_cast<int32_t>(**parallelism);
+  what.config = {config->begin(), config->end()};
   what.libraries = libs.paths;
   inspection_limits limits;
   limits.timeout = ctx.config.get(keys::rest_inspection_timeout);
   limits.memory_mb = ctx.config.get(keys::rest_inspection_memory).mb;
   auto graph = inspect_in_child(what, ctx.upload_dir, limits);
-  if (!graph) {
-    refusal = error_reply(400, describe(graph.error()));
-    return std::nullopt;
-  }
+  if (!graph)
+    return invalid(describe(graph.error()));
   graph->code.libraries = libs.refs;
   return std::move(*graph);
 }
@@ -196,14 +198,13 @@ reply submission_refused(const caf::error& err) {
 
 /// POST /jobs: 202 {"jobid", "jobUrl"} once the Dispatcher stored the job.
 reply submit(context& ctx, const Req& req) {
-  reply refusal;
-  auto body = request_body(req, refusal);
+  auto body = request_body(req);
   if (!body)
-    return refusal;
+    return refused(body.error());
   uploaded libs;
-  auto graph = graph_of(ctx, *body, libs, refusal);
+  auto graph = graph_of(ctx, *body, libs);
   if (!graph)
-    return refusal;
+    return refused(graph.error());
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {
     reply out = error_reply(500, "no answer");

@@ -4,7 +4,9 @@
 
 #include <thread>
 
+#include "messages/errors.hpp"
 #include "rest/body.hpp"
+#include "rest/context.hpp"
 #include "rest/triggers.hpp"
 
 using namespace weir;
@@ -12,6 +14,14 @@ using namespace weir::rest;
 using nlohmann::json;
 
 namespace {
+
+/// The one line a malformed request is refused with.
+template <class T>
+std::string problem_of(const caf::expected<T>& x) {
+  REQUIRE_FALSE(x);
+  CHECK(x.error().code() == static_cast<uint8_t>(errc::invalid_request));
+  return describe(x.error());
+}
 
 const job_id job_a = *job_id::parse("0123456789abcdef0123456789abcdef");
 const job_id job_b = *job_id::parse("fedcba9876543210fedcba9876543210");
@@ -80,86 +90,77 @@ TEST_CASE("triggers are started and completed from several threads") {
 }
 
 TEST_CASE("a request body is a JSON object; an empty one is {}") {
-  std::string problem;
-  CHECK(parse_body("", problem) == json::object());
-  CHECK(parse_body(" \n", problem) == json::object());
-  CHECK(parse_body(R"({"a": 1})", problem) == json{{"a", 1}});
-  CHECK(problem.empty());
-  CHECK_FALSE(parse_body("{\"a\": ", problem));
-  CHECK(problem == "the request body is not JSON: parse error at line 1, "
-                   "column 7: syntax error while parsing value - unexpected "
-                   "end of input; expected '[', '{', or a literal");
-  CHECK_FALSE(parse_body("[1]", problem));
-  CHECK(problem == "the request body must be a JSON object, not array");
+  CHECK(*parse_body("") == json::object());
+  CHECK(*parse_body(" \n") == json::object());
+  CHECK(*parse_body(R"({"a": 1})") == json{{"a", 1}});
+  CHECK(problem_of(parse_body("{\"a\": "))
+        == "the request body is not JSON: parse error at line 1, "
+           "column 7: syntax error while parsing value - unexpected "
+           "end of input; expected '[', '{', or a literal");
+  CHECK(problem_of(parse_body("[1]"))
+        == "the request body must be a JSON object, not array");
   std::string deep(100000, '[');
-  CHECK_FALSE(parse_body(R"({"spec": )" + deep, problem));
-  CHECK(problem == "the request body nests deeper than 64 levels");
-  CHECK_FALSE(parse_body(R"({"spec": )" + deep + std::string(100000, ']')
-                           + "}",
-                         problem));
-  CHECK(problem == "the request body nests deeper than 64 levels");
-  CHECK_FALSE(parse_body(R"({"to": 1e400})", problem));
-  CHECK(problem == "the request body is not JSON: number overflow parsing "
-                   "'1e400'");
+  CHECK(problem_of(parse_body(R"({"spec": )" + deep))
+        == "the request body nests deeper than 64 levels");
+  CHECK(problem_of(parse_body(R"({"spec": )" + deep
+                              + std::string(100000, ']') + "}"))
+        == "the request body nests deeper than 64 levels");
+  CHECK(problem_of(parse_body(R"({"to": 1e400})"))
+        == "the request body is not JSON: number overflow parsing '1e400'");
 }
 
 TEST_CASE("body fields: defaults when absent or null, one line when wrong") {
   auto body = json::parse(R"({"dir": "/sp", "flag": true, "n": 4,
     "none": null, "libs": ["a", "b"], "conf": {"k": "v", "m": 3, "b": false},
     "bad": 1, "badlibs": ["a", 2], "badconf": {"k": [1]}, "big": 99})");
-  std::string problem;
-  CHECK(string_field(body, "dir", "x", problem) == "/sp");
-  CHECK(string_field(body, "none", "x", problem) == "x");
-  CHECK(string_field(body, "absent", "x", problem) == "x");
-  CHECK(bool_field(body, "flag", false, problem) == true);
-  CHECK(bool_field(body, "absent", false, problem) == false);
-  CHECK(int_field(body, "n", 1, 10, problem) == 4);
-  CHECK_FALSE(int_field(body, "absent", 1, 10, problem));
-  CHECK(strings_field(body, "libs", problem)
-        == std::vector<std::string>{"a", "b"});
-  CHECK(text_map_field(body, "conf", problem)
+  CHECK(*string_field(body, "dir", "x") == "/sp");
+  CHECK(*string_field(body, "none", "x") == "x");
+  CHECK(*string_field(body, "absent", "x") == "x");
+  CHECK(*bool_field(body, "flag", false) == true);
+  CHECK(*bool_field(body, "absent", false) == false);
+  CHECK(*int_field(body, "n", 1, 10) == 4);
+  CHECK(*int_field(body, "absent", 1, 10) == std::nullopt);
+  CHECK(*strings_field(body, "libs") == std::vector<std::string>{"a", "b"});
+  CHECK(*text_map_field(body, "conf")
         == std::vector<std::pair<std::string, std::string>>{
           {"b", "false"}, {"k", "v"}, {"m", "3"}});
-  CHECK(problem.empty());
 
-  CHECK_FALSE(string_field(body, "bad", "x", problem));
-  CHECK(problem == "field 'bad' must be a string, not number");
-  CHECK_FALSE(bool_field(body, "dir", false, problem));
-  CHECK(problem == "field 'dir' must be true or false, not string");
-  CHECK_FALSE(int_field(body, "big", 1, 10, problem));
-  CHECK(problem == "field 'big': 99 is outside [1, 10]");
-  CHECK_FALSE(int_field(body, "dir", 1, 10, problem));
-  CHECK(problem == "field 'dir' must be a whole number, not string");
-  CHECK(strings_field(body, "badlibs", problem).empty());
-  CHECK(problem == "field 'badlibs[1]' must be a string, not number");
-  CHECK(text_map_field(body, "badconf", problem).empty());
-  CHECK(problem == "field 'badconf.k' must be a string, number or boolean, "
-                   "not array");
+  CHECK(problem_of(string_field(body, "bad", "x"))
+        == "field 'bad' must be a string, not number");
+  CHECK(problem_of(bool_field(body, "dir", false))
+        == "field 'dir' must be true or false, not string");
+  CHECK(problem_of(int_field(body, "big", 1, 10))
+        == "field 'big': 99 is outside [1, 10]");
+  CHECK(problem_of(int_field(body, "dir", 1, 10))
+        == "field 'dir' must be a whole number, not string");
+  CHECK(problem_of(strings_field(body, "badlibs"))
+        == "field 'badlibs[1]' must be a string, not number");
+  CHECK(problem_of(text_map_field(body, "badconf"))
+        == "field 'badconf.k' must be a string, number or boolean, not array");
 }
 
 TEST_CASE("a directory of a request is absolute, file: URIs included") {
-  std::string problem;
-  CHECK(absolute_directory("/sp", "f", problem) == "/sp");
-  CHECK(absolute_directory("file:///sp", "f", problem) == "/sp");
-  CHECK(absolute_directory("file:/sp", "f", problem) == "/sp");
-  CHECK(problem.empty());
-  CHECK(absolute_directory("sp", "target-directory", problem).empty());
-  CHECK(problem == "field 'target-directory': 'sp' is not an absolute path");
+  CHECK(*absolute_directory("/sp", "f") == "/sp");
+  CHECK(*absolute_directory("file:///sp", "f") == "/sp");
+  CHECK(*absolute_directory("file:/sp", "f") == "/sp");
+  CHECK(problem_of(absolute_directory("sp", "target-directory"))
+        == "field 'target-directory': 'sp' is not an absolute path");
+  CHECK(*savepoint_directory("", "f") == "");
 }
 
 TEST_CASE("a body whose tree would take more than 16 MiB is refused while "
           "parsing") {
-  std::string problem;
   // Two bytes a value in the text, some 32 as a tree.
   std::string dense = R"({"spec": [)";
   for (int i = 0; i < 1'000'000; ++i)
     dense += "0,";
   dense += "0]}";
-  CHECK_FALSE(parse_body(dense, problem));
-  CHECK(problem == "the request body would take more than 16 MiB once "
-                   "parsed (a job spec takes far less)");
+  CHECK(problem_of(parse_body(dense))
+        == "the request body would take more than 16 MiB once "
+           "parsed (a job spec takes far less)");
+  CHECK(refused(parse_body(dense).error()).status == 413);
   auto big_string = R"({"spec": ")" + std::string(17 << 20, 'x') + "\"}";
-  CHECK_FALSE(parse_body(big_string, problem));
+  CHECK_FALSE(parse_body(big_string));
   auto fits = R"({"spec": ")" + std::string(1 << 20, 'x') + "\"}";
-  CHECK(parse_body(fits, problem));
+  CHECK(parse_body(fits));
 }
