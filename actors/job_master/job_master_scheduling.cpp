@@ -22,73 +22,40 @@ void start_all(self_ptr self) {
       "injected JobMaster crash {} of {} (weir.fault.jobmaster-crashes)",
       st.opts.incarnation + 1, st.settings.crashes_to_inject));
 #endif
-  // Consumers first (executions are in topological order): a consumer is
-  // running before the first batch of a local producer can reach it.
-  for (size_t i = g.size(); i-- > 0;) {
-    subtask_wiring w;
-    for (auto& list : g.consumers(static_cast<int32_t>(i))) {
-      std::vector<subtask_actor> hs;
-      hs.reserve(list.size());
-      for (auto c : list)
-        hs.push_back(st.scheduler->subtasks()[static_cast<size_t>(c)]);
-      w.consumers.push_back(std::move(hs));
-    }
-    self->send(st.scheduler->subtasks()[i], start_atom_v, std::move(w));
-  }
+  // Consumers first (job_scheduler::consumers_of says why).
+  for (auto i = static_cast<int32_t>(g.size()); i-- > 0;)
+    self->send(st.scheduler->subtasks()[static_cast<size_t>(i)], start_atom_v,
+               subtask_wiring{st.scheduler->consumers_of(i)});
   if (st.checkpoints->options().interval.count() > 0)
     self->delayed_send(self, st.checkpoints->options().interval,
                        trigger_atom_v, st.job->epoch());
-}
-
-/// The deployments of the subtasks in the shared slots just accepted.
-std::vector<task_deployment>
-deployments(self_ptr self,
-            const std::vector<std::pair<int32_t, allocation_id>>& slots,
-            std::vector<int32_t>& flats) {
-  auto& st = self->state;
-  auto& g = st.scheduler->graph();
-  std::vector<task_deployment> batch;
-  auto* cp = st.scheduler->restores_state() ? st.checkpoints->latest() : nullptr;
-  for (auto& [slot, alloc] : slots) {
-    for (auto flat : g.executions_in_slot(slot)) {
-      g.transition(flat, execution_state::scheduled);
-      g.transition(flat, execution_state::deploying);
-      batch.push_back(g.deployment(flat, alloc));
-      batch.back().backend = st.settings.backend;
-      batch.back().code = g.graph().code;
-      if (cp != nullptr)
-        if (auto i = cp->states.find(flat); i != cp->states.end())
-          batch.back().restore = i->second;
-      flats.push_back(flat);
-    }
-  }
-  return batch;
 }
 
 /// Deploys the subtasks of the shared slots just accepted from `te`.
 void deploy(self_ptr self, task_executor_actor te,
             const std::vector<std::pair<int32_t, allocation_id>>& slots) {
   auto& st = self->state;
-  std::vector<int32_t> flats;
-  auto batch = deployments(self, slots, flats);
+  auto* cp = st.checkpoints->latest();
+  auto batch = st.scheduler->deploy(slots, st.settings.backend,
+                                    cp != nullptr ? &cp->states : nullptr);
   auto epoch = st.job->epoch();
   self
     ->request(te, deploy_timeout, submit_atom_v, st.leader,
-              job_master_actor{self}, std::move(batch))
+              job_master_actor{self}, std::move(batch.tasks))
     .then(
-      [=](std::vector<subtask_actor>& spawned) {
+      [=, flats = std::move(batch.executions)](
+        std::vector<subtask_actor>& spawned) {
         auto& st = self->state;
         if (epoch != st.job->epoch())
           return; // a restart freed these slots; the TaskExecutor stops them
-        for (size_t i = 0; i < spawned.size() && i < flats.size(); ++i) {
-          self->monitor(spawned[i]);
-          st.scheduler->subtasks().deployed(flats[i], spawned[i]);
-        }
+        for (auto& s : spawned)
+          self->monitor(s);
+        bool complete = st.scheduler->deployed(flats, spawned);
         if (st.job->state() != job_state::running) {
           cancel_all(self);
           return;
         }
-        if (st.scheduler->subtasks().complete())
+        if (complete)
           start_all(self);
       },
       [=](caf::error& err) {

@@ -394,6 +394,16 @@ struct fake_subtask {
   explicit operator bool() const { return addr != 0; }
 };
 
+/// numbers (2 subtasks) -> out (1): three executions in two shared slots.
+job_graph numbers_to_collect() {
+  job_graph g;
+  g.name = "g";
+  g.vertices = {{"numbers", "sequence", {{"from", "1"}, {"to", "9"}}, 2},
+                {"out", "collect", {}, 1}};
+  g.edges = {{"numbers", "out", partitioning::rebalance}};
+  return g;
+}
+
 } // namespace
 
 TEST_CASE("deployed subtasks: by execution, complete once all are there") {
@@ -421,12 +431,7 @@ TEST_CASE("deployed subtasks: by execution, complete once all are there") {
 
 TEST_CASE("job scheduler: a round's slots, subtasks and failure sites; a new "
           "round starts over") {
-  job_graph g;
-  g.name = "g";
-  g.vertices = {{"numbers", "sequence", {{"from", "1"}, {"to", "9"}}, 2},
-                {"out", "collect", {}, 1}};
-  g.edges = {{"numbers", "out", partitioning::rebalance}};
-  job_scheduler<int, fake_subtask> s{g};
+  job_scheduler<int, fake_subtask> s{numbers_to_collect()};
   CHECK(s.graph().size() == 3);
   CHECK(s.slots().size() == 2);
   CHECK_FALSE(s.restores_state());
@@ -455,4 +460,45 @@ TEST_CASE("job scheduler: a round's slots, subtasks and failure sites; a new "
   CHECK(s.slots_unmet() == "no taskmanager has 4 cores");
   s.new_round(false);
   CHECK_FALSE(s.restores_state());
+}
+
+TEST_CASE("job scheduler: accepted slots deploy their subtasks; the round "
+          "starts once all are deployed") {
+  job_scheduler<int, fake_subtask> s{numbers_to_collect()};
+  auto reqs = s.request_slots({}, 1);
+  auto accepted = s.slots().accept(7, "te-7", offers_of(reqs));
+  REQUIRE(accepted.slots.size() == 2);
+  state_backend_desc backend;
+  backend.type = "rocksdb";
+  std::map<int32_t, operator_states> checkpoint{{2, {{"out", "state"}}}};
+  // Slot 0 holds numbers (1/2) and out (1/1), slot 1 numbers (2/2).
+  auto first = s.deploy({accepted.slots[0]}, backend, &checkpoint);
+  CHECK(first.executions == std::vector<int32_t>{0, 2});
+  REQUIRE(first.tasks.size() == 2);
+  CHECK(first.tasks[0].backend.type == "rocksdb");
+  CHECK(first.tasks[1].alloc == accepted.slots[0].second);
+  // The first round of a job without a savepoint restores nothing.
+  CHECK(first.tasks[1].restore.empty());
+  for (auto flat : first.executions)
+    CHECK(s.graph().executions()[static_cast<size_t>(flat)].state
+          == execution_state::deploying);
+  CHECK_FALSE(
+    s.deployed(first.executions, {fake_subtask{10}, fake_subtask{12}}));
+  auto second = s.deploy({accepted.slots[1]}, backend, &checkpoint);
+  CHECK(second.executions == std::vector<int32_t>{1});
+  CHECK(s.deployed(second.executions, {fake_subtask{11}}));
+  // Each producer sends to the one consumer; the sink to none.
+  auto to = s.consumers_of(1);
+  REQUIRE(to.size() == 1);
+  REQUIRE(to[0].size() == 1);
+  CHECK(to[0][0].address() == 12);
+  CHECK(s.consumers_of(2).empty());
+  // A round that resumes restores each subtask's part of the checkpoint.
+  s.new_round(true);
+  auto again = s.slots().accept(8, "te-8", offers_of(s.request_slots({}, 2)));
+  auto resumed = s.deploy(again.slots, backend, &checkpoint);
+  CHECK(resumed.executions.size() == 3);
+  for (size_t i = 0; i < resumed.tasks.size(); ++i)
+    CHECK(resumed.tasks[i].restore
+          == (resumed.executions[i] == 2 ? checkpoint[2] : operator_states{}));
 }
