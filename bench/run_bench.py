@@ -48,6 +48,12 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     ms, from the application's event log; also the sbatch call's share and
     sbatch's answer to the worker process's first log line (Slurm's
     scheduling and job launch)
+(w) only when named: the data path between two taskmanagers, measured
+    three ways between two processes over loopback (bench/
+    exchange_transport.cpp, --exchange-transport): TCP bytes alone, framed
+    row batches with credits, and CAF messages over weir's guarded
+    transport on a direct connection; MiB/s, and the latter two as ratios
+    to TCP (docs/architecture.md § Data plane)
 Each figure is the median of --runs runs; the JSON also holds every run.
 
 Figures b, c, q and r are reported as a ratio to a one-thread C++ program
@@ -446,8 +452,12 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--first-result", default="build/bench/bench_first_result",
                         help="the program of figure s")
+    parser.add_argument("--exchange-transport",
+                        default="build/bench/bench_exchange_transport",
+                        help="the program of figure w")
     parser.add_argument("--only", default="abcdefghijklmnqrst",
-                        help="the figures' letters (o, p and u: only when named)")
+                        help="the figures' letters (o, p, u and w: only "
+                        "when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
     parser.add_argument("--limits", default=os.path.join(
         os.path.dirname(ROOT), "shared", "limits"),
@@ -577,6 +587,28 @@ def main():
             etcd_failover_figure(weir, tmp, args.runs)
         if "u" in args.only:
             slurm_worker_figure(weir, tmp, args.runs)
+        if "w" in args.only:
+            exchange_transport_figure(args.exchange_transport, args.runs)
+
+
+def exchange_transport_figure(program, runs):
+    """(w) The data path between two taskmanagers: each run of `program`
+    measures TCP, framed batches and CAF messages back to back, so their
+    ratios hold while the machine's speed drifts; the medians of `runs`."""
+    results = []
+    for _ in range(runs):
+        out = subprocess.run([program, "256"], check=True, capture_output=True,
+                             text=True, timeout=600).stdout
+        results.append(json.loads(out))
+    med = statistics.median
+    # The target is the exchange's in the data-plane issue: half the wire.
+    emit("w_exchange_framed_ratio", "ratio to TCP",
+         med(r["framed_ratio"] for r in results),
+         [r["framed_ratio"] for r in results], 0.5, True,
+         tcp_mib_s=med(r["tcp"] for r in results),
+         framed_mib_s=med(r["framed"] for r in results),
+         caf_direct_mib_s=med(r["caf_direct"] for r in results),
+         caf_direct_ratio=med(r["caf_direct_ratio"] for r in results))
 
 
 def first_result_figure(program, runs):

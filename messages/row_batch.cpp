@@ -231,6 +231,12 @@ bool valid_type(uint8_t t) {
 
 std::string encode(const row_batch& b) {
   std::string out;
+  encode_into(b, out);
+  return out;
+}
+
+void encode_into(const row_batch& b, std::string& out) {
+  out.clear();
   out.reserve(16 + b.byte_size() + 2 * b.columns.size());
   put<uint8_t>(out, format_version);
   put<uint32_t>(out, static_cast<uint32_t>(b.rows));
@@ -251,7 +257,6 @@ std::string encode(const row_batch& b) {
       put_array(out, c.ints);
     }
   }
-  return out;
 }
 
 bool decode(std::string_view bytes, row_batch& out) {

@@ -121,6 +121,10 @@ bool operator==(const row_batch& a, const row_batch& b);
 /// then each column's raw values (little-endian).
 std::string encode(const row_batch& b);
 
+/// encode() into `out` (cleared first), reusing its memory: a sender that
+/// encodes batch after batch into one buffer allocates once.
+void encode_into(const row_batch& b, std::string& out);
+
 /// Reads what encode() wrote; false (and `out` unspecified) when `bytes`
 /// is not a well-formed batch (wrong lengths, offsets out of order, an
 /// unknown type): bytes from the network are never trusted.
