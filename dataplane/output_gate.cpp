@@ -257,7 +257,11 @@ void output_gate::close(lane& l) {
   if (l.open.rows == 0)
     return;
   row_batch next(sent_);
-  next.reserve(opts_.batch_records);
+  // A whole batch reserved ahead saves regrowing it, but a hash exchange
+  // at -p 1024 has a million lanes: only a gate with few reserves ahead.
+  constexpr size_t reserve_budget = size_t{8} << 20;
+  if (lanes_.size() * opts_.batch_bytes <= reserve_budget)
+    next.reserve(opts_.batch_records);
   l.closed.emplace_back(std::move(l.open));
   l.open = std::move(next);
 }
