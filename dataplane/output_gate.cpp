@@ -16,8 +16,8 @@ void scatter(const row_batch& src, const std::vector<uint32_t>& lane_of_row,
   for (size_t c = 0; c < src.columns.size(); ++c) {
     auto& col = src.columns[c];
     bool plain = col.nulls.empty();
-    for (auto* d : dst)
-      plain = plain && d->columns[c].nulls.empty();
+    for (auto* d : dst) // a lane without columns gets no rows (open_lanes)
+      plain = plain && (d->columns.empty() || d->columns[c].nulls.empty());
     if (!plain) {
       for (size_t i = 0; i < n; ++i)
         dst[lane_of_row[i]]->columns[c].push_from(col, i);
@@ -161,8 +161,9 @@ output_gate::output_gate(const output_desc& desc, int32_t producer_index,
     for (size_t i = 0; i < key_.size(); ++i)
       key_[i] = i;
   }
-  for (auto& l : lanes_)
-    l.open.reset(sent_);
+  if (!wide())
+    for (auto& l : lanes_)
+      l.open.reset(sent_);
 }
 
 output_gate::~output_gate() = default;
@@ -194,11 +195,13 @@ void output_gate::route(const row_batch& rows) {
     return;
   switch (desc_.part) {
     case partitioning::forward:
+      open_lane(lanes_.front());
       lanes_.front().open.append(rows);
       check_full(lanes_.front());
       return;
     case partitioning::broadcast:
       for (auto& l : lanes_) {
+        open_lane(l);
         l.open.append(rows);
         check_full(l);
       }
@@ -219,6 +222,9 @@ void output_gate::route(const row_batch& rows) {
       break;
     }
   }
+  if (wide())
+    for (auto i : lane_of_row_)
+      open_lane(lanes_[i]);
   std::vector<row_batch*> dst;
   dst.reserve(lanes_.size());
   for (auto& l : lanes_)
@@ -241,10 +247,11 @@ void output_gate::check_full(lane& l) {
   // than a batch: cut it into batches of the limits, as record-at-a-time
   // routing did; what is left under them stays open.
   auto all = std::move(l.open);
-  l.open = row_batch(sent_);
+  l.open = row_batch{};
   size_t at = 0;
   while (at < all.rows) {
     auto n = full_batch_rows(all, at, max_rows, opts_.batch_bytes);
+    open_lane(l); // close() leaves a wide gate's lane unopened
     append_rows(l.open, all, at, at + n);
     at += n;
     if (at < all.rows || l.open.rows >= max_rows
@@ -256,14 +263,14 @@ void output_gate::check_full(lane& l) {
 void output_gate::close(lane& l) {
   if (l.open.rows == 0)
     return;
-  row_batch next(sent_);
-  // A whole batch reserved ahead saves regrowing it, but a hash exchange
-  // at -p 1024 has a million lanes: only a gate with few reserves ahead.
-  constexpr size_t reserve_budget = size_t{8} << 20;
-  if (lanes_.size() * opts_.batch_bytes <= reserve_budget)
-    next.reserve(opts_.batch_records);
   l.closed.emplace_back(std::move(l.open));
-  l.open = std::move(next);
+  l.open = row_batch{};
+  // A wide gate opens a lane's next batch when rows come for it; a narrow
+  // one opens it now, reserved whole, which saves regrowing it.
+  if (!wide()) {
+    l.open.reset(sent_);
+    l.open.reserve(opts_.batch_records);
+  }
 }
 
 void output_gate::flush() {

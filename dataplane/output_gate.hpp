@@ -98,6 +98,16 @@ private:
   }
   lane& lane_of(int32_t consumer) { return lanes_[lane_index(consumer)]; }
 
+  /// Whether this gate has so many lanes that each opens its batch only
+  /// when rows come for it: a hash exchange at -p 1024 has a million
+  /// lanes, and an open batch's columns take ~300 bytes before any row.
+  bool wide() const { return lanes_.size() * opts_.batch_bytes > (8u << 20); }
+  /// Gives `l` an open batch of the sent schema, unless it has one.
+  void open_lane(lane& l) {
+    if (l.open.columns.empty())
+      l.open.reset(sent_);
+  }
+
   void route(const row_batch& rows);
   /// Closes `l`'s open batch when it is full; one that grew past the
   /// limits is cut into batches of batch_records rows or batch_bytes.
