@@ -16,7 +16,7 @@ void scatter(const row_batch& src, const std::vector<uint32_t>& lane_of_row,
   for (size_t c = 0; c < src.columns.size(); ++c) {
     auto& col = src.columns[c];
     bool plain = col.nulls.empty();
-    for (auto* d : dst) // a lane without columns gets no rows (open_lanes)
+    for (auto* d : dst) // a lane without columns gets no rows (open_lane)
       plain = plain && (d->columns.empty() || d->columns[c].nulls.empty());
     if (!plain) {
       for (size_t i = 0; i < n; ++i)
