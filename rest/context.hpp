@@ -116,11 +116,6 @@ void add_client_routes(httplib::Server& http, context& ctx);
 /// POST /jars/upload, POST /jobs.
 void add_submit_routes(httplib::Server& http, context& ctx);
 
-/// The JSON object of the request's body; `errc::invalid_request` naming
-/// what is wrong otherwise (rest/body.hpp).
-[[nodiscard]] caf::expected<nlohmann::json>
-request_body(const httplib::Request& req);
-
 /// GET / and /web/FILE: the web dashboard, built into the binary.
 void add_web_routes(httplib::Server& http);
 

@@ -64,7 +64,7 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
   auto id = parse_job_id(text);
   if (!id)
     return refused(id.error());
-  auto body = request_body(req);
+  auto body = parse_body(req.body);
   if (!body)
     return refused(body.error());
   auto field = stop_route ? "targetDirectory" : "target-directory";
@@ -112,10 +112,6 @@ reply savepoint_status(context& ctx, const std::string& text,
 }
 
 } // namespace
-
-caf::expected<json> request_body(const Req& req) {
-  return parse_body(req.body);
-}
 
 void add_action_routes(httplib::Server& http, context& ctx) {
   http.Patch(R"(/jobs/([^/]+))", [&ctx](const Req& req, Res& res) {

@@ -198,7 +198,7 @@ reply submission_refused(const caf::error& err) {
 
 /// POST /jobs: 202 {"jobid", "jobUrl"} once the Dispatcher stored the job.
 reply submit(context& ctx, const Req& req) {
-  auto body = request_body(req);
+  auto body = parse_body(req.body);
   if (!body)
     return refused(body.error());
   uploaded libs;
