@@ -10,7 +10,8 @@
 //           connection (no jobmanager in between), 4 requests in flight.
 // Each moves MIB mebibytes of 3-int64-column batches of ~128 KiB and
 // prints one JSON line: MiB/s of each, and framed and caf as ratios to tcp.
-// Usage: bench_exchange_transport [MIB]
+// Usage: bench_exchange_transport [MIB] [tcp]; with `tcp` it measures
+// (and prints) TCP alone: bench f's reference for the wire's speed.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -331,6 +332,14 @@ double caf_direct(size_t batches) {
 int main(int argc, char** argv) {
   size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 256;
   size_t total = mib << 20;
+  if (argc > 2 && std::string{argv[2]} == "tcp") {
+    auto seconds = tcp(total);
+    fmt::print("{{\"figure\": \"w_tcp\", \"unit\": \"MiB/s\", \"mib\": {}, "
+               "\"tcp\": {:.1f}}}\n",
+               mib, seconds > 0 ? static_cast<double>(total) / seconds / (1 << 20)
+                                : 0);
+    return 0;
+  }
   size_t batches = total / chunk;
   auto bytes_per_batch = weir::encode(make_batch(0)).size();
   auto rate = [&](double seconds, size_t bytes) {

@@ -236,6 +236,15 @@ inline constexpr config_key<int64_t> network_buffers_per_channel{
   "taskmanager.network.memory.buffers-per-channel", "2",
   "Network buffers each input channel of a subtask needs (each output "
   "channel needs one).", {"1", "1024"}};
+inline constexpr config_key<std::string> taskmanager_host{
+  "taskmanager.host", "127.0.0.1",
+  "Address a worker's data port listens on, and that the workers exchanging "
+  "data with it connect to: set it to an address the other workers reach "
+  "when they run on other hosts."};
+inline constexpr config_key<int64_t> taskmanager_data_port{
+  "taskmanager.data.port", "0",
+  "Port of a worker's data port, where other workers send it their batches "
+  "(0: any free port).", {"0", "65535"}};
 inline constexpr config_key<int64_t> task_slots{
   "taskmanager.numberOfTaskSlots", "1",
   "Slots per TaskExecutor (`weir run`: default enough for the job).",

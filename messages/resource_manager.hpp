@@ -39,12 +39,15 @@ struct task_manager_info {
   int64_t last_heartbeat_ms = 0;
   int64_t heartbeat_rtt_us = -1;
   hardware_description hardware;
+  /// Its data port, as it registered (port 0: none).
+  data_endpoint data;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_manager_info& x) {
   return f(caf::meta::type_name("task_manager_info"), x.id, x.slots_total,
-           x.slots_free, x.last_heartbeat_ms, x.heartbeat_rtt_us, x.hardware);
+           x.slots_free, x.last_heartbeat_ms, x.heartbeat_rtt_us, x.hardware,
+           x.data);
 }
 
 /// The ResourceManager (Flink's ResourceManagerGateway): what others send it.

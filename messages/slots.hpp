@@ -6,6 +6,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "messages/data_frame.hpp"
 #include "messages/ids.hpp"
 #include "messages/resource_profile.hpp"
 
@@ -47,11 +48,13 @@ bool operator==(const hardware_description& a, const hardware_description& b);
 struct slot_report {
   std::vector<slot_status> slots;
   hardware_description hardware;
+  /// Its data port (port 0: none; its batches travel as messages).
+  data_endpoint data;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, slot_report& x) {
-  return f(caf::meta::type_name("slot_report"), x.slots, x.hardware);
+  return f(caf::meta::type_name("slot_report"), x.slots, x.hardware, x.data);
 }
 
 /// A JobMaster's request for one slot.
@@ -82,12 +85,15 @@ struct slot_offer {
   allocation_id alloc;
   int32_t slot_index = 0;
   resource_profile profile;
+  /// The TaskExecutor's data port: the subtasks deployed into the slot
+  /// receive batches there.
+  data_endpoint data;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, slot_offer& x) {
   return f(caf::meta::type_name("slot_offer"), x.alloc, x.slot_index,
-           x.profile);
+           x.profile, x.data);
 }
 
 } // namespace weir

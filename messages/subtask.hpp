@@ -8,6 +8,7 @@
 
 #include "messages/atoms.hpp"
 #include "messages/barrier.hpp"
+#include "messages/data_frame.hpp"
 #include "messages/deployment.hpp"
 #include "messages/row_batch.hpp"
 
@@ -38,6 +39,14 @@ using subtask_actor = caf::typed_actor<
   /// Upstream subtask: input channel `channel` has ended after `events`
   /// numbered events (batches and barriers).
   caf::reacts_to<end_atom, int32_t, int64_t>,
+  /// Data service: a batch, barrier or end from a producer on taskmanager
+  /// `from`, which came over its data connection (the header says which
+  /// and where; a batch's payload is its wire form). Credits for it go
+  /// back over that connection.
+  caf::reacts_to<frame_atom, resource_id, frame_header, std::vector<char>>,
+  /// Data service: the data connection to a taskmanager this subtask
+  /// exchanges with could not be made, or dropped: fail, saying why.
+  caf::reacts_to<lost_atom, std::string>,
   /// Downstream subtask: `n` more events may be sent to consumer `consumer`
   /// of output `port`.
   caf::reacts_to<credit_atom, int32_t, int32_t, int32_t>,
@@ -60,15 +69,34 @@ using subtask_actor = caf::typed_actor<
   /// JobMaster or TaskExecutor: stop and report CANCELED.
   caf::reacts_to<cancel_atom>>;
 
+/// Where one consumer subtask runs: its attempt, on the taskmanager with
+/// this data port.
+struct consumer_address {
+  execution_attempt_id attempt;
+  data_endpoint where;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, consumer_address& x) {
+  return f(caf::meta::type_name("consumer_address"), x.attempt, x.where);
+}
+
 /// Where a subtask's outputs go: for each output (in deployment order), the
-/// consumer subtasks in subtask-index order.
+/// consumer subtasks in subtask-index order. Batches for a consumer on
+/// another taskmanager with a data port travel over a data connection
+/// (the consumer's address); the rest as messages to its actor.
 struct subtask_wiring {
   std::vector<std::vector<subtask_actor>> consumers;
+  /// The consumers' addresses, as `consumers` (empty: none known).
+  std::vector<std::vector<consumer_address>> addresses;
+  /// The data ports of the taskmanagers running this subtask's producers.
+  std::vector<data_endpoint> producers;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, subtask_wiring& x) {
-  return f(caf::meta::type_name("subtask_wiring"), x.consumers);
+  return f(caf::meta::type_name("subtask_wiring"), x.consumers, x.addresses,
+           x.producers);
 }
 
 } // namespace weir

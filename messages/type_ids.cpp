@@ -5,6 +5,7 @@
 
 #include "messages/cluster_gateway.hpp"
 #include "messages/code_resolver.hpp"
+#include "messages/data_service.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/errors.hpp"
 #include "messages/job_store.hpp"
@@ -20,6 +21,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::allocation_id>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::job_status>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::collected_table>))
+  CAF_ADD_TYPE_ID(weir, (std::vector<weir::data_endpoint>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::slot_grant>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::slot_offer>))
   CAF_ADD_TYPE_ID(weir, (std::vector<weir::slot_request>))
@@ -34,9 +36,12 @@ CAF_BEGIN_TYPE_ID_BLOCK(weir, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(weir, (weir::checkpoint_snapshot))
   CAF_ADD_TYPE_ID(weir, (weir::cluster_gateway_actor))
   CAF_ADD_TYPE_ID(weir, (weir::cluster_overview))
+  CAF_ADD_TYPE_ID(weir, (weir::data_endpoint))
+  CAF_ADD_TYPE_ID(weir, (weir::data_service_actor))
   CAF_ADD_TYPE_ID(weir, (weir::dispatcher_actor))
   CAF_ADD_TYPE_ID(weir, (weir::execution_attempt_id))
   CAF_ADD_TYPE_ID(weir, (weir::execution_state))
+  CAF_ADD_TYPE_ID(weir, (weir::frame_header))
   CAF_ADD_TYPE_ID(weir, (weir::hardware_description))
   CAF_ADD_TYPE_ID(weir, (weir::io_metrics))
   CAF_ADD_TYPE_ID(weir, (weir::job_graph))

@@ -5,11 +5,20 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -32,6 +41,8 @@
 #include "net/log_limiter.hpp"
 #include "messages/errors.hpp"
 #include "net/basp_guard.hpp"
+#include "net/data_guard.hpp"
+#include "net/data_transport.hpp"
 #include "net/message_check.hpp"
 #include "net/tls.hpp"
 
@@ -130,20 +141,29 @@ struct guarded_policy {
   rw_state observed(bool was_established, rw_state state);
 };
 
-/// A connection as CAF's BASP broker sees it (CAF's scribe), with the
-/// guard between the socket and BASP: TLS first (nothing BASP writes
-/// leaves before the peer is verified, nothing the peer sends reaches
-/// BASP before), then basp_guard on every read.
+/// What a guarded connection carries: CAF's BASP (the RPC port), or the
+/// frames of a data connection (a taskmanager's data port).
+enum class carries { basp, data };
+
+/// A connection as its broker sees it (CAF's scribe), with the guard
+/// between the socket and the broker: TLS first (nothing the broker writes
+/// leaves before the peer is verified, nothing the peer sends reaches the
+/// broker before), then basp_guard (BASP) or data_guard (data frames) on
+/// every read. CAF's BASP broker owns the RPC port's connections, the data
+/// service (actors/task_executor/data_service.cpp) the data port's.
 class guarded_scribe final : public caf::io::scribe {
 public:
   guarded_scribe(default_multiplexer& mpx, native_socket fd,
                  std::unique_ptr<tls_session> tls, basp_guard::side side,
-                 std::shared_ptr<transport_state> state, std::string peer)
+                 std::shared_ptr<transport_state> state, std::string peer,
+                 carries what = carries::basp)
     : caf::io::scribe(network::conn_hdl_from_socket(fd)),
       tls_(std::move(tls)),
       guard_(side, state->settings.max_message_size, state->self),
       state_(std::move(state)), peer_(std::move(peer)),
       stream_(mpx, fd, guarded_policy{this, tls_.get()}) {
+    if (what == carries::data)
+      data_.emplace(state_->settings.max_message_size);
     std::lock_guard<std::mutex> guard{state_->mtx};
     state_->live.insert(this);
   }
@@ -276,6 +296,8 @@ public:
 
   /// Checks a whole header or payload, then hands it to BASP.
   bool deliver(caf::execution_unit* ctx, const char* buf, size_t size) {
+    if (data_)
+      return deliver_frame(ctx, buf, size);
     bool was_seen = guard_.handshake_seen();
     if (auto why = guard_.check(buf, size)) {
       refuse(ctx, describe(why));
@@ -293,6 +315,33 @@ public:
     }
     auto result = caf::io::scribe::consume(ctx, buf, size);
     if (guard_.handshake_seen() && !authenticated_) {
+      authenticated_ = true;
+      forget();
+    }
+    return result;
+  }
+
+  /// Checks a whole frame header or payload, then hands it to the data
+  /// service.
+  bool deliver_frame(caf::execution_unit* ctx, const char* buf, size_t size) {
+    bool was_seen = data_->hello_seen();
+    if (auto why = data_->check(buf, size)) {
+      refuse(ctx, describe(why));
+      return false;
+    }
+    // Data ports are for nodes only: with TLS, both ends show a node
+    // certificate.
+    if (!was_seen && data_->hello_seen() && tls_
+        && tls_->peer_role() != "weir-node") {
+      refuse(ctx, fmt::format("its certificate is not a node's (OU {}): the "
+                              "data port is for taskmanagers "
+                              "(docs/security.md § Data port)",
+                              tls_->peer_role().empty() ? "none"
+                                                        : tls_->peer_role()));
+      return false;
+    }
+    auto result = caf::io::scribe::consume(ctx, buf, size);
+    if (data_->hello_seen() && !authenticated_) {
       authenticated_ = true;
       forget();
     }
@@ -438,6 +487,8 @@ private:
 
   std::unique_ptr<tls_session> tls_;
   basp_guard guard_;
+  /// A data connection's guard (instead of guard_).
+  std::optional<data_guard> data_;
   std::shared_ptr<transport_state> state_;
   /// "host:port" of a connection this process opened; empty when accepted.
   std::string peer_;
@@ -495,8 +546,9 @@ void track(transport_state& st, const caf::intrusive_ptr<guarded_scribe>& s,
 class guarded_doorman final : public network::doorman_impl {
 public:
   guarded_doorman(default_multiplexer& mpx, native_socket fd,
-                  std::shared_ptr<transport_state> state)
-    : network::doorman_impl(mpx, fd), state_(std::move(state)) {
+                  std::shared_ptr<transport_state> state,
+                  carries what = carries::basp)
+    : network::doorman_impl(mpx, fd), state_(std::move(state)), what_(what) {
     // nop
   }
 
@@ -525,7 +577,7 @@ public:
       tls = std::make_unique<tls_session>(state_->tls, fd, true, "");
     auto scribe = caf::make_counted<guarded_scribe>(
       mpx, fd, std::move(tls), basp_guard::side::accepted, state_,
-      std::string{});
+      std::string{}, what_);
     track(*state_, scribe, true);
     auto hdl = scribe->hdl();
     parent()->add_scribe(std::move(scribe));
@@ -534,6 +586,7 @@ public:
 
 private:
   std::shared_ptr<transport_state> state_;
+  carries what_;
 };
 
 /// CAF's middleman actor (publish, connect, unpublish), opening guarded
@@ -743,6 +796,117 @@ bool may_act_as_node(caf::actor_system& sys, const caf::node_id& node) {
 bool uses_tls(caf::actor_system& sys) {
   auto st = state_of(sys);
   return st && st->tls != nullptr;
+}
+
+caf::expected<std::pair<caf::io::accept_handle, uint16_t>>
+open_data_port(caf::io::abstract_broker& broker, uint16_t port,
+               const std::string& addr) {
+  auto st = state_of(broker.system());
+  if (!st)
+    return make_error(errc::invalid_config,
+                      "the data port needs the guarded transport");
+  auto fd = network::new_tcp_acceptor_impl(port, addr.c_str(), false);
+  if (!fd)
+    return make_error(errc::invalid_config,
+                      fmt::format("cannot listen on {}:{} (taskmanager.host, "
+                                  "taskmanager.data.port): {}",
+                                  addr, port, broker.system().render(fd.error())));
+  auto bound = network::local_port_of_fd(*fd);
+  auto& mpx = static_cast<default_multiplexer&>(broker.backend());
+  auto doorman = caf::make_counted<guarded_doorman>(mpx, *fd, st,
+                                                    carries::data);
+  auto hdl = doorman->hdl();
+  broker.add_doorman(std::move(doorman));
+  return std::make_pair(hdl, bound ? *bound : port);
+}
+
+caf::io::connection_handle add_data_connection(caf::io::abstract_broker& broker,
+                                               int fd,
+                                               const std::string& host,
+                                               uint16_t port) {
+  auto st = state_of(broker.system());
+  auto& mpx = static_cast<default_multiplexer&>(broker.backend());
+  auto peer = fmt::format("{}:{}", host, port);
+  {
+    std::lock_guard<std::mutex> guard{st->mtx};
+    st->failures.erase(peer);
+  }
+  std::unique_ptr<tls_session> tls;
+  if (st->tls)
+    tls = std::make_unique<tls_session>(st->tls, fd, false, host);
+  auto scribe = caf::make_counted<guarded_scribe>(
+    mpx, fd, std::move(tls), basp_guard::side::connected, st, peer,
+    carries::data);
+  track(*st, scribe, false);
+  auto hdl = scribe->hdl();
+  broker.add_scribe(std::move(scribe));
+  return hdl;
+}
+
+std::string data_connection_failure(caf::actor_system& sys,
+                                    const std::string& host, uint16_t port) {
+  return connection_failure(sys, host, port);
+}
+
+caf::expected<int> dial_data_port(const std::string& host, uint16_t port,
+                                  std::chrono::milliseconds timeout) {
+  auto fail = [&](const std::string& why) {
+    return make_error(errc::peer_lost,
+                      fmt::format("cannot reach the data port {}:{} "
+                                  "(taskmanager.host, taskmanager.data.port "
+                                  "of its taskmanager): {}",
+                                  host, port, why));
+  };
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  auto service = std::to_string(port);
+  if (auto rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
+      rc != 0)
+    return fail(::gai_strerror(rc));
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard{found,
+                                                             &::freeaddrinfo};
+  std::string why = "no address";
+  auto deadline = clock_type::now() + timeout;
+  for (auto* a = found; a != nullptr; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK
+                                      | SOCK_CLOEXEC,
+                      a->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - clock_type::now());
+      rc = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+      if (rc == 0) {
+        ::close(fd);
+        why = fmt::format("no connection within {} ms "
+                          "(security.ssl.internal.handshake-timeout)",
+                          timeout.count());
+        continue;
+      }
+      int err = 0;
+      socklen_t len = sizeof err;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      rc = err == 0 ? 0 : -1;
+      errno = err;
+    }
+    if (rc != 0) {
+      why = std::strerror(errno);
+      ::close(fd);
+      continue;
+    }
+    // Credits are small frames: Nagle would hold them back.
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+  }
+  return fail(why);
 }
 
 } // namespace weir::net

@@ -154,6 +154,18 @@ taskmanager_options taskmanager_options::from(const configuration& cfg) {
   tm.network = network_buffers_of(cfg);
   tm.metrics_port = cfg.get(keys::prom_port);
   tm.metrics_address = cfg.get(keys::prom_host);
+  tm.data_host = cfg.get(keys::taskmanager_host);
+  tm.data_port = static_cast<uint16_t>(cfg.get(keys::taskmanager_data_port));
+  // The data port is guarded as the RPC port is: off loopback only with a
+  // TLS decision.
+  if (auto warning = listen_security_warning(cfg, tm.data_host); !warning)
+    tm.data_host_problem = fmt::format("{}: {}", keys::taskmanager_host.name,
+                                       describe(warning.error()));
+  else if (!warning->empty())
+    tm.data_host_warning = fmt::format(
+      "WARNING: data port on {} without TLS: anyone who can reach it can "
+      "send batches to the cluster's jobs",
+      tm.data_host);
   return tm;
 }
 

@@ -18,6 +18,7 @@
 #include "actors/common/event_log.hpp"
 #include "actors/common/signal_log.hpp"
 #include "actors/task_executor/crash_watch.hpp"
+#include "actors/task_executor/data_service.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "actors/task_executor/task_metrics.hpp"
 #include "cluster/local_state.hpp"
@@ -393,6 +394,10 @@ int run_taskmanager(const taskmanager_options& opts) {
     fmt::print(stderr, "weir taskmanager: {}\n", problem);
     return exit_bad_input;
   }
+  if (!opts.data_host_problem.empty()) {
+    fmt::print(stderr, "weir taskmanager: {}\n", opts.data_host_problem);
+    return exit_bad_input;
+  }
   // One per process: it outlives reconnections (new TaskExecutors).
   auto metrics = std::make_shared<task_metrics>();
   auto endpoint = start_metrics(opts, metrics);
@@ -406,6 +411,28 @@ int run_taskmanager(const taskmanager_options& opts) {
   net::transport_scope transport{sys};
   // User code that crashes this process is reported to its job.
   crash_watch crashes{sys};
+  // One per process, as its transport: it outlives reconnections.
+  data_service_options data_opts;
+  data_opts.tm = resource_id{opts.id};
+  data_opts.host = opts.data_host;
+  data_opts.port = opts.data_port;
+  data_opts.connect_timeout = opts.remote.transport.handshake_timeout;
+  auto data = start_data_service(sys, data_opts);
+  if (!data) {
+    fmt::print(stderr, "weir taskmanager: {}\n", describe(data.error()));
+    return exit_bad_input;
+  }
+  // Ends before the actor system, which would wait for it forever.
+  struct data_service_scope {
+    data_service_actor actor;
+    ~data_service_scope() {
+      caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+    }
+  } data_scope{data->actor};
+  log_eventf("data port listening on {}:{}", data->endpoint.host,
+             data->endpoint.port);
+  if (!opts.data_host_warning.empty())
+    log_eventf("{}", opts.data_host_warning);
   caf::scoped_actor self{sys};
   auto local_state = claim_local_state_dir(opts.local_state_root);
   auto backoff = caf::timespan{opts.initial_backoff};
@@ -450,6 +477,9 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.local_state_dir = local_state;
     te.dispatcher = handles->first;
     te.metrics = metrics;
+    te.data = data->actor;
+    te.data_port = data->endpoint;
+    te.registry = data->registry;
     auto worker = spawn_task_executor(sys, te, handles->second);
     self->monitor(worker);
     log_eventf("registering with the jobmanager ({} slots)", opts.slots);

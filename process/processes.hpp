@@ -119,6 +119,15 @@ struct taskmanager_options {
   /// none; else a port, a range or 0, see parse_port_range).
   std::string metrics_port;
   std::string metrics_address = "127.0.0.1";
+  /// taskmanager.host and taskmanager.data.port: its data port, where the
+  /// workers it exchanges data with connect (0: any free port).
+  std::string data_host = "127.0.0.1";
+  uint16_t data_port = 0;
+  /// Why the data port may not listen on data_host (off loopback without
+  /// a TLS decision), or ""; the warning to log when it listens there
+  /// without TLS, or "".
+  std::string data_host_problem;
+  std::string data_host_warning;
 
   /// Reads the taskmanager.* keys (id: taskmanager.resource-id, else
   /// HOST-PID), cluster.registration.*, heartbeats, remoting and

@@ -1,6 +1,8 @@
 // The JobMaster's scheduling (docs/architecture.md § Slot protocol): slot
 // requests and offers, deployment and start. Failover is in
 // job_master_failover.cpp; the state diagram is atop job_master.cpp.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "actors/common/heartbeat_sender.hpp"
@@ -11,6 +13,33 @@
 namespace weir::job_master_detail {
 
 namespace {
+
+/// Each execution's wiring: its consumers' actors, and where they and its
+/// producers run (their attempts and data ports).
+std::vector<subtask_wiring> wirings(jm_state& st) {
+  auto& g = st.scheduler->graph();
+  auto n = g.size();
+  st.data_ports.resize(n);
+  std::vector<subtask_wiring> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto flat = static_cast<int32_t>(i);
+    out[i].consumers = st.scheduler->consumers_of(flat);
+    for (auto& list : g.consumers(flat)) {
+      std::vector<consumer_address> addrs;
+      addrs.reserve(list.size());
+      for (auto c : list) {
+        auto cu = static_cast<size_t>(c);
+        addrs.push_back(
+          consumer_address{g.executions()[cu].attempt, st.data_ports[cu]});
+        auto& from = out[cu].producers;
+        if (std::find(from.begin(), from.end(), st.data_ports[i]) == from.end())
+          from.push_back(st.data_ports[i]);
+      }
+      out[i].addresses.push_back(std::move(addrs));
+    }
+  }
+  return out;
+}
 
 void start_all(self_ptr self) {
   auto& st = self->state;
@@ -23,9 +52,9 @@ void start_all(self_ptr self) {
       st.opts.incarnation + 1, st.settings.crashes_to_inject));
 #endif
   // Consumers first (job_scheduler::consumers_of says why).
-  for (auto i = static_cast<int32_t>(g.size()); i-- > 0;)
-    self->send(st.scheduler->subtasks()[static_cast<size_t>(i)], start_atom_v,
-               subtask_wiring{st.scheduler->consumers_of(i)});
+  auto wiring = wirings(st);
+  for (auto i = g.size(); i-- > 0;)
+    self->send(st.scheduler->subtasks()[i], start_atom_v, std::move(wiring[i]));
   if (st.checkpoints->options().interval.count() > 0)
     self->delayed_send(self, st.checkpoints->options().interval,
                        trigger_atom_v, st.job->epoch());
@@ -33,7 +62,8 @@ void start_all(self_ptr self) {
 
 /// Deploys the subtasks of the shared slots just accepted from `te`.
 void deploy(self_ptr self, task_executor_actor te,
-            const std::vector<std::pair<int32_t, allocation_id>>& slots) {
+            const std::vector<std::pair<int32_t, allocation_id>>& slots,
+            data_endpoint data_port) {
   auto& st = self->state;
   auto* cp = st.checkpoints->latest();
   auto batch = st.scheduler->deploy(slots, st.settings.backend,
@@ -50,6 +80,9 @@ void deploy(self_ptr self, task_executor_actor te,
           return; // a restart freed these slots; the TaskExecutor stops them
         for (auto& s : spawned)
           self->monitor(s);
+        st.data_ports.resize(st.scheduler->graph().size());
+        for (auto flat : flats)
+          st.data_ports[static_cast<size_t>(flat)] = data_port;
         bool complete = st.scheduler->deployed(flats, spawned);
         if (st.job->state() != job_state::running) {
           cancel_all(self);
@@ -97,7 +130,7 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
   }
   if (!accepted.slots.empty()) {
     report_status(self);
-    deploy(self, te, accepted.slots);
+    deploy(self, te, accepted.slots, offers.front().data);
   }
   return std::move(accepted.allocations);
 }

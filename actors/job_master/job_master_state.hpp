@@ -69,6 +69,9 @@ struct jm_state {
   std::unique_ptr<jm_scheduler> scheduler;
   /// TaskExecutors that offered slots, watched (monitor, heartbeats).
   std::map<caf::actor_addr, task_executor_actor> executors;
+  /// The data port of the TaskExecutor each execution was deployed to, by
+  /// flat index (handed to its producers and consumers at start).
+  std::vector<data_endpoint> data_ports;
   heartbeat_monitor hb; ///< heartbeats to the executors
   log_limiter refusals; ///< refused requests are logged once a second
   /// Records of the attempts before the current one (restarts): the job's

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <caf/actor_system.hpp>
@@ -11,7 +12,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <fmt/format.h>
+
 #include "actors/task_executor/crash_watch.hpp"
+#include "actors/task_executor/data_service.hpp"
 #include "actors/task_executor/driver_client.hpp"
 #include "actors/task_executor/task_metrics.hpp"
 #include "dataplane/subtask_runner.hpp"
@@ -56,9 +60,20 @@ struct subtask_state : runner_port {
   subtask_labels labels;
   std::unique_ptr<subtask_runner> runner;
   std::vector<std::vector<subtask_actor>> consumers;
+  /// The consumers' attempts and data ports (as `consumers`; empty: none).
+  std::vector<std::vector<consumer_address>> addresses;
+  /// The process's data service and data port (none: no data port).
+  data_service_actor data;
+  data_endpoint own;
   /// The producer of each input channel, once it sent something (credits go
-  /// back there).
+  /// back there): its actor, or its taskmanager and attempt when its
+  /// batches come over a data connection.
   std::vector<caf::strong_actor_ptr> producers;
+  struct remote_producer {
+    resource_id tm;
+    execution_attempt_id attempt;
+  };
+  std::vector<std::optional<remote_producer>> remote_producers;
   /// Peers (consumers, and producers once they sent something) watched so
   /// that losing one fails this subtask instead of stalling it.
   std::set<caf::actor_addr> watched;
@@ -79,29 +94,100 @@ struct subtask_state : runner_port {
     watch(producers[ch]);
   }
 
+  /// Remembers who sends on `channel` over a data connection.
+  void note_remote_producer(int32_t channel, const resource_id& tm,
+                            const execution_attempt_id& producer) {
+    auto ch = static_cast<size_t>(channel);
+    if (channel < 0 || ch >= remote_producers.size() || remote_producers[ch])
+      return;
+    remote_producers[ch] = remote_producer{tm, producer};
+  }
+
   const subtask_actor& consumer(size_t gate, int32_t index) const {
     return consumers[gate][static_cast<size_t>(index)];
   }
 
+  /// Whether the peer with data port `where` is another taskmanager that
+  /// this one reaches over a data connection.
+  bool remote(const data_endpoint& where) const {
+    return data && own.valid() && where.valid() && where.tm != own.tm;
+  }
+
+  /// The consumer's address when its batches travel over a data
+  /// connection; null when they go to its actor.
+  const consumer_address* remote_consumer(size_t gate, int32_t index) const {
+    if (gate >= addresses.size())
+      return nullptr;
+    auto& a = addresses[gate][static_cast<size_t>(index)];
+    return remote(a.where) ? &a : nullptr;
+  }
+
+  frame_header header_to(const consumer_address& a, frame_kind kind,
+                         size_t gate, int32_t channel, int64_t seq) const {
+    frame_header h;
+    h.kind = kind;
+    h.to = a.attempt;
+    h.from = attempt;
+    h.channel = channel;
+    h.port = static_cast<int32_t>(gate);
+    h.seq = seq;
+    return h;
+  }
+
   void send_batch(size_t gate, int32_t consumer_index, int32_t channel,
                   int64_t seq, row_batch&& batch) override {
+    if (auto* a = remote_consumer(gate, consumer_index)) {
+      // Encoded here, on the producer's thread: the data service only
+      // copies bytes.
+      std::string payload;
+      encode_into(batch, payload);
+      self->send(data, send_atom_v, a->where.tm,
+                 header_to(*a, frame_kind::batch, gate, channel, seq),
+                 std::move(payload));
+      return;
+    }
     self->send(consumer(gate, consumer_index), data_atom_v, channel,
                static_cast<int32_t>(gate), seq, std::move(batch));
   }
 
   void send_barrier(size_t gate, int32_t consumer_index, int32_t channel,
                     int64_t seq, const checkpoint_barrier& barrier) override {
+    if (auto* a = remote_consumer(gate, consumer_index)) {
+      auto h = header_to(*a, frame_kind::barrier, gate, channel, seq);
+      h.value = barrier.id;
+      h.detail = static_cast<uint8_t>(barrier.kind);
+      self->send(data, send_atom_v, a->where.tm, h, std::string{});
+      return;
+    }
     self->send(consumer(gate, consumer_index), barrier_atom_v, channel,
                static_cast<int32_t>(gate), seq, barrier);
   }
 
   void send_end(size_t gate, int32_t consumer_index, int32_t channel,
                 int64_t events) override {
+    if (auto* a = remote_consumer(gate, consumer_index)) {
+      auto h = header_to(*a, frame_kind::end, gate, channel, 0);
+      h.value = events;
+      self->send(data, send_atom_v, a->where.tm, h, std::string{});
+      return;
+    }
     self->send(consumer(gate, consumer_index), end_atom_v, channel, events);
   }
 
   void return_credit(int32_t channel, int32_t port) override {
     auto ch = static_cast<size_t>(channel);
+    if (ch < remote_producers.size() && remote_producers[ch]) {
+      auto& p = *remote_producers[ch];
+      frame_header h;
+      h.kind = frame_kind::credit;
+      h.to = p.attempt;
+      h.from = attempt;
+      h.port = port;
+      h.channel = subtask_index;
+      h.value = 1;
+      self->send(data, send_atom_v, p.tm, h, std::string{});
+      return;
+    }
     if (ch < producers.size() && producers[ch])
       self->send(caf::actor_cast<subtask_actor>(producers[ch]), credit_atom_v,
                  port, subtask_index, int32_t{1});
@@ -196,17 +282,75 @@ size_t input_channels(const task_deployment& d) {
   return n;
 }
 
+/// A frame from a producer on another taskmanager, decoded and handed to
+/// the runner as the messages of a local producer are.
+void on_frame(subtask_state& st, const resource_id& from,
+              const frame_header& h, const std::vector<char>& payload) {
+  st.note_remote_producer(h.channel, from, h.from);
+  switch (h.kind) {
+    case frame_kind::batch: {
+      row_batch b;
+      if (!decode(std::string_view{payload.data(), payload.size()}, b)) {
+        st.runner->fail(fmt::format("a malformed batch from taskmanager {}",
+                                    from.value));
+        return;
+      }
+      st.runner->on_batch(h.channel, h.port, h.seq, std::move(b));
+      return;
+    }
+    case frame_kind::barrier:
+      if (h.detail > static_cast<uint8_t>(checkpoint_kind::savepoint)) {
+        st.runner->fail(fmt::format("a barrier of an unknown kind from "
+                                    "taskmanager {}",
+                                    from.value));
+        return;
+      }
+      st.runner->on_barrier(h.channel, h.port, h.seq,
+                            checkpoint_barrier{
+                              h.value, static_cast<checkpoint_kind>(h.detail)});
+      return;
+    case frame_kind::end:
+      st.runner->on_end(h.channel, h.value);
+      return;
+    default:
+      return; // hellos and credits never reach a subtask
+  }
+}
+
+/// Tells the data service which taskmanagers this subtask exchanges with
+/// (it dials those it must, and reports lost connections), before any of
+/// the subtask's frames.
+void connect_data(subtask_state& st, const std::vector<data_endpoint>& from) {
+  std::vector<data_endpoint> peers;
+  auto add = [&](const data_endpoint& e) {
+    if (st.remote(e) && std::find(peers.begin(), peers.end(), e) == peers.end())
+      peers.push_back(e);
+  };
+  for (auto& e : from)
+    add(e);
+  for (auto& list : st.addresses)
+    for (auto& a : list)
+      add(a.where);
+  if (!peers.empty())
+    st.self->send(st.data, caf::connect_atom::value, std::move(peers),
+                  subtask_actor{st.self});
+}
+
 subtask_private_actor::behavior_type
 subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
              std::shared_ptr<built_chain> built,
-             std::shared_ptr<task_metrics> metrics) {
+             std::shared_ptr<task_metrics> metrics, data_service_actor data,
+             data_endpoint own) {
   auto& st = self->state;
+  st.data = std::move(data);
+  st.own = std::move(own);
   st.metrics = std::move(metrics);
   st.labels = labels_of(d);
   st.attempt = d.attempt;
   st.subtask_index = d.subtask_index;
   st.jm = std::move(jm);
   st.producers.resize(input_channels(d));
+  st.remote_producers.resize(input_channels(d));
   st.runner = std::make_unique<subtask_runner>(d, st);
   // A peer that ended (finished, canceled, failed: it reports that itself) is
   // fine. A peer that became unreachable (its process killed, the link
@@ -228,6 +372,8 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
     [=](start_atom, subtask_wiring& w) {
       auto& st = self->state;
       st.consumers = std::move(w.consumers);
+      st.addresses = std::move(w.addresses);
+      connect_data(st, w.producers);
       for (auto& list : st.consumers)
         for (auto& c : list)
           st.watch(caf::actor_cast<caf::strong_actor_ptr>(c));
@@ -246,6 +392,11 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
     [=](end_atom, int32_t channel, int64_t events) {
       self->state.runner->on_end(channel, events);
     },
+    [=](frame_atom, const resource_id& from, const frame_header& h,
+        const std::vector<char>& payload) {
+      on_frame(self->state, from, h, payload);
+    },
+    [=](lost_atom, const std::string& why) { self->state.runner->fail(why); },
     [=](credit_atom, int32_t port, int32_t consumer, int32_t n) {
       self->state.runner->on_credit(port, consumer, n);
     },
@@ -301,12 +452,23 @@ subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
       && (built->chain->blocking_io() || restores_from_files(d.restore)))
     handle = sys.spawn<caf::detached>(subtask_impl, std::move(d),
                                       std::move(jm), std::move(built),
-                                      env.metrics);
+                                      env.metrics, env.data,
+                                      env.data_port);
   else
     handle = sys.spawn(subtask_impl, std::move(d), std::move(jm),
-                       std::move(built), env.metrics);
+                       std::move(built), env.metrics, env.data,
+                       env.data_port);
+  // Frames for the subtask find it from now on, before its producers can
+  // send (they start after every subtask is deployed).
+  auto registry = env.registry;
+  if (registry)
+    registry->add(attempt, handle);
   caf::actor_cast<caf::abstract_actor*>(handle)->attach_functor(
-    [attempt] { crash_watch::forget(attempt); });
+    [attempt, registry] {
+      crash_watch::forget(attempt);
+      if (registry)
+        registry->remove(attempt);
+    });
   return handle;
 }
 

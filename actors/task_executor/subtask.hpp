@@ -4,6 +4,7 @@
 
 #include "dataplane/exchange_options.hpp"
 #include "messages/deployment.hpp"
+#include "messages/data_service.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/job_master.hpp"
 #include "messages/subtask.hpp"
@@ -15,6 +16,7 @@ class actor_system;
 namespace weir {
 
 class task_metrics;
+class data_registry;
 
 /// What a TaskExecutor gives every subtask besides its deployment.
 struct subtask_env {
@@ -30,6 +32,12 @@ struct subtask_env {
   job_master_actor job_master;
   /// Where the subtask also leaves its metrics reports (null: nowhere).
   std::shared_ptr<task_metrics> metrics;
+  /// The process's data service and its data port (none: batches to
+  /// other taskmanagers travel as messages); the registry where frames
+  /// find the subtask.
+  data_service_actor data;
+  data_endpoint data_port;
+  std::shared_ptr<data_registry> registry;
 };
 
 /// Spawns the actor running one subtask. It opens its operators at once

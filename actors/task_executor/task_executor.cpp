@@ -65,6 +65,7 @@ slot_report registration(self_ptr self) {
   auto report = st.slots->report();
   report.hardware = describe_hardware(st.opts.slot_profile.native_mb
                                       * st.opts.slots * (int64_t{1} << 20));
+  report.data = st.opts.data_port;
   return report;
 }
 
@@ -167,6 +168,9 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
       env.dispatcher = st.opts.dispatcher;
       env.job_master = jm;
       env.metrics = st.opts.metrics;
+      env.data = st.opts.data;
+      env.data_port = st.opts.data_port;
+      env.registry = st.opts.registry;
       auto h = spawn_subtask(std::move(d), jm, env);
       self->monitor(h);
       st.subtasks.add(job, h);
@@ -312,7 +316,8 @@ task_executor_impl(self_ptr self, task_executor_options opts,
         if (!problem.empty())
           continue;
         offers.push_back(
-          slot_offer{g.alloc, g.slot_index, st.slots->profile(g.slot_index)});
+          slot_offer{g.alloc, g.slot_index, st.slots->profile(g.slot_index),
+                     st.opts.data_port});
       }
       auto n = static_cast<int32_t>(offers.size());
       publish_slots(self);

@@ -7,6 +7,7 @@
 #include "actors/common/heartbeat_monitor.hpp"
 #include "dataplane/exchange_options.hpp"
 #include "dataplane/network_buffers.hpp"
+#include "messages/data_service.hpp"
 #include "messages/dispatcher.hpp"
 #include "messages/resource_manager.hpp"
 #include "messages/task_executor.hpp"
@@ -18,6 +19,7 @@ class actor_system;
 namespace weir {
 
 class task_metrics;
+class data_registry;
 
 /// Options of one TaskExecutor (Flink's taskmanager.* keys).
 struct task_executor_options {
@@ -48,6 +50,12 @@ struct task_executor_options {
   /// off: a detached actor runs outside the test scheduler, and its
   /// messages to scheduled actors would race with the test's thread.
   bool helper_threads = true;
+  /// Its process's data service and data port (none: its batches to other
+  /// taskmanagers travel as messages), and the service's registry of
+  /// subtasks, where it enters each subtask it spawns.
+  data_service_actor data;
+  data_endpoint data_port;
+  std::shared_ptr<data_registry> registry;
   /// Its process's metrics for the Prometheus endpoint (null: none): its
   /// slots and its subtasks' reports go there.
   std::shared_ptr<task_metrics> metrics;
