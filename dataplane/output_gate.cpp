@@ -215,11 +215,27 @@ void output_gate::route(const row_batch& rows) {
       break;
     }
     case partitioning::rebalance: {
-      lane_of_row_.resize(rows.rows);
+      // Contiguous slices, one per lane in round-robin order: each batch
+      // spreads evenly (slices differ by one row at most; the lanes that
+      // get the extra row rotate), and a slice is copied a column at a
+      // time, not row by row.
       auto n = lanes_.size();
-      for (size_t i = 0; i < rows.rows; ++i)
-        lane_of_row_[i] = static_cast<uint32_t>(next_rebalance_++ % n);
-      break;
+      auto each = rows.rows / n;
+      auto extra = rows.rows % n;
+      auto start = next_rebalance_ % n;
+      size_t at = 0;
+      for (size_t k = 0; k < n && at < rows.rows; ++k) {
+        auto count = each + (k < extra ? 1 : 0);
+        if (count == 0)
+          break;
+        auto& l = lanes_[(start + k) % n];
+        open_lane(l);
+        append_rows(l.open, rows, at, at + count);
+        at += count;
+        check_full(l);
+      }
+      next_rebalance_ = start + extra;
+      return;
     }
   }
   if (wide())

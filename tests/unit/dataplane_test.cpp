@@ -161,17 +161,18 @@ TEST_CASE("broadcast sends every record to every consumer") {
   CHECK(consumers == std::set<int32_t>{0, 1, 2});
 }
 
-TEST_CASE("rebalance goes round-robin from the producer's index") {
+TEST_CASE("rebalance spreads each batch in slices, round-robin from the "
+          "producer's index") {
   output_gate gate{desc(partitioning::rebalance, 3), 1, opts(100), nums_schema};
-  auto in = numbers(0, 6);
+  auto in = numbers(0, 6); // 7 rows: 3, 2, 2 from consumer 1 on
   gate.emit(in);
-  auto more = numbers(7, 8);
+  auto more = numbers(7, 8); // the extra rows go on from consumer 2
   gate.emit(more);
   gate.flush();
   auto got = nums_by_consumer(drain(gate));
-  CHECK(got[1] == std::vector<int64_t>{0, 3, 6});
-  CHECK(got[2] == std::vector<int64_t>{1, 4, 7});
-  CHECK(got[0] == std::vector<int64_t>{2, 5, 8});
+  CHECK(got[1] == std::vector<int64_t>{0, 1, 2});
+  CHECK(got[2] == std::vector<int64_t>{3, 4, 7});
+  CHECK(got[0] == std::vector<int64_t>{5, 6, 8});
 }
 
 TEST_CASE("rebalance from several producers spreads evenly") {
@@ -336,19 +337,19 @@ TEST_CASE("credits limit what drain sends; add_credit releases the rest") {
 TEST_CASE("credit is per consumer: one blocked consumer does not stall "
           "another") {
   output_gate gate{desc(partitioning::rebalance, 2), 0, opts(1, 1), nums_schema};
-  auto in = numbers(0, 5); // 0,2,4 to consumer 0; 1,3,5 to consumer 1
+  auto in = numbers(0, 5); // 0,1,2 to consumer 0; 3,4,5 to consumer 1
   gate.emit(in);
   auto first = nums_by_consumer(drain(gate));
   CHECK(first[0] == std::vector<int64_t>{0});
-  CHECK(first[1] == std::vector<int64_t>{1});
+  CHECK(first[1] == std::vector<int64_t>{3});
   gate.add_credit(1, 2);
   auto second = nums_by_consumer(drain(gate));
   CHECK(second.count(0) == 0u);
-  CHECK(second[1] == std::vector<int64_t>{3, 5});
+  CHECK(second[1] == std::vector<int64_t>{4, 5});
   CHECK(gate.backlogged());
   gate.add_credit(0, 2);
   auto third = nums_by_consumer(drain(gate));
-  CHECK(third[0] == std::vector<int64_t>{2, 4});
+  CHECK(third[0] == std::vector<int64_t>{1, 2});
   CHECK(gate.empty());
 }
 
