@@ -10,6 +10,10 @@ network_buffer_options network_buffers_of(const configuration& cfg) {
   n.max_bytes = cfg.get(keys::network_max).mb << 20;
   n.buffers_per_channel
     = static_cast<int32_t>(cfg.get(keys::network_buffers_per_channel));
+  n.floating_per_gate
+    = static_cast<int32_t>(cfg.get(keys::network_floating_per_gate));
+  n.max_exclusive_per_gate
+    = static_cast<int32_t>(cfg.get(keys::network_max_exclusive_per_gate));
   return n;
 }
 

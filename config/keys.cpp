@@ -81,6 +81,8 @@ const std::vector<key_info>& config_keys() {
     taskmanager_heap.info(),
     network_max.info(),
     network_buffers_per_channel.info(),
+    network_floating_per_gate.info(),
+    network_max_exclusive_per_gate.info(),
     taskmanager_host.info(),
     taskmanager_data_port.info(),
     task_slots.info(),

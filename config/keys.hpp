@@ -234,8 +234,17 @@ inline constexpr config_key<memory_size> network_max{
   "subtasks need more than are free is refused and its job fails.", memory};
 inline constexpr config_key<int64_t> network_buffers_per_channel{
   "taskmanager.network.memory.buffers-per-channel", "2",
-  "Network buffers each input channel of a subtask needs (each output "
-  "channel needs one).", {"1", "1024"}};
+  "Exclusive network buffers (credits) of each input channel of a subtask "
+  "(each output channel needs one).", {"1", "1024"}};
+inline constexpr config_key<int64_t> network_floating_per_gate{
+  "taskmanager.network.memory.floating-buffers-per-gate", "8",
+  "Network buffers each input gate of a subtask lends to the channels "
+  "whose producers have data waiting.", {"1", "65536"}};
+inline constexpr config_key<int64_t> network_max_exclusive_per_gate{
+  "taskmanager.network.memory.max-exclusive-buffers-per-gate", "64",
+  "An input gate whose channels would need more exclusive buffers than "
+  "this has none: all its credit floats (wide hash exchanges).",
+  {"0", "1073741824"}};
 inline constexpr config_key<std::string> taskmanager_host{
   "taskmanager.host", "127.0.0.1",
   "Address a worker's data port listens on, and that the workers exchanging "

@@ -22,6 +22,8 @@ struct input_event {
   int32_t channel = 0;
   int32_t port = 0; ///< the producer's output that sent it
   std::variant<row_batch, checkpoint_barrier, channel_end> body;
+  /// Its credit went back while it waited for an alignment (input_credits).
+  bool credit_returned = false;
 };
 
 /// A credit owed for a processed batch of `channel` (whose producer sent it
@@ -29,6 +31,7 @@ struct input_event {
 struct owed_credit {
   int32_t channel = 0;
   int32_t port = 0;
+  int32_t n = 1;
 };
 
 /// A subtask's input side (plain class): events in channel order, the

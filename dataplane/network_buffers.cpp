@@ -5,8 +5,10 @@ namespace weir {
 int64_t buffers_needed(const task_deployment& d,
                        const network_buffer_options& opts) {
   int64_t need = 0;
+  auto gates = opts.credits({});
   for (auto& in : d.inputs)
-    need += int64_t{in.channels} * opts.buffers_per_channel;
+    need += int64_t{in.channels} * gates.exclusive_for(in.channels)
+            + opts.floating_per_gate;
   for (auto& out : d.outputs)
     need += out.part == partitioning::forward ? 1 : out.consumers;
   return need;

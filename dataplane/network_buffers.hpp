@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "dataplane/exchange_options.hpp"
 #include "messages/deployment.hpp"
 #include "messages/ids.hpp"
 
@@ -16,17 +17,33 @@ struct network_buffer_options {
   static constexpr int64_t buffer_bytes = 32 * 1024;
   /// taskmanager.memory.network.max, in bytes.
   int64_t max_bytes = int64_t{1} << 30;
-  /// taskmanager.network.memory.buffers-per-channel: buffers each input
-  /// channel needs; each output channel needs one.
+  /// taskmanager.network.memory.buffers-per-channel: exclusive buffers
+  /// (credits) of each input channel; each output channel needs one.
   int32_t buffers_per_channel = 2;
+  /// taskmanager.network.memory.floating-buffers-per-gate: buffers each
+  /// input gate lends to channels with a backlog.
+  int32_t floating_per_gate = 8;
+  /// taskmanager.network.memory.max-exclusive-buffers-per-gate: a gate
+  /// whose channels would need more exclusive buffers than this has none;
+  /// all of its buffers float (input_credits).
+  int32_t max_exclusive_per_gate = 64;
+
+  /// What the subtasks' input gates grant, as `base` otherwise.
+  exchange_options credits(exchange_options base) const {
+    base.exclusive_per_channel = buffers_per_channel;
+    base.floating_per_gate = floating_per_gate;
+    base.max_exclusive_per_gate = max_exclusive_per_gate;
+    return base;
+  }
 
   /// The budget in buffers.
   int64_t total_buffers() const { return max_bytes / buffer_bytes; }
 };
 
-/// The buffers subtask `d` needs: `buffers_per_channel` per input channel,
-/// one per output channel (a forward output has one channel, any other as
-/// many as the consumer has subtasks).
+/// The buffers subtask `d` needs: per input gate, `buffers_per_channel`
+/// per channel (none when that would pass `max_exclusive_per_gate`) and
+/// `floating_per_gate`; one per output channel (a forward output has one
+/// channel, any other as many as the consumer has subtasks).
 int64_t buffers_needed(const task_deployment& d,
                        const network_buffer_options& opts);
 

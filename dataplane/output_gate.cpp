@@ -306,8 +306,11 @@ void output_gate::add_credit(int32_t consumer, int32_t n) {
   bool known = desc_.part == partitioning::forward
                  ? consumer == targets_.front()
                  : consumer >= 0 && static_cast<size_t>(consumer) < lanes_.size();
-  if (known)
-    lane_of(consumer).credit += n;
+  if (known) {
+    auto& l = lane_of(consumer);
+    l.credit += n;
+    l.announced = false; // a backlog left after these is announced again
+  }
 }
 
 bool output_gate::backlogged() const {

@@ -48,9 +48,13 @@ public:
 
   /// Hands every queued event that has credit, in order, to `on_batch(int32_t
   /// consumer, int32_t channel, int64_t seq, record_batch&&)` or
-  /// `on_barrier(consumer, channel, seq, const checkpoint_barrier&)`.
-  template <class OnBatch, class OnBarrier>
-  void drain(OnBatch&& on_batch, OnBarrier&& on_barrier);
+  /// `on_barrier(consumer, channel, seq, const checkpoint_barrier&)`; for
+  /// a consumer whose events wait without credit, tells
+  /// `on_backlog(consumer, channel, int32_t waiting)` once (again after
+  /// the next credit), so that it grants some (input_credits).
+  template <class OnBatch, class OnBarrier, class OnBacklog>
+  void drain(OnBatch&& on_batch, OnBarrier&& on_barrier,
+             OnBacklog&& on_backlog);
 
   /// Whether some consumer has closed batches waiting for credit.
   bool backlogged() const;
@@ -91,6 +95,8 @@ private:
     std::list<std::variant<row_batch, checkpoint_barrier>> closed;
     int32_t credit = 0;
     int64_t sent = 0;
+    /// The consumer was told of the events waiting without credit.
+    bool announced = false;
   };
 
   size_t lane_index(int32_t consumer) const {
@@ -134,8 +140,9 @@ private:
   std::vector<uint32_t> lane_of_row_;
 };
 
-template <class OnBatch, class OnBarrier>
-void output_gate::drain(OnBatch&& on_batch, OnBarrier&& on_barrier) {
+template <class OnBatch, class OnBarrier, class OnBacklog>
+void output_gate::drain(OnBatch&& on_batch, OnBarrier&& on_barrier,
+                        OnBacklog&& on_backlog) {
   for (auto t : targets_) {
     auto& l = lane_of(t);
     while (l.credit > 0 && !l.closed.empty()) {
@@ -147,6 +154,10 @@ void output_gate::drain(OnBatch&& on_batch, OnBarrier&& on_barrier) {
         on_barrier(t, channel_, seq,
                    std::get<checkpoint_barrier>(l.closed.front()));
       l.closed.pop_front();
+    }
+    if (l.credit == 0 && !l.closed.empty() && !l.announced) {
+      l.announced = true;
+      on_backlog(t, channel_, static_cast<int32_t>(l.closed.size()));
     }
   }
 }

@@ -23,6 +23,19 @@ std::vector<int32_t> gates_of_channels(const task_deployment& d) {
   return out;
 }
 
+/// Each input gate's credits: exclusive per channel unless the gate is
+/// too wide for them, and its floating ones.
+std::vector<input_credits::gate> credit_gates(const task_deployment& d,
+                                              const exchange_options& opts) {
+  std::vector<input_credits::gate> out;
+  for (auto& in : d.inputs)
+    out.push_back(input_credits::gate{in.channels,
+                                      opts.exclusive_for(in.channels),
+                                      opts.floating_per_gate,
+                                      opts.initial_credit});
+  return out;
+}
+
 } // namespace
 
 built_chain build_chain(const task_deployment& d, const chain_env& env) {
@@ -39,12 +52,14 @@ built_chain build_chain(const task_deployment& d, const chain_env& env) {
 }
 
 subtask_runner::subtask_runner(const task_deployment& d, runner_port& port,
-                               load_meter::clock_fn clock)
+                               load_meter::clock_fn clock,
+                               const exchange_options& opts)
   : port_(port),
     name_(fmt::format("{} ({}/{})", d.task_name, d.subtask_index + 1,
                       d.parallelism)),
     gate_of_channel_(gates_of_channels(d)),
     inputs_(gate_of_channel_.size()),
+    credits_(credit_gates(d, opts)),
     aligner_(gate_of_channel_.size()),
     storage_(d.backend.checkpoint_dir,
              fmt::format("{}-{}", d.subtask_index,
@@ -205,6 +220,17 @@ void subtask_runner::on_barrier(int32_t channel, int32_t port, int64_t seq,
   });
 }
 
+void subtask_runner::on_backlog(int32_t channel, int32_t port,
+                                int32_t waiting) {
+  if (terminal())
+    return;
+  metered([&] {
+    std::vector<input_credits::grant> grants;
+    credits_.on_backlog(channel, port, waiting, grants);
+    give(grants);
+  });
+}
+
 void subtask_runner::on_end(int32_t channel, int64_t events) {
   if (terminal())
     return;
@@ -226,6 +252,11 @@ void subtask_runner::pump() {
       ev = inputs_.pop();
     }
     if (aligner_.blocked(ev.channel)) {
+      // Its lent credit goes back now: the channels still owing their
+      // barrier must get credit (input_credits).
+      std::vector<input_credits::grant> grants;
+      ev.credit_returned = credits_.hold(ev.channel, grants);
+      give(grants);
       aligner_.hold(std::move(ev));
       continue;
     }
@@ -251,14 +282,31 @@ void subtask_runner::process_batch(input_event& ev) {
   schedule_flush();
   // The credit goes back once the batch is processed, unless the outputs are
   // backlogged: then this subtask holds its producers back too.
-  if (chain_->backlogged())
-    inputs_.withhold(owed_credit{ev.channel, ev.port});
-  else
-    port_.return_credit(ev.channel, ev.port);
+  give_back(ev);
+}
+
+void subtask_runner::give_back(const input_event& ev, bool now) {
+  if (ev.credit_returned)
+    return;
+  std::vector<input_credits::grant> grants;
+  if (credits_.consume(ev.channel, grants))
+    grants.push_back(input_credits::grant{ev.channel, ev.port, 1});
+  give(grants, now);
+}
+
+void subtask_runner::give(std::vector<input_credits::grant>& grants,
+                          bool now) {
+  bool hold = !now && chain_ && chain_->backlogged();
+  for (auto& g : grants) {
+    if (hold)
+      inputs_.withhold(owed_credit{g.channel, g.port, g.n});
+    else
+      port_.return_credit(g.channel, g.port, g.n);
+  }
 }
 
 void subtask_runner::process_barrier(const input_event& ev) {
-  port_.return_credit(ev.channel, ev.port);
+  give_back(ev, true);
   auto& b = std::get<checkpoint_barrier>(ev.body);
   pending_kind_ = b.kind;
   if (aligner_.pending() != b.id)

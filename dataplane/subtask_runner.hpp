@@ -10,6 +10,8 @@
 
 #include "dataplane/barrier_aligner.hpp"
 #include "dataplane/chain_env.hpp"
+#include "dataplane/exchange_options.hpp"
+#include "dataplane/input_credits.hpp"
 #include "dataplane/checkpoint_storage.hpp"
 #include "dataplane/input_queue.hpp"
 #include "dataplane/load_meter.hpp"
@@ -42,9 +44,13 @@ public:
   virtual void send_end(size_t gate, int32_t consumer, int32_t channel,
                         int64_t events)
     = 0;
-  /// One credit back to the producer of input channel `channel`, for its
+  /// That channel has `waiting` events and no credit for them.
+  virtual void send_backlog(size_t gate, int32_t consumer, int32_t channel,
+                            int32_t waiting)
+    = 0;
+  /// `n` credits to the producer of input channel `channel`, for its
   /// output `port`.
-  virtual void return_credit(int32_t channel, int32_t port) = 0;
+  virtual void return_credit(int32_t channel, int32_t port, int32_t n) = 0;
   /// The subtask moved to state `s` (FAILED comes with the cause). After a
   /// terminal state the runner does nothing more: the subtask may end.
   virtual void report(execution_state s, const io_metrics& metrics,
@@ -117,9 +123,11 @@ public:
   /// execution.buffer-timeout).
   static constexpr auto buffer_timeout = std::chrono::milliseconds{50};
 
-  /// `clock`: what the load is measured with (tests script it).
+  /// `clock`: what the load is measured with (tests script it); `opts`:
+  /// the input gates' credits.
   subtask_runner(const task_deployment& d, runner_port& port,
-                 load_meter::clock_fn clock = load_meter::clock::now);
+                 load_meter::clock_fn clock = load_meter::clock::now,
+                 const exchange_options& opts = {});
   ~subtask_runner();
 
   /// Opens the operators of `built`, restoring `restore`; reports
@@ -134,6 +142,8 @@ public:
   void on_barrier(int32_t channel, int32_t port, int64_t seq,
                   const checkpoint_barrier& b);
   void on_end(int32_t channel, int64_t events);
+  /// The producer of `channel` has `waiting` events without credit.
+  void on_backlog(int32_t channel, int32_t port, int32_t waiting);
 
   /// Consumer `consumer` of output `gate` granted `n` more events.
   void on_credit(int32_t gate, int32_t consumer, int32_t n);
@@ -194,6 +204,11 @@ private:
   void send_metrics();
   io_metrics current_metrics();
   void release_owed_credits();
+  /// Sends `grants`, or keeps them while the outputs are backlogged
+  /// (unless `now`: a barrier's credit never waits).
+  void give(std::vector<input_credits::grant>& grants, bool now = false);
+  /// The credit of consumed event `ev` goes back (input_credits::consume).
+  void give_back(const input_event& ev, bool now = false);
   void report(execution_state s, std::string error = {});
   bool processing() const {
     return phase_ == phase::running || phase_ == phase::ending;
@@ -213,6 +228,7 @@ private:
   std::vector<int32_t> gate_of_channel_;
   std::unique_ptr<operator_chain> chain_;
   input_queue inputs_;
+  input_credits credits_;
   barrier_aligner aligner_;
   /// Events that waited for a barrier alignment, processed before the queue.
   std::deque<input_event> replay_;

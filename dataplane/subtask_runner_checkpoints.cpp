@@ -51,6 +51,9 @@ void subtask_runner::aligned(int64_t id) {
   auto held = aligner_.release();
   replay_.insert(replay_.end(), std::make_move_iterator(held.begin()),
                  std::make_move_iterator(held.end()));
+  std::vector<input_credits::grant> grants;
+  credits_.unblock_all(grants);
+  give(grants);
 }
 
 /// Snapshots the operators, sends the barrier after everything emitted so

@@ -73,6 +73,9 @@ void subtask_runner::drain() {
       [&](int32_t consumer, int32_t channel, int64_t seq,
           const checkpoint_barrier& b) {
         port_.send_barrier(g, consumer, channel, seq, b);
+      },
+      [&](int32_t consumer, int32_t channel, int32_t waiting) {
+        port_.send_backlog(g, consumer, channel, waiting);
       });
 }
 
@@ -101,7 +104,7 @@ void subtask_runner::release_owed_credits() {
   if (chain_->backlogged())
     return;
   for (auto& c : inputs_.release())
-    port_.return_credit(c.channel, c.port);
+    port_.return_credit(c.channel, c.port, c.n);
 }
 
 } // namespace weir

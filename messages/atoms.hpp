@@ -9,6 +9,7 @@ namespace weir {
   using name##_atom = caf::atom_constant<caf::atom(text)>;                     \
   constexpr name##_atom name##_atom_v = name##_atom{};
 
+WEIR_ATOM(backlog, "backlog")
 WEIR_ATOM(barrier, "barrier")
 WEIR_ATOM(beat, "beat")
 WEIR_ATOM(blob, "blob")

@@ -47,6 +47,8 @@ enum class frame_kind : uint8_t {
   /// `value` credits for a producer's output `port`, from consumer subtask
   /// `channel`.
   credit = 5,
+  /// `value` events of the channel wait for credit at the producer.
+  backlog = 6,
 };
 
 /// A frame's fixed header, 64 bytes little-endian on the wire, followed by

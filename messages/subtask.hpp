@@ -28,8 +28,8 @@ using subtask_actor = caf::typed_actor<
   /// JobMaster: the consumers of each output; start processing.
   caf::reacts_to<start_atom, subtask_wiring>,
   /// Upstream subtask: event number `seq` of input channel `channel` is a
-  /// batch, sent through the producer's output `port`; the consumer answers
-  /// with one credit once it processed it.
+  /// batch, sent through the producer's output `port` against a credit;
+  /// the consumer gives the credit back once it processed it.
   caf::reacts_to<data_atom, int32_t, int32_t, int64_t, row_batch>,
   /// Upstream subtask: event number `seq` of input channel `channel` is a
   /// checkpoint barrier, sent through the producer's output `port` after
@@ -39,6 +39,10 @@ using subtask_actor = caf::typed_actor<
   /// Upstream subtask: input channel `channel` has ended after `events`
   /// numbered events (batches and barriers).
   caf::reacts_to<end_atom, int32_t, int64_t>,
+  /// Upstream subtask: `waiting` events of input channel `channel`, from
+  /// the producer's output `port`, wait for credit (the consumer grants
+  /// some: dataplane/input_credits.hpp).
+  caf::reacts_to<backlog_atom, int32_t, int32_t, int32_t>,
   /// Data service: a batch, barrier or end from a producer on taskmanager
   /// `from`, which came over its data connection (the header says which
   /// and where; a batch's payload is its wire form). Credits for it go

@@ -42,11 +42,14 @@ caf::error data_guard::check(const char* data, size_t size) {
     return violation(hello ? "a second hello" : "a frame before its hello");
   if (hello && (h->length == 0 || h->length > max_hello_size))
     return violation(fmt::format("a hello of {} bytes", h->length));
-  if ((h->kind == frame_kind::end || h->kind == frame_kind::credit)
-      && h->length != 0)
-    return violation("an end or credit frame with a payload");
-  if (h->kind == frame_kind::credit && h->value <= 0)
-    return violation(fmt::format("a credit of {}", h->value));
+  bool header_only = h->kind == frame_kind::end
+                     || h->kind == frame_kind::credit
+                     || h->kind == frame_kind::backlog;
+  if (header_only && h->length != 0)
+    return violation("an end, credit or backlog frame with a payload");
+  if ((h->kind == frame_kind::credit || h->kind == frame_kind::backlog)
+      && (h->value <= 0 || h->value > INT32_MAX))
+    return violation(fmt::format("a credit or backlog of {}", h->value));
   if (h->kind == frame_kind::batch && h->length == 0)
     return violation("a batch frame without a batch");
   if (h->length > max_payload_)

@@ -17,8 +17,9 @@ namespace weir::net {
 /// - anything before the peer's hello, a hello over max_hello_size or not
 ///   of this protocol, a second hello;
 /// - unknown frame kinds, reserved bytes that are not zero;
-/// - payloads on ends and credits, payloads over the message limit
-///   (rpc.max-message-size), credits that are not positive.
+/// - payloads on ends, credits and backlogs, payloads over the message
+///   limit (rpc.max-message-size), credits and backlogs that are not
+///   positive 32-bit numbers.
 /// Plain logic: the scribe (transport.cpp) feeds it and closes the
 /// connection when it answers with an error.
 class data_guard {

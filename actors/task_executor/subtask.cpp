@@ -174,7 +174,19 @@ struct subtask_state : runner_port {
     self->send(consumer(gate, consumer_index), end_atom_v, channel, events);
   }
 
-  void return_credit(int32_t channel, int32_t port) override {
+  void send_backlog(size_t gate, int32_t consumer_index, int32_t channel,
+                    int32_t waiting) override {
+    if (auto* a = remote_consumer(gate, consumer_index)) {
+      auto h = header_to(*a, frame_kind::backlog, gate, channel, 0);
+      h.value = waiting;
+      self->send(data, send_atom_v, a->where.tm, h, std::string{});
+      return;
+    }
+    self->send(consumer(gate, consumer_index), backlog_atom_v, channel,
+               static_cast<int32_t>(gate), waiting);
+  }
+
+  void return_credit(int32_t channel, int32_t port, int32_t n) override {
     auto ch = static_cast<size_t>(channel);
     if (ch < remote_producers.size() && remote_producers[ch]) {
       auto& p = *remote_producers[ch];
@@ -184,13 +196,13 @@ struct subtask_state : runner_port {
       h.from = attempt;
       h.port = port;
       h.channel = subtask_index;
-      h.value = 1;
+      h.value = n;
       self->send(data, send_atom_v, p.tm, h, std::string{});
       return;
     }
     if (ch < producers.size() && producers[ch])
       self->send(caf::actor_cast<subtask_actor>(producers[ch]), credit_atom_v,
-                 port, subtask_index, int32_t{1});
+                 port, subtask_index, n);
   }
 
   /// The report also goes to the process's metrics endpoint (at the
@@ -312,6 +324,10 @@ void on_frame(subtask_state& st, const resource_id& from,
     case frame_kind::end:
       st.runner->on_end(h.channel, h.value);
       return;
+    case frame_kind::backlog:
+      st.runner->on_backlog(h.channel, h.port,
+                            static_cast<int32_t>(h.value));
+      return;
     default:
       return; // hellos and credits never reach a subtask
   }
@@ -340,7 +356,7 @@ subtask_private_actor::behavior_type
 subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
              std::shared_ptr<built_chain> built,
              std::shared_ptr<task_metrics> metrics, data_service_actor data,
-             data_endpoint own) {
+             data_endpoint own, exchange_options exchange) {
   auto& st = self->state;
   st.data = std::move(data);
   st.own = std::move(own);
@@ -351,7 +367,8 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
   st.jm = std::move(jm);
   st.producers.resize(input_channels(d));
   st.remote_producers.resize(input_channels(d));
-  st.runner = std::make_unique<subtask_runner>(d, st);
+  st.runner = std::make_unique<subtask_runner>(d, st, load_meter::clock::now,
+                                               exchange);
   // A peer that ended (finished, canceled, failed: it reports that itself) is
   // fine. A peer that became unreachable (its process killed, the link
   // between two workers cut) takes this subtask down too, so the JobMaster
@@ -391,6 +408,10 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
     },
     [=](end_atom, int32_t channel, int64_t events) {
       self->state.runner->on_end(channel, events);
+    },
+    [=](backlog_atom, int32_t channel, int32_t port, int32_t waiting) {
+      self->state.note_producer(channel);
+      self->state.runner->on_backlog(channel, port, waiting);
     },
     [=](frame_atom, const resource_id& from, const frame_header& h,
         const std::vector<char>& payload) {
@@ -453,11 +474,11 @@ subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
     handle = sys.spawn<caf::detached>(subtask_impl, std::move(d),
                                       std::move(jm), std::move(built),
                                       env.metrics, env.data,
-                                      env.data_port);
+                                      env.data_port, env.exchange);
   else
     handle = sys.spawn(subtask_impl, std::move(d), std::move(jm),
                        std::move(built), env.metrics, env.data,
-                       env.data_port);
+                       env.data_port, env.exchange);
   // Frames for the subtask find it from now on, before its producers can
   // send (they start after every subtask is deployed).
   auto registry = env.registry;

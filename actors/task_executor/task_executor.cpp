@@ -137,10 +137,14 @@ caf::error reserve_buffers(self_ptr self,
       errc::insufficient_network_buffers,
       fmt::format("insufficient network buffers: needs {}, has {} "
                   "(TaskExecutor {}: taskmanager.memory.network.max {} MiB "
-                  "in buffers of {} KiB, {} reserved)",
+                  "in buffers of {} KiB, {} reserved; raise it to at least "
+                  "{} MiB)",
                   need, st.buffers->available(), st.opts.id.value,
                   opts.max_bytes >> 20, opts.buffer_bytes >> 10,
-                  st.buffers->total() - st.buffers->available()));
+                  st.buffers->total() - st.buffers->available(),
+                  ((need + st.buffers->total() - st.buffers->available())
+                     * opts.buffer_bytes + (1 << 20) - 1)
+                    >> 20));
   for (auto& [alloc, n] : by_alloc)
     st.buffers->reserve(alloc, n);
   return caf::none;
@@ -162,7 +166,7 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
       auto job = d.job;
       subtask_env env;
       env.system = &self->system();
-      env.exchange = st.opts.exchange;
+      env.exchange = st.opts.network.credits(st.opts.exchange);
       env.local_state_dir = st.opts.local_state_dir;
       env.code = code;
       env.dispatcher = st.opts.dispatcher;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dataplane/crash_note.hpp"
+#include "dataplane/input_credits.hpp"
 #include "dataplane/network_buffers.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
 
@@ -611,7 +612,9 @@ TEST_CASE("a barrier leaves after the data emitted before it, on every lane") {
   output_desc desc;
   desc.part = partitioning::rebalance;
   desc.consumers = 2;
-  output_gate gate{desc, 0, exchange_options{}, nums_schema};
+  exchange_options o;
+  o.initial_credit = 2;
+  output_gate gate{desc, 0, o, nums_schema};
   gate.emit(numbers({1, 2, 3}));
   gate.emit_barrier(checkpoint_barrier{5, checkpoint_kind::savepoint});
   auto sent = drain(gate);
@@ -626,14 +629,73 @@ TEST_CASE("a barrier leaves after the data emitted before it, on every lane") {
 
 // -- network buffers ----------------------------------------------------------
 
-TEST_CASE("a subtask needs buffers per input channel and one per output "
-          "channel") {
-  network_buffer_options opts; // 2 per input channel
+TEST_CASE("a subtask needs exclusive and floating buffers per input gate "
+          "and one per output channel") {
+  network_buffer_options opts; // 2 per input channel, 8 per gate, max 64
   task_deployment d;
+  // A wide gate: its channels' exclusive buffers would pass 64, so it has
+  // only floating ones.
   d.inputs = {input_gate_desc{32768, false}, input_gate_desc{3, false}};
   d.outputs = {desc(partitioning::hash, 32768), desc(partitioning::forward, 32768)};
-  CHECK(buffers_needed(d, opts) == 2 * (32768 + 3) + 32768 + 1);
+  CHECK(buffers_needed(d, opts) == 8 + (2 * 3 + 8) + 32768 + 1);
   CHECK(opts.total_buffers() == 32768); // 1 GiB of 32 KiB buffers
+}
+
+// -- input credits ---------------------------------------------------------------
+
+using grants = std::vector<input_credits::grant>;
+
+TEST_CASE("a channel gets its exclusive credits at its first backlog, and "
+          "floating ones while its producer has more waiting") {
+  input_credits c{{{2, 2, 3}}}; // 2 channels, 2 exclusive each, 3 floating
+  grants out;
+  c.on_backlog(0, 5, 4, out);
+  CHECK(out == grants{{0, 5, 4}}); // 2 exclusive, 2 lent
+  CHECK(c.lent(0) == 2);
+  CHECK(c.free_in_gate_of(0) == 1);
+  out.clear();
+  CHECK_FALSE(c.consume(0, out)); // a lent credit goes back to the pool
+  CHECK_FALSE(c.consume(0, out));
+  CHECK(c.free_in_gate_of(0) == 3);
+  CHECK(c.consume(0, out)); // an exclusive one to the producer
+  CHECK(out.empty());
+  c.on_backlog(0, 5, 1, out); // the exclusive credits are given once
+  CHECK(out == grants{{0, 5, 1}});
+}
+
+TEST_CASE("a wide gate lends its floating credits round-robin to the "
+          "channels with a backlog") {
+  input_credits c{{{3, 0, 2}}}; // no exclusive credits, 2 floating
+  grants out;
+  c.on_backlog(0, 0, 5, out);
+  CHECK(out == grants{{0, 0, 2}});
+  out.clear();
+  c.on_backlog(1, 0, 1, out); // waits: nothing is free
+  CHECK(out.empty());
+  CHECK_FALSE(c.consume(0, out));
+  CHECK(out == grants{{0, 0, 1}}); // 0 asked first: its turn, then 1's
+  out.clear();
+  CHECK_FALSE(c.consume(0, out));
+  CHECK(out == grants{{1, 0, 1}});
+}
+
+TEST_CASE("during an alignment a blocked channel's lent credits go back and "
+          "it is lent nothing, so the others get their barriers through") {
+  input_credits c{{{2, 0, 1}}}; // one floating credit for two channels
+  grants out;
+  c.on_backlog(0, 0, 3, out);
+  CHECK(out == grants{{0, 0, 1}});
+  out.clear();
+  c.on_backlog(1, 0, 1, out); // channel 1 still owes its barrier
+  CHECK(out.empty());
+  // Channel 0 delivered its barrier; its next event waits unprocessed.
+  CHECK(c.hold(0, out));
+  CHECK(out == grants{{1, 0, 1}}); // the credit went on to channel 1
+  out.clear();
+  CHECK(c.consume(1, out) == false);
+  CHECK(out.empty()); // channel 0 is blocked: the credit stays in the pool
+  c.unblock_all(out);
+  CHECK(out == grants{{0, 0, 1}}); // channel 0 still has events waiting
 }
 
 TEST_CASE("the buffer pool refuses what exceeds it and frees per slot") {

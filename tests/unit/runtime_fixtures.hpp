@@ -225,7 +225,8 @@ inline std::vector<sent_batch> drain(output_gate& gate) {
         const checkpoint_barrier& b) {
       CHECK(seq == gate.sent(consumer) - 1);
       out.push_back(sent_batch{consumer, channel, {}, {}, seq, b.id});
-    });
+    },
+    [&](int32_t, int32_t, int32_t) {});
   return out;
 }
 

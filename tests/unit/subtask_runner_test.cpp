@@ -69,8 +69,15 @@ public:
     log.push_back(
       fmt::format("end g{} c{} ch{} after {}", gate, consumer, channel, events));
   }
-  void return_credit(int32_t channel, int32_t port) override {
-    log.push_back(fmt::format("credit ch{} p{}", channel, port));
+  void send_backlog(size_t gate, int32_t consumer, int32_t channel,
+                    int32_t waiting) override {
+    log.push_back(fmt::format("backlog g{} c{} ch{} {}", gate, consumer,
+                              channel, waiting));
+  }
+  void return_credit(int32_t channel, int32_t port, int32_t n) override {
+    log.push_back(n == 1 ? fmt::format("credit ch{} p{}", channel, port)
+                         : fmt::format("credit ch{} p{} x{}", channel, port,
+                                       n));
   }
   void report(execution_state s, const io_metrics& m,
               std::string error) override {
@@ -181,7 +188,7 @@ struct fixture {
   fixture(task_deployment dep, exchange_options o = opts(1000),
           const operator_states& restore = {},
           load_meter::clock_fn clock = load_meter::clock::now)
-    : d(std::move(dep)), runner(d, port, std::move(clock)) {
+    : d(std::move(dep)), runner(d, port, std::move(clock), o) {
     chain_env env;
     env.exchange = o;
     runner.open(build_chain(d, env), restore);
@@ -275,12 +282,33 @@ TEST_CASE("credits: a backlogged output withholds the input's credits") {
   CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #0 [1,2]", "credit ch0 p0"});
   f.runner.on_batch(0, 0, 1, batch_of(3, 4)); // no credit left downstream
   f.runner.on_batch(0, 0, 2, batch_of(5, 6));
-  CHECK(f.port.take().empty()); // both credits withheld
+  // Both credits withheld; the consumer hears of the backlog once.
+  CHECK(f.port.take() == log_lines{"backlog g0 c0 ch0 1"});
   f.runner.on_credit(0, 0, 1);
-  CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #1 [3,4]"}); // still backlogged
+  CHECK(f.port.take()
+        == log_lines{"batch g0 c0 ch0 #1 [3,4]", "backlog g0 c0 ch0 1"});
   f.runner.on_credit(0, 0, 5);
   CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #2 [5,6]", "credit ch0 p0",
                                "credit ch0 p0"});
+}
+
+TEST_CASE("credits: a wide input gate lends its floating credits where "
+          "data waits, round-robin") {
+  // 40 channels would need 80 exclusive credits, past the 64 allowed: all
+  // of the gate's 8 credits float.
+  fixture f{deployment({vertex("id", "map", {{"function", "identity"}})}, {40},
+                       1),
+            opts(1000, 1)};
+  f.runner.start();
+  f.port.take();
+  f.runner.on_backlog(3, 0, 20);
+  CHECK(f.port.take() == log_lines{"credit ch3 p0 x8"});
+  f.runner.on_backlog(7, 0, 1);
+  CHECK(f.port.take().empty()); // nothing left to lend
+  f.runner.on_batch(3, 0, 0, batch_of(1, 2));
+  CHECK(f.port.take() == log_lines{"credit ch3 p0"}); // back, and lent on
+  f.runner.on_batch(3, 0, 1, batch_of(3, 4));
+  CHECK(f.port.take() == log_lines{"credit ch7 p0"}); // now channel 7's turn
 }
 
 TEST_CASE("a backlogged source stops producing until credit comes") {
@@ -290,7 +318,8 @@ TEST_CASE("a backlogged source stops producing until credit comes") {
   f.runner.start();
   f.port.take();
   f.run_source();
-  CHECK(f.port.take() == log_lines{"batch g0 c0 ch0 #0 [1,2]"});
+  CHECK(f.port.take()
+        == log_lines{"batch g0 c0 ch0 #0 [1,2]", "backlog g0 c0 ch0 1"});
   CHECK_FALSE(f.port.produce_due); // backlogged: no timer
   f.runner.on_credit(0, 0, 1);
   CHECK(f.port.produce_due);
