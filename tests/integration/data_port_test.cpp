@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <regex>
 #include <string>
 #include <vector>
@@ -141,4 +142,34 @@ TEST_CASE("without TLS a data port refuses a frame over rpc.max-message-size "
   refused_without_tls(hello_frame("weir-data/1 tm-x")
                         + header_only(weir::frame_kind::batch, 0xffffffffu),
                       "(rpc.max-message-size)");
+}
+
+TEST_CASE("a data connection that drops fails the subtasks on both ends; the "
+          "job restarts and its result is exact") {
+  two_workers c;
+  auto port = c.data_port(1); // tm-1 dials tm-2
+  // About four seconds of events, hashed to counters on both workers.
+  auto spec = c.dir.write("paced.json", R"({"name": "paced", "parallelism": 2,
+    "vertices": [
+      {"id": "events", "operator": "generator",
+       "params": {"count": 4000, "rate": 1000, "keys": 7}},
+      {"id": "counts", "operator": "count"},
+      {"id": "out", "operator": "collect", "parallelism": 1}],
+    "edges": [{"from": "events", "to": "counts", "partitioning": "hash"},
+              {"from": "counts", "to": "out", "partitioning": "rebalance"}]})");
+  auto want = c.client({"run", spec});
+  REQUIRE(want.exit_code == 0);
+  running_process job{{std::getenv("WEIR_BIN"), "run", "-m", c.rest, spec}};
+  // Cut the workers' data connection until the cut fails a subtask of
+  // the job (a cut before its subtasks use the connection only makes them
+  // dial again).
+  auto peer = "dport = :" + port.substr(port.rfind(':') + 1);
+  CHECK(eventually([&] {
+    run_process({"/usr/bin/ss", "-K", "state", "established", peer}, 10s);
+    return c.jobmanager->wait_for_stderr(
+      "lost the data connection to taskmanager tm-", 100ms);
+  }));
+  auto got = job.finish(120s);
+  CHECK(got.exit_code == 0);
+  CHECK(sorted_lines(got.out) == sorted_lines(want.out));
 }
