@@ -102,6 +102,7 @@ json task_manager(const task_manager_info& tm) {
               {"slotsNumber", tm.slots_total},
               {"freeSlots", tm.slots_free},
               {"timeSinceLastHeartbeat", tm.last_heartbeat_ms},
+              {"dataPort", tm.data.port},
               {"hardware",
                {{"cpuCores", hw.cpu_cores},
                 {"physicalMemory", hw.physical_memory},

@@ -26,14 +26,17 @@ public:
     Handle handle;
     /// The host it registered with.
     hardware_description hardware;
+    /// Its data port (port 0: none).
+    data_endpoint data;
   };
 
   /// Registers `id` at `handle`.
-  void add(const resource_id& id, Handle handle, hardware_description hw) {
+  void add(const resource_id& id, Handle handle, hardware_description hw,
+           data_endpoint data = {}) {
     if (auto old = by_id_.find(id); old != by_id_.end())
       by_address_.erase(old->second.handle.address());
     by_address_[handle.address()] = id;
-    by_id_[id] = worker{std::move(handle), std::move(hw)};
+    by_id_[id] = worker{std::move(handle), std::move(hw), std::move(data)};
   }
 
   const worker* find(const resource_id& id) const {

@@ -221,6 +221,7 @@ std::vector<task_manager_info> task_managers(self_ptr self) {
     info.last_heartbeat_ms = wall;
     if (auto* te = st.workers.find(w.id)) {
       info.hardware = te->hardware;
+      info.data = te->data;
       auto addr = te->handle.address();
       if (auto heard = st.hb.last_heard(addr))
         info.last_heartbeat_ms
@@ -288,7 +289,7 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
                  report.slots.size());
       self->monitor(te);
       st.hb.watch(te.address(), self->clock().now());
-      st.workers.add(id, std::move(te), report.hardware);
+      st.workers.add(id, std::move(te), report.hardware, report.data);
       if (st.pool)
         st.pool->registered(id, self->clock().now());
       // Answer first: the TaskExecutor must know the leader's token before

@@ -235,6 +235,8 @@ TEST_CASE("/taskmanagers lists the workers with their slots") {
   CHECK(tm["slotsNumber"] == 3);
   CHECK(tm["freeSlots"] == 3);
   CHECK(tm["timeSinceLastHeartbeat"].get<int64_t>() > 0);
+  // The data port it announced when it registered.
+  CHECK(tm["dataPort"].get<int>() > 0);
   auto& hw = tm["hardware"];
   CHECK(hw["cpuCores"].get<int>() > 0);
   CHECK(hw["physicalMemory"].get<int64_t>() > 0);

@@ -173,11 +173,13 @@ TEST_CASE("/taskmanagers/{id}: Flink's TaskManagerInfo fields") {
   tm.slots_free = 1;
   tm.last_heartbeat_ms = 1234;
   tm.hardware = hardware_description{4, 8192, 4096, 1024};
+  tm.data = data_endpoint{tm.id, "127.0.0.1", 6121};
   auto expected = nlohmann::json{
     {"id", "tm-1"},
     {"slotsNumber", 3},
     {"freeSlots", 1},
     {"timeSinceLastHeartbeat", 1234},
+    {"dataPort", 6121},
     {"hardware",
      {{"cpuCores", 4},
       {"physicalMemory", 8192},
