@@ -36,11 +36,6 @@ caf::io::connection_handle add_data_connection(caf::io::abstract_broker& broker,
                                                const std::string& host,
                                                uint16_t port);
 
-/// Why the last data connection to host:port failed in its handshakes
-/// (TLS), or empty.
-std::string data_connection_failure(caf::actor_system& sys,
-                                    const std::string& host, uint16_t port);
-
 /// Connects to host:port, waiting at most `timeout`: the socket
 /// (non-blocking), or one line saying why not. Blocks: call it off the
 /// multiplexer.

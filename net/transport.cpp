@@ -848,11 +848,6 @@ caf::io::connection_handle add_data_connection(caf::io::abstract_broker& broker,
   return hdl;
 }
 
-std::string data_connection_failure(caf::actor_system& sys,
-                                    const std::string& host, uint16_t port) {
-  return connection_failure(sys, host, port);
-}
-
 caf::expected<int> dial_data_port(const std::string& host, uint16_t port,
                                   std::chrono::milliseconds timeout) {
   auto fail = [&](const std::string& why) {

@@ -23,6 +23,7 @@
 
 #include "messages/errors.hpp"
 #include "net/data_transport.hpp"
+#include "net/transport.hpp"
 
 namespace weir {
 
@@ -142,19 +143,19 @@ void dispatch(caf::io::broker* self, service_state& st, connection_handle hdl,
     c.peer = *who;
     auto& l = st.links[*who];
     l.peer.tm = *who;
-    if (l.hdl && *l.hdl != hdl) {
+    if (l.hdl == hdl)
+      return; // dialled here: what waited went out with our hello
+    if (l.hdl) {
       // The peer connected anew (its old connection is gone, or about to
       // go): the new one takes over.
       st.connections.erase(*l.hdl);
       self->close(*l.hdl);
     }
-    if (!l.hdl || *l.hdl != hdl) {
-      l.hdl = hdl;
-      auto queued = std::move(l.queued);
-      auto& out = self->wr_buf(hdl);
-      out.insert(out.end(), queued.begin(), queued.end());
-      self->flush(hdl);
-    }
+    l.hdl = hdl;
+    auto queued = std::move(l.queued);
+    auto& out = self->wr_buf(hdl);
+    out.insert(out.end(), queued.begin(), queued.end());
+    self->flush(hdl);
     return;
   }
   auto target = st.registry->find(h.to);
@@ -222,8 +223,8 @@ caf::behavior service(caf::io::broker* self, state_ptr st) {
         if (!l.hdl || *l.hdl != msg.handle)
           continue;
         auto where = fmt::format("{}:{}", l.peer.host, l.peer.port);
-        auto tls = net::data_connection_failure(self->system(), l.peer.host,
-                                                l.peer.port);
+        auto tls = net::connection_failure(self->system(), l.peer.host,
+                                           l.peer.port);
         l.hdl.reset();
         auto peer = tm;
         drop_link(self, *st, peer,
