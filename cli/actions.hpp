@@ -7,7 +7,8 @@ namespace weir::cli {
 
 /// The `weir` program: `args` (without the program name) name an action
 /// and its arguments; returns the exit code.
-int weir_main(std::vector<std::string> args);
+int weir_main(std::vector<std::string> args,
+              const std::string& allocator = "the system's malloc");
 
 /// `weir run`: runs a job on the embedded local cluster.
 int run_action(const std::vector<std::string>& args);

@@ -84,7 +84,7 @@ const std::pair<const char*, action_fn> actions[] = {
 
 } // namespace
 
-int weir_main(std::vector<std::string> args) {
+int weir_main(std::vector<std::string> args, const std::string& allocator) {
   if (args.empty()) {
     fmt::print(stderr, "{}", usage);
     return exit_bad_input;
@@ -102,6 +102,7 @@ int weir_main(std::vector<std::string> args) {
                WEIR_FAULT_INJECTION ? "compiled in (-Dfault_injection=true; "
                                       "a test build, not for production)"
                                     : "not compiled in");
+    fmt::print("memory allocator: {}\n", allocator);
     return exit_ok;
   }
   for (auto& [name, run] : actions)

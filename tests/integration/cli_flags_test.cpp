@@ -4,7 +4,9 @@
 // and where its value came from. run_test checks --help.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -194,16 +196,23 @@ TEST_CASE("errors name the key and where its value came from") {
                  "given)");
 }
 
-TEST_CASE("weir --version prints the version and whether test hooks are in") {
+TEST_CASE("weir --version prints the version, test hooks and allocator") {
   std::string hooks = WEIR_FAULT_INJECTION
                         ? "compiled in (-Dfault_injection=true; a test "
                           "build, not for production)"
                         : "not compiled in";
+  // mimalloc's version is the installed library's (mi_version).
+  std::string allocator = WEIR_MIMALLOC ? "mimalloc \\d+\\.\\d+\\.\\d+"
+                                        : "the system's malloc";
   for (auto flag : {"--version", "-v", "version"}) {
     auto r = run_weir({flag}, 30s);
     CHECK(r.exit_code == 0);
-    CHECK(r.out == std::string{"weir "} + WEIR_VERSION
-                     + "\ntest hooks (weir.fault.*): " + hooks + "\n");
+    auto head = std::string{"weir "} + WEIR_VERSION
+                + "\ntest hooks (weir.fault.*): " + hooks
+                + "\nmemory allocator: ";
+    CHECK(r.out.substr(0, head.size()) == head);
+    CHECK(std::regex_match(r.out.substr(std::min(head.size(), r.out.size())),
+                           std::regex{allocator + "\n"}));
     CHECK(r.err.empty());
   }
 }
