@@ -28,6 +28,9 @@ volatile std::sig_atomic_t watchdog_fd = -1;
 /// The same for the watchdog of end_process_after.
 volatile std::sig_atomic_t exit_watchdog_fd = -1;
 
+/// The same for the thread of call_on_stop.
+volatile std::sig_atomic_t notify_fd = -1;
+
 void wake(int fd) {
   if (fd < 0)
     return;
@@ -40,6 +43,7 @@ extern "C" void on_stop_signal(int) {
   auto saved = errno;
   wake(watchdog_fd);
   wake(exit_watchdog_fd);
+  wake(notify_fd);
   errno = saved;
 }
 
@@ -110,6 +114,40 @@ std::string& directory_to_remove() {
 }
 
 } // namespace
+
+namespace {
+
+std::mutex on_stop_mutex;
+std::function<void()> on_stop; // guarded by on_stop_mutex
+
+void call_on_stop_now() {
+  std::lock_guard<std::mutex> guard{on_stop_mutex};
+  if (on_stop)
+    on_stop();
+}
+
+} // namespace
+
+void call_on_stop(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> guard{on_stop_mutex};
+    on_stop = std::move(fn);
+  }
+  static std::once_flag armed;
+  std::call_once(armed, [] {
+    start_watchdog(notify_fd, [](int in) {
+      char byte = 0;
+      auto n = ::read(in, &byte, 1);
+      while (n < 0 && errno == EINTR)
+        n = ::read(in, &byte, 1);
+      if (n == 1)
+        call_on_stop_now();
+    });
+  });
+  // A signal that came before the pipe existed set only the flag.
+  if (stop_requested())
+    call_on_stop_now();
+}
 
 void remove_at_exit(const std::string& dir) {
   directory_to_remove() = dir;

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <string>
-
 #include <chrono>
+#include <functional>
+#include <string>
 
 namespace weir {
 
@@ -19,6 +19,12 @@ void catch_stop_signals(second_signal second = second_signal::caught);
 
 /// Whether SIGINT or SIGTERM arrived since catch_stop_signals().
 bool stop_requested();
+
+/// Calls `fn` on a thread of its own when SIGINT or SIGTERM arrives, and at
+/// once when one already did (it may be called twice): a process loop
+/// waits on its mailbox for the message `fn` sends instead of waking up to
+/// poll stop_requested(). A later call replaces `fn`.
+void call_on_stop(std::function<void()> fn);
 
 /// How long a process may take to stop after the first stop signal before
 /// end_process_after_stop ends it.
