@@ -1,5 +1,6 @@
 #include "client/job_client.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
@@ -165,9 +166,11 @@ job_client::result(const job_id& id) {
 caf::expected<std::optional<job_result>>
 job_client::await_result(const job_id& id,
                          std::chrono::milliseconds patience) {
-  // Short jobs end within milliseconds: poll every 10 ms for the first
-  // half second of a job's wait, then back off to 100 ms (a poll is one
-  // loopback request; the REST API never holds a thread for it).
+  // Short jobs end within milliseconds: the first poll comes 10 ms after
+  // the wait began, each next one half as late again, up to 100 ms apart
+  // (Flink's clients back off the same way). A poll is one request that
+  // the REST API answers at once, never holding a thread; polling every
+  // 10 ms cost the jobmanager more CPU than running a one-second job.
   auto now = std::chrono::steady_clock::now();
   auto deadline = now + patience;
   if (!(id == polled_)) {
@@ -185,7 +188,7 @@ job_client::await_result(const job_id& id,
     if (left <= std::chrono::milliseconds::zero())
       return r;
     auto waited = std::chrono::steady_clock::now() - polled_since_;
-    std::chrono::milliseconds pause{waited < 500ms ? 10 : 100};
+    auto pause = std::clamp<std::chrono::nanoseconds>(waited / 2, 10ms, 100ms);
     std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(pause, left));
   }
 }
