@@ -134,8 +134,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
   slots_missing, waiting_since_ms, waiting_for, recovered, checkpoints,
   exceptions)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(cancel_outcome, before, after)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(watermark_spec, field,
+                                                max_out_of_orderness_ms,
+                                                idle_timeout_ms, interval_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(vertex_spec, id, op, params,
-                                                parallelism, output)
+                                                parallelism, output, watermarks)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(edge_spec, from, to, part, key)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(blob_ref, name, hash, origin)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(user_code, libraries, files,

@@ -130,6 +130,11 @@ inline constexpr config_key<int64_t> parallelism_default{
   "Parallelism of the vertices of a job that set none (`weir run -p`, `weir "
   "info -p`); when set it replaces the spec's `parallelism`.",
   {"1", "32768"}};
+inline constexpr config_key<ms> auto_watermark_interval{
+  "pipeline.auto-watermark-interval", "200 ms",
+  "How often a vertex with \"watermarks\" sends its advanced watermark "
+  "(0: after every batch that advances it). Per job or cluster-wide.",
+  any_duration, per_job};
 inline constexpr config_key<ms> taskmanager_timeout{
   "resourcemanager.taskmanager-timeout", "30 s",
   "Driver mode (a CLI-created cluster): a worker the ResourceManager started "

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "dataplane/watermark_valve.hpp"
 #include "messages/barrier.hpp"
 #include "messages/record.hpp"
 
@@ -16,12 +17,13 @@ namespace weir {
 /// The end of an input channel, after all its numbered events.
 struct channel_end {};
 
-/// One input event of a subtask: a batch, a checkpoint barrier, or the end of
-/// a channel.
+/// One input event of a subtask: a batch, a checkpoint barrier, a
+/// watermark, or the end of a channel.
 struct input_event {
   int32_t channel = 0;
   int32_t port = 0; ///< the producer's output that sent it
-  std::variant<row_batch, checkpoint_barrier, channel_end> body;
+  std::variant<row_batch, checkpoint_barrier, channel_end, watermark_mark>
+    body;
   /// Its credit went back while it waited for an alignment (input_credits).
   bool credit_returned = false;
 };

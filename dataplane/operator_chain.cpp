@@ -1,5 +1,7 @@
 #include "dataplane/operator_chain.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "dataplane/crash_note.hpp"
@@ -46,6 +48,8 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
   bool has_outputs = !d.outputs.empty();
   // Sized once: the contexts point into the links.
   links_.resize(d.chain.size());
+  assigner_ = links_.size(); // none until a vertex has "watermarks"
+
   gate_rows_ = d.input;
   if (!d.chain.empty())
     gate_partials_ = d.chain.front().output;
@@ -65,6 +69,16 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     if (f == nullptr)
       throw ops::operator_error(
         fmt::format("vertex '{}': unknown operator '{}'", v.id, v.op));
+    if (v.watermarks.enabled()) {
+      auto field = v.output.find(v.watermarks.field);
+      if (!field)
+        throw ops::operator_error(fmt::format(
+          "vertex '{}': watermarks.field '{}' is not in {}", v.id,
+          v.watermarks.field, to_string(v.output)));
+      link.watermarks = v.watermarks;
+      link.time_field = *field;
+      assigner_ = i;
+    }
     auto& ctx = link.context;
     ctx.job_name = d.job_name;
     ctx.vertex_id = v.id;
@@ -197,6 +211,10 @@ void operator_chain::open(const operator_states& restore) {
         "operator does not use",
         links_[i].context.vertex_id, left.front()));
   }
+  // A vertex with "watermarks" goes on from the event time it had reached.
+  for (auto& [i, snap] : restored)
+    if (snap.max_event_time && links_[i].watermarks.enabled())
+      links_[i].max_time = *snap.max_event_time;
   for (auto& [i, snap] : restored)
     if (!snap.operator_state.empty())
       guarded(i, [&, i = i, &snap = snap] {
@@ -223,6 +241,7 @@ bool operator_chain::run_source() {
   metrics_.records_in += rows;
   links_.front().rows_in += rows;
   links_.front().rows_out += rows;
+  stamp(0, batch);
   push(batch, 1, false);
   return more;
 }
@@ -252,10 +271,76 @@ void operator_chain::push(row_batch& batch, size_t first, bool partial) {
       link.transform->process(*current, out, partial && first_transform);
     });
     link.rows_out += static_cast<int64_t>(out.rows);
+    stamp(c, out);
     first_transform = false;
     current = &out;
   }
   deliver(*current);
+}
+
+void operator_chain::stamp(size_t c, row_batch& batch) {
+  auto& link = links_[c];
+  if (!link.watermarks.enabled() || batch.rows == 0)
+    return;
+  auto& times = batch.columns[link.time_field];
+  if (!times.nulls.empty())
+    for (size_t r = 0; r < batch.rows; ++r)
+      if (times.is_null(r))
+        throw ops::operator_error(fmt::format(
+          "vertex '{}': watermarks.field '{}' is null in a row; every row "
+          "needs an event time",
+          link.context.vertex_id, link.watermarks.field));
+  batch.times.assign(times.ints.begin(), times.ints.begin() + batch.rows);
+  for (auto t : batch.times)
+    link.max_time = std::max(link.max_time, t);
+  if (c == assigner_)
+    stamped_rows_ += static_cast<int64_t>(batch.rows);
+}
+
+int64_t operator_chain::generated_watermark() const {
+  if (!makes_watermarks())
+    return no_watermark;
+  auto& link = links_[assigner_];
+  if (link.max_time == no_watermark)
+    return no_watermark;
+  // Saturating: an event time near the lowest int64 stays a watermark.
+  auto lag = link.watermarks.max_out_of_orderness_ms + 1;
+  return link.max_time < no_watermark + lag ? no_watermark
+                                            : link.max_time - lag;
+}
+
+void operator_chain::fire(size_t from, size_t to, int64_t wm) {
+  for (size_t c = from; c < to && c < links_.size(); ++c) {
+    auto& link = links_[c];
+    if (!link.transform)
+      continue;
+    row_batch fired(link.output);
+    call(c, [&] { link.transform->on_watermark(wm, fired); });
+    if (fired.rows == 0)
+      continue;
+    link.rows_out += static_cast<int64_t>(fired.rows);
+    stamp(c, fired);
+    push(fired, c + 1, false);
+  }
+}
+
+bool operator_chain::on_input_watermark(int64_t wm) {
+  if (makes_watermarks()) {
+    fire(0, assigner_ + 1, wm);
+    return false;
+  }
+  fire(0, links_.size(), wm);
+  return true;
+}
+
+void operator_chain::on_generated_watermark(int64_t wm) {
+  fire(assigner_ + 1, links_.size(), wm);
+  emit_mark(watermark_mark{wm, false});
+}
+
+void operator_chain::emit_mark(const watermark_mark& mark) {
+  for (auto& g : gates_)
+    g.emit_watermark(mark);
 }
 
 void operator_chain::deliver(row_batch& batch) {
@@ -282,6 +367,7 @@ void operator_chain::finish() {
     row_batch tail(link.output);
     call(c, [&] { link.transform->finish(tail); });
     link.rows_out += static_cast<int64_t>(tail.rows);
+    stamp(c, tail);
     push(tail, c + 1, false);
   }
   for (auto& g : gates_)
@@ -357,22 +443,27 @@ chain_snapshot operator_chain::snapshot(int64_t id, state::snapshot_kind kind) {
   for (size_t i = 0; i < links_.size(); ++i) {
     std::string op_state;
     call(i, [&] { visit(i, [&](auto& op) { op_state = op.snapshot_state(); }); });
-    auto& vertex = links_[i].context.vertex_id;
-    if (!links_[i].backend) {
-      if (!op_state.empty())
-        result.ready.emplace(vertex,
-                             state::encode_vertex_snapshot({op_state, {}}));
+    auto& link = links_[i];
+    auto& vertex = link.context.vertex_id;
+    std::optional<int64_t> max_time;
+    if (link.watermarks.enabled() && link.max_time != no_watermark)
+      max_time = link.max_time;
+    if (!link.backend) {
+      if (!op_state.empty() || max_time)
+        result.ready.emplace(vertex, state::encode_vertex_snapshot(
+                                       {op_state, {}, max_time}));
       continue;
     }
-    auto keyed = links_[i].backend->snapshot(id, kind);
+    auto keyed = link.backend->snapshot(id, kind);
     if (!keyed.finish) {
       result.ready.emplace(vertex, state::encode_vertex_snapshot(
-                                     {op_state, std::move(keyed.bytes)}));
+                                     {op_state, std::move(keyed.bytes),
+                                      max_time}));
       continue;
     }
     result.deferred.emplace_back(
-      vertex, [op_state, finish = std::move(keyed.finish)] {
-        return state::encode_vertex_snapshot({op_state, finish()});
+      vertex, [op_state, max_time, finish = std::move(keyed.finish)] {
+        return state::encode_vertex_snapshot({op_state, finish(), max_time});
       });
   }
   return result;

@@ -68,6 +68,30 @@ public:
   /// finishes the sink.
   void finish();
 
+  // -- event time (docs/event-time.md) ---------------------------------------
+
+  /// The subtask's input watermark advanced to `wm`: the operators up to
+  /// the chain's watermark assigner (all, without one) fire what it
+  /// completes. True when `wm` goes on to the outputs: a chain that makes
+  /// its own watermarks sends those instead.
+  bool on_input_watermark(int64_t wm);
+  /// Whether a vertex of the chain makes watermarks ("watermarks").
+  bool makes_watermarks() const { return assigner_ < links_.size(); }
+  /// Its settings (makes_watermarks() only).
+  const watermark_spec& watermarks() const {
+    return links_[assigner_].watermarks;
+  }
+  /// The assigner's watermark so far: the largest event time it stamped
+  /// less the out-of-orderness, less 1 ms (no_watermark before any row).
+  int64_t generated_watermark() const;
+  /// Rows the assigner stamped so far (its idleness).
+  int64_t stamped_rows() const { return stamped_rows_; }
+  /// The assigner's watermark `wm` is due: the operators after it fire
+  /// what it completes, then it goes out on every output.
+  void on_generated_watermark(int64_t wm);
+  /// Sends `mark` on every output (a sink has none).
+  void emit_mark(const watermark_mark& mark);
+
   /// Removes in-progress sink output (failure or cancel).
   void abort();
 
@@ -101,6 +125,12 @@ private:
   /// of them gets it as partial aggregates if `partial`), then delivers it.
   void push(row_batch& batch, size_t first, bool partial);
   void deliver(row_batch& batch);
+  /// What link `c` emitted leaves it: a vertex with "watermarks" stamps
+  /// each row's event time from its field.
+  void stamp(size_t c, row_batch& batch);
+  /// The transforms of links [from, to) see watermark `wm` in order, what
+  /// each fires passing through the links after it.
+  void fire(size_t from, size_t to, int64_t wm);
 
   /// The operator of context `i`, whichever kind it is.
   template <class F>
@@ -133,6 +163,11 @@ private:
     /// A transform and its output batch, reused (null: a source or sink).
     std::unique_ptr<ops::transform> transform;
     row_batch transform_out;
+    /// Its vertex's "watermarks" (none: disabled), the event-time field's
+    /// index in `output`, and the largest event time it stamped.
+    watermark_spec watermarks;
+    size_t time_field = 0;
+    int64_t max_time = no_watermark;
   };
 
   /// Source (if any), transforms, sink (if any): sized once, so the
@@ -151,6 +186,10 @@ private:
   schema gate_partials_;
   size_t batch_records_;
   io_metrics metrics_;
+  /// The link whose watermarks the chain sends (the last with
+  /// "watermarks"; links_.size(): none), and the rows it stamped.
+  size_t assigner_ = 0;
+  int64_t stamped_rows_ = 0;
 };
 
 } // namespace weir

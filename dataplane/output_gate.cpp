@@ -302,6 +302,19 @@ void output_gate::emit_barrier(const checkpoint_barrier& barrier) {
     lane_of(t).closed.emplace_back(barrier);
 }
 
+void output_gate::emit_watermark(const watermark_mark& mark) {
+  flush();
+  for (auto t : targets_) {
+    auto& l = lane_of(t);
+    if (!l.closed.empty())
+      if (auto* last = std::get_if<watermark_mark>(&l.closed.back())) {
+        *last = mark;
+        continue;
+      }
+    l.closed.emplace_back(mark);
+  }
+}
+
 void output_gate::add_credit(int32_t consumer, int32_t n) {
   bool known = desc_.part == partitioning::forward
                  ? consumer == targets_.front()

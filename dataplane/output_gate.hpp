@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dataplane/exchange_options.hpp"
+#include "dataplane/watermark_valve.hpp"
 #include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
 #include "messages/row_batch.hpp"
@@ -43,18 +44,26 @@ public:
   /// and a number in the channel's sequence, as a batch.
   void emit_barrier(const checkpoint_barrier& barrier);
 
+  /// Queues `mark` to every consumer, after everything emitted before it
+  /// (open batches are flushed first); a credit and a number, as a batch.
+  /// A lane whose last waiting event is a watermark gets that one replaced:
+  /// a backpressured consumer gets the newest watermark, not a queue.
+  void emit_watermark(const watermark_mark& mark);
+
   /// The consumer granted `n` more batches.
   void add_credit(int32_t consumer, int32_t n);
 
   /// Hands every queued event that has credit, in order, to `on_batch(int32_t
-  /// consumer, int32_t channel, int64_t seq, record_batch&&)` or
-  /// `on_barrier(consumer, channel, seq, const checkpoint_barrier&)`; for
+  /// consumer, int32_t channel, int64_t seq, record_batch&&)`,
+  /// `on_barrier(consumer, channel, seq, const checkpoint_barrier&)` or
+  /// `on_watermark(consumer, channel, seq, const watermark_mark&)`; for
   /// a consumer whose events wait without credit, tells
   /// `on_backlog(consumer, channel, int32_t waiting)` once (again after
   /// the next credit), so that it grants some (input_credits).
-  template <class OnBatch, class OnBarrier, class OnBacklog>
+  template <class OnBatch, class OnBarrier, class OnWatermark,
+            class OnBacklog>
   void drain(OnBatch&& on_batch, OnBarrier&& on_barrier,
-             OnBacklog&& on_backlog);
+             OnWatermark&& on_watermark, OnBacklog&& on_backlog);
 
   /// Whether some consumer has closed batches waiting for credit.
   bool backlogged() const;
@@ -89,10 +98,11 @@ public:
 private:
   struct lane {
     row_batch open;
-    /// Closed batches and barriers waiting for credit.
+    /// Closed batches, barriers and watermarks waiting for credit.
     /// A list, not a deque: an empty deque allocates ~600 bytes, and a
     /// hash exchange at -p 1024 has a million lanes.
-    std::list<std::variant<row_batch, checkpoint_barrier>> closed;
+    std::list<std::variant<row_batch, checkpoint_barrier, watermark_mark>>
+      closed;
     int32_t credit = 0;
     int64_t sent = 0;
     /// The consumer was told of the events waiting without credit.
@@ -140,19 +150,21 @@ private:
   std::vector<uint32_t> lane_of_row_;
 };
 
-template <class OnBatch, class OnBarrier, class OnBacklog>
+template <class OnBatch, class OnBarrier, class OnWatermark, class OnBacklog>
 void output_gate::drain(OnBatch&& on_batch, OnBarrier&& on_barrier,
-                        OnBacklog&& on_backlog) {
+                        OnWatermark&& on_watermark, OnBacklog&& on_backlog) {
   for (auto t : targets_) {
     auto& l = lane_of(t);
     while (l.credit > 0 && !l.closed.empty()) {
       --l.credit;
       auto seq = l.sent++;
-      if (auto* b = std::get_if<row_batch>(&l.closed.front()))
+      auto& front = l.closed.front();
+      if (auto* b = std::get_if<row_batch>(&front))
         on_batch(t, channel_, seq, std::move(*b));
+      else if (auto* m = std::get_if<watermark_mark>(&front))
+        on_watermark(t, channel_, seq, *m);
       else
-        on_barrier(t, channel_, seq,
-                   std::get<checkpoint_barrier>(l.closed.front()));
+        on_barrier(t, channel_, seq, std::get<checkpoint_barrier>(front));
       l.closed.pop_front();
     }
     if (l.credit == 0 && !l.closed.empty() && !l.announced) {

@@ -65,7 +65,8 @@ subtask_runner::subtask_runner(const task_deployment& d, runner_port& port,
              fmt::format("{}-{}", d.subtask_index,
                          d.attempt.to_string().substr(0, 8))),
     clock_(clock),
-    meter_(std::move(clock)) {
+    meter_(std::move(clock)),
+    valve_(gate_of_channel_.size()) {
 }
 
 subtask_runner::~subtask_runner() = default;
@@ -92,6 +93,7 @@ void subtask_runner::start() {
     return;
   phase_ = phase::running;
   meter_.start();
+  stamped_since_ = clock_(); // an assigner's idle timeout counts from here
   report(execution_state::running);
   metered([&] {
     guarded([&] {
@@ -157,7 +159,13 @@ void subtask_runner::metrics_tick() {
   tick_pending_ = false;
   if (!processing())
     return;
-  if (!active_) {
+  // An assigner with an idle timeout needs the ticks to notice idleness.
+  bool watch_idle = chain_->makes_watermarks()
+                    && chain_->watermarks().idle_timeout_ms > 0
+                    && !generated_idle_;
+  if (watch_idle)
+    generate_watermark();
+  if (!active_ && !watch_idle) {
     send_metrics(); // quiet for a whole interval: the last report until work
     return;
   }
@@ -175,6 +183,7 @@ void subtask_runner::end_of_input() {
   if (phase_ != phase::running)
     return;
   phase_ = phase::ending;
+  generate_watermark(true); // a chain with its own watermarks ends event time
   chain_->finish();
   hand_over_collected();
   drain();
@@ -200,24 +209,23 @@ void subtask_runner::try_finish() {
 
 // -- input --------------------------------------------------------------------
 
-void subtask_runner::on_batch(int32_t channel, int32_t port, int64_t seq,
-                              row_batch&& b) {
+void subtask_runner::on_event(int64_t seq, input_event&& ev) {
   if (terminal())
     return;
   metered([&] {
-    inputs_.push(seq, input_event{channel, port, std::move(b)});
+    inputs_.push(seq, std::move(ev));
     pump();
   });
 }
 
+void subtask_runner::on_batch(int32_t channel, int32_t port, int64_t seq,
+                              row_batch&& b) {
+  on_event(seq, input_event{channel, port, std::move(b)});
+}
+
 void subtask_runner::on_barrier(int32_t channel, int32_t port, int64_t seq,
                                 const checkpoint_barrier& b) {
-  if (terminal())
-    return;
-  metered([&] {
-    inputs_.push(seq, input_event{channel, port, b});
-    pump();
-  });
+  on_event(seq, input_event{channel, port, b});
 }
 
 void subtask_runner::on_backlog(int32_t channel, int32_t port,
@@ -229,6 +237,11 @@ void subtask_runner::on_backlog(int32_t channel, int32_t port,
     credits_.on_backlog(channel, port, waiting, grants);
     give(grants);
   });
+}
+
+void subtask_runner::on_watermark(int32_t channel, int32_t port, int64_t seq,
+                                  const watermark_mark& m) {
+  on_event(seq, input_event{channel, port, m});
 }
 
 void subtask_runner::on_end(int32_t channel, int64_t events) {
@@ -269,6 +282,8 @@ void subtask_runner::dispatch(input_event& ev) {
     process_batch(ev);
   else if (std::holds_alternative<checkpoint_barrier>(ev.body))
     process_barrier(ev);
+  else if (std::holds_alternative<watermark_mark>(ev.body))
+    process_watermark(ev);
   else
     process_end(ev.channel);
 }
@@ -277,6 +292,7 @@ void subtask_runner::process_batch(input_event& ev) {
   auto& records = std::get<row_batch>(ev.body);
   meter_.batch_in(records.byte_size());
   chain_->process(static_cast<size_t>(gate_of_channel_[ev.channel]), records);
+  generate_watermark();
   hand_over_collected();
   drain();
   schedule_flush();
@@ -321,8 +337,67 @@ void subtask_runner::process_end(int32_t channel) {
   auto id = aligner_.pending();
   if (aligner_.on_end(channel) && id)
     aligned(*id);
+  // An ended channel holds the watermark back no longer (the last one:
+  // end_watermark, before the chain finishes).
+  auto change = valve_.on_end(channel);
+  if (marks_seen_)
+    apply(change);
   if (inputs_.end_channel(channel))
     end_of_input();
+}
+
+void subtask_runner::process_watermark(input_event& ev) {
+  marks_seen_ = true;
+  apply(valve_.on_mark(ev.channel, std::get<watermark_mark>(ev.body)));
+  give_back(ev); // as a batch's: after it was processed
+}
+
+void subtask_runner::apply(const valve_change& change) {
+  bool passes = true;
+  if (change.advanced)
+    passes = chain_->on_input_watermark(*change.advanced);
+  else
+    passes = !chain_->makes_watermarks();
+  if (passes) {
+    if (change.advanced || change.idle)
+      chain_->emit_mark(watermark_mark{valve_.current(), valve_.idle()});
+  }
+  hand_over_collected();
+  drain();
+  schedule_flush();
+}
+
+void subtask_runner::generate_watermark(bool end) {
+  if (!chain_->makes_watermarks())
+    return;
+  auto now = clock_();
+  auto& spec = chain_->watermarks();
+  if (chain_->stamped_rows() != stamped_seen_) {
+    stamped_seen_ = chain_->stamped_rows();
+    stamped_since_ = now;
+    if (generated_idle_) { // rows again: active from here on
+      generated_idle_ = false;
+      chain_->emit_mark(watermark_mark{generated_sent_, false});
+    }
+  } else if (spec.idle_timeout_ms > 0 && !generated_idle_ && !end
+             && now - stamped_since_
+                  >= std::chrono::milliseconds{spec.idle_timeout_ms}) {
+    generated_idle_ = true;
+    chain_->emit_mark(watermark_mark{generated_sent_, true});
+  }
+  auto wm = end ? end_watermark : chain_->generated_watermark();
+  if (wm <= generated_sent_)
+    return;
+  if (!end && spec.interval_ms > 0
+      && now - generated_at_ < std::chrono::milliseconds{spec.interval_ms}) {
+    generated_pending_ = true; // flush() sends it once the interval passed
+    schedule_flush();
+    return;
+  }
+  generated_pending_ = false;
+  generated_sent_ = wm;
+  generated_at_ = now;
+  chain_->on_generated_watermark(wm);
 }
 
 // -- checkpoints --------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include "dataplane/input_queue.hpp"
 #include "dataplane/load_meter.hpp"
 #include "dataplane/operator_chain.hpp"
+#include "dataplane/watermark_valve.hpp"
 #include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
 #include "messages/job_result.hpp"
@@ -39,6 +40,10 @@ public:
   /// Event number `seq` of that channel is `barrier`.
   virtual void send_barrier(size_t gate, int32_t consumer, int32_t channel,
                             int64_t seq, const checkpoint_barrier& barrier)
+    = 0;
+  /// Event number `seq` of that channel is watermark `mark`.
+  virtual void send_watermark(size_t gate, int32_t consumer, int32_t channel,
+                              int64_t seq, const watermark_mark& mark)
     = 0;
   /// That channel ended after `events` numbered events.
   virtual void send_end(size_t gate, int32_t consumer, int32_t channel,
@@ -141,6 +146,8 @@ public:
   void on_batch(int32_t channel, int32_t port, int64_t seq, row_batch&& b);
   void on_barrier(int32_t channel, int32_t port, int64_t seq,
                   const checkpoint_barrier& b);
+  void on_watermark(int32_t channel, int32_t port, int64_t seq,
+                    const watermark_mark& m);
   void on_end(int32_t channel, int64_t events);
   /// The producer of `channel` has `waiting` events without credit.
   void on_backlog(int32_t channel, int32_t port, int32_t waiting);
@@ -183,11 +190,24 @@ public:
   bool terminal() const { return phase_ >= phase::finished; }
 
 private:
+  /// Numbered input event `seq` of its channel arrived: queued, then
+  /// processed in channel order.
+  void on_event(int64_t seq, input_event&& ev);
   void pump();
   void dispatch(input_event& ev);
   void process_batch(input_event& ev);
   void process_barrier(const input_event& ev);
   void process_end(int32_t channel);
+  void process_watermark(input_event& ev);
+  /// The input watermark changed (valve_change): the chain fires what it
+  /// completes, and the change goes out unless the chain makes its own.
+  void apply(const valve_change& change);
+  /// Sends the chain's own watermark when it advanced and the interval
+  /// (pipeline.auto-watermark-interval) has passed since the last one;
+  /// `end`: the input ended, end_watermark goes out now. Also notices an
+  /// idle assigner (no row for watermarks.idle-timeout) and one that is
+  /// active again.
+  void generate_watermark(bool end = false);
   void take_checkpoint(const checkpoint_barrier& b);
   void aligned(int64_t id);
   void end_of_input();
@@ -257,6 +277,19 @@ private:
   int64_t alignment_of(int64_t id) const {
     return id == aligned_id_ ? aligned_ms_ : 0;
   }
+  /// The input watermark, and whether any input channel sent one (a job
+  /// without event time sends none at all).
+  watermark_valve valve_;
+  bool marks_seen_ = false;
+  /// The chain's own watermark: the last one sent and when, whether a
+  /// newer one waits for the interval, and its idleness (the rows it had
+  /// stamped when last looked at, since when that count stands).
+  int64_t generated_sent_ = no_watermark;
+  load_meter::clock::time_point generated_at_{};
+  bool generated_pending_ = false;
+  bool generated_idle_ = false;
+  int64_t stamped_seen_ = 0;
+  load_meter::clock::time_point stamped_since_{};
 };
 
 } // namespace weir

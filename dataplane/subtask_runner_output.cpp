@@ -37,6 +37,7 @@ void subtask_runner::produce() {
         end_of_input();
         return;
       }
+      generate_watermark();
       drain();
       schedule_flush();
       if (!chain_->backlogged())
@@ -53,6 +54,8 @@ void subtask_runner::flush() {
     guarded([&] {
       for (auto& g : chain_->gates())
         g.flush();
+      if (generated_pending_)
+        generate_watermark();
       drain();
       try_finish();
     });
@@ -74,6 +77,10 @@ void subtask_runner::drain() {
           const checkpoint_barrier& b) {
         port_.send_barrier(g, consumer, channel, seq, b);
       },
+      [&](int32_t consumer, int32_t channel, int64_t seq,
+          const watermark_mark& m) {
+        port_.send_watermark(g, consumer, channel, seq, m);
+      },
       [&](int32_t consumer, int32_t channel, int32_t waiting) {
         port_.send_backlog(g, consumer, channel, waiting);
       });
@@ -90,6 +97,11 @@ void subtask_runner::schedule_produce() {
 void subtask_runner::schedule_flush() {
   if (flush_pending_ || terminal())
     return;
+  if (generated_pending_) {
+    flush_pending_ = true;
+    port_.schedule_flush(buffer_timeout);
+    return;
+  }
   for (auto& g : chain_->gates()) {
     if (g.has_open_data()) {
       flush_pending_ = true;

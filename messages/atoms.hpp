@@ -57,6 +57,7 @@ WEIR_ATOM(tick, "tick")
 WEIR_ATOM(trigger, "trigger")
 WEIR_ATOM(unmet, "unmet")
 WEIR_ATOM(update, "update")
+WEIR_ATOM(watermark, "watermark")
 WEIR_ATOM(write_failed, "writefail")
 WEIR_ATOM(written, "written")
 

@@ -38,7 +38,7 @@ void frame_header::write(char* out) const {
 std::optional<frame_header> frame_header::read(const char* in) {
   frame_header h;
   auto kind = get(in, 1);
-  if (kind < 1 || kind > 6)
+  if (kind < 1 || kind > 7)
     return std::nullopt;
   h.kind = static_cast<frame_kind>(kind);
   h.detail = static_cast<uint8_t>(get(in, 1));

@@ -49,6 +49,8 @@ enum class frame_kind : uint8_t {
   credit = 5,
   /// `value` events of the channel wait for credit at the producer.
   backlog = 6,
+  /// A watermark (value: its event time; detail: 1 when the channel idles).
+  watermark = 7,
 };
 
 /// A frame's fixed header, 64 bytes little-endian on the wire, followed by

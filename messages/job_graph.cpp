@@ -31,9 +31,17 @@ std::optional<partitioning> parse_partitioning(std::string_view text) {
   return std::nullopt;
 }
 
+bool operator==(const watermark_spec& a, const watermark_spec& b) {
+  return a.field == b.field
+         && a.max_out_of_orderness_ms == b.max_out_of_orderness_ms
+         && a.idle_timeout_ms == b.idle_timeout_ms
+         && a.interval_ms == b.interval_ms;
+}
+
 bool operator==(const vertex_spec& a, const vertex_spec& b) {
   return a.id == b.id && a.op == b.op && a.params == b.params
-         && a.parallelism == b.parallelism && a.output == b.output;
+         && a.parallelism == b.parallelism && a.output == b.output
+         && a.watermarks == b.watermarks;
 }
 
 bool operator==(const edge_spec& a, const edge_spec& b) {

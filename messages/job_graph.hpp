@@ -39,6 +39,32 @@ enum class partitioning : uint8_t {
 std::string to_string(partitioning x);
 std::optional<partitioning> parse_partitioning(std::string_view text);
 
+/// How a vertex stamps event times on its rows and makes watermarks
+/// (Flink's WatermarkStrategy; docs/event-time.md): the rows' event time is
+/// their `field` (int64 milliseconds or a timestamp), and the watermark
+/// trails the largest event time seen by `max_out_of_orderness_ms` (0:
+/// monotonous timestamps). A subtask that emits no row for
+/// `idle_timeout_ms` (0: never) is idle: its consumers leave it out of
+/// their watermark until it emits again.
+struct watermark_spec {
+  std::string field;
+  int64_t max_out_of_orderness_ms = 0;
+  int64_t idle_timeout_ms = 0;
+  /// pipeline.auto-watermark-interval as the JobMaster resolved it: a new
+  /// watermark goes out at most this often (0: after every batch).
+  int64_t interval_ms = 200;
+
+  bool enabled() const { return !field.empty(); }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, watermark_spec& x) {
+  return f(caf::meta::type_name("watermark_spec"), x.field,
+           x.max_out_of_orderness_ms, x.idle_timeout_ms, x.interval_ms);
+}
+
+bool operator==(const watermark_spec& a, const watermark_spec& b);
+
 /// One operator of a job: an id unique in the job, the operator's registered
 /// name, its parameters (already resolved: no `${...}` left) and parallelism.
 struct vertex_spec {
@@ -51,12 +77,15 @@ struct vertex_spec {
   /// rows existed (derived again when they are loaded). `{}`: aggregate
   /// initializations without it need no -Wmissing-field-initializers fix.
   schema output{};
+  /// Event times and watermarks made after the operator (none unless the
+  /// spec's "watermarks" names a field).
+  watermark_spec watermarks{};
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, vertex_spec& x) {
   return f(caf::meta::type_name("vertex_spec"), x.id, x.op, x.params,
-           x.parallelism, x.output);
+           x.parallelism, x.output, x.watermarks);
 }
 
 bool operator==(const vertex_spec& a, const vertex_spec& b);

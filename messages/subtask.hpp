@@ -36,6 +36,11 @@ using subtask_actor = caf::typed_actor<
   /// everything the producer emitted before its snapshot; answered with one
   /// credit, as a batch.
   caf::reacts_to<barrier_atom, int32_t, int32_t, int64_t, checkpoint_barrier>,
+  /// Upstream subtask: event number `seq` of input channel `channel` is a
+  /// watermark at event time `time` (ms), or, when `idle`, the channel
+  /// idles (dataplane/watermark_valve.hpp); sent through the producer's
+  /// output `port` against a credit, as a batch.
+  caf::reacts_to<watermark_atom, int32_t, int32_t, int64_t, int64_t, bool>,
   /// Upstream subtask: input channel `channel` has ended after `events`
   /// numbered events (batches and barriers).
   caf::reacts_to<end_atom, int32_t, int64_t>,

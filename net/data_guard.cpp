@@ -44,9 +44,14 @@ caf::error data_guard::check(const char* data, size_t size) {
     return violation(fmt::format("a hello of {} bytes", h->length));
   bool header_only = h->kind == frame_kind::end
                      || h->kind == frame_kind::credit
-                     || h->kind == frame_kind::backlog;
+                     || h->kind == frame_kind::backlog
+                     || h->kind == frame_kind::watermark;
   if (header_only && h->length != 0)
-    return violation("an end, credit or backlog frame with a payload");
+    return violation("an end, credit, backlog or watermark frame with a "
+                     "payload");
+  if (h->kind == frame_kind::watermark && h->detail > 1)
+    return violation(fmt::format("a watermark frame with detail {}",
+                                 h->detail));
   if ((h->kind == frame_kind::credit || h->kind == frame_kind::backlog)
       && (h->value <= 0 || h->value > INT32_MAX))
     return violation(fmt::format("a credit or backlog of {}", h->value));

@@ -165,6 +165,10 @@ public:
   /// End of all input: append what is still held (keyed aggregations emit one
   /// final row per key here).
   virtual void finish(row_batch&) {}
+  /// The event-time watermark reached `watermark` (ms): no input row at or
+  /// below it should come any more. Append what that completes (windows
+  /// that end by then fire here; docs/event-time.md).
+  virtual void on_watermark(int64_t /*watermark*/, row_batch& /*out*/) {}
   /// Input rows dropped on purpose and counted (parse with on_error skip),
   /// and a note on the first of them; the job's counters report them.
   virtual int64_t rows_skipped() const { return 0; }

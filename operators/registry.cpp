@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "operators/builtin/builtins.hpp"
+#include "operators/builtin/windows.hpp"
 #include "operators/in_process.hpp"
 
 namespace weir::ops {
@@ -62,6 +63,7 @@ const registry& registry::builtin() {
                       aggregation_kind::min, aggregation_kind::max,
                       aggregation_kind::avg})
       r.add(aggregation_factory(kind));
+    r.add(window_factory());
     r.add(stdout_factory());
     r.add(discard_factory());
     r.add(collect_factory());

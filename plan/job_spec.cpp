@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/input_file.hpp"
+#include "config/parse.hpp"
 #include "messages/errors.hpp"
 #include "operators/registry.hpp"
 #include "plan/paths.hpp"
@@ -275,12 +276,71 @@ substitute_all(const spec_vertex& v, size_t index,
   return result;
 }
 
+/// A duration of "watermarks": "5 s", "200 ms", or a number of ms; at
+/// least 0, at most a year (an event time ± it stays far from overflow).
+int64_t watermark_duration(const json& j, const std::string& field) {
+  std::optional<std::chrono::milliseconds> d;
+  if (j.is_number_integer())
+    d = std::chrono::milliseconds{j.get<int64_t>()};
+  else if (j.is_string())
+    d = detail::parse_value<std::chrono::milliseconds>(j.get<std::string>());
+  else
+    fail(fmt::format("{}: expected a duration (\"5 s\") or milliseconds, "
+                     "got {}",
+                     field, type_name(j)));
+  constexpr int64_t year_ms = int64_t{366} * 24 * 3600 * 1000;
+  if (!d)
+    fail(fmt::format("{}: '{}' is not a duration (e.g. \"5 s\", \"200 ms\")",
+                     field, j.get<std::string>()));
+  if (d->count() < 0 || d->count() > year_ms)
+    fail(fmt::format("{}: {} ms is outside [0, {}] (a year)", field,
+                     d->count(), year_ms));
+  return d->count();
+}
+
+/// A vertex's "watermarks" (docs/event-time.md § Watermarks).
+watermark_spec read_watermarks(const json& j, const std::string& where) {
+  if (!j.is_object())
+    fail(fmt::format("{}: expected an object, got {}", where, type_name(j)));
+  check_fields(j, where + ".",
+               {"field", "strategy", "max-out-of-orderness", "idle-timeout"});
+  watermark_spec w;
+  w.field = non_empty_string(required_field(j, where + ".", "field"),
+                             where + ".field");
+  std::string strategy = "bounded-out-of-orderness";
+  if (auto s = optional_field(j, "strategy"))
+    strategy = as_string(*s, where + ".strategy");
+  auto delay = optional_field(j, "max-out-of-orderness");
+  if (strategy == "monotonous") {
+    if (delay != nullptr)
+      fail(fmt::format("{}.max-out-of-orderness: monotonous timestamps never "
+                       "come out of order (leave it out, or use the strategy "
+                       "bounded-out-of-orderness)",
+                       where));
+  } else if (strategy == "bounded-out-of-orderness") {
+    if (delay == nullptr)
+      fail(fmt::format("{}.max-out-of-orderness: missing (how far behind the "
+                       "largest event time rows may come, e.g. \"5 s\")",
+                       where));
+    w.max_out_of_orderness_ms = watermark_duration(
+      *delay, where + ".max-out-of-orderness");
+  } else {
+    fail(fmt::format("{}.strategy: unknown strategy '{}' (known: "
+                     "bounded-out-of-orderness, monotonous)",
+                     where, strategy));
+  }
+  if (auto idle = optional_field(j, "idle-timeout"))
+    w.idle_timeout_ms = watermark_duration(*idle, where + ".idle-timeout");
+  return w;
+}
+
 spec_vertex read_vertex(const json& j, size_t i) {
   auto where = fmt::format("vertices[{}]", i);
   if (!j.is_object())
     fail(fmt::format("{}: expected an object, got {}", where, type_name(j)));
   where += '.';
-  check_fields(j, where, {"id", "operator", "params", "parallelism"});
+  check_fields(j, where,
+               {"id", "operator", "params", "parallelism", "watermarks"});
   spec_vertex v;
   v.id = name_string(required_field(j, where, "id"), where + "id");
   v.op = name_string(required_field(j, where, "operator"), where + "operator");
@@ -289,6 +349,8 @@ spec_vertex read_vertex(const json& j, size_t i) {
   if (auto p = optional_field(j, "parallelism"))
     v.parallelism = as_parallelism(*p, where + "parallelism",
                                    vertex_label(i, v.id) + ": ");
+  if (auto w = optional_field(j, "watermarks"))
+    v.watermarks = read_watermarks(*w, where + "watermarks");
   return v;
 }
 
@@ -458,7 +520,7 @@ resolve_job_graph(const job_spec& spec,
       g.vertices.push_back(vertex_spec{v.id, v.op,
                                        substitute_all(v, i, params),
                                        v.parallelism.value_or(
-                                         job_parallelism), {}});
+                                         job_parallelism), {}, v.watermarks});
     }
   } catch (const field_error& e) {
     return spec_error(origin, e.what);

@@ -25,6 +25,8 @@ struct spec_vertex {
   std::string op;
   std::map<std::string, std::string> params;
   std::optional<int32_t> parallelism;
+  /// "watermarks": event times and watermarks after the operator.
+  watermark_spec watermarks{};
 };
 
 /// One edge as written in a job spec. Without a partitioning, the edge is

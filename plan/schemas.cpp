@@ -122,6 +122,30 @@ ops::derived_schema output_of(const vertex_spec& v, ops::role r,
   return reg.output_schema(v.op, r, v.params, q);
 }
 
+/// Why `v`'s "watermarks" cannot apply to what it emits ("" when they can,
+/// or when it has none): the event time is an int64 or timestamp field of
+/// its rows, so a sink has none.
+std::string watermark_problem(const vertex_spec& v, ops::role r,
+                              const schema& out) {
+  if (!v.watermarks.enabled())
+    return {};
+  if (r == ops::role::sink)
+    return fmt::format("vertex '{}': watermarks: a sink emits no rows to "
+                       "take event times from (name them on the vertex "
+                       "that feeds it)",
+                       v.id);
+  auto i = out.find(v.watermarks.field);
+  if (!i)
+    return fmt::format("vertex '{}': watermarks.field: '{}' is not in {}",
+                       v.id, v.watermarks.field, to_string(out));
+  auto type = out.fields[*i].type;
+  if (type != field_type::int64 && type != field_type::timestamp)
+    return fmt::format("vertex '{}': watermarks.field: '{}' is {}; an event "
+                       "time is int64 milliseconds or a timestamp",
+                       v.id, v.watermarks.field, to_string(type));
+  return {};
+}
+
 } // namespace
 
 caf::error derive_schemas(job_graph& g, const ops::registry& reg,
@@ -144,6 +168,8 @@ caf::error derive_schemas(job_graph& g, const ops::registry& reg,
     else if (out.value.empty() && feeds_others(g, v.id))
       return invalid(fmt::format("vertex '{}': operator '{}' emits no fields",
                                  v.id, v.op));
+    if (auto p = watermark_problem(v, r, out.value); !p.empty())
+      return invalid(std::move(p));
     v.output = std::move(out.value);
   }
   return {};

@@ -56,6 +56,9 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
     st.settings_problem = describe(s.error());
   st.opts = std::move(opts);
   st.collected = collected_results{st.opts.collect_max_bytes};
+  // The vertices that make watermarks send them this often.
+  for (auto& v : graph.vertices)
+    v.watermarks.interval_ms = st.settings.auto_watermark_interval.count();
   st.scheduler = std::make_unique<jm_scheduler>(graph);
   st.dispatcher = std::move(dispatcher);
   st.rm = std::move(rm);

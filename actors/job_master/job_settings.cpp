@@ -54,6 +54,7 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
     s.slot_profile.direct_mb = cfg.get(keys::driver_direct_memory).mb;
     s.slot_profile.native_mb = cfg.get(keys::driver_native_memory).mb;
   }
+  s.auto_watermark_interval = cfg.get(keys::auto_watermark_interval);
   s.backend.type = cfg.get(keys::state_backend);
   s.backend.incremental = cfg.get(keys::checkpoint_incremental);
   if (!checkpoint_dir.empty())

@@ -40,6 +40,8 @@ struct job_settings {
   std::chrono::milliseconds slot_request_timeout{300000};
   /// execution.savepoint.ignore-unclaimed-state.
   bool ignore_unclaimed_state = false;
+  /// pipeline.auto-watermark-interval.
+  std::chrono::milliseconds auto_watermark_interval{200};
   /// weir.fault.jobmaster-crashes (fault-injection builds only; else 0).
   int64_t crashes_to_inject = 0;
   /// Whether a failover may resume from a checkpoint: every sink's output is

@@ -163,6 +163,19 @@ struct subtask_state : runner_port {
                static_cast<int32_t>(gate), seq, barrier);
   }
 
+  void send_watermark(size_t gate, int32_t consumer_index, int32_t channel,
+                      int64_t seq, const watermark_mark& mark) override {
+    if (auto* a = remote_consumer(gate, consumer_index)) {
+      auto h = header_to(*a, frame_kind::watermark, gate, channel, seq);
+      h.value = mark.time;
+      h.detail = mark.idle ? 1 : 0;
+      self->send(data, send_atom_v, a->where.tm, h, std::string{});
+      return;
+    }
+    self->send(consumer(gate, consumer_index), watermark_atom_v, channel,
+               static_cast<int32_t>(gate), seq, mark.time, mark.idle);
+  }
+
   void send_end(size_t gate, int32_t consumer_index, int32_t channel,
                 int64_t events) override {
     if (auto* a = remote_consumer(gate, consumer_index)) {
@@ -321,6 +334,10 @@ void on_frame(subtask_state& st, const resource_id& from,
                             checkpoint_barrier{
                               h.value, static_cast<checkpoint_kind>(h.detail)});
       return;
+    case frame_kind::watermark: // the guard let only detail 0 or 1 in
+      st.runner->on_watermark(h.channel, h.port, h.seq,
+                              watermark_mark{h.value, h.detail == 1});
+      return;
     case frame_kind::end:
       st.runner->on_end(h.channel, h.value);
       return;
@@ -405,6 +422,12 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
         const checkpoint_barrier& b) {
       self->state.note_producer(channel);
       self->state.runner->on_barrier(channel, port, seq, b);
+    },
+    [=](watermark_atom, int32_t channel, int32_t port, int64_t seq,
+        int64_t time, bool idle) {
+      self->state.note_producer(channel);
+      self->state.runner->on_watermark(channel, port, seq,
+                                       watermark_mark{time, idle});
     },
     [=](end_atom, int32_t channel, int64_t events) {
       self->state.runner->on_end(channel, events);

@@ -9,49 +9,10 @@
 #include <absl/strings/string_view.h>
 #include <fmt/format.h>
 
+#include "operators/builtin/aggregate_codec.hpp"
 #include "operators/builtin/builtins.hpp"
 #include "operators/params.hpp"
 #include "storage/state/value_state.hpp"
-
-namespace weir::state {
-
-// 16 bytes (value, event time) for int64 aggregates, as before rows, so
-// their savepoints restore; 32 bytes (int, double, count, event time) for
-// the others.
-template <>
-struct codec<ops::aggregate> {
-  static void append(std::string& out, const ops::aggregate& a) {
-    bool simple = a.d == 0 && a.count == 1;
-    codec<int64_t>::append(out, a.i);
-    if (!simple) {
-      int64_t bits = 0;
-      std::memcpy(&bits, &a.d, 8);
-      codec<int64_t>::append(out, bits);
-      codec<int64_t>::append(out, a.count);
-    }
-    codec<int64_t>::append(out, a.timestamp);
-  }
-  static ops::aggregate decode(std::string_view bytes) {
-    ops::aggregate a;
-    if (bytes.size() == 16) {
-      a.i = codec<int64_t>::decode(bytes.substr(0, 8));
-      a.timestamp = codec<int64_t>::decode(bytes.substr(8));
-      a.count = 1;
-      return a;
-    }
-    if (bytes.size() != 32)
-      throw std::runtime_error(
-        "an aggregate in keyed state is neither 16 nor 32 bytes");
-    a.i = codec<int64_t>::decode(bytes.substr(0, 8));
-    auto bits = codec<int64_t>::decode(bytes.substr(8, 8));
-    std::memcpy(&a.d, &bits, 8);
-    a.count = codec<int64_t>::decode(bytes.substr(16, 8));
-    a.timestamp = codec<int64_t>::decode(bytes.substr(24));
-    return a;
-  }
-};
-
-} // namespace weir::state
 
 namespace weir::ops {
 
@@ -469,6 +430,32 @@ private:
 
 } // namespace
 
+std::optional<std::vector<size_t>> keyed_input(const std::string& op,
+                                               const schema_query& q,
+                                               std::string& problem) {
+  if (q.input == nullptr) {
+    problem = fmt::format("{} cannot be a source", op);
+    return std::nullopt;
+  }
+  if (q.key.empty()) {
+    problem = fmt::format("{} needs keyed input: its input edge needs "
+                          "\"partitioning\": \"hash\"",
+                          op);
+    return std::nullopt;
+  }
+  std::vector<size_t> key;
+  for (auto& name : q.key) {
+    auto i = q.input->find(name);
+    if (!i) {
+      problem = fmt::format("key field '{}' is not in {}", name,
+                            to_string(*q.input));
+      return std::nullopt;
+    }
+    key.push_back(*i);
+  }
+  return key;
+}
+
 operator_factory aggregation_factory(aggregation_kind kind) {
   operator_factory f;
   f.name = to_string(kind);
@@ -481,28 +468,10 @@ operator_factory aggregation_factory(aggregation_kind kind) {
   };
   f.output_schema = [kind](const params& p, const schema_query& q) {
     derived_schema result;
-    if (q.input == nullptr) {
-      result.problem = fmt::format("{} cannot be a source", to_string(kind));
+    auto key = keyed_input(to_string(kind), q, result.problem);
+    if (!key)
       return result;
-    }
-    if (q.key.empty()) {
-      result.problem = fmt::format(
-        "{} needs keyed input: its input edge needs \"partitioning\": "
-        "\"hash\"",
-        to_string(kind));
-      return result;
-    }
-    std::vector<size_t> key;
-    for (auto& name : q.key) {
-      auto i = q.input->find(name);
-      if (!i) {
-        result.problem = fmt::format("key field '{}' is not in {}", name,
-                                     to_string(*q.input));
-        return result;
-      }
-      key.push_back(*i);
-    }
-    auto planned = plan_aggregation(kind, p, *q.input, key);
+    auto planned = plan_aggregation(kind, p, *q.input, *key);
     result.value = std::move(planned.plan.output);
     result.problem = std::move(planned.problem);
     return result;

@@ -62,6 +62,13 @@ planned_aggregation plan_aggregation(aggregation_kind kind, const params& p,
                                      const schema& input,
                                      const std::vector<size_t>& key);
 
+/// The key fields' indices of a keyed operator `op`'s input; nothing (and
+/// `problem` says why) for a source, an input that is not hash partitioned,
+/// or a key field the input lacks.
+std::optional<std::vector<size_t>> keyed_input(const std::string& op,
+                                               const schema_query& q,
+                                               std::string& problem);
+
 /// A key's aggregate: an int64 or double value, how many values went into
 /// it, and the largest event time folded into it.
 struct aggregate {

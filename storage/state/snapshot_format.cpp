@@ -33,6 +33,8 @@ std::string encode_vertex_snapshot(const vertex_snapshot& s) {
   std::string out{vertex_magic};
   append_text(out, s.operator_state);
   append_text(out, s.keyed_state);
+  if (s.max_event_time)
+    append_int64(out, *s.max_event_time);
   return out;
 }
 
@@ -43,6 +45,8 @@ std::optional<vertex_snapshot> decode_vertex_snapshot(const std::string& bytes) 
   vertex_snapshot s;
   s.operator_state = r.text();
   s.keyed_state = r.text();
+  if (!r.done())
+    s.max_event_time = r.int64();
   if (!r.done())
     return std::nullopt;
   return s;

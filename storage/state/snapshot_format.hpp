@@ -17,6 +17,10 @@ namespace weir::state {
 struct vertex_snapshot {
   std::string operator_state;
   std::string keyed_state;
+  /// A vertex with "watermarks": the largest event time it stamped, so that
+  /// a restored job does not send a watermark below one it sent before
+  /// (absent in snapshots of other vertices and of older versions).
+  std::optional<int64_t> max_event_time{};
 };
 
 std::string encode_vertex_snapshot(const vertex_snapshot& s);

@@ -36,6 +36,7 @@ fake_subtask(subtask_actor::stateful_pointer<fake_subtask_state> self,
     [=](lost_atom, const std::string&) {},
     [=](credit_atom, int32_t, int32_t, int32_t) {},
     [=](barrier_atom, int32_t, int32_t, int64_t, const checkpoint_barrier&) {},
+    [=](watermark_atom, int32_t, int32_t, int64_t, int64_t, bool) {},
     [=](trigger_atom, const checkpoint_barrier& b) {
       self->state.triggers.push_back(b);
     },

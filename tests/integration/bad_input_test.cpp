@@ -69,7 +69,7 @@ TEST_CASE("malformed JSON names line and column") {
 TEST_CASE("a missing field is named") {
   expect_rejected(replace(good_spec, R"("operator": "count")", R"("op": "count")"),
                   "SPEC: vertices[2].op: unknown field (known: id, operator, "
-                  "params, parallelism)");
+                  "params, parallelism, watermarks)");
   expect_rejected(replace(good_spec, R"("name": "wc", )", ""),
                   "SPEC: name: missing");
 }

@@ -181,7 +181,7 @@ TEST_CASE("unknown fields are rejected, naming the known ones") {
   CHECK(problem(job(R"({"id": "a", "operator": "count", "paralelism": 2})",
                     ""))
         == "x.json: vertices[0].paralelism: unknown field (known: id, "
-           "operator, params, parallelism)");
+           "operator, params, parallelism, watermarks)");
 }
 
 TEST_CASE("unknown partitioning") {

@@ -373,7 +373,8 @@ TEST_CASE("the builtin registry holds all operators") {
   std::vector<std::string> expected{
     "avg",      "collect", "count",   "discard", "filter",    "flat_map",
     "generator", "json_lines", "map", "max",     "min",       "parse",
-    "project",  "sequence", "stdout", "sum",     "text_file", "weir.driver"};
+    "project",  "sequence", "stdout", "sum",     "text_file", "weir.driver",
+    "window"};
   CHECK(reg().names() == expected);
   CHECK(reg().find("nope") == nullptr);
   for (const auto* name : {"count", "sum", "min", "max"})

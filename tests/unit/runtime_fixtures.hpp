@@ -210,6 +210,8 @@ struct sent_batch {
   std::vector<record> records;
   int64_t seq = 0;
   int64_t barrier = -1; ///< the barrier's checkpoint id; -1: a batch
+  /// A watermark's event time (no_watermark: a batch or a barrier).
+  int64_t watermark = no_watermark;
 };
 
 inline std::vector<sent_batch> drain(output_gate& gate) {
@@ -225,6 +227,11 @@ inline std::vector<sent_batch> drain(output_gate& gate) {
         const checkpoint_barrier& b) {
       CHECK(seq == gate.sent(consumer) - 1);
       out.push_back(sent_batch{consumer, channel, {}, {}, seq, b.id});
+    },
+    [&](int32_t consumer, int32_t channel, int64_t seq,
+        const watermark_mark& m) {
+      CHECK(seq == gate.sent(consumer) - 1);
+      out.push_back(sent_batch{consumer, channel, {}, {}, seq, -1, m.time});
     },
     [&](int32_t, int32_t, int32_t) {});
   return out;

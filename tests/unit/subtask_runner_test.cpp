@@ -14,6 +14,7 @@
 #include "dataplane/subtask_runner.hpp"
 #include "operators/registry.hpp"
 #include "storage/files.hpp"
+#include "storage/state/snapshot_format.hpp"
 #include "storage/state_handle.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
 #include "tests/unit/temp_dir.hpp"
@@ -63,6 +64,12 @@ public:
                     int64_t seq, const checkpoint_barrier& b) override {
     log.push_back(fmt::format("barrier g{} c{} ch{} #{} {} {}", gate, consumer,
                               channel, seq, b.id, to_string(b.kind)));
+  }
+  void send_watermark(size_t gate, int32_t consumer, int32_t channel,
+                      int64_t seq, const watermark_mark& m) override {
+    log.push_back(fmt::format("watermark g{} c{} ch{} #{} {}{}", gate,
+                              consumer, channel, seq, m.time,
+                              m.idle ? " idle" : ""));
   }
   void send_end(size_t gate, int32_t consumer, int32_t channel,
                 int64_t events) override {
@@ -678,3 +685,100 @@ TEST_CASE("a subtask reports its load: bytes, time waiting for credit, "
 }
 
 } // TEST_SUITE
+
+// -- event time (docs/event-time.md) ------------------------------------------
+
+/// `v` stamping event times from `field` (out-of-orderness `delay_ms`; the
+/// watermark goes out after every batch that advances it).
+vertex_spec with_watermarks(vertex_spec v, std::string field,
+                            int64_t delay_ms = 0) {
+  v.watermarks.field = std::move(field);
+  v.watermarks.max_out_of_orderness_ms = delay_ms;
+  v.watermarks.interval_ms = 0;
+  return v;
+}
+
+TEST_CASE("a source with watermarks sends one after each batch that "
+          "advances it, and the highest at its end") {
+  fixture f{deployment({with_watermarks(vertex("src", "sequence",
+                                               {{"from", "1"}, {"to", "5"}}),
+                                        "value", 1)},
+                       {}, 1),
+            opts(2)};
+  f.runner.start();
+  f.port.take();
+  f.run_source();
+  // Rows 1-2: largest 2, less 1 ms of out-of-orderness, less 1 ms.
+  CHECK(f.port.take()
+        == log_lines{"batch g0 c0 ch0 #0 [1,2]", "watermark g0 c0 ch0 #1 0",
+                     "batch g0 c0 ch0 #2 [3,4]", "watermark g0 c0 ch0 #3 2",
+                     "batch g0 c0 ch0 #4 [5]",
+                     fmt::format("watermark g0 c0 ch0 #5 {}", end_watermark),
+                     "end g0 c0 ch0 after 6", "FINISHED in=5 out=5"});
+}
+
+TEST_CASE("a subtask's watermark is the least of its channels', idle ones "
+          "left out, and goes on to its consumers") {
+  fixture f{deployment({vertex("pass", "map", {{"select", "value"}})}, {2}, 1)};
+  f.runner.start();
+  f.port.take();
+  f.runner.on_watermark(0, 0, 0, watermark_mark{10, false});
+  CHECK(f.port.take() == log_lines{"credit ch0 p0"}); // channel 1 holds it
+  f.runner.on_watermark(1, 0, 0, watermark_mark{7, false});
+  CHECK(f.port.take()
+        == log_lines{"watermark g0 c0 ch0 #0 7", "credit ch1 p0"});
+  f.runner.on_watermark(1, 0, 1, watermark_mark{0, true}); // 1 idles
+  CHECK(f.port.take()
+        == log_lines{"watermark g0 c0 ch0 #1 10", "credit ch1 p0"});
+  f.runner.on_watermark(0, 0, 1, watermark_mark{0, true}); // both idle
+  CHECK(f.port.take()
+        == log_lines{"watermark g0 c0 ch0 #2 10 idle", "credit ch0 p0"});
+  // Channel 1 comes back below the watermark: active again, holding
+  // nothing back until it catches up.
+  f.runner.on_watermark(1, 0, 2, watermark_mark{8, false});
+  CHECK(f.port.take()
+        == log_lines{"watermark g0 c0 ch0 #3 10", "credit ch1 p0"});
+  f.runner.on_watermark(1, 0, 3, watermark_mark{12, false});
+  CHECK(f.port.take()
+        == log_lines{"watermark g0 c0 ch0 #4 12", "credit ch1 p0"});
+  f.runner.on_end(1, 4); // the idle channel 0 is all that is left
+  CHECK(f.port.take() == log_lines{"watermark g0 c0 ch0 #5 12 idle"});
+  f.runner.on_end(0, 2);
+  CHECK(f.port.take()
+        == log_lines{fmt::format("watermark g0 c0 ch0 #6 {}", end_watermark),
+                     "end g0 c0 ch0 after 7", "FINISHED in=0 out=0"});
+}
+
+TEST_CASE("a job without watermarks sends none, also at its end") {
+  fixture f{deployment({vertex("pass", "map", {{"select", "value"}})}, {1}, 1)};
+  f.runner.start();
+  f.port.take();
+  f.runner.on_batch(0, 0, 0, batch_of(1, 2));
+  f.runner.on_end(0, 1);
+  f.port.flush_due = false;
+  CHECK(f.port.take()
+        == log_lines{"credit ch0 p0", "batch g0 c0 ch0 #0 [1,2]",
+                     "end g0 c0 ch0 after 1", "FINISHED in=2 out=2"});
+}
+
+TEST_CASE("the event time a vertex with watermarks reached is in its "
+          "checkpoint: restored, its watermark does not go back") {
+  auto d = deployment({with_watermarks(vertex("src", "sequence",
+                                              {{"from", "1"}, {"to", "100"}}),
+                                       "value", 10)},
+                      {}, 1);
+  operator_chain first{d, opts(50)};
+  first.open();
+  CHECK(first.generated_watermark() == no_watermark);
+  first.run_source(); // rows 1..50
+  CHECK(first.generated_watermark() == 39);
+  auto snap = first.snapshot(1, state::snapshot_kind::checkpoint);
+  REQUIRE(snap.ready.count("src") == 1);
+  auto decoded = state::decode_vertex_snapshot(snap.ready.at("src"));
+  REQUIRE(decoded);
+  CHECK(decoded->max_event_time == 50);
+
+  operator_chain again{d, opts(50)};
+  again.open(snap.ready);
+  CHECK(again.generated_watermark() == 39);
+}

@@ -1,0 +1,375 @@
+#include "operators/builtin/windows.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "config/parse.hpp"
+#include "operators/builtin/aggregate_codec.hpp"
+#include "operators/builtin/aggregation.hpp"
+#include "operators/key_codec.hpp"
+#include "operators/params.hpp"
+#include "storage/state/heap_backend.hpp"
+#include "storage/state/value_state.hpp"
+
+namespace weir::ops {
+
+namespace {
+
+constexpr int64_t lowest = std::numeric_limits<int64_t>::min();
+constexpr int64_t highest = std::numeric_limits<int64_t>::max();
+
+/// A row may fall into at most this many sliding windows (size / slide).
+constexpr int64_t max_windows_per_row = 1000;
+
+const std::vector<param_spec>& window_params() {
+  static const std::vector<param_spec> specs{
+    {"type", param_kind::text, true},   {"size", param_kind::text, true},
+    {"slide", param_kind::text, false}, {"offset", param_kind::text, false},
+    {"time", param_kind::text, false},  {"aggregate", param_kind::text, false},
+    {"field", param_kind::text, false}, {"as", param_kind::text, false}};
+  return specs;
+}
+
+/// Parameter `name` as a duration in ms ("1 min", "500 ms"); a problem
+/// naming it when it is not one or is below `least`.
+std::optional<int64_t> duration_param(const params& p, const std::string& name,
+                                      int64_t least, std::string& problem) {
+  auto i = p.find(name);
+  if (i == p.end())
+    return std::nullopt;
+  auto d = detail::parse_value<std::chrono::milliseconds>(i->second);
+  if (!d) {
+    problem = fmt::format("parameter '{}': '{}' is not a duration (e.g. "
+                          "\"1 min\", \"500 ms\")",
+                          name, i->second);
+    return std::nullopt;
+  }
+  if (d->count() < least) {
+    problem = fmt::format("parameter '{}': {} ms is below {} ms", name,
+                          d->count(), least);
+    return std::nullopt;
+  }
+  return d->count();
+}
+
+/// The aggregation of a window operator (`aggregate`, default count).
+std::optional<aggregation_kind> window_aggregation(const params& p,
+                                                   std::string& problem) {
+  auto name = text_param(p, "aggregate", "count");
+  auto kind = parse_aggregation_kind(name);
+  if (!kind)
+    problem = fmt::format("parameter 'aggregate': unknown aggregation '{}' "
+                          "(known: avg, count, max, min, sum)",
+                          name);
+  return kind;
+}
+
+/// The window's aggregation plan: its key fields, window_start and
+/// window_end (timestamps), then the aggregate.
+planned_aggregation plan_window(aggregation_kind kind, const params& p,
+                                const schema& input,
+                                const std::vector<size_t>& key) {
+  params own;
+  for (auto name : {"field", "as"})
+    if (auto i = p.find(name); i != p.end())
+      own.insert(*i);
+  auto planned = plan_aggregation(kind, own, input, key);
+  if (!planned.problem.empty())
+    return planned;
+  auto& fields = planned.plan.output.fields;
+  auto value = fields.back();
+  fields.pop_back();
+  for (auto name : {"window_start", "window_end"}) {
+    if (planned.plan.output.find(name) || value.name == name) {
+      planned.problem = fmt::format(
+        "the output field '{}' would appear twice (rename the key or the "
+        "aggregate with \"as\")",
+        name);
+      return planned;
+    }
+    fields.push_back(field{name, field_type::timestamp, false});
+  }
+  fields.push_back(std::move(value));
+  return planned;
+}
+
+std::string check_window(const params& p) {
+  if (auto problem = check_params("window", p, window_params());
+      !problem.empty())
+    return problem;
+  if (auto problem = parse_window_spec(p).problem; !problem.empty())
+    return problem;
+  std::string problem;
+  window_aggregation(p, problem);
+  return problem;
+}
+
+/// A key and a window's end in one state key: the key's bytes, then the
+/// end as 8 bytes that sort as the signed number does.
+void window_key(std::string_view key, int64_t end, std::string& out) {
+  out.assign(key.data(), key.size());
+  state::codec<int64_t>::append(out, end);
+}
+
+/// The end of the window of a state key (what window_key made); a key too
+/// short to be one fails the subtask (state from elsewhere).
+int64_t end_of(std::string_view window_key) {
+  if (window_key.size() < 8)
+    throw operator_error("a window's keyed state holds a key of fewer than "
+                         "8 bytes");
+  return state::codec<int64_t>::decode(window_key.substr(window_key.size() - 8));
+}
+
+/// Keyed windows with an incremental aggregate per key and window, in keyed
+/// state (the heap or RocksDB); the windows waiting to fire are indexed
+/// by their end, rebuilt from that state when it is restored.
+class window_transform : public transform {
+public:
+  explicit window_transform(params p) : params_(std::move(p)) {}
+
+  bool uses_keyed_state() const override { return true; }
+
+  void open(const operator_context& ctx) override {
+    if (ctx.input == nullptr)
+      throw operator_error("a window needs an input");
+    auto parsed = parse_window_spec(params_);
+    throw_if(parsed.problem);
+    spec_ = parsed.spec;
+    std::string problem;
+    auto kind = window_aggregation(params_, problem);
+    throw_if(problem);
+    auto planned = plan_window(*kind, params_, *ctx.input, ctx.key);
+    throw_if(planned.problem);
+    plan_ = std::move(planned.plan);
+    folder_.emplace(plan_);
+    keys_ = key_codec(*ctx.input, ctx.key);
+    std::vector<size_t> leading(ctx.key.size());
+    for (size_t i = 0; i < leading.size(); ++i)
+      leading[i] = i;
+    out_keys_ = key_codec(plan_.output, leading);
+    keyed_ = ctx.keyed_state;
+    if (keyed_ == nullptr) { // used outside a subtask (tests, tools)
+      own_ = std::make_unique<state::heap_backend>();
+      keyed_ = own_.get();
+    }
+    values_.emplace(*keyed_, "window-" + to_string(*kind));
+    late_ = ctx.counter("numLateRecordsDropped");
+    // Restored windows wait to fire again.
+    values_->for_each([&](std::string_view k, const aggregate&) {
+      pending_.emplace(end_of(k), std::string{k});
+    });
+  }
+
+  void process(row_batch& in, row_batch&, bool partial) override {
+    auto& keys = partial ? out_keys_ : keys_;
+    for (size_t r = 0; r < in.rows; ++r) {
+      auto t = in.time(r);
+      starts_.clear();
+      assign_windows(spec_, t, starts_);
+      bool placed = false;
+      for (auto start : starts_) {
+        auto end = window_end(start);
+        if (end - 1 <= watermark_)
+          continue; // that window has fired: late for it
+        placed = true;
+        window_key(keys.encode(in, r, scratch_), end, key_);
+        keyed_->set_current_key(key_);
+        values_->modify([&](aggregate& a, bool fresh) {
+          folder_->fold(a, in, r, partial, keys);
+          if (fresh)
+            pending_.emplace(end, key_);
+        });
+      }
+      if (!placed)
+        late_.inc(); // Flink's numLateRecordsDropped: late for every window
+    }
+  }
+
+  void on_watermark(int64_t watermark, row_batch& out) override {
+    watermark_ = std::max(watermark_, watermark);
+    while (!pending_.empty() && pending_.begin()->first - 1 <= watermark_) {
+      auto node = pending_.extract(pending_.begin());
+      fire(node.value().first, node.value().second, out);
+    }
+  }
+
+  void finish(row_batch& out) override { on_watermark(highest, out); }
+
+  /// The watermark the window has seen (operator state): after a restore
+  /// a row late before is late still, and no fired window fires again.
+  std::string snapshot_state() const override {
+    std::string out;
+    state::codec<int64_t>::append(out, watermark_);
+    return out;
+  }
+
+  void restore_state(const std::string& bytes) override {
+    if (bytes.size() != 8)
+      throw operator_error("a window's checkpointed watermark is not 8 bytes");
+    watermark_ = state::codec<int64_t>::decode(bytes);
+  }
+
+private:
+  int64_t window_end(int64_t start) const {
+    return start > highest - spec_.size_ms ? highest : start + spec_.size_ms;
+  }
+
+  void fire(int64_t end, const std::string& key, row_batch& out) {
+    keyed_->set_current_key(key);
+    auto a = values_->value();
+    values_->clear();
+    if (!a)
+      return;
+    out_keys_.decode(std::string_view{key}.substr(0, key.size() - 8), out);
+    auto start = end == highest ? highest - spec_.size_ms : end - spec_.size_ms;
+    auto k = plan_.key.size();
+    out.columns[k].push_int(start);
+    out.columns[k + 1].push_int(end);
+    folder_->emit(*a, out);
+    ++out.rows;
+    out.push_time(end - 1); // Flink's window.maxTimestamp()
+  }
+
+  params params_;
+  window_spec spec_;
+  aggregation_plan plan_;
+  std::optional<aggregate_folder> folder_;
+  key_codec keys_;
+  key_codec out_keys_;
+  state::keyed_backend* keyed_ = nullptr;
+  std::unique_ptr<state::keyed_backend> own_;
+  std::optional<state::value_state<aggregate>> values_;
+  /// Windows with rows, by end: those the watermark passed fire.
+  std::set<std::pair<int64_t, std::string>> pending_;
+  int64_t watermark_ = lowest;
+  counter late_;
+  std::vector<int64_t> starts_;
+  std::string scratch_;
+  std::string key_;
+};
+
+} // namespace
+
+parsed_window_spec parse_window_spec(const params& p) {
+  parsed_window_spec out;
+  auto& w = out.spec;
+  auto& problem = out.problem;
+  auto time = text_param(p, "time", "event");
+  if (time == "processing") {
+    problem = "parameter 'time': processing-time windows are not built yet "
+              "(docs/event-time.md); use event time";
+    return out;
+  }
+  if (time != "event") {
+    problem = fmt::format("parameter 'time': unknown time '{}' (known: "
+                          "event)",
+                          time);
+    return out;
+  }
+  auto type = text_param(p, "type", "");
+  if (type == "tumbling") {
+    w.type = window_spec::kind::tumbling;
+  } else if (type == "sliding") {
+    w.type = window_spec::kind::sliding;
+  } else {
+    problem = fmt::format("parameter 'type': unknown window type '{}' "
+                          "(known: sliding, tumbling)",
+                          type);
+    return out;
+  }
+  auto size = duration_param(p, "size", 1, problem);
+  if (!problem.empty())
+    return out;
+  if (!size) {
+    problem = "parameter 'size': missing";
+    return out;
+  }
+  w.size_ms = *size;
+  w.slide_ms = w.size_ms;
+  auto slide = duration_param(p, "slide", 1, problem);
+  if (!problem.empty())
+    return out;
+  if (w.type == window_spec::kind::sliding) {
+    if (!slide) {
+      problem = "parameter 'slide': missing (how far apart sliding windows "
+                "start)";
+      return out;
+    }
+    if (w.size_ms / *slide > max_windows_per_row) {
+      problem = fmt::format("parameter 'slide': size / slide puts a row in "
+                            "{} windows; at most {}",
+                            w.size_ms / *slide, max_windows_per_row);
+      return out;
+    }
+    w.slide_ms = *slide;
+  } else if (slide) {
+    problem = "parameter 'slide': only sliding windows have one";
+    return out;
+  }
+  auto offset = duration_param(p, "offset", 0, problem);
+  if (!problem.empty())
+    return out;
+  if (offset) {
+    if (*offset >= w.slide_ms) {
+      problem = fmt::format("parameter 'offset': {} ms is not below the "
+                            "{} of {} ms",
+                            *offset,
+                            w.type == window_spec::kind::sliding ? "slide"
+                                                                 : "size",
+                            w.slide_ms);
+      return out;
+    }
+    w.offset_ms = *offset;
+  }
+  return out;
+}
+
+void assign_windows(const window_spec& w, int64_t t,
+                    std::vector<int64_t>& starts) {
+  // In 128 bits: event times near the ends of int64 do not wrap.
+  using wide = __int128;
+  wide slide = w.slide_ms;
+  wide rem = (wide{t} - w.offset_ms) % slide;
+  if (rem < 0)
+    rem += slide;
+  wide start = wide{t} - rem;
+  for (; start > wide{t} - w.size_ms; start -= slide)
+    if (start >= lowest)
+      starts.push_back(static_cast<int64_t>(start));
+}
+
+operator_factory window_factory() {
+  operator_factory f;
+  f.name = "window";
+  f.make_transform = [](const params& p) -> std::unique_ptr<transform> {
+    throw_if(check_window(p));
+    return std::make_unique<window_transform>(p);
+  };
+  f.validate = [](const params& p, role) { return check_window(p); };
+  f.output_schema = [](const params& p, const schema_query& q) {
+    derived_schema result;
+    auto key = keyed_input("window", q, result.problem);
+    if (!key)
+      return result;
+    std::string problem;
+    auto kind = window_aggregation(p, problem);
+    if (!kind) {
+      result.problem = problem;
+      return result;
+    }
+    auto planned = plan_window(*kind, p, *q.input, *key);
+    result.value = std::move(planned.plan.output);
+    result.problem = std::move(planned.problem);
+    return result;
+  };
+  return f;
+}
+
+} // namespace weir::ops

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "operators/operator.hpp"
+#include "operators/registry.hpp"
+
+namespace weir::ops {
+
+/// Which windows a row of a keyed stream falls into (Flink's window
+/// assigners; docs/event-time.md § Windows). Event time, in ms.
+struct window_spec {
+  enum class kind : uint8_t { tumbling, sliding };
+  kind type = kind::tumbling;
+  int64_t size_ms = 0;
+  /// Sliding: how far apart windows start (tumbling: size_ms).
+  int64_t slide_ms = 0;
+  /// Windows start at offset + k * slide (Flink's offset; 0: at the epoch).
+  int64_t offset_ms = 0;
+};
+
+/// The spec from a window operator's parameters `type`, `size`, `slide`,
+/// `offset`; or a problem naming the parameter ("parameter 'size': ...").
+struct parsed_window_spec {
+  window_spec spec;
+  std::string problem;
+};
+parsed_window_spec parse_window_spec(const params& p);
+
+/// The start of every window that holds event time `t`, latest first:
+/// one for tumbling windows, size / slide for sliding ones. A window is
+/// [start, start + size_ms).
+void assign_windows(const window_spec& w, int64_t t,
+                    std::vector<int64_t>& starts);
+
+/// `window` (keyed transform): aggregates each key's rows per window and
+/// emits one row per key and window when the watermark passes its end.
+operator_factory window_factory();
+
+} // namespace weir::ops

@@ -1,0 +1,181 @@
+// Event time through the real binary: watermarks from a field, tumbling
+// windows that fire as the watermark passes them, late rows dropped and
+// counted, embedded and across two taskmanager processes, and the
+// one-line refusals of settings that cannot apply (docs/event-time.md).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cluster_fixture.hpp"
+#include "process.hpp"
+#include "refusal.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A text_file source reads this many lines per batch (exchange_options),
+/// and with pipeline.auto-watermark-interval 0 a watermark follows each.
+constexpr int64_t batch = 2048;
+constexpr int64_t delay_ms = 2000;
+constexpr int64_t size_ms = 10000;
+
+struct event {
+  int64_t t;
+  std::string key;
+};
+
+/// Three batches of events: the first spans [0 s, 20 s), the second
+/// [20 s, 40 s) and ends with 24 rows at 5 s (late: the watermark after
+/// the first batch passed [0 s, 10 s)) and 24 at 15 s (not late), the
+/// third [40 s, 60 s).
+std::vector<std::vector<event>> batches() {
+  std::vector<std::vector<event>> out(3);
+  for (int64_t i = 0; i < batch; ++i)
+    out[0].push_back({i * 20000 / batch, fmt::format("k{}", i % 4)});
+  for (int64_t i = 0; i < batch - 48; ++i)
+    out[1].push_back({20000 + i * 20000 / (batch - 48),
+                      fmt::format("k{}", i % 4)});
+  for (int64_t i = 0; i < 24; ++i)
+    out[1].push_back({5000, fmt::format("k{}", i % 3)});
+  for (int64_t i = 0; i < 24; ++i)
+    out[1].push_back({15000, fmt::format("k{}", i % 3)});
+  for (int64_t i = 0; i < batch; ++i)
+    out[2].push_back({40000 + i * 20000 / batch, fmt::format("k{}", i % 4)});
+  return out;
+}
+
+std::string iso(int64_t ms) {
+  // Event times here are under a minute past 1970.
+  return fmt::format("1970-01-01T00:{:02}:{:02}Z", ms / 60000,
+                     ms / 1000 % 60);
+}
+
+/// The windows' counts by Flink's rule, computed here: a watermark of the
+/// largest event time less the delay less 1 ms follows each batch, and a
+/// row whose window's end - 1 is at or below the watermark before it is
+/// late. Also the late rows.
+std::pair<std::vector<std::string>, int64_t>
+expected(const std::vector<std::vector<event>>& in) {
+  std::map<std::tuple<std::string, int64_t>, int64_t> counts;
+  int64_t watermark = INT64_MIN;
+  int64_t largest = INT64_MIN;
+  int64_t late = 0;
+  for (auto& b : in) {
+    for (auto& e : b) {
+      auto start = e.t - e.t % size_ms;
+      if (start + size_ms - 1 <= watermark) {
+        ++late;
+        continue;
+      }
+      ++counts[{e.key, start}];
+      largest = std::max(largest, e.t);
+    }
+    watermark = largest - delay_ms - 1;
+  }
+  std::vector<std::string> lines;
+  for (auto& [k, n] : counts)
+    lines.push_back(fmt::format("{}\t{}\t{}\t{}", std::get<0>(k),
+                                iso(std::get<1>(k)),
+                                iso(std::get<1>(k) + size_ms), n));
+  std::sort(lines.begin(), lines.end());
+  return {lines, late};
+}
+
+std::string spec_text(const std::string& input, const std::string& sink) {
+  return R"({"name": "windows", "parallelism": 2,
+    "vertices": [
+      {"id": "lines", "operator": "text_file", "parallelism": 1,
+       "params": {"path": ")" + input + R"("}},
+      {"id": "parsed", "operator": "parse", "parallelism": 1,
+       "params": {"format": "whitespace", "schema": "t: int64, k: string"},
+       "watermarks": {"field": "t", "max-out-of-orderness": "2 s"}},
+      {"id": "counts", "operator": "window",
+       "params": {"type": "tumbling", "size": "10 s"}},
+      {"id": "out", "operator": ")" + sink + R"(", "parallelism": 1}],
+    "edges": [
+      {"from": "lines", "to": "parsed"},
+      {"from": "parsed", "to": "counts", "partitioning": "hash", "key": "k"},
+      {"from": "counts", "to": "out", "partitioning": "rebalance"}]})";
+}
+
+} // namespace
+
+TEST_CASE("tumbling event-time windows are exact and drop late rows, "
+          "embedded and across two taskmanagers") {
+  temp_dir dir;
+  auto in = batches();
+  std::string text;
+  for (auto& b : in)
+    for (auto& e : b)
+      text += fmt::format("{} {}\n", e.t, e.key);
+  auto input = dir.write("events.txt", text);
+  auto [lines, late] = expected(in);
+  REQUIRE(late == 24);
+  auto counter = fmt::format("Counter counts.numLateRecordsDropped: {}", late);
+
+  auto spec = dir.write("windows.json", spec_text(input, "stdout"));
+  auto local = run_weir({"run", spec, "-Dpipeline.auto-watermark-interval=0"},
+                        60s);
+  INFO("weir run said: " << local.err);
+  REQUIRE(local.exit_code == 0);
+  CHECK(sorted_lines(local.out) == lines);
+  CHECK(local.err.find(counter) != std::string::npos);
+
+  // One slot per worker: window subtask 2/2 runs in the other process, so
+  // its rows and watermarks cross a data connection, and its results
+  // cross back to the collecting sink.
+  auto collected = dir.write("collected.json", spec_text(input, "collect"));
+  session_cluster cluster;
+  cluster.add_worker("a", 1);
+  cluster.add_worker("b", 1);
+  auto remote = cluster.client(
+    {"run", collected, "-Dpipeline.auto-watermark-interval=0"});
+  INFO("weir run -m said: " << remote.err);
+  REQUIRE(remote.exit_code == 0);
+  CHECK(sorted_lines(remote.out) == lines);
+  CHECK(remote.err.find(counter) != std::string::npos);
+}
+
+TEST_CASE("watermarks and windows that cannot apply are refused in one "
+          "line, exit 2") {
+  temp_dir dir;
+  auto input = dir.write("events.txt", "1 a\n");
+  auto with = [&](const std::string& from, const std::string& to) {
+    auto text = spec_text(input, "discard");
+    auto i = text.find(from);
+    REQUIRE(i != std::string::npos);
+    text.replace(i, from.size(), to);
+    return dir.write("bad.json", text);
+  };
+  auto spec = with(R"("field": "t")", R"("field": "k")");
+  expect_refused({"run", spec},
+                 spec + ": vertex 'parsed': watermarks.field: 'k' is string; "
+                        "an event time is int64 milliseconds or a timestamp");
+  spec = with(R"("field": "t")", R"("field": "time")");
+  expect_refused({"run", spec},
+                 spec + ": vertex 'parsed': watermarks.field: 'time' is not in "
+                        "(t: int64, k: string)");
+  spec = with(R"("max-out-of-orderness": "2 s")",
+              R"("max-out-of-orderness": "soon")");
+  expect_refused({"run", spec},
+                 spec + ": vertices[1].watermarks.max-out-of-orderness: "
+                        "'soon' is not a duration (e.g. \"5 s\", \"200 ms\")");
+  spec = with(R"("size": "10 s")", R"("size": "10 s", "time": "processing")");
+  expect_refused({"run", spec},
+                 spec + ": vertices[2] ('counts'): parameter 'time': processing-time "
+                        "windows are not built yet (docs/event-time.md); use "
+                        "event time");
+  spec = with(R"("type": "tumbling")", R"("type": "session")");
+  expect_refused({"run", spec},
+                 spec + ": vertices[2] ('counts'): parameter 'type': unknown window "
+                        "type 'session' (known: sliding, tumbling)");
+}

@@ -1,0 +1,181 @@
+// Event time's plain classes: the watermark valve, window assignment and
+// the window operator (docs/event-time.md).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "dataplane/watermark_valve.hpp"
+#include "messages/row_batch.hpp"
+#include "operators/builtin/windows.hpp"
+#include "operators/registry.hpp"
+#include "../rows.hpp"
+
+using namespace weir;
+
+namespace {
+
+std::vector<int64_t> starts(const ops::window_spec& w, int64_t t) {
+  std::vector<int64_t> out;
+  ops::assign_windows(w, t, out);
+  return out;
+}
+
+/// (key: string, value: int64) rows with event times.
+row_batch timed(std::initializer_list<std::tuple<std::string, int64_t, int64_t>>
+                  rows) {
+  row_batch b{default_schema::keyed_numbers()};
+  for (auto& [k, v, t] : rows) {
+    b.columns[0].push_str(k);
+    b.columns[1].push_int(v);
+    ++b.rows;
+    b.push_time(t);
+  }
+  return b;
+}
+
+/// Each row of `b` (key, start, end, aggregate) as "key [start,end) agg @t".
+std::vector<std::string> fired(const row_batch& b) {
+  std::vector<std::string> out;
+  for (size_t r = 0; r < b.rows; ++r)
+    out.push_back(std::string{b.columns[0].str(r)} + " ["
+                  + std::to_string(b.columns[1].ints[r]) + ","
+                  + std::to_string(b.columns[2].ints[r]) + ") "
+                  + std::to_string(b.columns[3].ints[r]) + " @"
+                  + std::to_string(b.time(r)));
+  return out;
+}
+
+/// A window operator on (key, value) rows keyed by "key", opened.
+struct window_fixture {
+  std::unique_ptr<ops::transform> op;
+  schema input = default_schema::keyed_numbers();
+  schema output;
+  std::map<std::string, int64_t> counters;
+  ops::operator_context ctx;
+
+  explicit window_fixture(ops::params p) {
+    auto& f = *ops::registry::builtin().find("window");
+    output = f.output_schema(p, ops::schema_query{&input, {"key"}}).value;
+    op = f.make_transform(p);
+    ctx.input = &input;
+    ctx.output = &output;
+    ctx.key = {0};
+    ctx.counters = &counters;
+    op->open(ctx);
+  }
+
+  std::vector<std::string> watermark(int64_t wm) {
+    row_batch out{output};
+    op->on_watermark(wm, out);
+    return fired(out);
+  }
+
+  void process(row_batch b) {
+    row_batch out{output};
+    op->process(b, out, false);
+    CHECK(out.rows == 0); // windows emit only when they fire
+  }
+};
+
+} // namespace
+
+TEST_CASE("the valve: the least watermark of the active channels, never "
+          "back, the end once every channel ended") {
+  watermark_valve v{3};
+  CHECK_FALSE(v.on_mark(0, {5, false}).advanced);
+  CHECK_FALSE(v.on_mark(1, {9, false}).advanced);
+  CHECK(v.on_mark(2, {7, false}).advanced == 5);
+  CHECK(v.on_mark(0, {8, false}).advanced == 7);
+  CHECK_FALSE(v.on_mark(0, {6, false}).advanced); // a channel's goes not back
+  auto idle = v.on_mark(2, {0, true});
+  CHECK(idle.advanced == 8);
+  CHECK_FALSE(idle.idle);
+  CHECK(v.on_mark(0, {0, true}).advanced == 9);
+  auto all = v.on_mark(1, {0, true});
+  CHECK(all.idle == true);
+  CHECK(v.idle());
+  // Back below the valve's watermark: active, but it holds nothing back.
+  auto back = v.on_mark(2, {3, false});
+  CHECK(back.idle == false);
+  CHECK_FALSE(back.advanced);
+  CHECK(v.on_mark(2, {11, false}).advanced == 11);
+  CHECK(v.current() == 11);
+  CHECK_FALSE(v.on_end(2).advanced); // 0 and 1 are idle
+  CHECK(v.idle());
+  CHECK_FALSE(v.on_end(0).advanced);
+  CHECK(v.on_end(1).advanced == end_watermark);
+  CHECK_FALSE(v.idle());
+}
+
+TEST_CASE("window assignment: tumbling with offsets, sliding, negative "
+          "times and the ends of int64") {
+  ops::window_spec tumbling{ops::window_spec::kind::tumbling, 10, 10, 0};
+  CHECK(starts(tumbling, 0) == std::vector<int64_t>{0});
+  CHECK(starts(tumbling, 19) == std::vector<int64_t>{10});
+  CHECK(starts(tumbling, -1) == std::vector<int64_t>{-10});
+  tumbling.offset_ms = 3;
+  CHECK(starts(tumbling, 2) == std::vector<int64_t>{-7});
+  CHECK(starts(tumbling, 13) == std::vector<int64_t>{13});
+  ops::window_spec sliding{ops::window_spec::kind::sliding, 10, 4, 0};
+  CHECK(starts(sliding, 9) == std::vector<int64_t>{8, 4, 0});
+  CHECK(starts(sliding, 12) == std::vector<int64_t>{12, 8, 4});
+  auto low = starts(tumbling, INT64_MIN); // offset 3: starts at -9
+  CHECK(low.empty()); // its window would start below int64: none
+  CHECK(starts(ops::window_spec{ops::window_spec::kind::tumbling, 10, 10, 0},
+               INT64_MAX)
+        == std::vector<int64_t>{INT64_MAX - INT64_MAX % 10});
+}
+
+TEST_CASE("window parameters: one line naming the parameter") {
+  auto problem = [](ops::params p) { return ops::parse_window_spec(p).problem; };
+  CHECK(problem({{"type", "tumbling"}}) == "parameter 'size': missing");
+  CHECK(problem({{"type", "tumbling"}, {"size", "0 s"}})
+        == "parameter 'size': 0 ms is below 1 ms");
+  CHECK(problem({{"type", "sliding"}, {"size", "1 min"}})
+        == "parameter 'slide': missing (how far apart sliding windows start)");
+  CHECK(problem({{"type", "sliding"}, {"size", "1 h"}, {"slide", "1 s"}})
+        == "parameter 'slide': size / slide puts a row in 3600 windows; at "
+           "most 1000");
+  CHECK(problem({{"type", "tumbling"}, {"size", "1 min"}, {"slide", "1 s"}})
+        == "parameter 'slide': only sliding windows have one");
+  CHECK(problem({{"type", "tumbling"}, {"size", "10 s"}, {"offset", "10 s"}})
+        == "parameter 'offset': 10000 ms is not below the size of 10000 ms");
+  CHECK(problem({{"type", "tumbling"}, {"size", "later"}})
+        == "parameter 'size': 'later' is not a duration (e.g. \"1 min\", "
+           "\"500 ms\")");
+}
+
+TEST_CASE("a window fires when the watermark passes its end, once, and "
+          "drops rows late for every window") {
+  window_fixture w{{{"type", "tumbling"}, {"size", "10 ms"},
+                    {"aggregate", "sum"}, {"field", "value"}}};
+  CHECK(w.output.fields.size() == 4);
+  w.process(timed({{"a", 1, 1}, {"b", 2, 3}, {"a", 4, 12}, {"a", 8, 9}}));
+  CHECK(w.watermark(8).empty());
+  CHECK(w.watermark(9) == std::vector<std::string>{"a [0,10) 9 @9",
+                                                   "b [0,10) 2 @9"});
+  CHECK(w.watermark(9).empty()); // fired once
+  w.process(timed({{"a", 16, 5}, {"b", 32, 15}})); // the first is late
+  CHECK(w.counters["numLateRecordsDropped"] == 1);
+  CHECK(w.watermark(100) == std::vector<std::string>{"a [10,20) 4 @19",
+                                                     "b [10,20) 32 @19"});
+  // The watermark is operator state: after a restore, late stays late.
+  auto saved = w.op->snapshot_state();
+  window_fixture again{{{"type", "tumbling"}, {"size", "10 ms"},
+                        {"aggregate", "sum"}, {"field", "value"}}};
+  again.op->restore_state(saved);
+  again.process(timed({{"a", 1, 50}, {"a", 1, 150}}));
+  CHECK(again.counters["numLateRecordsDropped"] == 1);
+  row_batch rest{again.output};
+  again.op->finish(rest); // the end of input fires what is left
+  CHECK(fired(rest) == std::vector<std::string>{"a [150,160) 1 @159"});
+}
+
+TEST_CASE("sliding windows count a row in each of its windows") {
+  window_fixture w{{{"type", "sliding"}, {"size", "10 ms"}, {"slide", "5 ms"}}};
+  w.process(timed({{"a", 0, 7}, {"a", 0, 12}}));
+  CHECK(w.watermark(100)
+        == std::vector<std::string>{"a [0,10) 1 @9", "a [5,15) 2 @14",
+                                    "a [10,20) 1 @19"});
+}
