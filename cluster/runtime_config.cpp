@@ -63,6 +63,12 @@ void configure_actor_system(caf::actor_system_config& cfg, const remoting& r) {
           std::vector<std::string>{"weir-" WEIR_VERSION "/" + r.cluster_id});
   cfg.set("middleman.heartbeat-interval", caf::timespan{r.heartbeat_interval});
   cfg.set("middleman.connection-timeout", caf::timespan{r.heartbeat_timeout});
+  // BASP carries control messages only (batches use the data ports):
+  // deserializing them on the multiplexer's thread saves a thread handoff
+  // per message, and keeps a remote actor's down message behind the
+  // messages it sent before (CAF 0.17 hands the down message over at once,
+  // while a BASP worker may still be deserializing an earlier message).
+  cfg.set("middleman.workers", size_t{0});
 }
 
 } // namespace weir
