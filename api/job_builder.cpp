@@ -28,6 +28,8 @@ struct step {
   std::vector<std::string> key;
   /// For in-process steps: what it is ("a map lambda").
   std::string in_process;
+  /// Its "watermarks" (empty: none).
+  std::map<std::string, std::string> watermarks;
 };
 
 struct job_plan {
@@ -214,6 +216,88 @@ stream stream::avg(std::string field, std::string as) const {
   return then("avg", aggregate_params(std::move(field), std::move(as)));
 }
 
+// -- event time ---------------------------------------------------------------
+
+namespace {
+
+std::string as_duration(std::chrono::milliseconds d) {
+  return fmt::format("{} ms", d.count());
+}
+
+} // namespace
+
+stream stream::watermarks(std::string field,
+                          std::chrono::milliseconds max_out_of_orderness,
+                          std::chrono::milliseconds idle_timeout) const {
+  auto& w = plan_->steps[step_].watermarks;
+  w = {{"field", std::move(field)},
+       {"strategy", "bounded-out-of-orderness"},
+       {"max-out-of-orderness", as_duration(max_out_of_orderness)}};
+  if (idle_timeout.count() != 0)
+    w["idle-timeout"] = as_duration(idle_timeout);
+  return *this;
+}
+
+stream stream::monotonous_watermarks(std::string field,
+                                     std::chrono::milliseconds idle_timeout) const {
+  auto& w = plan_->steps[step_].watermarks;
+  w = {{"field", std::move(field)}, {"strategy", "monotonous"}};
+  if (idle_timeout.count() != 0)
+    w["idle-timeout"] = as_duration(idle_timeout);
+  return *this;
+}
+
+windowed_stream stream::window(const window_assigner& w) const {
+  return windowed_stream{*this, w.params};
+}
+
+window_assigner window_assigner::tumbling(std::chrono::milliseconds size,
+                                          std::chrono::milliseconds offset) {
+  window_assigner w;
+  w.params = {{"type", "tumbling"}, {"size", as_duration(size)}};
+  if (offset.count() != 0)
+    w.params["offset"] = as_duration(offset);
+  return w;
+}
+
+window_assigner window_assigner::sliding(std::chrono::milliseconds size,
+                                         std::chrono::milliseconds slide,
+                                         std::chrono::milliseconds offset) {
+  auto w = tumbling(size, offset);
+  w.params["type"] = "sliding";
+  w.params["slide"] = as_duration(slide);
+  return w;
+}
+
+stream windowed_stream::aggregate(std::string kind, std::string field,
+                                  std::string as) const {
+  auto p = params_;
+  p["aggregate"] = std::move(kind);
+  for (auto& [k, v] : aggregate_params(std::move(field), std::move(as)))
+    p[k] = v;
+  return input_.then("window", std::move(p));
+}
+
+stream windowed_stream::count(std::string as) const {
+  return aggregate("count", {}, std::move(as));
+}
+
+stream windowed_stream::sum(std::string field, std::string as) const {
+  return aggregate("sum", std::move(field), std::move(as));
+}
+
+stream windowed_stream::min(std::string field, std::string as) const {
+  return aggregate("min", std::move(field), std::move(as));
+}
+
+stream windowed_stream::max(std::string field, std::string as) const {
+  return aggregate("max", std::move(field), std::move(as));
+}
+
+stream windowed_stream::avg(std::string field, std::string as) const {
+  return aggregate("avg", std::move(field), std::move(as));
+}
+
 stream stream::apply(const std::string& op, ops::params p) const {
   return then(op, std::move(p));
 }
@@ -355,6 +439,8 @@ job_definition job_builder::build() const {
       v["params"] = s.params;
     if (s.parallelism)
       v["parallelism"] = *s.parallelism;
+    if (!s.watermarks.empty())
+      v["watermarks"] = s.watermarks;
     vertices.push_back(std::move(v));
     if (s.input) {
       nlohmann::json e = {{"from", ids[*s.input]}, {"to", ids[i]}};

@@ -16,6 +16,7 @@
 // built here and one written by hand go through one code path from there
 // on: the same checks, the same JobGraph, the same `weir info` plan.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,6 +35,20 @@ namespace weir {
 using plugin::job_definition;
 
 class job_builder;
+class windowed_stream;
+
+/// Which windows a keyed stream's rows fall into (Flink's
+/// TumblingEventTimeWindows and SlidingEventTimeWindows; docs/event-time.md
+/// § Windows): event time, in milliseconds.
+struct window_assigner {
+  static window_assigner tumbling(std::chrono::milliseconds size,
+                                  std::chrono::milliseconds offset = {});
+  static window_assigner sliding(std::chrono::milliseconds size,
+                                 std::chrono::milliseconds slide,
+                                 std::chrono::milliseconds offset = {});
+  /// The window operator's parameters (type, size, slide, offset).
+  ops::params params;
+};
 
 namespace detail {
 struct job_plan;
@@ -96,6 +111,23 @@ public:
   stream max(std::string field, std::string as = {}) const;
   stream avg(std::string field, std::string as = {}) const;
 
+  // -- event time (docs/event-time.md) --------------------------------------
+
+  /// This step's rows take their event time from `field` (int64 ms or a
+  /// timestamp) and its watermark trails the largest by
+  /// `max_out_of_orderness` (Flink's forBoundedOutOfOrderness); with an
+  /// `idle_timeout` (0: never) a subtask that emits nothing that long is
+  /// left out of its consumers' watermark until it emits again.
+  stream watermarks(std::string field,
+                    std::chrono::milliseconds max_out_of_orderness,
+                    std::chrono::milliseconds idle_timeout = {}) const;
+  /// As above, for timestamps that never go back (forMonotonousTimestamps).
+  stream monotonous_watermarks(std::string field,
+                               std::chrono::milliseconds idle_timeout = {}) const;
+  /// Windows of a keyed stream (after key_by); an aggregation follows:
+  /// key_by("user").window(window_assigner::tumbling(1min)).count().
+  windowed_stream window(const window_assigner& w) const;
+
   /// Any transform by operator name: a built-in one or a library's.
   stream apply(const std::string& op, ops::params p = {}) const;
 
@@ -142,6 +174,7 @@ public:
 
 private:
   friend class job_builder;
+  friend class windowed_stream;
   stream(std::shared_ptr<detail::job_plan> plan, size_t step)
     : plan_(std::move(plan)), step_(step) {}
 
@@ -155,6 +188,27 @@ private:
   /// How the next step reads this one ("" : the default).
   std::string partitioning_;
   std::vector<std::string> key_;
+};
+
+/// A keyed stream cut into windows: each aggregation is one `window` step
+/// that emits the key fields, window_start, window_end and the aggregate
+/// once the watermark passes a window's end.
+class windowed_stream {
+public:
+  stream count(std::string as = {}) const;
+  stream sum(std::string field, std::string as = {}) const;
+  stream min(std::string field, std::string as = {}) const;
+  stream max(std::string field, std::string as = {}) const;
+  stream avg(std::string field, std::string as = {}) const;
+
+private:
+  friend class stream;
+  windowed_stream(stream input, ops::params p)
+    : input_(std::move(input)), params_(std::move(p)) {}
+  stream aggregate(std::string kind, std::string field, std::string as) const;
+
+  stream input_;
+  ops::params params_;
 };
 
 /// A job under construction. Copies share it.

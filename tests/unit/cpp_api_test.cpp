@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "api/actor_sink.hpp"
 #include "api/cluster.hpp"
@@ -286,4 +288,55 @@ TEST_CASE("a function of another kind is refused by name; a lambda of another pr
            "of a program that is not this one (or of an earlier run of it); "
            "they exist only in the process that built the job and do not "
            "survive it");
+}
+
+TEST_CASE("the builder's watermarks and windows: the spec's vertex and an "
+          "exact windowed count on an embedded cluster") {
+  using namespace std::chrono_literals;
+  job_builder job{"windows"};
+  job.parallelism(2);
+  job.sequence(0, 99)
+    .select("value % 3 as key, value * 100 as t")
+    .watermarks("t", 250ms, 1min)
+    .name("stamped")
+    .key_by("key")
+    .window(window_assigner::sliding(2s, 1s))
+    .count("n")
+    .name("per_key")
+    .collect();
+  auto def = job.build();
+  auto g = graph_of(def.spec_json, "builder");
+  auto stamped = g.vertices[static_cast<size_t>(vertex_index(g, "stamped"))];
+  CHECK(stamped.watermarks.field == "t");
+  CHECK(stamped.watermarks.max_out_of_orderness_ms == 250);
+  CHECK(stamped.watermarks.idle_timeout_ms == 60000);
+  auto per_key = g.vertices[static_cast<size_t>(vertex_index(g, "per_key"))];
+  CHECK(per_key.params
+        == ops::params{{"aggregate", "count"}, {"as", "n"}, {"size", "2000 ms"},
+                       {"slide", "1000 ms"}, {"type", "sliding"}});
+
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  auto result = (*cluster)->run(def);
+  REQUIRE_MESSAGE(result, describe(result.error()));
+  CHECK(result->state == job_state::finished);
+  // Event time t = value * 100 ms: window [s, s + 2 s) holds the values
+  // 10 s/1000 .. 10 s/1000 + 19 that exist; each key its residues mod 3.
+  std::map<std::string, int64_t> want;
+  for (int64_t start = -1000; start < 10000; start += 1000)
+    for (int64_t v = 0; v <= 99; ++v)
+      if (v * 100 >= start && v * 100 < start + 2000)
+        ++want[fmt::format("{} {} {}", v % 3, start, start + 2000)];
+  std::map<std::string, int64_t> got;
+  for (auto& table : result->collected) {
+    REQUIRE(table.fields.size() == 4);
+    auto& c = table.rows.columns;
+    for (size_t r = 0; r < table.rows.rows; ++r)
+      CHECK(got.emplace(fmt::format("{} {} {}", c[0].ints[r], c[1].ints[r],
+                                    c[2].ints[r]),
+                        c[3].ints[r])
+              .second); // each window of a key fires once
+  }
+  CHECK(got == want);
 }
