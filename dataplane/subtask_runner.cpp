@@ -358,9 +358,9 @@ void subtask_runner::apply(const valve_change& change) {
     passes = chain_->on_input_watermark(*change.advanced);
   else
     passes = !chain_->makes_watermarks();
-  if (passes) {
-    if (change.advanced || change.idle)
-      chain_->emit_mark(watermark_mark{valve_.current(), valve_.idle()});
+  if (passes && (change.advanced || change.idle)) {
+    chain_->emit_mark(watermark_mark{valve_.current(), valve_.idle()});
+    output_watermark_ = valve_.current();
   }
   hand_over_collected();
   drain();
@@ -397,6 +397,7 @@ void subtask_runner::generate_watermark(bool end) {
   generated_pending_ = false;
   generated_sent_ = wm;
   generated_at_ = now;
+  output_watermark_ = wm;
   chain_->on_generated_watermark(wm);
 }
 
@@ -435,6 +436,8 @@ io_metrics subtask_runner::current_metrics() {
   if (!gate_of_channel_.empty())
     input += port_.waiting_input();
   m.load = meter_.sample(m.records_in, m.records_out, input, output);
+  m.load.input_watermark = valve_.current();
+  m.load.output_watermark = output_watermark_;
   return m;
 }
 

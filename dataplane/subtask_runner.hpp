@@ -290,6 +290,8 @@ private:
   bool generated_idle_ = false;
   int64_t stamped_seen_ = 0;
   load_meter::clock::time_point stamped_since_{};
+  /// The last watermark the outputs got (currentOutputWatermark).
+  int64_t output_watermark_ = no_watermark;
 };
 
 } // namespace weir

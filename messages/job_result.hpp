@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,6 +68,11 @@ struct task_load {
   /// Batches received and not yet processed; batches waiting for credit.
   int32_t input_queue = 0;
   int32_t output_queue = 0;
+  /// Event time (ms): the subtask's input watermark and the last one it
+  /// sent (Flink's currentInputWatermark and currentOutputWatermark; the
+  /// lowest int64 before any, as Flink's Long.MIN_VALUE).
+  int64_t input_watermark = std::numeric_limits<int64_t>::min();
+  int64_t output_watermark = std::numeric_limits<int64_t>::min();
 };
 
 template <class Inspector>
@@ -75,7 +81,8 @@ typename Inspector::result_type inspect(Inspector& f, task_load& x) {
            x.busy_ms, x.idle_ms, x.backpressured_ms, x.records_in_per_s,
            x.records_out_per_s, x.bytes_in_per_s, x.bytes_out_per_s,
            x.busy_ms_per_s, x.idle_ms_per_s, x.backpressured_ms_per_s,
-           x.input_queue, x.output_queue);
+           x.input_queue, x.output_queue, x.input_watermark,
+           x.output_watermark);
 }
 
 /// Record counters of a job or subtask.

@@ -75,6 +75,13 @@ const std::vector<metric_def<io_metrics>>& subtask_defs() {
     {"buffers_outputQueueLength", kind::gauge,
      "Batches waiting for credit to be sent.",
      [](const io_metrics& m) { return as_double(m.load.output_queue); }},
+    {"currentInputWatermark", kind::gauge,
+     "Event time (ms) of the subtask's input watermark: the least of its "
+     "channels' (the lowest int64 before any).",
+     [](const io_metrics& m) { return as_double(m.load.input_watermark); }},
+    {"currentOutputWatermark", kind::gauge,
+     "Event time (ms) of the last watermark the subtask sent.",
+     [](const io_metrics& m) { return as_double(m.load.output_watermark); }},
   };
   return defs;
 }

@@ -62,6 +62,13 @@ std::optional<nlohmann::json> backpressure(const job_status& s,
                                            const std::string& id,
                                            int64_t now_ms);
 
+/// GET /jobs/{jobid}/vertices/{vertexid}/watermarks: Flink's bare list of
+/// {"id": "<subtask>.currentInputWatermark", "value": "<ms>"} (nothing when
+/// the job has no vertex `id`).
+std::optional<nlohmann::json> vertex_watermarks(const job_status& s,
+                                                const job_graph& g,
+                                                const std::string& id);
+
 /// GET /jobs/{jobid}/checkpoints: counts, latest and history.
 nlohmann::json checkpoints(const checkpoint_stats& c);
 

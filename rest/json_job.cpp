@@ -288,6 +288,20 @@ std::optional<json> backpressure(const job_status& s, const job_graph& g,
               {"subtasks", subtasks}};
 }
 
+std::optional<json> vertex_watermarks(const job_status& s, const job_graph& g,
+                                      const std::string& id) {
+  auto ids = vertex_ids(s, g);
+  if (std::find(ids.begin(), ids.end(), id) == ids.end())
+    return std::nullopt;
+  auto out = json::array();
+  for (auto& t : s.subtasks)
+    if (chain_holds(t.task, id))
+      out.push_back(
+        {{"id", std::to_string(t.subtask) + ".currentInputWatermark"},
+         {"value", std::to_string(t.metrics.load.input_watermark)}});
+  return out;
+}
+
 json checkpoints(const checkpoint_stats& c) {
   auto history = json::array();
   json latest_completed = nullptr, latest_savepoint = nullptr,

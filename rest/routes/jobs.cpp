@@ -116,6 +116,11 @@ void add_job_routes(httplib::Server& http, context& ctx) {
              auto v = vertex_details(s, g, req.matches[2], now_ms());
              return v ? reply{200, *v} : unknown_vertex(s, req.matches[2]);
            }));
+  http.Get(R"(/jobs/([^/]+)/vertices/([^/]+)/watermarks)",
+           job_view([](const Req& req, job_status& s, job_graph& g) {
+             auto v = vertex_watermarks(s, g, req.matches[2]);
+             return v ? reply{200, *v} : unknown_vertex(s, req.matches[2]);
+           }));
   http.Get(R"(/jobs/([^/]+)/vertices/([^/]+)/backpressure)",
            job_view([](const Req& req, job_status& s, job_graph& g) {
              auto v = backpressure(s, g, req.matches[2], now_ms());

@@ -7,15 +7,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <regex>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cluster_fixture.hpp"
 #include "process.hpp"
 #include "refusal.hpp"
+#include "rest_client.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
@@ -178,4 +181,52 @@ TEST_CASE("watermarks and windows that cannot apply are refused in one "
   expect_refused({"run", spec},
                  spec + ": vertices[2] ('counts'): parameter 'type': unknown window "
                         "type 'session' (known: sliding, tumbling)");
+}
+
+TEST_CASE("a running job's watermarks in the REST API: each window "
+          "subtask's input watermark follows the generator's event time") {
+  temp_dir dir;
+  // Event time = the generator's value (ms): 2000 rows a second move it 2 s
+  // a second; monotonous, so the watermark is the largest value less 1 ms.
+  auto spec = dir.write("live.json", R"({"name": "live", "parallelism": 2,
+    "vertices": [
+      {"id": "numbers", "operator": "generator", "parallelism": 1,
+       "params": {"rate": 2000, "keys": 4},
+       "watermarks": {"field": "value", "strategy": "monotonous"}},
+      {"id": "counts", "operator": "window",
+       "params": {"type": "tumbling", "size": "1 s"}},
+      {"id": "out", "operator": "discard"}],
+    "edges": [
+      {"from": "numbers", "to": "counts", "partitioning": "hash"},
+      {"from": "counts", "to": "out"}]})");
+  session_cluster cluster;
+  cluster.add_worker("a", 2);
+  auto submitted = cluster.client({"run", "-d", spec});
+  REQUIRE(submitted.exit_code == 0);
+  std::smatch m;
+  auto said = submitted.out + submitted.err;
+  REQUIRE(std::regex_search(said, m, std::regex{"JobID ([0-9a-f]{32})"}));
+  std::string id = m[1];
+  auto path = "/jobs/" + id + "/vertices/counts/watermarks";
+  nlohmann::json last;
+  CHECK(eventually([&] {
+    auto r = rest_get(cluster.rest, path);
+    if (!r || r->status != 200)
+      return false;
+    last = nlohmann::json::parse(r->body);
+    if (!last.is_array() || last.size() != 2)
+      return false;
+    for (auto& w : last)
+      if (std::stoll(w["value"].get<std::string>()) < 2000)
+        return false; // not yet two seconds of event time
+    return true;
+  }));
+  INFO("watermarks: " << last.dump());
+  REQUIRE(last.size() == 2);
+  CHECK(last[0]["id"] == "0.currentInputWatermark");
+  CHECK(last[1]["id"] == "1.currentInputWatermark");
+  auto unknown = rest_get(cluster.rest, "/jobs/" + id + "/vertices/nope/watermarks");
+  REQUIRE(unknown);
+  CHECK(unknown->status == 404);
+  CHECK(cluster.client({"cancel", id}).exit_code == 0);
 }
