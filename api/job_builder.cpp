@@ -278,6 +278,13 @@ stream windowed_stream::aggregate(std::string kind, std::string field,
   return input_.then("window", std::move(p));
 }
 
+windowed_stream windowed_stream::allowed_lateness(
+  std::chrono::milliseconds d) const {
+  auto copy = *this;
+  copy.params_["allowed-lateness"] = as_duration(d);
+  return copy;
+}
+
 stream windowed_stream::count(std::string as) const {
   return aggregate("count", {}, std::move(as));
 }

@@ -195,6 +195,10 @@ private:
 /// once the watermark passes a window's end.
 class windowed_stream {
 public:
+  /// Late rows within this much of a fired window's end still count, each
+  /// firing it again (Flink's allowedLateness; default 0).
+  windowed_stream allowed_lateness(std::chrono::milliseconds d) const;
+
   stream count(std::string as = {}) const;
   stream sum(std::string field, std::string as = {}) const;
   stream min(std::string field, std::string as = {}) const;

@@ -33,7 +33,8 @@ const std::vector<param_spec>& window_params() {
     {"type", param_kind::text, true},   {"size", param_kind::text, true},
     {"slide", param_kind::text, false}, {"offset", param_kind::text, false},
     {"time", param_kind::text, false},  {"aggregate", param_kind::text, false},
-    {"field", param_kind::text, false}, {"as", param_kind::text, false}};
+    {"field", param_kind::text, false}, {"as", param_kind::text, false},
+    {"allowed-lateness", param_kind::text, false}};
   return specs;
 }
 
@@ -167,7 +168,7 @@ public:
     });
   }
 
-  void process(row_batch& in, row_batch&, bool partial) override {
+  void process(row_batch& in, row_batch& out, bool partial) override {
     auto& keys = partial ? out_keys_ : keys_;
     for (size_t r = 0; r < in.rows; ++r) {
       auto t = in.time(r);
@@ -176,8 +177,8 @@ public:
       bool placed = false;
       for (auto start : starts_) {
         auto end = window_end(start);
-        if (end - 1 <= watermark_)
-          continue; // that window has fired: late for it
+        if (cleanup_time(end) <= watermark_)
+          continue; // that window is gone: too late for it
         placed = true;
         window_key(keys.encode(in, r, scratch_), end, key_);
         keyed_->set_current_key(key_);
@@ -186,17 +187,31 @@ public:
           if (fresh)
             pending_.emplace(end, key_);
         });
+        if (end - 1 <= watermark_) // fired, within its allowed lateness
+          emit(end, key_, out);
       }
       if (!placed)
         late_.inc(); // Flink's numLateRecordsDropped: late for every window
     }
   }
 
+  /// Windows whose end the watermark passed fire; those past their
+  /// allowed lateness too are removed.
   void on_watermark(int64_t watermark, row_batch& out) override {
+    auto before = watermark_;
     watermark_ = std::max(watermark_, watermark);
-    while (!pending_.empty() && pending_.begin()->first - 1 <= watermark_) {
-      auto node = pending_.extract(pending_.begin());
-      fire(node.value().first, node.value().second, out);
+    for (auto i = pending_.begin();
+         i != pending_.end() && i->first - 1 <= watermark_;) {
+      auto& [end, key] = *i;
+      if (end - 1 > before)
+        emit(end, key, out);
+      if (cleanup_time(end) > watermark_) {
+        ++i;
+        continue;
+      }
+      keyed_->set_current_key(key);
+      values_->clear();
+      i = pending_.erase(i);
     }
   }
 
@@ -221,10 +236,19 @@ private:
     return start > highest - spec_.size_ms ? highest : start + spec_.size_ms;
   }
 
-  void fire(int64_t end, const std::string& key, row_batch& out) {
+  /// When the window's state goes: once the watermark passed its end by
+  /// the allowed lateness (saturating at the highest event time).
+  int64_t cleanup_time(int64_t end) const {
+    auto last = end - 1;
+    return last > highest - spec_.allowed_lateness_ms
+             ? highest
+             : last + spec_.allowed_lateness_ms;
+  }
+
+  /// Appends the window's row: its key, start, end and aggregate so far.
+  void emit(int64_t end, const std::string& key, row_batch& out) {
     keyed_->set_current_key(key);
     auto a = values_->value();
-    values_->clear();
     if (!a)
       return;
     out_keys_.decode(std::string_view{key}.substr(0, key.size() - 8), out);
@@ -313,6 +337,10 @@ parsed_window_spec parse_window_spec(const params& p) {
     problem = "parameter 'slide': only sliding windows have one";
     return out;
   }
+  auto lateness = duration_param(p, "allowed-lateness", 0, problem);
+  if (!problem.empty())
+    return out;
+  w.allowed_lateness_ms = lateness.value_or(0);
   auto offset = duration_param(p, "offset", 0, problem);
   if (!problem.empty())
     return out;

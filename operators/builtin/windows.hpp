@@ -19,10 +19,13 @@ struct window_spec {
   int64_t slide_ms = 0;
   /// Windows start at offset + k * slide (Flink's offset; 0: at the epoch).
   int64_t offset_ms = 0;
+  /// How long after it fired a window still takes late rows, each one
+  /// firing it again with the updated aggregate (Flink's allowedLateness).
+  int64_t allowed_lateness_ms = 0;
 };
 
 /// The spec from a window operator's parameters `type`, `size`, `slide`,
-/// `offset`; or a problem naming the parameter ("parameter 'size': ...").
+/// `offset`, `allowed-lateness`; or a problem naming the parameter ("parameter 'size': ...").
 struct parsed_window_spec {
   window_spec spec;
   std::string problem;

@@ -301,6 +301,7 @@ TEST_CASE("the builder's watermarks and windows: the spec's vertex and an "
     .name("stamped")
     .key_by("key")
     .window(window_assigner::sliding(2s, 1s))
+    .allowed_lateness(500ms)
     .count("n")
     .name("per_key")
     .collect();
@@ -312,8 +313,9 @@ TEST_CASE("the builder's watermarks and windows: the spec's vertex and an "
   CHECK(stamped.watermarks.idle_timeout_ms == 60000);
   auto per_key = g.vertices[static_cast<size_t>(vertex_index(g, "per_key"))];
   CHECK(per_key.params
-        == ops::params{{"aggregate", "count"}, {"as", "n"}, {"size", "2000 ms"},
-                       {"slide", "1000 ms"}, {"type", "sliding"}});
+        == ops::params{{"aggregate", "count"}, {"allowed-lateness", "500 ms"},
+                       {"as", "n"}, {"size", "2000 ms"}, {"slide", "1000 ms"},
+                       {"type", "sliding"}});
 
   api_system host;
   auto cluster = embedded_cluster::start(*host.sys);

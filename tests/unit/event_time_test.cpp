@@ -179,3 +179,22 @@ TEST_CASE("sliding windows count a row in each of its windows") {
         == std::vector<std::string>{"a [0,10) 1 @9", "a [5,15) 2 @14",
                                     "a [10,20) 1 @19"});
 }
+
+TEST_CASE("allowed lateness: a fired window takes late rows a while longer, "
+          "firing again each time, then goes") {
+  window_fixture w{{{"type", "tumbling"}, {"size", "10 ms"},
+                    {"allowed-lateness", "5 ms"}}};
+  w.process(timed({{"a", 0, 1}}));
+  CHECK(w.watermark(9) == std::vector<std::string>{"a [0,10) 1 @9"});
+  row_batch again{w.output};
+  auto late = timed({{"a", 0, 2}});
+  w.op->process(late, again, false); // 2 is late, but within 5 ms
+  CHECK(fired(again) == std::vector<std::string>{"a [0,10) 2 @9"});
+  CHECK(w.watermark(13).empty()); // no second firing by the watermark
+  CHECK(w.watermark(14).empty()); // its state goes now
+  w.process(timed({{"a", 0, 3}}));
+  CHECK(w.counters["numLateRecordsDropped"] == 1);
+  row_batch rest{w.output};
+  w.op->finish(rest);
+  CHECK(rest.rows == 0); // nothing of [0,10) left to fire
+}
