@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <string>
@@ -57,9 +59,13 @@ std::vector<std::vector<event>> batches() {
 }
 
 std::string iso(int64_t ms) {
-  // Event times here are under a minute past 1970.
-  return fmt::format("1970-01-01T00:{:02}:{:02}Z", ms / 60000,
-                     ms / 1000 % 60);
+  // Event times here are under an hour past 1970; a timestamp's text
+  // shows its milliseconds when they are not zero.
+  auto text = fmt::format("1970-01-01T00:{:02}:{:02}", ms / 60000,
+                          ms / 1000 % 60);
+  if (ms % 1000 != 0)
+    text += fmt::format(".{:03}", ms % 1000);
+  return text + "Z";
 }
 
 /// The windows' counts by Flink's rule, computed here: a watermark of the
@@ -229,4 +235,98 @@ TEST_CASE("a running job's watermarks in the REST API: each window "
   REQUIRE(unknown);
   CHECK(unknown->status == 404);
   CHECK(cluster.client({"cancel", id}).exit_code == 0);
+}
+
+namespace {
+
+/// Generator rows (key-<i % 7>, i) with event time i ms, paced (2000 a
+/// second over two subtasks), through `middle` (extra vertices after
+/// "events", each forward), into 100 ms tumbling counts, committed by an
+/// exactly-once file sink on checkpoints every 100 ms.
+std::string exactly_once_spec(const std::string& out,
+                              const std::string& middle_vertex = {}) {
+  auto from = middle_vertex.empty() ? "events" : "flaky";
+  return fmt::format(R"({{"name": "windows-eo", "parallelism": 2,
+    "config": {{"execution.checkpointing.interval": "100 ms",
+               "pipeline.auto-watermark-interval": "0",
+               "restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.attempts": 3,
+               "restart-strategy.fixed-delay.delay": "50 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator",
+        "params": {{"count": 6000, "rate": 1000, "keys": 7}},
+        "watermarks": {{"field": "value", "strategy": "monotonous"}}}},
+      {}
+      {{"id": "counts", "operator": "window",
+        "params": {{"type": "tumbling", "size": "100 ms"}}}},
+      {{"id": "out", "operator": "text_file",
+        "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
+    "edges": [
+      {}
+      {{"from": "{}", "to": "counts", "partitioning": "hash"}},
+      {{"from": "counts", "to": "out", "partitioning": "rebalance"}}]}})",
+                     middle_vertex.empty() ? "" : middle_vertex + ",", out,
+                     middle_vertex.empty()
+                       ? ""
+                       : R"({"from": "events", "to": "flaky", "partitioning": "forward"},)",
+                     from);
+}
+
+/// Each 100 ms window's count per key of the generator's 6000 rows.
+std::vector<std::string> expected_counts() {
+  std::map<std::pair<int, int64_t>, int64_t> n;
+  for (int64_t i = 0; i < 6000; ++i)
+    ++n[{static_cast<int>(i % 7), i - i % 100}];
+  std::vector<std::string> lines;
+  for (auto& [k, c] : n)
+    lines.push_back(fmt::format("key-{}\t{}\t{}\t{}", k.first, iso(k.second),
+                                iso(k.second + 100), c));
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+} // namespace
+
+TEST_CASE("windows into an exactly-once sink: each window once, exact, "
+          "across a failure and a killed taskmanager") {
+  SUBCASE("a subtask fails once mid-stream") {
+    one_worker_cluster c;
+    auto out = c.dir.file("out");
+    auto spec = c.dir.write("eo.json", exactly_once_spec(out, fmt::format(
+      R"({{"id": "flaky", "operator": "map",
+          "params": {{"function": "fail_once", "marker": "{}",
+                      "after": 1500}}}})",
+      c.dir.file("marker"))));
+    auto r = run_weir({"run", "-m", c.rest, spec}, 60s);
+    INFO("weir run said: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(std::filesystem::exists(c.dir.file("marker")));
+    CHECK(committed_lines(out) == expected_counts());
+    REQUIRE(c.master->wait_for_stderr("(windows-eo) FINISHED", 30s));
+    CHECK(c.master->stderr_so_far().find("(windows-eo) resumes from checkpoint ")
+          != std::string::npos);
+  }
+  SUBCASE("the taskmanager running it is killed") {
+    temp_dir dir;
+    session_cluster cluster{{"-Drestart-strategy.type=fixed-delay",
+                             "-Drestart-strategy.fixed-delay.delay=50 ms"}};
+    cluster.add_worker("victim", 2);
+    auto out = dir.file("out");
+    auto spec = dir.write("eo.json", exactly_once_spec(out));
+    running_process run{{std::getenv("WEIR_BIN"), "run", "-m", cluster.rest,
+                         spec}};
+    // Killed once a checkpoint completed, so the job resumes from it.
+    REQUIRE(cluster.jobmanager->wait_for_stderr("completed checkpoint 2", 30s));
+    cluster.add_worker("survivor", 2);
+    cluster.workers.front()->signal(SIGKILL);
+    REQUIRE(cluster.jobmanager->wait_for_stderr("TaskExecutor victim lost", 30s));
+    auto r = run.finish(60s);
+    INFO("weir run said: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(committed_lines(out) == expected_counts());
+    REQUIRE(cluster.jobmanager->wait_for_stderr("(windows-eo) FINISHED", 30s));
+    CHECK(cluster.jobmanager->stderr_so_far().find(
+            "(windows-eo) resumes from checkpoint ")
+          != std::string::npos);
+  }
 }
