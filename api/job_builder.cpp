@@ -269,6 +269,12 @@ window_assigner window_assigner::sliding(std::chrono::milliseconds size,
   return w;
 }
 
+window_assigner window_assigner::session(std::chrono::milliseconds gap) {
+  window_assigner w;
+  w.params = {{"type", "session"}, {"gap", as_duration(gap)}};
+  return w;
+}
+
 stream windowed_stream::aggregate(std::string kind, std::string field,
                                   std::string as) const {
   auto p = params_;

@@ -38,14 +38,18 @@ class job_builder;
 class windowed_stream;
 
 /// Which windows a keyed stream's rows fall into (Flink's
-/// TumblingEventTimeWindows and SlidingEventTimeWindows; docs/event-time.md
-/// § Windows): event time, in milliseconds.
+/// TumblingEventTimeWindows, SlidingEventTimeWindows and
+/// EventTimeSessionWindows; docs/event-time.md § Windows): event time, in
+/// milliseconds.
 struct window_assigner {
   static window_assigner tumbling(std::chrono::milliseconds size,
                                   std::chrono::milliseconds offset = {});
   static window_assigner sliding(std::chrono::milliseconds size,
                                  std::chrono::milliseconds slide,
                                  std::chrono::milliseconds offset = {});
+  /// A key's rows less than `gap` apart are one session
+  /// (EventTimeSessionWindows.withGap).
+  static window_assigner session(std::chrono::milliseconds gap);
   /// The window operator's parameters (type, size, slide, offset).
   ops::params params;
 };

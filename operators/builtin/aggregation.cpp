@@ -172,6 +172,36 @@ void aggregate_folder::fold(aggregate& a, const row_batch& b, size_t row,
   a.timestamp = std::max(a.timestamp, ts);
 }
 
+void aggregate_folder::merge(aggregate& a, const aggregate& b,
+                             std::string_view key) const {
+  a.timestamp = std::max(a.timestamp, b.timestamp);
+  if (b.count == 0)
+    return; // nothing (or only nulls) went into b
+  auto kind = plan_->kind;
+  bool doubles = plan_->value_type() == field_type::float64;
+  if (kind == aggregation_kind::avg) {
+    a.d += b.d;
+    a.count += b.count;
+  } else if (kind == aggregation_kind::count
+             || kind == aggregation_kind::sum) {
+    if (doubles)
+      a.d += b.d;
+    else if (__builtin_add_overflow(a.i, b.i, &a.i))
+      throw_overflow(to_string(kind), key, b.i);
+    a.count = 1;
+  } else if (a.count == 0) {
+    a.i = b.i;
+    a.d = b.d;
+    a.count = 1;
+  } else {
+    bool min = kind == aggregation_kind::min;
+    if (doubles)
+      a.d = min ? std::min(a.d, b.d) : std::max(a.d, b.d);
+    else
+      a.i = min ? std::min(a.i, b.i) : std::max(a.i, b.i);
+  }
+}
+
 void aggregate_folder::emit(const aggregate& a, row_batch& out) const {
   auto& c = out.columns.back();
   auto kind = plan_->kind;

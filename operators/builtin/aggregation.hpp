@@ -90,6 +90,10 @@ public:
   void fold(aggregate& a, const row_batch& b, size_t row, bool partial,
             const key_codec& keys) const;
 
+  /// Folds aggregate `b` into `a` (two session windows becoming one).
+  /// Throws operator_error on int64 overflow, naming `key`.
+  void merge(aggregate& a, const aggregate& b, std::string_view key) const;
+
   /// Appends the aggregate of `a` to the last column of `out`.
   void emit(const aggregate& a, row_batch& out) const;
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -30,7 +31,8 @@ constexpr int64_t max_windows_per_row = 1000;
 
 const std::vector<param_spec>& window_params() {
   static const std::vector<param_spec> specs{
-    {"type", param_kind::text, true},   {"size", param_kind::text, true},
+    {"type", param_kind::text, true},   {"size", param_kind::text, false},
+    {"gap", param_kind::text, false},
     {"slide", param_kind::text, false}, {"offset", param_kind::text, false},
     {"time", param_kind::text, false},  {"aggregate", param_kind::text, false},
     {"field", param_kind::text, false}, {"as", param_kind::text, false},
@@ -161,17 +163,31 @@ public:
       keyed_ = own_.get();
     }
     values_.emplace(*keyed_, "window-" + to_string(*kind));
+    if (sessions())
+      starts_of_.emplace(*keyed_, "window-start");
     late_ = ctx.counter("numLateRecordsDropped");
     // Restored windows wait to fire again.
     values_->for_each([&](std::string_view k, const aggregate&) {
       pending_.emplace(end_of(k), std::string{k});
     });
+    if (sessions())
+      for (auto& [end, k] : pending_) {
+        keyed_->set_current_key(k);
+        auto start = starts_of_->value();
+        if (!start)
+          throw operator_error("a session window's keyed state has no start");
+        sessions_[k.substr(0, k.size() - 8)][*start] = end;
+      }
   }
 
   void process(row_batch& in, row_batch& out, bool partial) override {
     auto& keys = partial ? out_keys_ : keys_;
     for (size_t r = 0; r < in.rows; ++r) {
       auto t = in.time(r);
+      if (sessions()) {
+        add_to_session(in, r, keys, out);
+        continue;
+      }
       starts_.clear();
       assign_windows(spec_, t, starts_);
       bool placed = false;
@@ -211,6 +227,10 @@ public:
       }
       keyed_->set_current_key(key);
       values_->clear();
+      if (sessions()) {
+        starts_of_->clear();
+        forget_session(key, end);
+      }
       i = pending_.erase(i);
     }
   }
@@ -245,14 +265,81 @@ private:
              : last + spec_.allowed_lateness_ms;
   }
 
+  bool sessions() const { return spec_.type == window_spec::kind::session; }
+
+  /// Row `r` opens a session [t, t + gap) of its key, merged with every
+  /// session of the key it overlaps (Flink's merging windows): their
+  /// aggregates become one, under the merged session's end.
+  void add_to_session(const row_batch& in, size_t r, const key_codec& keys,
+                      row_batch& out) {
+    auto t = in.time(r);
+    std::string key{keys.encode(in, r, scratch_)};
+    auto start = t;
+    auto end = t > highest - spec_.gap_ms ? highest : t + spec_.gap_ms;
+    auto& mine = sessions_[key];
+    std::vector<std::pair<int64_t, int64_t>> overlapping;
+    for (auto i = mine.begin(); i != mine.end() && i->first < end; ++i)
+      if (i->second > start)
+        overlapping.push_back(*i);
+    if (overlapping.empty() && cleanup_time(end) <= watermark_) {
+      late_.inc(); // a session of its own, gone already
+      if (mine.empty())
+        sessions_.erase(key);
+      return;
+    }
+    aggregate merged;
+    for (auto& [s, e] : overlapping) {
+      start = std::min(start, s);
+      end = std::max(end, e);
+      window_key(key, e, key_);
+      keyed_->set_current_key(key_);
+      if (auto a = values_->value())
+        folder_->merge(merged, *a, key);
+      values_->clear();
+      starts_of_->clear();
+      pending_.erase({e, key_});
+      mine.erase(s);
+    }
+    window_key(key, end, key_);
+    keyed_->set_current_key(key_);
+    folder_->fold(merged, in, r, false, keys);
+    values_->update(merged);
+    starts_of_->update(start);
+    pending_.emplace(end, key_);
+    mine[start] = end;
+    if (end - 1 <= watermark_) // fired, within its allowed lateness
+      emit(end, key_, out);
+  }
+
+  /// Session [?, end) of state key `window_key` is gone.
+  void forget_session(const std::string& window_key, int64_t end) {
+    auto key = window_key.substr(0, window_key.size() - 8);
+    auto i = sessions_.find(key);
+    if (i == sessions_.end())
+      return;
+    for (auto s = i->second.begin(); s != i->second.end(); ++s)
+      if (s->second == end) {
+        i->second.erase(s);
+        break;
+      }
+    if (i->second.empty())
+      sessions_.erase(i);
+  }
+
   /// Appends the window's row: its key, start, end and aggregate so far.
   void emit(int64_t end, const std::string& key, row_batch& out) {
     keyed_->set_current_key(key);
     auto a = values_->value();
     if (!a)
       return;
+    int64_t start = 0;
+    if (sessions()) {
+      auto s = starts_of_->value();
+      start = s ? *s : end;
+    } else {
+      start = end == highest ? highest - spec_.size_ms : end - spec_.size_ms;
+    }
     out_keys_.decode(std::string_view{key}.substr(0, key.size() - 8), out);
-    auto start = end == highest ? highest - spec_.size_ms : end - spec_.size_ms;
     auto k = plan_.key.size();
     out.columns[k].push_int(start);
     out.columns[k + 1].push_int(end);
@@ -270,6 +357,10 @@ private:
   state::keyed_backend* keyed_ = nullptr;
   std::unique_ptr<state::keyed_backend> own_;
   std::optional<state::value_state<aggregate>> values_;
+  /// Session windows: each session's start (keyed like values_), and each
+  /// key's sessions, start → end (rebuilt from that state on a restore).
+  std::optional<state::value_state<int64_t>> starts_of_;
+  std::map<std::string, std::map<int64_t, int64_t>> sessions_;
   /// Windows with rows, by end: those the watermark passed fire.
   std::set<std::pair<int64_t, std::string>> pending_;
   int64_t watermark_ = lowest;
@@ -278,6 +369,37 @@ private:
   std::string scratch_;
   std::string key_;
 };
+
+} // namespace
+
+namespace {
+
+/// Session windows take a gap and allowed-lateness, nothing of the fixed
+/// windows' lengths.
+parsed_window_spec& parse_session(const params& p, parsed_window_spec& out) {
+  auto& w = out.spec;
+  auto& problem = out.problem;
+  w.type = window_spec::kind::session;
+  for (auto name : {"size", "slide", "offset"})
+    if (p.count(name) != 0) {
+      problem = fmt::format("parameter '{}': session windows have none (their "
+                            "length is their rows' and the gap)",
+                            name);
+      return out;
+    }
+  auto gap = duration_param(p, "gap", 1, problem);
+  if (!problem.empty())
+    return out;
+  if (!gap) {
+    problem = "parameter 'gap': missing (how far apart a key's rows may be "
+              "in one session)";
+    return out;
+  }
+  w.gap_ms = *gap;
+  auto lateness = duration_param(p, "allowed-lateness", 0, problem);
+  w.allowed_lateness_ms = lateness.value_or(0);
+  return out;
+}
 
 } // namespace
 
@@ -302,9 +424,11 @@ parsed_window_spec parse_window_spec(const params& p) {
     w.type = window_spec::kind::tumbling;
   } else if (type == "sliding") {
     w.type = window_spec::kind::sliding;
+  } else if (type == "session") {
+    return parse_session(p, out);
   } else {
     problem = fmt::format("parameter 'type': unknown window type '{}' "
-                          "(known: sliding, tumbling)",
+                          "(known: session, sliding, tumbling)",
                           type);
     return out;
   }
@@ -317,6 +441,10 @@ parsed_window_spec parse_window_spec(const params& p) {
   }
   w.size_ms = *size;
   w.slide_ms = w.size_ms;
+  if (p.count("gap") != 0) {
+    problem = "parameter 'gap': only session windows have one";
+    return out;
+  }
   auto slide = duration_param(p, "slide", 1, problem);
   if (!problem.empty())
     return out;

@@ -12,8 +12,9 @@ namespace weir::ops {
 /// Which windows a row of a keyed stream falls into (Flink's window
 /// assigners; docs/event-time.md § Windows). Event time, in ms.
 struct window_spec {
-  enum class kind : uint8_t { tumbling, sliding };
+  enum class kind : uint8_t { tumbling, sliding, session };
   kind type = kind::tumbling;
+  /// Tumbling and sliding windows' length.
   int64_t size_ms = 0;
   /// Sliding: how far apart windows start (tumbling: size_ms).
   int64_t slide_ms = 0;
@@ -22,10 +23,14 @@ struct window_spec {
   /// How long after it fired a window still takes late rows, each one
   /// firing it again with the updated aggregate (Flink's allowedLateness).
   int64_t allowed_lateness_ms = 0;
+  /// Session windows: a key's rows less than this apart are one session,
+  /// which ends this long after its last row (Flink's
+  /// EventTimeSessionWindows.withGap).
+  int64_t gap_ms = 0;
 };
 
 /// The spec from a window operator's parameters `type`, `size`, `slide`,
-/// `offset`, `allowed-lateness`; or a problem naming the parameter ("parameter 'size': ...").
+/// `gap`, `offset`, `allowed-lateness`; or a problem naming the parameter ("parameter 'size': ...").
 struct parsed_window_spec {
   window_spec spec;
   std::string problem;

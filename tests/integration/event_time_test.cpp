@@ -138,6 +138,43 @@ TEST_CASE("tumbling event-time windows are exact and drop late rows, "
   REQUIRE(local.exit_code == 0);
   CHECK(sorted_lines(local.out) == lines);
   CHECK(local.err.find(counter) != std::string::npos);
+  // The same windows in RocksDB.
+  auto rocks = run_weir({"run", spec, "-Dpipeline.auto-watermark-interval=0",
+                         "-Dstate.backend.type=rocksdb"},
+                        60s);
+  INFO("weir run (rocksdb) said: " << rocks.err);
+  REQUIRE(rocks.exit_code == 0);
+  CHECK(sorted_lines(rocks.out) == lines);
+  CHECK(rocks.err.find(counter) != std::string::npos);
+  // Session windows with a gap longer than any pause between a key's rows
+  // make one session per key: every row but the late ones counts.
+  auto sessions_spec = dir.write(
+    "sessions.json",
+    [&] {
+      auto text = spec_text(input, "stdout");
+      auto from = std::string{R"("type": "tumbling", "size": "10 s")"};
+      text.replace(text.find(from), from.size(),
+                   R"("type": "session", "gap": "10 s")");
+      return text;
+    }());
+  for (auto backend : {"hashmap", "rocksdb"}) {
+    auto s = run_weir({"run", sessions_spec,
+                       "-Dpipeline.auto-watermark-interval=0",
+                       std::string{"-Dstate.backend.type="} + backend},
+                      60s);
+    INFO("sessions (" << backend << ") said: " << s.err);
+    REQUIRE(s.exit_code == 0);
+    std::map<std::string, int64_t> per_key;
+    for (auto& line : sorted_lines(s.out)) {
+      auto key = line.substr(0, line.find('\t'));
+      per_key[key] += std::stoll(line.substr(line.rfind('\t') + 1));
+    }
+    CHECK(per_key.size() == 4);
+    int64_t total = 0;
+    for (auto& [k, n] : per_key)
+      total += n;
+    CHECK(total == 3 * batch); // the 24 rows at 5 s join k's open session
+  }
 
   // One slot per worker: window subtask 2/2 runs in the other process, so
   // its rows and watermarks cross a data connection, and its results
@@ -183,10 +220,10 @@ TEST_CASE("watermarks and windows that cannot apply are refused in one "
                  spec + ": vertices[2] ('counts'): parameter 'time': processing-time "
                         "windows are not built yet (docs/event-time.md); use "
                         "event time");
-  spec = with(R"("type": "tumbling")", R"("type": "session")");
+  spec = with(R"("type": "tumbling")", R"("type": "hopping")");
   expect_refused({"run", spec},
                  spec + ": vertices[2] ('counts'): parameter 'type': unknown window "
-                        "type 'session' (known: sliding, tumbling)");
+                        "type 'hopping' (known: session, sliding, tumbling)");
 }
 
 TEST_CASE("a running job's watermarks in the REST API: each window "

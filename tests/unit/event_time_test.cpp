@@ -9,6 +9,7 @@
 #include "messages/row_batch.hpp"
 #include "operators/builtin/windows.hpp"
 #include "operators/registry.hpp"
+#include "storage/state/heap_backend.hpp"
 #include "../rows.hpp"
 
 using namespace weir;
@@ -54,7 +55,9 @@ struct window_fixture {
   std::map<std::string, int64_t> counters;
   ops::operator_context ctx;
 
-  explicit window_fixture(ops::params p) {
+  /// `backend`: the keyed state (nullptr: the operator's own heap).
+  explicit window_fixture(ops::params p,
+                          state::keyed_backend* backend = nullptr) {
     auto& f = *ops::registry::builtin().find("window");
     output = f.output_schema(p, ops::schema_query{&input, {"key"}}).value;
     op = f.make_transform(p);
@@ -62,6 +65,7 @@ struct window_fixture {
     ctx.output = &output;
     ctx.key = {0};
     ctx.counters = &counters;
+    ctx.keyed_state = backend;
     op->open(ctx);
   }
 
@@ -197,4 +201,56 @@ TEST_CASE("allowed lateness: a fired window takes late rows a while longer, "
   row_batch rest{w.output};
   w.op->finish(rest);
   CHECK(rest.rows == 0); // nothing of [0,10) left to fire
+}
+
+TEST_CASE("session windows: a key's rows closer than the gap are one "
+          "session, merged as rows bridge sessions") {
+  window_fixture w{{{"type", "session"}, {"gap", "10 ms"},
+                    {"aggregate", "sum"}, {"field", "value"}}};
+  w.process(timed({{"a", 1, 0}, {"a", 2, 5}, {"b", 4, 5}, {"a", 8, 30}}));
+  // a: [0, 15) and [30, 40); b: [5, 15).
+  CHECK(w.watermark(14) == std::vector<std::string>{"a [0,15) 3 @14",
+                                                    "b [5,15) 4 @14"});
+  // [45, 55) is a session of its own; 22 opens [22, 32), which merges
+  // with [30, 40).
+  w.process(timed({{"a", 16, 45}, {"a", 32, 22}}));
+  CHECK(w.counters["numLateRecordsDropped"] == 0);
+  CHECK(w.watermark(54) == std::vector<std::string>{"a [22,40) 40 @39",
+                                                    "a [45,55) 16 @54"});
+  w.process(timed({{"a", 64, 3}})); // its session [3, 13) is gone
+  CHECK(w.counters["numLateRecordsDropped"] == 1);
+  row_batch rest{w.output};
+  w.op->finish(rest);
+  CHECK(rest.rows == 0);
+}
+
+TEST_CASE("session window parameters") {
+  auto problem = [](ops::params p) { return ops::parse_window_spec(p).problem; };
+  CHECK(problem({{"type", "session"}})
+        == "parameter 'gap': missing (how far apart a key's rows may be in "
+           "one session)");
+  CHECK(problem({{"type", "session"}, {"gap", "1 s"}, {"size", "1 s"}})
+        == "parameter 'size': session windows have none (their length is "
+           "their rows' and the gap)");
+  CHECK(problem({{"type", "tumbling"}, {"size", "1 s"}, {"gap", "1 s"}})
+        == "parameter 'gap': only session windows have one");
+}
+
+TEST_CASE("session windows survive a snapshot and restore of their keyed "
+          "state, starts and all") {
+  ops::params p{{"type", "session"}, {"gap", "10 ms"}};
+  state::heap_backend before;
+  window_fixture w{p, &before};
+  w.process(timed({{"a", 0, 0}, {"a", 0, 5}, {"b", 0, 40}}));
+  auto snap = before.snapshot(1, state::snapshot_kind::savepoint);
+  auto bytes = snap.finish ? snap.finish() : snap.bytes;
+  auto watermark = w.op->snapshot_state();
+
+  state::heap_backend after;
+  after.restore(bytes);
+  window_fixture again{p, &after};
+  again.op->restore_state(watermark);
+  again.process(timed({{"a", 0, 12}})); // joins [0, 15)
+  CHECK(again.watermark(100)
+        == std::vector<std::string>{"a [0,22) 3 @21", "b [40,50) 1 @49"});
 }
