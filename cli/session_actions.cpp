@@ -221,6 +221,12 @@ void print_status(const job_status& s) {
              "highest of a subtask, ms per second):\n");
   for (auto& line : task_load_lines(s.subtasks))
     fmt::print("{}\n", line);
+  auto marks = watermark_lines(s.subtasks);
+  if (!marks.empty())
+    fmt::print("Watermarks (event time, UTC; the least of a task's "
+               "subtasks):\n");
+  for (auto& line : marks)
+    fmt::print("{}\n", line);
 }
 
 } // namespace

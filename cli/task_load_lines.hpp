@@ -16,4 +16,12 @@ namespace weir::cli {
 std::vector<std::string>
 task_load_lines(const std::vector<subtask_status>& subtasks);
 
+/// How `weir status` shows event time: one line per task whose subtasks
+/// have a watermark, "  <task>  input <t>  output <t>", each the least of
+/// its subtasks' (Flink's currentInputWatermark and
+/// currentOutputWatermark) in UTC, "none" before any and "end" once the
+/// input ended. No lines for a job without watermarks.
+std::vector<std::string>
+watermark_lines(const std::vector<subtask_status>& subtasks);
+
 } // namespace weir::cli

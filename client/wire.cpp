@@ -101,7 +101,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
   task_load, bytes_in, bytes_out, busy_ms, idle_ms, backpressured_ms,
   records_in_per_s, records_out_per_s, bytes_in_per_s, bytes_out_per_s,
   busy_ms_per_s, idle_ms_per_s, backpressured_ms_per_s, input_queue,
-  output_queue)
+  output_queue, input_watermark, output_watermark)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(io_metrics, records_in,
                                                 records_out, records_skipped,
                                                 skipped_note, vertices, load)

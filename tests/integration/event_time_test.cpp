@@ -268,6 +268,16 @@ TEST_CASE("a running job's watermarks in the REST API: each window "
   REQUIRE(last.size() == 2);
   CHECK(last[0]["id"] == "0.currentInputWatermark");
   CHECK(last[1]["id"] == "1.currentInputWatermark");
+  // weir status shows them per task, in UTC.
+  auto status = cluster.client({"status", id});
+  REQUIRE(status.exit_code == 0);
+  CHECK(std::regex_search(status.out,
+                          std::regex{"Watermarks \\(event time, UTC; the least "
+                                     "of a task's subtasks\\):\n  numbers +"
+                                     "input none  output 1970-01-01T"}));
+  CHECK(std::regex_search(status.out,
+                          std::regex{"\n  counts -> out  input 1970-01-01T"
+                                     "00:00:[0-9]{2}\\.[0-9]{3}Z  output "}));
   auto unknown = rest_get(cluster.rest, "/jobs/" + id + "/vertices/nope/watermarks");
   REQUIRE(unknown);
   CHECK(unknown->status == 404);

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -520,4 +521,30 @@ TEST_CASE("weir status: a line per task, rates summed, the highest busy and "
           "  sink             3000 in/s  3000 out/s  busy 961 ms/s  "
           "backpressured 0 ms/s"});
   CHECK(cli::task_load_lines({}).empty());
+}
+
+TEST_CASE("weir status: watermarks per task, the least of its subtasks, only "
+          "for tasks that have any") {
+  auto sub = [](std::string task, int64_t in, int64_t out) {
+    subtask_status s;
+    s.task = std::move(task);
+    s.metrics.load.input_watermark = in;
+    s.metrics.load.output_watermark = out;
+    return s;
+  };
+  constexpr auto none = std::numeric_limits<int64_t>::min();
+  constexpr auto end = std::numeric_limits<int64_t>::max();
+  std::vector<subtask_status> subtasks{
+    sub("events -> parsed", none, 1764496810250),
+    sub("counts", 1764496810250, 1764496809999),
+    sub("counts", 1764496812000, end),
+    sub("out", none, none)};
+  CHECK(cli::watermark_lines(subtasks)
+        == std::vector<std::string>{
+          "  events -> parsed  input none  output 2025-11-30T10:00:10.250Z",
+          "  counts            input 2025-11-30T10:00:10.250Z  output "
+          "2025-11-30T10:00:09.999Z"});
+  CHECK(cli::watermark_lines({sub("a", none, none)}).empty());
+  CHECK(cli::watermark_lines({sub("a", end, end)})
+        == std::vector<std::string>{"  a  input end  output end"});
 }
