@@ -324,13 +324,8 @@ void operator_chain::fire(size_t from, size_t to, int64_t wm) {
   }
 }
 
-bool operator_chain::on_input_watermark(int64_t wm) {
-  if (makes_watermarks()) {
-    fire(0, assigner_ + 1, wm);
-    return false;
-  }
-  fire(0, links_.size(), wm);
-  return true;
+void operator_chain::on_input_watermark(int64_t wm) {
+  fire(0, makes_watermarks() ? assigner_ + 1 : links_.size(), wm);
 }
 
 void operator_chain::on_generated_watermark(int64_t wm) {

@@ -72,9 +72,9 @@ public:
 
   /// The subtask's input watermark advanced to `wm`: the operators up to
   /// the chain's watermark assigner (all, without one) fire what it
-  /// completes. True when `wm` goes on to the outputs: a chain that makes
-  /// its own watermarks sends those instead.
-  bool on_input_watermark(int64_t wm);
+  /// completes. It goes on to the outputs only from a chain that does not
+  /// make its own watermarks (the runner sends it).
+  void on_input_watermark(int64_t wm);
   /// Whether a vertex of the chain makes watermarks ("watermarks").
   bool makes_watermarks() const { return assigner_ < links_.size(); }
   /// Its settings (makes_watermarks() only).

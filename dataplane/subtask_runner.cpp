@@ -353,12 +353,10 @@ void subtask_runner::process_watermark(input_event& ev) {
 }
 
 void subtask_runner::apply(const valve_change& change) {
-  bool passes = true;
   if (change.advanced)
-    passes = chain_->on_input_watermark(*change.advanced);
-  else
-    passes = !chain_->makes_watermarks();
-  if (passes && (change.advanced || change.idle)) {
+    chain_->on_input_watermark(*change.advanced);
+  // A chain that makes its own watermarks sends those instead.
+  if (!chain_->makes_watermarks() && (change.advanced || change.idle)) {
     chain_->emit_mark(watermark_mark{valve_.current(), valve_.idle()});
     output_watermark_ = valve_.current();
   }

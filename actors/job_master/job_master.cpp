@@ -56,9 +56,6 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
     st.settings_problem = describe(s.error());
   st.opts = std::move(opts);
   st.collected = collected_results{st.opts.collect_max_bytes};
-  // The vertices that make watermarks send them this often.
-  for (auto& v : graph.vertices)
-    v.watermarks.interval_ms = st.settings.auto_watermark_interval.count();
   st.scheduler = std::make_unique<jm_scheduler>(graph);
   st.dispatcher = std::move(dispatcher);
   st.rm = std::move(rm);
@@ -88,14 +85,6 @@ caf::error check_blob_request(self_ptr self, const std::string& hash) {
   return err;
 }
 
-/// Subtask `flat` ended without a final report: it failed.
-void lost_subtask(self_ptr self, int32_t flat, const std::string& reason) {
-  self->state.scheduler->graph().transition(flat, execution_state::failed);
-  on_task_failure(self, "subtask terminated unexpectedly: " + reason,
-                  self->state.scheduler->site_of(flat));
-  maybe_finalize(self);
-}
-
 /// Without its Dispatcher or ResourceManager the JobMaster is of no use: it
 /// ends, its TaskExecutors free its slots (they watch it), and the
 /// Dispatcher starts another one for the job. A lost TaskExecutor or
@@ -116,22 +105,14 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   if (!found)
     return;
   auto flat = *found;
-  auto& execution = st.scheduler->graph().executions()[static_cast<size_t>(flat)];
-  if (is_terminal(execution.state))
-    return;
-  // A subtask that ends on its own (normal; unknown: it had ended before
-  // this monitor reached its node) sent its report first, but CAF 0.17
-  // hands a remote actor's down message over at once, while a message it
-  // sent before may still be deserialized on a BASP worker: the report
-  // gets a moment to arrive. Any other end is a failure now.
-  auto reason = caf::to_string(dm.reason);
-  if (dm.reason == caf::exit_reason::normal
-      || dm.reason == caf::exit_reason::unknown) {
-    self->delayed_send(self, report_grace, lost_atom_v, execution.attempt,
-                       reason);
-    return;
+  if (!is_terminal(st.scheduler->graph().executions()[static_cast<size_t>(flat)].state)) {
+    st.scheduler->graph().transition(flat, execution_state::failed);
+    on_task_failure(self,
+                    "subtask terminated unexpectedly: "
+                      + caf::to_string(dm.reason),
+                    self->state.scheduler->site_of(flat));
+    maybe_finalize(self);
   }
-  lost_subtask(self, flat, reason);
 }
 
 /// A client's cancel; the reply is the job's state before and after it.
@@ -201,13 +182,6 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                        .metrics;
       on_update(self, attempt, execution_state::failed, metrics, cause);
       return true;
-    },
-    [=](lost_atom, execution_attempt_id attempt, const std::string& reason) {
-      auto flat = self->state.scheduler->graph().find(attempt);
-      if (flat >= 0
-          && !is_terminal(self->state.scheduler->graph()
-                            .executions()[static_cast<size_t>(flat)].state))
-        lost_subtask(self, flat, reason);
     },
     [=](exit_status_atom, execution_attempt_id attempt, int32_t status) {
       if (self->state.scheduler->graph().find(attempt) >= 0)

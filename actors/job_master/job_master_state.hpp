@@ -48,14 +48,7 @@ using job_master_self_actor = job_master_actor::extend<
   /// Self: the restart delay of round `epoch` has passed.
   caf::reacts_to<restart_atom, uint64_t>,
   /// Self: time to send heartbeats to the TaskExecutors.
-  caf::reacts_to<beat_atom>,
-  /// Self: subtask `attempt` ended on its own some time ago (down message
-  /// `reason`); a failure if its report has not come meanwhile.
-  caf::reacts_to<lost_atom, execution_attempt_id, std::string>>;
-
-/// How long the report of a subtask that ended on its own may come after
-/// the end itself (on_down).
-constexpr auto report_grace = std::chrono::seconds(2);
+  caf::reacts_to<beat_atom>>;
 
 /// Requests the JobMaster makes answer within this time.
 constexpr auto deploy_timeout = std::chrono::seconds(60);
