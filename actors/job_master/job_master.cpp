@@ -56,6 +56,9 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
     st.settings_problem = describe(s.error());
   st.opts = std::move(opts);
   st.collected = collected_results{st.opts.collect_max_bytes};
+  // The vertices that make watermarks send them this often.
+  for (auto& v : graph.vertices)
+    v.watermarks.interval_ms = st.settings.auto_watermark_interval.count();
   st.scheduler = std::make_unique<jm_scheduler>(graph);
   st.dispatcher = std::move(dispatcher);
   st.rm = std::move(rm);
@@ -88,7 +91,9 @@ caf::error check_blob_request(self_ptr self, const std::string& hash) {
 /// Without its Dispatcher or ResourceManager the JobMaster is of no use: it
 /// ends, its TaskExecutors free its slots (they watch it), and the
 /// Dispatcher starts another one for the job. A lost TaskExecutor or
-/// subtask is a failure.
+/// subtask is a failure. A subtask reports its end before it ends, and
+/// that report arrives before its down message (BASP messages are
+/// deserialized in order: cluster/runtime_config.cpp).
 void on_down(self_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   if (dm.source == st.dispatcher.address() || dm.source == st.rm.address()) {
