@@ -191,6 +191,47 @@ TEST_CASE("tumbling event-time windows are exact and drop late rows, "
   CHECK(remote.err.find(counter) != std::string::npos);
 }
 
+TEST_CASE("examples/clicks_per_minute.json counts each user's clicks per "
+          "minute exactly, every window firing at the end of the input") {
+  temp_dir dir;
+  // 20,000 clicks of 13 users over 30 minutes, each arriving up to 4.9 s
+  // after it happened (the example allows 5 s), some on a minute's edge.
+  constexpr int64_t start = 1764496800000;
+  std::vector<std::pair<int64_t, std::pair<int64_t, std::string>>> arrivals;
+  uint64_t seed = 31;
+  auto next = [&seed](uint64_t bound) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((seed >> 33) % bound);
+  };
+  for (int64_t i = 0; i < 20000; ++i) {
+    int64_t t = start + i * 90 + (i % 97 == 0 ? 0 : next(90));
+    if (i % 500 == 0)
+      t = start + (i / 500) * 60000 % (30 * 60000); // on an edge
+    arrivals.push_back({t + next(4900), {t, fmt::format("u{}", next(13))}});
+  }
+  std::sort(arrivals.begin(), arrivals.end());
+  std::string text;
+  std::map<std::pair<std::string, int64_t>, int64_t> counts;
+  for (auto& [arrival, click] : arrivals) {
+    text += fmt::format("{}\t{}\n", click.second, click.first);
+    ++counts[{click.second, click.first - click.first % 60000}];
+  }
+  std::vector<std::string> expected;
+  for (auto& [k, n] : counts)
+    expected.push_back(fmt::format("{}\t{}\t{}", k.first, k.second, n));
+  std::sort(expected.begin(), expected.end());
+  auto input = dir.write("clicks.tsv", text);
+  auto output = dir.file("per_minute.tsv");
+  auto r = run_weir({"run", "examples/clicks_per_minute.json", "--input",
+                     input, "--output", output},
+                    60s);
+  INFO("weir run said: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(sorted_lines(read_file(output)) == expected);
+  CHECK(r.err.find("Counter per_minute.numLateRecordsDropped: 0")
+        != std::string::npos);
+}
+
 TEST_CASE("watermarks and windows that cannot apply are refused in one "
           "line, exit 2") {
   temp_dir dir;
