@@ -1,6 +1,7 @@
 #include "dataplane/operator_chain.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -129,6 +130,8 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
       throw ops::operator_error(fmt::format("vertex '{}': {}", v.id, e.what()));
     }
     ctx.keyed_state = link.backend.get();
+    link.timers = std::make_unique<ops::keyed_timers>(*link.backend);
+    ctx.timers = link.timers.get();
   }
   for (auto& in : d.inputs)
     preaggregated_.push_back(in.preaggregated);
@@ -195,6 +198,7 @@ void operator_chain::open(const operator_states& restore) {
         throw std::runtime_error("the checkpoint holds keyed state, but the "
                                  "operator keeps none");
       links_[i].backend->restore(snap.keyed_state);
+      links_[i].timers->claim_restored();
     });
   }
   for (size_t i = 0; i < links_.size(); ++i)
@@ -315,7 +319,81 @@ void operator_chain::fire(size_t from, size_t to, int64_t wm) {
     if (!link.transform)
       continue;
     row_batch fired(link.output);
+    if (link.timers) {
+      link.timers->advance_watermark(wm);
+      fire_timers(c, ops::time_domain::event_time, wm, fired);
+    }
     call(c, [&] { link.transform->on_watermark(wm, fired); });
+    if (fired.rows == 0)
+      continue;
+    link.rows_out += static_cast<int64_t>(fired.rows);
+    stamp(c, fired);
+    push(fired, c + 1, false);
+  }
+}
+
+void operator_chain::call_on_timer(size_t c, int64_t time,
+                                   ops::time_domain d, row_batch& out) {
+  auto& link = links_[c];
+  auto before = out.rows;
+  call(c, [&] { link.transform->on_timer(time, d, out); });
+  if (out.times.size() < out.rows) {
+    // Rows without an event time of their own take the timer's.
+    out.times.resize(before, 0);
+    out.times.resize(out.rows, time);
+  }
+}
+
+void operator_chain::fire_timers(size_t c, ops::time_domain d, int64_t t,
+                                 row_batch& out) {
+  auto& timers = *links_[c].timers;
+  std::optional<int64_t> due;
+  call(c, [&] { due = timers.pop_due(d, t); });
+  while (due) {
+    call_on_timer(c, *due, d, out);
+    call(c, [&] { due = timers.pop_due(d, t); });
+  }
+}
+
+void operator_chain::fire_remaining_timers(size_t c, row_batch& out) {
+  auto& timers = *links_[c].timers;
+  timers.advance_watermark(std::numeric_limits<int64_t>::max());
+  for (auto d : {ops::time_domain::event_time,
+                 ops::time_domain::processing_time}) {
+    std::vector<std::pair<int64_t, std::string>> now;
+    call(c, [&] { now = timers.all(d); });
+    for (auto& [time, key] : now) {
+      bool present = false;
+      call(c, [&, &time = time, &key = key] { present = timers.take(d, time, key); });
+      if (present)
+        call_on_timer(c, time, d, out);
+    }
+    call(c, [&] { timers.clear(d); });
+  }
+}
+
+std::optional<int64_t> operator_chain::next_processing_timer() {
+  std::optional<int64_t> next;
+  for (size_t c = 0; c < links_.size(); ++c) {
+    if (!links_[c].timers)
+      continue;
+    std::optional<int64_t> t;
+    call(c, [&] {
+      t = links_[c].timers->earliest(ops::time_domain::processing_time);
+    });
+    if (t && (!next || *t < *next))
+      next = t;
+  }
+  return next;
+}
+
+void operator_chain::on_processing_time(int64_t now) {
+  for (size_t c = 0; c < links_.size(); ++c) {
+    auto& link = links_[c];
+    if (!link.timers)
+      continue;
+    row_batch fired(link.output);
+    fire_timers(c, ops::time_domain::processing_time, now, fired);
     if (fired.rows == 0)
       continue;
     link.rows_out += static_cast<int64_t>(fired.rows);
@@ -360,6 +438,8 @@ void operator_chain::finish() {
     if (!link.transform)
       continue;
     row_batch tail(link.output);
+    if (link.timers)
+      fire_remaining_timers(c, tail);
     call(c, [&] { link.transform->finish(tail); });
     link.rows_out += static_cast<int64_t>(tail.rows);
     stamp(c, tail);

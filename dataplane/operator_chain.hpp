@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "messages/deployment.hpp"
 #include "messages/job_result.hpp"
 #include "operators/driver_services.hpp"
+#include "operators/keyed_timers.hpp"
 #include "operators/operator.hpp"
 #include "storage/state/keyed_backend.hpp"
 
@@ -92,6 +94,13 @@ public:
   /// Sends `mark` on every output (a sink has none).
   void emit_mark(const watermark_mark& mark);
 
+  /// The earliest processing-time timer of the chain's operators (nullopt:
+  /// none), for the runner to call on_processing_time then.
+  std::optional<int64_t> next_processing_timer();
+  /// The clock reached `now`: the operators' processing-time timers due by
+  /// then fire, in time order, and what they emit goes on.
+  void on_processing_time(int64_t now);
+
   /// Removes in-progress sink output (failure or cancel).
   void abort();
 
@@ -131,6 +140,15 @@ private:
   /// The transforms of links [from, to) see watermark `wm` in order, what
   /// each fires passing through the links after it.
   void fire(size_t from, size_t to, int64_t wm);
+  /// Link `c`'s timers of `d` due at `t` fire into `out`, in time order.
+  void fire_timers(size_t c, ops::time_domain d, int64_t t, row_batch& out);
+  /// At the end of the input: every timer link `c` has now fires once,
+  /// event time first; timers registered meanwhile do not.
+  void fire_remaining_timers(size_t c, row_batch& out);
+  /// Calls link `c`'s on_timer for (`time`, `d`) into `out`; rows that got
+  /// no event time take `time`.
+  void call_on_timer(size_t c, int64_t time, ops::time_domain d,
+                     row_batch& out);
 
   /// The operator of context `i`, whichever kind it is.
   template <class F>
@@ -160,6 +178,8 @@ private:
     schema output;
     /// Its keyed state backend (null: it keeps none).
     std::unique_ptr<state::keyed_backend> backend;
+    /// Its timers, in that backend (null: it keeps no keyed state).
+    std::unique_ptr<ops::keyed_timers> timers;
     /// A transform and its output batch, reused (null: a source or sink).
     std::unique_ptr<ops::transform> transform;
     row_batch transform_out;

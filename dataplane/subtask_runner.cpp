@@ -1,5 +1,7 @@
 #include "dataplane/subtask_runner.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <exception>
 #include <iterator>
 #include <utility>
@@ -12,6 +14,13 @@
 namespace weir {
 
 namespace {
+
+/// Processing time, as operators' timers see it (ms since 1970).
+int64_t system_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch())
+    .count();
+}
 
 /// The input gate of each input channel (channels are numbered across the
 /// gates, in deployment order).
@@ -153,6 +162,31 @@ void subtask_runner::after_handler() {
     tick_pending_ = true;
     port_.schedule_metrics(metrics_interval);
   }
+  schedule_timers();
+}
+
+void subtask_runner::schedule_timers() {
+  if (phase_ != phase::running)
+    return; // an ending chain fires its timers as it finishes
+  std::optional<int64_t> next;
+  guarded([&] { next = chain_->next_processing_timer(); });
+  if (!next || (timers_at_ && *timers_at_ <= *next))
+    return;
+  timers_at_ = next;
+  auto wait = *next - system_ms();
+  port_.schedule_timers(std::chrono::milliseconds{std::max<int64_t>(wait, 0)});
+}
+
+void subtask_runner::on_timers() {
+  timers_at_.reset();
+  if (phase_ != phase::running)
+    return;
+  metered([&] {
+    guarded([&] { chain_->on_processing_time(system_ms()); });
+    hand_over_collected();
+    drain();
+    schedule_flush();
+  });
 }
 
 void subtask_runner::metrics_tick() {

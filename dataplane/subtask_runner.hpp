@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ public:
   virtual void schedule_flush(std::chrono::milliseconds timeout) = 0;
   /// Call metrics_tick() after `timeout`.
   virtual void schedule_metrics(std::chrono::milliseconds timeout) = 0;
+  /// Call on_timers() after `timeout` (the operators' next processing-time
+  /// timer is due then).
+  virtual void schedule_timers(std::chrono::milliseconds timeout) = 0;
   /// Input messages waiting to be handed to the runner (the subtask's
   /// mailbox; an approximation), for task_load::input_queue.
   virtual int32_t waiting_input() = 0;
@@ -179,6 +183,9 @@ public:
   /// Scheduled by schedule_metrics: a subtask that went quiet still
   /// reports its load (its rates fall to idle or backpressured).
   void metrics_tick();
+  /// Scheduled by schedule_timers: the operators' processing-time timers
+  /// due by now fire.
+  void on_timers();
 
   /// Stops and reports CANCELED.
   void cancel();
@@ -221,6 +228,9 @@ private:
   template <class F>
   void metered(F&& f);
   void after_handler();
+  /// Asks for on_timers() when the chain's earliest processing-time timer
+  /// is due, unless one is asked for by then already.
+  void schedule_timers();
   void send_metrics();
   io_metrics current_metrics();
   void release_owed_credits();
@@ -264,6 +274,9 @@ private:
   bool produce_pending_ = false;
   bool flush_pending_ = false;
   bool tick_pending_ = false;
+  /// The processing time (ms since 1970) on_timers() is asked for (none:
+  /// not asked).
+  std::optional<int64_t> timers_at_;
   /// A handler ran since the last metrics tick.
   bool active_ = false;
   load_meter::clock_fn clock_;

@@ -11,6 +11,7 @@
 #include "messages/collected_rows.hpp"
 #include "messages/record.hpp"
 #include "messages/row_batch.hpp"
+#include "operators/timers.hpp"
 #include "storage/state/keyed_backend.hpp"
 
 namespace weir::ops {
@@ -68,6 +69,9 @@ struct operator_context {
   /// The operator's keyed state (state.backend.type), for operators whose
   /// uses_keyed_state() is true; restored before open().
   state::keyed_backend* keyed_state = nullptr;
+  /// Its timers, with the keyed state (docs/event-time.md § Timers):
+  /// registered for keyed_state's current key, due in transform::on_timer.
+  ops::timer_service* timers = nullptr;
   /// Files attached to the job (`--file`), by file name → local path.
   const std::map<std::string, std::string>* files = nullptr;
   /// The local path of the attached file `name`; throws operator_error
@@ -169,6 +173,13 @@ public:
   /// below it should come any more. Append what that completes (windows
   /// that end by then fire here; docs/event-time.md).
   virtual void on_watermark(int64_t /*watermark*/, row_batch& /*out*/) {}
+  /// A timer registered with operator_context::timers is due (Flink's
+  /// KeyedProcessFunction#onTimer): the keyed state acts on the timer's
+  /// key again. Append what it emits; rows that get no event time of
+  /// their own (row_batch::push_time) take the timer's `time`. Event-time
+  /// timers fire before on_watermark sees the watermark that made them due.
+  virtual void on_timer(int64_t /*time*/, time_domain /*domain*/,
+                        row_batch& /*out*/) {}
   /// Input rows dropped on purpose and counted (parse with on_error skip),
   /// and a note on the first of them; the job's counters report them.
   virtual int64_t rows_skipped() const { return 0; }

@@ -32,7 +32,7 @@
 
 /// Changes whenever the operator interfaces or this API change
 /// incompatibly; a library built against another version is refused.
-#define WEIR_PLUGIN_API_VERSION 4
+#define WEIR_PLUGIN_API_VERSION 5
 
 namespace weir::plugin {
 

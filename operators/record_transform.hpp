@@ -44,6 +44,12 @@ public:
     append(results_, out);
   }
 
+  void on_timer(int64_t time, time_domain domain, row_batch& out) override {
+    results_.clear();
+    on_timer_records(time, domain, results_);
+    append(results_, out);
+  }
+
 protected:
   /// Called by open() once the schemas are known.
   virtual void open_records(const operator_context&) {}
@@ -52,6 +58,10 @@ protected:
                      bool partial)
     = 0;
   virtual void finish_records(std::vector<record>&) {}
+  /// A timer is due (transform::on_timer): append what it emits. A record
+  /// keeps the event time it is given (record::timestamp).
+  virtual void on_timer_records(int64_t /*time*/, time_domain /*domain*/,
+                                std::vector<record>& /*out*/) {}
 
 private:
   void append(const std::vector<record>& records, row_batch& out) {

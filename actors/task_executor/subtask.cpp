@@ -34,6 +34,8 @@ using subtask_private_actor = subtask_actor::extend<
   caf::reacts_to<flush_atom>,
   /// Self: a metrics interval passed; report the load if it is due.
   caf::reacts_to<tick_atom>,
+  /// Self: an operator's processing-time timer is due.
+  caf::reacts_to<timer_atom>,
   /// The thread that wrote a snapshot's files: checkpoint `id`'s state is
   /// complete; acknowledge it.
   caf::reacts_to<written_atom, int64_t, operator_states>,
@@ -265,6 +267,10 @@ struct subtask_state : runner_port {
     self->delayed_send(self, timeout, tick_atom_v);
   }
 
+  void schedule_timers(std::chrono::milliseconds timeout) override {
+    self->delayed_send(self, timeout, timer_atom_v);
+  }
+
   int32_t waiting_input() override {
     return static_cast<int32_t>(self->mailbox().size());
   }
@@ -457,6 +463,7 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
     [=](produce_atom) { self->state.runner->produce(); },
     [=](flush_atom) { self->state.runner->flush(); },
     [=](tick_atom) { self->state.runner->metrics_tick(); },
+    [=](timer_atom) { self->state.runner->on_timers(); },
     [=](written_atom, int64_t id, operator_states& states) {
       self->state.runner->snapshot_written(id, std::move(states));
     },

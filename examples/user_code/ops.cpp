@@ -182,6 +182,60 @@ private:
 };
 // [end snippet]
 
+// [snippet: count_with_timeout class]
+/// `count_with_timeout` (transform, after a hash edge; parameter
+/// `timeout_ms`): Flink's KeyedProcessFunction example. Counts each key's
+/// records and emits (key, count) once the key has had no record for
+/// `timeout_ms` of event time. Each record moves its key's event-time
+/// timer to its own time plus the timeout; the timer fires once the
+/// watermark passes it (or at the end of the input) and the key's count
+/// starts again from zero.
+class count_with_timeout : public ops::record_transform {
+public:
+  explicit count_with_timeout(int64_t timeout) : timeout_(timeout) {}
+
+  /// Timers come with keyed state (ctx.timers).
+  bool uses_keyed_state() const override { return true; }
+
+protected:
+  void open_records(const ops::operator_context& ctx) override {
+    state_ = ctx.keyed_state;
+    timers_ = ctx.timers;
+    count_.emplace(*state_, "count");
+    last_.emplace(*state_, "last-modified");
+  }
+
+  void apply(std::vector<record>& in, std::vector<record>&, bool) override {
+    for (auto& r : in) {
+      state_->set_current_key(r.key); // state and timers act on r.key
+      count_->update(count_->value().value_or(0) + 1);
+      if (auto last = last_->value())
+        timers_->delete_event_time_timer(*last + timeout_);
+      last_->update(r.timestamp);
+      timers_->register_event_time_timer(r.timestamp + timeout_);
+    }
+  }
+
+  void on_timer_records(int64_t time, ops::time_domain,
+                        std::vector<record>& out) override {
+    // The timer's key is current again.
+    auto n = count_->value();
+    if (!n)
+      return;
+    out.push_back(record::integer(std::string{state_->current_key()}, *n, time));
+    count_->clear();
+    last_->clear();
+  }
+
+private:
+  int64_t timeout_;
+  weir::state::keyed_backend* state_ = nullptr;
+  ops::timer_service* timers_ = nullptr;
+  std::optional<weir::state::value_state<int64_t>> count_;
+  std::optional<weir::state::value_state<int64_t>> last_;
+};
+// [end snippet]
+
 std::string n_param(const ops::params& p) {
   auto i = p.find("n");
   if (i == p.end())
@@ -254,6 +308,19 @@ void setup(weir::plugin::registrar& r) {
     "running_count", weir::default_schema::keyed_numbers());
   r.add_operator(std::move(counts));
   // [end snippet]
+  auto timeouts = weir::plugin::transform_operator(
+    "count_with_timeout",
+    {param<int64_t>("timeout_ms", "event time without a record after which "
+                                  "a key's count is emitted")},
+    [](const args& a) {
+      auto timeout = a.get<int64_t>("timeout_ms");
+      if (timeout < 1)
+        throw ops::operator_error("parameter 'timeout_ms': must be at least 1");
+      return std::make_unique<count_with_timeout>(timeout);
+    });
+  timeouts.output_schema = weir::plugin::record_output(
+    "count_with_timeout", weir::default_schema::keyed_numbers());
+  r.add_operator(std::move(timeouts));
   ops::operator_factory text;
   text.name = "inline_text";
   text.make_source = [](const ops::params& p) {

@@ -15,6 +15,7 @@
 #include "operators/builtin/aggregate_codec.hpp"
 #include "operators/builtin/aggregation.hpp"
 #include "operators/key_codec.hpp"
+#include "operators/keyed_timers.hpp"
 #include "operators/params.hpp"
 #include "storage/state/heap_backend.hpp"
 #include "storage/state/value_state.hpp"
@@ -166,6 +167,11 @@ public:
     if (sessions())
       starts_of_.emplace(*keyed_, "window-start");
     late_ = ctx.counter("numLateRecordsDropped");
+    timers_ = ctx.timers;
+    if (timers_ == nullptr) {
+      own_timers_ = std::make_unique<keyed_timers>(*keyed_);
+      timers_ = own_timers_.get();
+    }
     // Restored windows wait to fire again.
     values_->for_each([&](std::string_view k, const aggregate&) {
       pending_.emplace(end_of(k), std::string{k});
@@ -182,6 +188,11 @@ public:
 
   void process(row_batch& in, row_batch& out, bool partial) override {
     auto& keys = partial ? out_keys_ : keys_;
+    if (spec_.processing_time && in.rows > 0) {
+      // The clock when the batch arrived is each row's time here.
+      auto now = timers_->current_processing_time();
+      in.times.assign(in.rows, now);
+    }
     for (size_t r = 0; r < in.rows; ++r) {
       auto t = in.time(r);
       if (sessions()) {
@@ -198,11 +209,13 @@ public:
         placed = true;
         window_key(keys.encode(in, r, scratch_), end, key_);
         keyed_->set_current_key(key_);
+        bool fresh_window = false;
         values_->modify([&](aggregate& a, bool fresh) {
           folder_->fold(a, in, r, partial, keys);
-          if (fresh)
-            pending_.emplace(end, key_);
+          fresh_window = fresh;
         });
+        if (fresh_window)
+          add_pending(end, key_);
         if (end - 1 <= watermark_) // fired, within its allowed lateness
           emit(end, key_, out);
       }
@@ -211,9 +224,39 @@ public:
     }
   }
 
-  /// Windows whose end the watermark passed fire; those past their
-  /// allowed lateness too are removed.
+  /// Event time: windows whose end the watermark passed fire.
   void on_watermark(int64_t watermark, row_batch& out) override {
+    if (!spec_.processing_time)
+      advance(watermark, out);
+  }
+
+  /// Processing time: the clock passed a window's end.
+  void on_timer(int64_t time, time_domain domain, row_batch& out) override {
+    if (spec_.processing_time && domain == time_domain::processing_time)
+      advance(time, out);
+  }
+
+  void finish(row_batch& out) override { advance(highest, out); }
+
+  /// The watermark the window has seen (operator state): after a restore
+  /// a row late before is late still, and no fired window fires again.
+  std::string snapshot_state() const override {
+    std::string out;
+    state::codec<int64_t>::append(out, watermark_);
+    return out;
+  }
+
+  void restore_state(const std::string& bytes) override {
+    if (bytes.size() != 8)
+      throw operator_error("a window's checkpointed watermark is not 8 bytes");
+    watermark_ = state::codec<int64_t>::decode(bytes);
+  }
+
+private:
+  /// Time (event time's watermark, or the clock) reached `watermark`:
+  /// windows whose end it passed fire; those past their allowed lateness
+  /// too are removed.
+  void advance(int64_t watermark, row_batch& out) {
     auto before = watermark_;
     watermark_ = std::max(watermark_, watermark);
     for (auto i = pending_.begin();
@@ -235,23 +278,17 @@ public:
     }
   }
 
-  void finish(row_batch& out) override { on_watermark(highest, out); }
-
-  /// The watermark the window has seen (operator state): after a restore
-  /// a row late before is late still, and no fired window fires again.
-  std::string snapshot_state() const override {
-    std::string out;
-    state::codec<int64_t>::append(out, watermark_);
-    return out;
+  /// A window with rows waits to fire; in processing time a timer at its
+  /// end wakes the operator then (one per end, under the empty key: firing
+  /// goes through every key's windows that end by then).
+  void add_pending(int64_t end, const std::string& window_key) {
+    pending_.emplace(end, window_key);
+    if (!spec_.processing_time)
+      return;
+    keyed_->set_current_key({});
+    timers_->register_processing_time_timer(end - 1);
   }
 
-  void restore_state(const std::string& bytes) override {
-    if (bytes.size() != 8)
-      throw operator_error("a window's checkpointed watermark is not 8 bytes");
-    watermark_ = state::codec<int64_t>::decode(bytes);
-  }
-
-private:
   int64_t window_end(int64_t start) const {
     return start > highest - spec_.size_ms ? highest : start + spec_.size_ms;
   }
@@ -305,7 +342,7 @@ private:
     folder_->fold(merged, in, r, false, keys);
     values_->update(merged);
     starts_of_->update(start);
-    pending_.emplace(end, key_);
+    add_pending(end, key_);
     mine[start] = end;
     if (end - 1 <= watermark_) // fired, within its allowed lateness
       emit(end, key_, out);
@@ -365,6 +402,8 @@ private:
   std::set<std::pair<int64_t, std::string>> pending_;
   int64_t watermark_ = lowest;
   counter late_;
+  timer_service* timers_ = nullptr;
+  std::unique_ptr<keyed_timers> own_timers_;
   std::vector<int64_t> starts_;
   std::string scratch_;
   std::string key_;
@@ -408,15 +447,16 @@ parsed_window_spec parse_window_spec(const params& p) {
   auto& w = out.spec;
   auto& problem = out.problem;
   auto time = text_param(p, "time", "event");
-  if (time == "processing") {
-    problem = "parameter 'time': processing-time windows are not built yet "
-              "(docs/event-time.md); use event time";
+  if (time != "event" && time != "processing") {
+    problem = fmt::format("parameter 'time': unknown time '{}' (known: "
+                          "event, processing)",
+                          time);
     return out;
   }
-  if (time != "event") {
-    problem = fmt::format("parameter 'time': unknown time '{}' (known: "
-                          "event)",
-                          time);
+  w.processing_time = time == "processing";
+  if (w.processing_time && p.count("allowed-lateness") != 0) {
+    problem = "parameter 'allowed-lateness': processing-time windows have no "
+              "late rows (the clock puts each row in an open window)";
     return out;
   }
   auto type = text_param(p, "type", "");

@@ -27,10 +27,15 @@ struct window_spec {
   /// which ends this long after its last row (Flink's
   /// EventTimeSessionWindows.withGap).
   int64_t gap_ms = 0;
+  /// Processing time: rows fall into windows by the clock when they
+  /// arrive, and windows fire when the clock passes their end (Flink's
+  /// TumblingProcessingTimeWindows and its kin).
+  bool processing_time = false;
 };
 
 /// The spec from a window operator's parameters `type`, `size`, `slide`,
-/// `gap`, `offset`, `allowed-lateness`; or a problem naming the parameter ("parameter 'size': ...").
+/// `gap`, `offset`, `allowed-lateness`, `time`; or a problem naming the
+/// parameter ("parameter 'size': ...").
 struct parsed_window_spec {
   window_spec spec;
   std::string problem;

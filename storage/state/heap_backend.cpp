@@ -38,6 +38,13 @@ public:
     while (i != entries.end() && i->first.compare(0, prefix.size(), prefix) == 0)
       i = entries.erase(i);
   }
+  void scan_from(std::string_view from,
+                 const std::function<bool(std::string_view, std::string_view)>&
+                   f) override {
+    for (auto i = entries.lower_bound(from); i != entries.end(); ++i)
+      if (!f(i->first, i->second))
+        return;
+  }
 };
 
 heap_backend::heap_backend() = default;

@@ -52,6 +52,13 @@ public:
     = 0;
   /// Removes every entry whose key starts with `prefix`.
   virtual void remove_prefix(std::string_view prefix) = 0;
+  /// Calls `f` for the entries from the first key at or after `from`, in
+  /// byte order of the keys, until `f` returns false (ordered queues such
+  /// as timers read only their head).
+  virtual void
+  scan_from(std::string_view from,
+            const std::function<bool(std::string_view, std::string_view)>& f)
+    = 0;
 };
 
 class heap_backend;

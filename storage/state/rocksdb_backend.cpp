@@ -142,6 +142,18 @@ public:
     if (!it->status().ok())
       fail("scan", it->status());
   }
+  void scan_from(std::string_view from,
+                 const std::function<bool(std::string_view, std::string_view)>&
+                   f) override {
+    std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(read_, cf_)};
+    for (it->Seek(rocksdb::Slice{from.data(), from.size()}); it->Valid();
+         it->Next())
+      if (!f(std::string_view{it->key().data(), it->key().size()},
+             std::string_view{it->value().data(), it->value().size()}))
+        return;
+    if (!it->status().ok())
+      fail("scan", it->status());
+  }
   void remove_prefix(std::string_view prefix) override {
     std::vector<std::string> keys;
     scan(prefix, [&](std::string_view k, std::string_view) {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "process.hpp"
 #include "refusal.hpp"
 #include "rest_client.hpp"
+#include "user_code_paths.hpp"
 
 using namespace weir::test;
 using namespace std::chrono_literals;
@@ -256,11 +259,12 @@ TEST_CASE("watermarks and windows that cannot apply are refused in one "
   expect_refused({"run", spec},
                  spec + ": vertices[1].watermarks.max-out-of-orderness: "
                         "'soon' is not a duration (e.g. \"5 s\", \"200 ms\")");
-  spec = with(R"("size": "10 s")", R"("size": "10 s", "time": "processing")");
+  spec = with(R"("size": "10 s")", R"("size": "10 s", "time": "processing",
+              "allowed-lateness": "1 s")");
   expect_refused({"run", spec},
-                 spec + ": vertices[2] ('counts'): parameter 'time': processing-time "
-                        "windows are not built yet (docs/event-time.md); use "
-                        "event time");
+                 spec + ": vertices[2] ('counts'): parameter 'allowed-lateness': "
+                        "processing-time windows have no late rows (the clock "
+                        "puts each row in an open window)");
   spec = with(R"("type": "tumbling")", R"("type": "hopping")");
   expect_refused({"run", spec},
                  spec + ": vertices[2] ('counts'): parameter 'type': unknown window "
@@ -416,5 +420,96 @@ TEST_CASE("windows into an exactly-once sink: each window once, exact, "
     CHECK(cluster.jobmanager->stderr_so_far().find(
             "(windows-eo) resumes from checkpoint ")
           != std::string::npos);
+  }
+}
+
+TEST_CASE("a user operator's event-time timers fire as the watermark passes "
+          "them and at the end, on both backends and across processes") {
+  // examples/user_code's count_with_timeout (Flink's KeyedProcessFunction
+  // example, timeout 10 s) over rows in event-time order: key a at 0-999
+  // ms, key b every 20 ms from 1 s to 201 s, key a again at 300 s. The
+  // watermark passes a's first timer (10.999 s) during b's rows, and b's
+  // (210.98 s) once a's second burst came; a's second fires at the end.
+  temp_dir dir;
+  std::string text;
+  for (int64_t t = 0; t < 1000; ++t)
+    text += fmt::format("a {}\n", t);
+  for (int64_t i = 0; i < 10000; ++i)
+    text += fmt::format("b {}\n", 1000 + 20 * i);
+  for (int64_t t = 300000; t < 301000; ++t)
+    text += fmt::format("a {}\n", t);
+  auto input = dir.write("events.txt", text);
+  auto spec = dir.write("timeouts.json", R"({"name": "timeouts",
+    "parallelism": 2,
+    "vertices": [
+      {"id": "lines", "operator": "text_file", "parallelism": 1,
+       "params": {"path": ")" + input + R"("}},
+      {"id": "parsed", "operator": "parse", "parallelism": 1,
+       "params": {"format": "whitespace", "schema": "key: string, value: int64"},
+       "watermarks": {"field": "value", "strategy": "monotonous"}},
+      {"id": "idle", "operator": "count_with_timeout",
+       "params": {"timeout_ms": 10000}},
+      {"id": "out", "operator": "collect", "parallelism": 1}],
+    "edges": [
+      {"from": "lines", "to": "parsed"},
+      {"from": "parsed", "to": "idle", "partitioning": "hash"},
+      {"from": "idle", "to": "out", "partitioning": "rebalance"}]})");
+  std::vector<std::string> expected{"a\t1000", "a\t1000", "b\t10000"};
+  for (auto backend : {"hashmap", "rocksdb"}) {
+    auto r = run_weir({"run", spec, "--libjars", example_ops(),
+                       "-Dpipeline.auto-watermark-interval=0",
+                       std::string{"-Dstate.backend.type="} + backend},
+                      60s);
+    INFO(backend << ": weir run said: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(sorted_lines(r.out) == expected);
+  }
+  session_cluster cluster;
+  cluster.add_worker("a", 1);
+  cluster.add_worker("b", 1);
+  auto remote = cluster.client({"run", spec, "--libjars", example_ops(),
+                                "-Dpipeline.auto-watermark-interval=0",
+                                "-Dstate.backend.type=rocksdb"});
+  INFO("weir run -m said: " << remote.err);
+  REQUIRE(remote.exit_code == 0);
+  CHECK(sorted_lines(remote.out) == expected);
+}
+
+TEST_CASE("processing-time windows fire by the clock while the job runs, and "
+          "count every row once") {
+  // 6000 rows over about 3 s (1000 a second per generator subtask): 1 s
+  // windows by the clock fire while rows still come, and the last ones at
+  // the end of the input.
+  temp_dir dir;
+  auto spec = dir.write("clock.json", R"({"name": "clock", "parallelism": 2,
+    "vertices": [
+      {"id": "events", "operator": "generator",
+       "params": {"count": 6000, "rate": 1000, "keys": 3}},
+      {"id": "w", "operator": "window",
+       "params": {"type": "tumbling", "size": "1 s", "time": "processing"}},
+      {"id": "out", "operator": "stdout", "parallelism": 1}],
+    "edges": [
+      {"from": "events", "to": "w", "partitioning": "hash"},
+      {"from": "w", "to": "out", "partitioning": "rebalance"}]})");
+  for (auto backend : {"hashmap", "rocksdb"}) {
+    auto r = run_weir({"run", spec,
+                       std::string{"-Dstate.backend.type="} + backend},
+                      60s);
+    INFO(backend << ": weir run said: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    std::map<std::string, int64_t> per_key;
+    std::set<std::string> windows;
+    for (auto& line : sorted_lines(r.out)) {
+      std::vector<std::string> fields;
+      std::istringstream in{line};
+      for (std::string f; std::getline(in, f, '\t');)
+        fields.push_back(f);
+      REQUIRE(fields.size() == 4);
+      per_key[fields[0]] += std::stoll(fields[3]);
+      windows.insert(fields[1]);
+    }
+    CHECK(per_key == std::map<std::string, int64_t>{
+                       {"key-0", 2000}, {"key-1", 2000}, {"key-2", 2000}});
+    CHECK(windows.size() >= 3); // 3 s of rows: at least three windows
   }
 }

@@ -11,8 +11,11 @@
 #include "operators/registry.hpp"
 #include "storage/state/heap_backend.hpp"
 #include "../rows.hpp"
+#include "window_fixture.hpp"
 
 using namespace weir;
+using weir::test::fired;
+using weir::test::window_fixture;
 
 namespace {
 
@@ -34,53 +37,6 @@ row_batch timed(std::initializer_list<std::tuple<std::string, int64_t, int64_t>>
   }
   return b;
 }
-
-/// Each row of `b` (key, start, end, aggregate) as "key [start,end) agg @t".
-std::vector<std::string> fired(const row_batch& b) {
-  std::vector<std::string> out;
-  for (size_t r = 0; r < b.rows; ++r)
-    out.push_back(std::string{b.columns[0].str(r)} + " ["
-                  + std::to_string(b.columns[1].ints[r]) + ","
-                  + std::to_string(b.columns[2].ints[r]) + ") "
-                  + std::to_string(b.columns[3].ints[r]) + " @"
-                  + std::to_string(b.time(r)));
-  return out;
-}
-
-/// A window operator on (key, value) rows keyed by "key", opened.
-struct window_fixture {
-  std::unique_ptr<ops::transform> op;
-  schema input = default_schema::keyed_numbers();
-  schema output;
-  std::map<std::string, int64_t> counters;
-  ops::operator_context ctx;
-
-  /// `backend`: the keyed state (nullptr: the operator's own heap).
-  explicit window_fixture(ops::params p,
-                          state::keyed_backend* backend = nullptr) {
-    auto& f = *ops::registry::builtin().find("window");
-    output = f.output_schema(p, ops::schema_query{&input, {"key"}}).value;
-    op = f.make_transform(p);
-    ctx.input = &input;
-    ctx.output = &output;
-    ctx.key = {0};
-    ctx.counters = &counters;
-    ctx.keyed_state = backend;
-    op->open(ctx);
-  }
-
-  std::vector<std::string> watermark(int64_t wm) {
-    row_batch out{output};
-    op->on_watermark(wm, out);
-    return fired(out);
-  }
-
-  void process(row_batch b) {
-    row_batch out{output};
-    op->process(b, out, false);
-    CHECK(out.rows == 0); // windows emit only when they fire
-  }
-};
 
 } // namespace
 

@@ -45,6 +45,8 @@ public:
   bool produce_due = false;
   bool flush_due = false;
   bool tick_due = false;
+  /// The waits of schedule_timers calls, in order.
+  std::vector<std::chrono::milliseconds> timers_due;
   int metrics = 0;
   io_metrics last_metrics;
   /// What waiting_input answers (the actor's mailbox).
@@ -131,6 +133,9 @@ public:
     CHECK(timeout == subtask_runner::metrics_interval);
     CHECK_FALSE(tick_due);
     tick_due = true;
+  }
+  void schedule_timers(std::chrono::milliseconds timeout) override {
+    timers_due.push_back(timeout);
   }
   int32_t waiting_input() override {
     return mailbox;
