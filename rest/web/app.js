@@ -106,6 +106,17 @@ function fmtTime(ts) {
          `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/// Flink's watermarks are int64 strings; the lowest one means none yet.
+const NO_WATERMARK = -(2n ** 63n);
+
+/// A watermark (a BigInt, or undefined) as a user reads it: UTC time.
+function fmtWatermark(w) {
+  if (typeof w !== 'bigint') return '–';
+  if (w === NO_WATERMARK) return 'No watermark';
+  const d = new Date(Number(w));
+  return isNaN(d.getTime()) ? String(w) : d.toISOString();
+}
+
 function stateBadge(s, id) {
   const text = typeof s === 'string' && s ? s : 'UNKNOWN';
   return el('span', {class: 'state state-' + text, 'data-state': text, id}, text);
@@ -433,7 +444,8 @@ function updateGraph(parts, job, bp, selected) {
 // ------------------------------------------------------------- job page
 
 const TABS = [['vertices', 'Vertices'], ['subtasks', 'Subtasks'],
-              ['checkpoints', 'Checkpoints'], ['exceptions', 'Exceptions']];
+              ['watermarks', 'Watermarks'], ['checkpoints', 'Checkpoints'],
+              ['exceptions', 'Exceptions']];
 
 function jobPage(view, route) {
   const jid = route.jid;
@@ -500,7 +512,7 @@ function jobPage(view, route) {
     const sel = st.route.vertex || (st.job && st.job.vertices && st.job.vertices[0]
                                     && st.job.vertices[0].id);
     refill(tabs, st.route.tab + '|' + sel, () => TABS.map(([t, label]) =>
-      el('a', {href: `#/jobs/${jid}/${t}` + (t === 'subtasks' && sel
+      el('a', {href: `#/jobs/${jid}/${t}` + ((t === 'subtasks' || t === 'watermarks') && sel
                  ? '/' + encodeURIComponent(sel) : ''),
                class: t === st.route.tab ? 'active' : null, 'data-tab': t},
          label)));
@@ -534,12 +546,36 @@ function jobPage(view, route) {
     return out;
   }
 
-  async function renderTab(job, bp) {
+  /// Each vertex's subtasks' input watermarks (BigInts by subtask) and
+  /// their least (Flink's "Low Watermark"), from the REST API.
+  async function watermarks(job) {
+    const out = new Map();
+    if (ENDED.has(job.state)) return out;
+    const vs = Array.isArray(job.vertices) ? job.vertices : [];
+    const answers = await Promise.all(vs.map((v) =>
+      api(`/jobs/${jid}/vertices/${encodeURIComponent(v.id)}/watermarks`)));
+    vs.forEach((v, k) => {
+      const list = answers[k].ok && Array.isArray(answers[k].body) ? answers[k].body : [];
+      const subtasks = [];
+      for (const m of list) {
+        const at = /^([0-9]+)\.currentInputWatermark$/.exec(m.id || '');
+        if (!at) continue;
+        try { subtasks.push([Number(at[1]), BigInt(m.value)]); } catch (e) { /* skip */ }
+      }
+      if (!subtasks.length) return;
+      const low = subtasks.reduce((a, [, w]) => (w < a ? w : a), subtasks[0][1]);
+      out.set(v.id, {low, subtasks});
+    });
+    return out;
+  }
+
+  async function renderTab(job, bp, wm) {
     const tab = st.route.tab;
     if (tab === 'subtasks') return subtasksTab(tabBody, jid, job, st.route.vertex, bp);
+    if (tab === 'watermarks') return watermarksTab(tabBody, jid, job, st.route.vertex, wm);
     if (tab === 'checkpoints') return checkpointsTab(tabBody, jid);
     if (tab === 'exceptions') return exceptionsTab(tabBody, jid);
-    return verticesTab(tabBody, job, bp, st.rates, pick);
+    return verticesTab(tabBody, job, bp, st.rates, pick, wm);
   }
 
   return {
@@ -556,7 +592,7 @@ function jobPage(view, route) {
       st.job = job;
       header(job);
       rates(job);
-      const bp = await backpressure(job);
+      const [bp, wm] = await Promise.all([backpressure(job), watermarks(job)]);
       const model = graphModel(job);
       const key = JSON.stringify([model.ids, model.edges]);
       if (key !== st.graphKey) {
@@ -566,16 +602,16 @@ function jobPage(view, route) {
         graphBox.replaceChildren(model.ids.length ? g.svg
           : el('p', {class: 'empty'}, 'This job has no vertices.'));
       }
-      const sel = st.route.tab === 'subtasks'
+      const sel = st.route.tab === 'subtasks' || st.route.tab === 'watermarks'
         ? st.route.vertex || (model.ids[0] || null) : null;
       updateGraph(st.parts, job, bp, sel);
       tabStrip();
-      await renderTab(job, bp);
+      await renderTab(job, bp, wm);
       return true;
     }};
 }
 
-function verticesTab(box, job, bp, rates, pick) {
+function verticesTab(box, job, bp, rates, pick, wm) {
   const vs = Array.isArray(job.vertices) ? job.vertices : [];
   const rows = vs.map((v) => {
     const m = v.metrics || {};
@@ -586,13 +622,16 @@ function verticesTab(box, job, bp, rates, pick) {
                     fmtCount(m['read-records']), fmtCount(m['write-records']),
                     fmtBytes(m['read-bytes']), fmtBytes(m['write-bytes']),
                     rates.has(v.id) ? fmtCount(rates.get(v.id)) + '/s' : '–',
-                    bpBadge(bp.get(v.id))]};
+                    bpBadge(bp.get(v.id)),
+                    el('span', {'data-watermark': v.id},
+                       fmtWatermark(wm.has(v.id) ? wm.get(v.id).low : undefined))]};
   });
-  const key = JSON.stringify(['v', vs, [...bp], [...rates]]);
+  const lows = [...wm].map(([id, w]) => [id, String(w.low)]);
+  const key = JSON.stringify(['v', vs, [...bp], [...rates], lows]);
   refill(box, key, () => vs.length ? table(
     [['Vertex'], ['Status'], ['Parallelism', 1], ['Records in', 1],
      ['Records out', 1], ['Bytes in', 1], ['Bytes out', 1], ['Out rate', 1],
-     ['Backpressure']], rows)
+     ['Backpressure'], ['Low watermark']], rows)
     : el('p', {class: 'empty'}, 'No vertices.'));
 }
 
@@ -622,6 +661,26 @@ async function subtasksTab(box, jid, job, vid, bp) {
           b ? [bpBadge(b['backpressure-level']),
                num(b.ratio) ? ` ${Math.round(b.ratio * 100)}%` : ''] : bpBadge(null)]};
       }))]);
+}
+
+/// The input watermark of each subtask of one vertex (Flink's Watermarks
+/// tab); a vertex's least one is its low watermark in the Vertices tab.
+function watermarksTab(box, jid, job, vid, wm) {
+  const vs = Array.isArray(job.vertices) ? job.vertices : [];
+  const id = vid || (vs[0] && vs[0].id);
+  if (!id) return refill(box, 'none', () => el('p', {class: 'empty'}, 'No vertices.'));
+  const w = wm.get(id);
+  const picker = el('p', {class: 'muted'}, 'Vertex: ', vs.map((v, k) => [
+    k ? ' · ' : '', v.id === id ? el('b', {}, v.id)
+      : el('a', {href: `#/jobs/${jid}/watermarks/${encodeURIComponent(v.id)}`}, v.id)]));
+  const rows = w ? w.subtasks.map(([i, value]) => ({
+    attrs: {'data-subtask-watermark': `${id}/${i}`},
+    cells: [i, fmtWatermark(value)]})) : [];
+  refill(box, JSON.stringify(['w', id, rows.map((r) => r.cells)]), () => [picker,
+    rows.length ? table([['Subtask', 1], ['Input watermark (UTC)']], rows)
+      : el('p', {class: 'empty'}, ENDED.has(job.state)
+          ? 'The job has ended: its subtasks report no watermarks.'
+          : 'No watermarks reported for this vertex.')]);
 }
 
 async function checkpointsTab(box, jid) {

@@ -26,10 +26,12 @@ namespace {
 const std::string chromium_bin = "/usr/bin/chromium";
 
 /// Six vertices, a fan-out and three kinds of edges; runs until canceled.
+/// Event time is the generator's value in ms (1970, moving 2 s a second).
 const char* clickstream = R"({
   "name": "clickstream", "parallelism": 2,
   "vertices": [
-    {"id": "events", "operator": "generator", "params": {"rate": 2000, "keys": 50}},
+    {"id": "events", "operator": "generator", "params": {"rate": 2000, "keys": 50},
+     "watermarks": {"field": "value", "strategy": "monotonous"}},
     {"id": "large", "operator": "filter",
      "params": {"function": "greater_than", "threshold": 500}},
     {"id": "maxima", "operator": "max"},
@@ -175,8 +177,24 @@ TEST_CASE("the dashboard shows a running job's graph in headless Chromium") {
   }
   // Every vertex has a backpressure level from the REST API.
   CHECK_FALSE(has(dom, "data-backpressure=\"none\""));
-  // The vertices' table under the graph, one row each.
+  // The vertices' table under the graph, one row each, with the least
+  // input watermark of the vertex's subtasks (a source has none).
   CHECK(has(dom, "data-vertex-row=\"maxima\""));
+  const std::regex utc{R"(1970-01-01T00:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z)"};
+  auto low = text_of(dom, "data-watermark=\"maxima\"");
+  CHECK_MESSAGE(std::regex_match(low, utc), low);
+  CHECK(text_of(dom, "data-watermark=\"events\"") == "No watermark");
+  // The Watermarks tab: each subtask of the chosen vertex.
+  auto tab = chromium("--dump-dom", url + "/#/jobs/" + id + "/watermarks/squares");
+  REQUIRE(tab.exit_code == 0);
+  for (auto subtask : {"squares/0", "squares/1"}) {
+    CAPTURE(subtask);
+    auto row = tag_with(tab.out, fmt::format("data-subtask-watermark=\"{}\"", subtask));
+    REQUIRE_FALSE(row.empty());
+    auto from = tab.out.find(row);
+    auto cells = tab.out.substr(from, tab.out.find("</tr>", from) - from);
+    CHECK_MESSAGE(std::regex_search(cells, utc), cells);
+  }
 
   screenshot("dashboard-job.png", url + "/#/jobs/" + id);
   screenshot("dashboard-overview.png", url + "/");
