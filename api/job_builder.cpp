@@ -30,6 +30,11 @@ struct step {
   std::string in_process;
   /// Its "watermarks" (empty: none).
   std::map<std::string, std::string> watermarks;
+  /// A join's other input (its params "left" and "right" name both inputs'
+  /// ids at build()).
+  std::optional<size_t> right;
+  std::string right_partitioning;
+  std::vector<std::string> right_key;
 };
 
 struct job_plan {
@@ -251,6 +256,22 @@ windowed_stream stream::window(const window_assigner& w) const {
   return windowed_stream{*this, w.params};
 }
 
+stream stream::interval_join(const stream& other,
+                             std::chrono::milliseconds lower,
+                             std::chrono::milliseconds upper) const {
+  if (other.plan_ != plan_)
+    throw std::invalid_argument(fmt::format(
+      "interval_join: step '{}' is of another job than step '{}'",
+      other.id(), id()));
+  auto next = then("interval_join", {{"lower", as_duration(lower)},
+                                     {"upper", as_duration(upper)}});
+  auto& s = plan_->steps[next.step_];
+  s.right = other.step_;
+  s.right_partitioning = other.partitioning_;
+  s.right_key = other.key_;
+  return next;
+}
+
 window_assigner window_assigner::tumbling(std::chrono::milliseconds size,
                                           std::chrono::milliseconds offset) {
   window_assigner w;
@@ -448,8 +469,13 @@ job_definition job_builder::build() const {
   for (size_t i = 0; i < plan_->steps.size(); ++i) {
     auto& s = plan_->steps[i];
     nlohmann::json v = {{"id", ids[i]}, {"operator", s.op}};
-    if (!s.params.empty())
-      v["params"] = s.params;
+    auto params = s.params;
+    if (s.right && s.input) {
+      params["left"] = ids[*s.input];
+      params["right"] = ids[*s.right];
+    }
+    if (!params.empty())
+      v["params"] = params;
     if (s.parallelism)
       v["parallelism"] = *s.parallelism;
     if (!s.watermarks.empty())
@@ -461,6 +487,14 @@ job_definition job_builder::build() const {
         e["partitioning"] = s.partitioning;
       if (!s.key.empty())
         e["key"] = s.key;
+      edges.push_back(std::move(e));
+    }
+    if (s.right) {
+      nlohmann::json e = {{"from", ids[*s.right]}, {"to", ids[i]}};
+      if (!s.right_partitioning.empty())
+        e["partitioning"] = s.right_partitioning;
+      if (!s.right_key.empty())
+        e["key"] = s.right_key;
       edges.push_back(std::move(e));
     }
     if (!s.in_process.empty())

@@ -131,6 +131,14 @@ public:
   /// Windows of a keyed stream (after key_by); an aggregation follows:
   /// key_by("user").window(window_assigner::tumbling(1min)).count().
   windowed_stream window(const window_assigner& w) const;
+  /// This keyed stream's rows joined with those of `other` (keyed by
+  /// fields of the same types) whose key is equal and whose event time is
+  /// from `lower` to `upper` after theirs (Flink's
+  /// intervalJoin(other).between(lower, upper)): each pair emits this
+  /// stream's fields, then `other`'s that are not its key. Both streams
+  /// are of this job; throws std::invalid_argument otherwise.
+  stream interval_join(const stream& other, std::chrono::milliseconds lower,
+                       std::chrono::milliseconds upper) const;
 
   /// Any transform by operator name: a built-in one or a library's.
   stream apply(const std::string& op, ops::params p = {}) const;

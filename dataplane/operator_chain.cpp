@@ -101,6 +101,15 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     if (first && has_inputs) {
       try {
         ctx.key = ops::field_indices(d.input, d.input_key);
+        if (f->two_inputs) {
+          // Each gate's rows, by gate: the contexts point into gate_rows_of_.
+          for (auto& gate : d.inputs)
+            gate_rows_of_.push_back(gate.rows);
+          for (size_t g = 0; g < d.inputs.size(); ++g)
+            ctx.inputs.push_back({d.inputs[g].from, &gate_rows_of_[g],
+                                  ops::field_indices(gate_rows_of_[g],
+                                                     d.inputs[g].key)});
+        }
       } catch (const std::exception& e) {
         throw ops::operator_error(fmt::format("vertex '{}': {}", v.id, e.what()));
       }
@@ -252,13 +261,29 @@ bool operator_chain::run_source() {
 
 void operator_chain::process(size_t gate, row_batch& batch) {
   bool partial = gate < preaggregated_.size() && preaggregated_[gate];
-  auto& expected = partial ? gate_partials_ : gate_rows_;
+  bool two_inputs = !gate_rows_of_.empty();
+  auto& expected = two_inputs && gate < gate_rows_of_.size()
+                     ? gate_rows_of_[gate]
+                     : (partial ? gate_partials_ : gate_rows_);
   if (!batch.conforms_to(expected))
     throw ops::operator_error(fmt::format(
       "input {}: a batch does not have the columns of {}", gate,
       to_string(expected)));
   metrics_.records_in += static_cast<int64_t>(batch.rows);
-  push(batch, 0, partial);
+  if (!two_inputs) {
+    push(batch, 0, partial);
+    return;
+  }
+  // The first operator takes two inputs: it is told which one this is.
+  auto& link = links_[0];
+  auto& out = link.transform_out;
+  out.clear();
+  link.rows_in += static_cast<int64_t>(batch.rows);
+  call(0, [&] { link.transform->process_input(gate, batch, out); });
+  batch.clear();
+  link.rows_out += static_cast<int64_t>(out.rows);
+  stamp(0, out);
+  push(out, 1, false);
 }
 
 void operator_chain::push(row_batch& batch, size_t first, bool partial) {

@@ -204,6 +204,8 @@ private:
   /// What arrives on input gates: rows, or partial aggregates.
   schema gate_rows_;
   schema gate_partials_;
+  /// A two-input first operator: each gate's rows (empty otherwise).
+  std::vector<schema> gate_rows_of_;
   size_t batch_records_;
   io_metrics metrics_;
   /// The link whose watermarks the chain sends (the last with

@@ -19,12 +19,18 @@ struct input_gate_desc {
   int32_t channels = 0;
   /// Records on this gate are partial aggregates from a combining producer.
   bool preaggregated = false;
+  /// The producing vertex, its rows and the edge's key fields by name (a
+  /// two-input operator's inputs differ; for others task_deployment::input
+  /// and input_key say the same for every gate).
+  std::string from;
+  schema rows;
+  std::vector<std::string> key;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, input_gate_desc& x) {
   return f(caf::meta::type_name("input_gate_desc"), x.channels,
-           x.preaggregated);
+           x.preaggregated, x.from, x.rows, x.key);
 }
 
 /// One output of a subtask: an outgoing edge of the chain's last operator.

@@ -58,28 +58,29 @@ std::string_view key_codec::encode(const row_batch& b, size_t row,
   return scratch;
 }
 
-void key_codec::decode(std::string_view key, row_batch& out) const {
+void key_codec::decode(std::string_view key, row_batch& out,
+                       size_t first) const {
   auto bad = [] {
     throw operator_error("a key in keyed state is malformed (state written "
                          "by another job or version?)");
   };
   switch (mode_) {
     case mode::single_str:
-      out.columns[0].push_str(key);
+      out.columns[first].push_str(key);
       return;
     case mode::single_int: {
       if (key.size() != 8)
         bad();
       int64_t k = 0;
       std::memcpy(&k, key.data(), 8);
-      out.columns[0].push_int(k);
+      out.columns[first].push_int(k);
       return;
     }
     case mode::general:
       break;
   }
   for (size_t i = 0; i < fields_.size(); ++i) {
-    auto& c = out.columns[i];
+    auto& c = out.columns[first + i];
     if (key.empty())
       bad();
     char tag = key.front();

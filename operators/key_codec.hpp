@@ -34,10 +34,11 @@ public:
   std::string_view encode(const row_batch& b, size_t row,
                           std::string& scratch) const;
 
-  /// Appends the key fields of `key` (what encode gave) to the first
-  /// key-count columns of `out` (whose types are the key fields' types).
-  /// Throws operator_error on malformed bytes (state from elsewhere).
-  void decode(std::string_view key, row_batch& out) const;
+  /// Appends the key fields of `key` (what encode gave) to the key-count
+  /// columns of `out` from `first` on (whose types are the key fields'
+  /// types). Throws operator_error on malformed bytes (state from
+  /// elsewhere).
+  void decode(std::string_view key, row_batch& out, size_t first = 0) const;
 
   /// Appends the integer key `k` to column 0 of `out`.
   static void decode_int(int64_t k, row_batch& out) {

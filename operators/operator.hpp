@@ -51,6 +51,15 @@ private:
   int64_t* cell_ = nullptr;
 };
 
+/// One input of a two-input operator (operator_factory::two_inputs, such
+/// as interval_join): the vertex that sends it, its rows and the indices
+/// of its key fields in them.
+struct operator_input {
+  std::string from;
+  const schema* rows = nullptr;
+  std::vector<size_t> key;
+};
+
 /// Where an operator instance runs.
 struct operator_context {
   std::string job_name;
@@ -88,6 +97,9 @@ struct operator_context {
   /// The indices in `*input` of the key fields of the input edge (keyed
   /// operators; empty when the input is not keyed).
   std::vector<size_t> key;
+  /// A two-input operator's inputs, by input gate (process_input's
+  /// `input`); empty for other operators.
+  std::vector<operator_input> inputs;
   /// This operator's user counters by name (the runtime owns them; use
   /// counter()).
   std::map<std::string, int64_t>* counters = nullptr;
@@ -112,6 +124,15 @@ struct schema_query {
   const schema* input = nullptr;
   /// The input edge's key fields by name (hash partitioning); empty if none.
   std::vector<std::string> key;
+  /// One input edge of a two-input operator.
+  struct side {
+    std::string from;
+    const schema* rows = nullptr;
+    std::vector<std::string> key;
+  };
+  /// A two-input operator's input edges, in the spec's order (`input` and
+  /// `key` are the first one's); empty for other operators.
+  std::vector<side> inputs;
 };
 
 /// The answer: the output schema, or one line saying what does not fit
@@ -166,6 +187,11 @@ public:
   /// and appends results to `out`, whose columns are the output schema's.
   /// `partial` is true when `in` holds partial aggregates from a combiner.
   virtual void process(row_batch& in, row_batch& out, bool partial) = 0;
+  /// A two-input operator's rows from input `input` (an index into
+  /// operator_context::inputs, whose schema `in` has).
+  virtual void process_input(size_t /*input*/, row_batch& in, row_batch& out) {
+    process(in, out, false);
+  }
   /// End of all input: append what is still held (keyed aggregations emit one
   /// final row per key here).
   virtual void finish(row_batch&) {}

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "operators/builtin/builtins.hpp"
+#include "operators/builtin/interval_join.hpp"
 #include "operators/builtin/windows.hpp"
 #include "operators/in_process.hpp"
 
@@ -64,6 +65,7 @@ const registry& registry::builtin() {
                       aggregation_kind::avg})
       r.add(aggregation_factory(kind));
     r.add(window_factory());
+    r.add(interval_join_factory());
     r.add(stdout_factory());
     r.add(discard_factory());
     r.add(collect_factory());

@@ -58,6 +58,11 @@ struct operator_factory {
   /// Keyed aggregations: partial aggregates of this operator can be combined
   /// before a hash exchange (count, sum, min, max).
   bool combinable = false;
+  /// Its vertex takes two inputs whose schemas differ (interval_join): the
+  /// planner hands both to output_schema (schema_query::inputs) and the
+  /// runtime tells the operator which input each batch came from
+  /// (transform::process_input).
+  bool two_inputs = false;
   /// Sources: whether, with these parameters, it ends by itself.
   std::function<bool(const params&)> bounded;
   /// Sinks: what their output guarantees, with these parameters (unset:

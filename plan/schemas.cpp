@@ -67,6 +67,27 @@ std::string check_key(edge_spec& e, const schema& sent) {
   return {};
 }
 
+/// The inputs of a two-input vertex `v`, each with its own schema and key
+/// (the operator checks how they fit together).
+ops::schema_query sides_of(job_graph& g, const vertex_spec& v,
+                           std::string& problem) {
+  ops::schema_query q;
+  for (auto& e : g.edges) {
+    if (e.to != v.id)
+      continue;
+    auto& sent = producer_of(g, e).output;
+    problem = check_key(e, sent);
+    if (!problem.empty())
+      return q;
+    if (q.inputs.empty()) {
+      q.input = &sent;
+      q.key = e.key;
+    }
+    q.inputs.push_back({e.from, &sent, e.key});
+  }
+  return q;
+}
+
 /// The input of vertex `v` (nullptr for a source) and its key, after
 /// checking the vertex's input edges; `problem` says what does not fit.
 ops::schema_query input_of(job_graph& g, const vertex_spec& v,
@@ -156,7 +177,9 @@ caf::error derive_schemas(job_graph& g, const ops::registry& reg,
   for (auto index : topological_order(g)) {
     auto& v = g.vertices[static_cast<size_t>(index)];
     std::string problem;
-    auto q = input_of(g, v, problem);
+    auto* f = reg.find(v.op);
+    auto q = f != nullptr && f->two_inputs ? sides_of(g, v, problem)
+                                           : input_of(g, v, problem);
     if (!problem.empty())
       return invalid(std::move(problem));
     auto r = vertex_role(g, index);

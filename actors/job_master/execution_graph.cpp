@@ -68,6 +68,9 @@ input_gate_desc execution_graph::gate_for(int32_t edge) const {
   input_gate_desc gate;
   gate.channels = e.part == partitioning::forward ? 1 : producer.parallelism;
   gate.preaggregated = !output_for(edge).combine.empty();
+  gate.from = e.from;
+  gate.rows = producer.output;
+  gate.key = e.key;
   return gate;
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -340,5 +341,62 @@ TEST_CASE("the builder's watermarks and windows: the spec's vertex and an "
                         c[3].ints[r])
               .second); // each window of a key fires once
   }
+  CHECK(got == want);
+}
+
+TEST_CASE("the builder's interval join: both edges, the bounds, and an exact "
+          "join on an embedded cluster") {
+  using namespace std::chrono_literals;
+  job_builder job{"join"};
+  job.parallelism(2);
+  auto left = job.sequence(0, 99)
+                .select("value % 5 as k, value * 100 as t")
+                .monotonous_watermarks("t")
+                .name("left")
+                .key_by("k");
+  auto right = job.sequence(0, 49)
+                 .select("value % 5 as k2, value * 200 as t2, value as v")
+                 .monotonous_watermarks("t2")
+                 .name("right")
+                 .key_by("k2");
+  left.interval_join(right, -300ms, 100ms).name("joined").collect();
+  auto def = job.build();
+  auto g = graph_of(def.spec_json, "builder");
+  auto joined = g.vertices[static_cast<size_t>(vertex_index(g, "joined"))];
+  CHECK(joined.params
+        == ops::params{{"left", "left"}, {"right", "right"},
+                       {"lower", "-300 ms"}, {"upper", "100 ms"}});
+  int into_join = 0;
+  for (auto& e : g.edges)
+    if (e.to == "joined") {
+      ++into_join;
+      CHECK(e.part == partitioning::hash);
+    }
+  CHECK(into_join == 2);
+  job_builder other{"other"};
+  CHECK_THROWS_WITH(left.interval_join(other.sequence(1, 2), 0ms, 0ms),
+                    "interval_join: step 'sequence' is of another job than "
+                    "step 'left'");
+
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  auto result = (*cluster)->run(def);
+  REQUIRE_MESSAGE(result, describe(result.error()));
+  CHECK(result->state == job_state::finished);
+  std::multiset<std::string> want;
+  for (int64_t a = 0; a <= 99; ++a)
+    for (int64_t b = 0; b <= 49; ++b)
+      if (a % 5 == b % 5 && b * 200 >= a * 100 - 300 && b * 200 <= a * 100 + 100)
+        want.insert(fmt::format("{} {} {} {}", a % 5, a * 100, b * 200, b));
+  std::multiset<std::string> got;
+  for (auto& table : result->collected) {
+    REQUIRE(table.fields.size() == 4);
+    auto& c = table.rows.columns;
+    for (size_t r = 0; r < table.rows.rows; ++r)
+      got.insert(fmt::format("{} {} {} {}", c[0].ints[r], c[1].ints[r],
+                             c[2].ints[r], c[3].ints[r]));
+  }
+  CHECK(want.size() == 50); // each right row meets the left ones near it
   CHECK(got == want);
 }

@@ -372,7 +372,7 @@ TEST_CASE("a keyed sum over short and long string keys keeps one row a key") {
 TEST_CASE("the builtin registry holds all operators") {
   std::vector<std::string> expected{
     "avg",      "collect", "count",   "discard", "filter",    "flat_map",
-    "generator", "json_lines", "map", "max",     "min",       "parse",
+    "generator", "interval_join", "json_lines", "map", "max", "min", "parse",
     "project",  "sequence", "stdout", "sum",     "text_file", "weir.driver",
     "window"};
   CHECK(reg().names() == expected);
