@@ -11,8 +11,11 @@ namespace weir::storage {
 uint64_t job_graph_fingerprint(const job_graph& g) {
   auto as_written = g;
   as_written.config_origins.clear(); // not part of the job's identity
-  for (auto& v : as_written.vertices)
+  for (auto& v : as_written.vertices) {
     v.output = schema{};
+    // The JobMaster's setting (pipeline.auto-watermark-interval).
+    v.watermarks.interval_ms = watermark_spec{}.interval_ms;
+  }
   for (auto& e : as_written.edges)
     if (e.key == std::vector<std::string>{"key"})
       e.key.clear();

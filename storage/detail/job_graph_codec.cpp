@@ -33,6 +33,13 @@ nlohmann::json encode(const vertex_spec& v) {
   // before rows, with the same fingerprint.
   if (!v.output.empty())
     out["output"] = encode(v.output);
+  // Absent without watermarks, for the same reason.
+  if (v.watermarks.enabled())
+    out["watermarks"] = {
+      {"field", v.watermarks.field},
+      {"max_out_of_orderness_ms", v.watermarks.max_out_of_orderness_ms},
+      {"idle_timeout_ms", v.watermarks.idle_timeout_ms},
+      {"interval_ms", v.watermarks.interval_ms}};
   return out;
 }
 
@@ -72,6 +79,13 @@ vertex_spec decode_vertex(object_reader& r) {
   // them (plan/schemas.hpp, derive_missing_schemas).
   if (r.has("output"))
     v.output = decode_schema(r, "output");
+  if (r.has("watermarks")) {
+    auto w = r.object("watermarks");
+    v.watermarks.field = w.text("field");
+    v.watermarks.max_out_of_orderness_ms = w.int64("max_out_of_orderness_ms");
+    v.watermarks.idle_timeout_ms = w.int64("idle_timeout_ms");
+    v.watermarks.interval_ms = w.int64("interval_ms");
+  }
   return v;
 }
 

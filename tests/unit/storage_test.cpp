@@ -247,6 +247,8 @@ TEST_CASE_TEMPLATE("job_graph_store: schemas and keys round trip", backend,
   g.vertices[1].output = default_schema::keyed_lines();
   g.vertices[2].output = default_schema::keyed_numbers();
   g.edges[1].key = {"key", "value"};
+  // Event time: a recovered job makes the same watermarks.
+  g.vertices[0].watermarks = {"t", 5000, 60000, 0};
   check_ok(graphs.put(g));
   CHECK(take(graphs.get(id1)) == g);
   CHECK(take(graphs.load_all()).graphs == std::vector<job_graph>{g});
