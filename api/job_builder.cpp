@@ -26,6 +26,8 @@ struct step {
   std::optional<size_t> input;
   std::string partitioning;
   std::vector<std::string> key;
+  /// The input's side output it reads ("": the main output).
+  std::string output;
   /// For in-process steps: what it is ("a map lambda").
   std::string in_process;
   /// Its "watermarks" (empty: none).
@@ -35,6 +37,7 @@ struct step {
   std::optional<size_t> right;
   std::string right_partitioning;
   std::vector<std::string> right_key;
+  std::string right_output;
 };
 
 struct job_plan {
@@ -67,6 +70,7 @@ stream stream::then(std::string op, ops::params p, std::string label) const {
   s.input = step_;
   s.partitioning = partitioning_;
   s.key = key_;
+  s.output = output_;
   plan_->steps.push_back(std::move(s));
   return stream{plan_, plan_->steps.size() - 1};
 }
@@ -84,6 +88,12 @@ stream stream::with_partitioning(std::string part,
   auto copy = *this;
   copy.partitioning_ = std::move(part);
   copy.key_ = std::move(key);
+  return copy;
+}
+
+stream stream::side_output(std::string name) const {
+  auto copy = *this;
+  copy.output_ = std::move(name);
   return copy;
 }
 
@@ -269,6 +279,7 @@ stream stream::interval_join(const stream& other,
   s.right = other.step_;
   s.right_partitioning = other.partitioning_;
   s.right_key = other.key_;
+  s.right_output = other.output_;
   return next;
 }
 
@@ -487,6 +498,8 @@ job_definition job_builder::build() const {
         e["partitioning"] = s.partitioning;
       if (!s.key.empty())
         e["key"] = s.key;
+      if (!s.output.empty())
+        e["output"] = s.output;
       edges.push_back(std::move(e));
     }
     if (s.right) {
@@ -495,6 +508,8 @@ job_definition job_builder::build() const {
         e["partitioning"] = s.right_partitioning;
       if (!s.right_key.empty())
         e["key"] = s.right_key;
+      if (!s.right_output.empty())
+        e["output"] = s.right_output;
       edges.push_back(std::move(e));
     }
     if (!s.in_process.empty())

@@ -75,6 +75,10 @@ public:
   stream rebalance() const;
   stream broadcast() const;
   stream forward() const;
+  /// The rows of this step's side output `name` instead of its main ones
+  /// (Flink's getSideOutput; a window's "late" rows): the next step reads
+  /// those. Combine with key_by() and the like after it.
+  stream side_output(std::string name) const;
 
   // -- transforms ---------------------------------------------------------
 
@@ -197,9 +201,11 @@ private:
 
   std::shared_ptr<detail::job_plan> plan_;
   size_t step_ = 0;
-  /// How the next step reads this one ("" : the default).
+  /// How the next step reads this one ("" : the default), and which of
+  /// its outputs ("": the main one).
   std::string partitioning_;
   std::vector<std::string> key_;
+  std::string output_;
 };
 
 /// A keyed stream cut into windows: each aggregation is one `window` step

@@ -138,8 +138,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(watermark_spec, field,
                                                 max_out_of_orderness_ms,
                                                 idle_timeout_ms, interval_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(vertex_spec, id, op, params,
-                                                parallelism, output, watermarks)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(edge_spec, from, to, part, key)
+                                                parallelism, output, watermarks,
+                                                side_outputs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(edge_spec, from, to, part, key,
+                                                output)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(blob_ref, name, hash, origin)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(user_code, libraries, files,
                                                 classpath, always_ship)

@@ -147,12 +147,24 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
   auto& last = d.chain.empty() ? d.input : d.chain.back().output;
   for (auto& out : d.outputs) {
     try {
+      if (!out.output.empty()) {
+        // A side output of the last operator: its own rows and batch.
+        auto& sides = d.chain.back().side_outputs;
+        auto rows = sides.find(out.output);
+        if (rows == sides.end())
+          throw std::runtime_error("no side output '" + out.output + "'");
+        side_batches_.emplace(out.output, row_batch{rows->second});
+        gates_.emplace_back(out, d.subtask_index, opts, rows->second);
+        continue;
+      }
       gates_.emplace_back(out, d.subtask_index, opts, last);
     } catch (const std::exception& e) {
       throw ops::operator_error(fmt::format(
         "vertex '{}': {}", d.chain.empty() ? "?" : d.chain.back().id, e.what()));
     }
   }
+  if (!side_batches_.empty() && links_.back().transform)
+    links_.back().context.side_batches = &side_batches_;
 }
 
 template <class F>
@@ -355,6 +367,7 @@ void operator_chain::fire(size_t from, size_t to, int64_t wm) {
     stamp(c, fired);
     push(fired, c + 1, false);
   }
+  deliver_side_outputs();
 }
 
 void operator_chain::call_on_timer(size_t c, int64_t time,
@@ -425,6 +438,7 @@ void operator_chain::on_processing_time(int64_t now) {
     stamp(c, fired);
     push(fired, c + 1, false);
   }
+  deliver_side_outputs();
 }
 
 void operator_chain::on_input_watermark(int64_t wm) {
@@ -442,19 +456,33 @@ void operator_chain::emit_mark(const watermark_mark& mark) {
 }
 
 void operator_chain::deliver(row_batch& batch) {
-  if (batch.rows == 0)
-    return;
-  auto rows = static_cast<int64_t>(batch.rows);
-  metrics_.records_out += rows;
-  if (sink_) {
-    auto c = links_.size() - 1;
-    links_[c].rows_in += rows;
-    links_[c].rows_out += rows;
-    call(c, [&] { sink_->write(batch); });
-    return;
+  if (batch.rows > 0) {
+    auto rows = static_cast<int64_t>(batch.rows);
+    metrics_.records_out += rows;
+    if (sink_) {
+      auto c = links_.size() - 1;
+      links_[c].rows_in += rows;
+      links_[c].rows_out += rows;
+      call(c, [&] { sink_->write(batch); });
+      return;
+    }
+    for (auto& g : gates_)
+      if (g.side_output().empty())
+        g.emit(batch);
   }
-  for (auto& g : gates_)
-    g.emit(batch);
+  deliver_side_outputs();
+}
+
+void operator_chain::deliver_side_outputs() {
+  for (auto& [name, batch] : side_batches_) {
+    if (batch.rows == 0)
+      continue;
+    metrics_.records_out += static_cast<int64_t>(batch.rows);
+    for (auto& g : gates_)
+      if (g.side_output() == name)
+        g.emit(batch);
+    batch.clear();
+  }
 }
 
 void operator_chain::finish() {
@@ -470,6 +498,7 @@ void operator_chain::finish() {
     stamp(c, tail);
     push(tail, c + 1, false);
   }
+  deliver_side_outputs();
   for (auto& g : gates_)
     g.flush();
   if (sink_)

@@ -134,6 +134,9 @@ private:
   /// of them gets it as partial aggregates if `partial`), then delivers it.
   void push(row_batch& batch, size_t first, bool partial);
   void deliver(row_batch& batch);
+  /// Sends what the last operator appended to its side outputs to the
+  /// gates that take them.
+  void deliver_side_outputs();
   /// What link `c` emitted leaves it: a vertex with "watermarks" stamps
   /// each row's event time from its field.
   void stamp(size_t c, row_batch& batch);
@@ -206,6 +209,9 @@ private:
   schema gate_partials_;
   /// A two-input first operator: each gate's rows (empty otherwise).
   std::vector<schema> gate_rows_of_;
+  /// The last operator's side outputs that gates take, by name
+  /// (operator_context::side_batches points here).
+  std::map<std::string, row_batch> side_batches_;
   size_t batch_records_;
   io_metrics metrics_;
   /// The link whose watermarks the chain sends (the last with

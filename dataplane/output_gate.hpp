@@ -27,6 +27,10 @@ public:
   /// `rows`: the schema of what the producer emits into the gate.
   output_gate(const output_desc& desc, int32_t producer_index,
               const exchange_options& opts, const schema& rows);
+
+  /// The side output of the chain's last operator this gate takes (empty:
+  /// its main output).
+  const std::string& side_output() const { return desc_.output; }
   ~output_gate();
 
   output_gate(output_gate&&) noexcept;

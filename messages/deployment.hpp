@@ -46,12 +46,15 @@ struct output_desc {
   /// Hash partitioning: the key fields, by name, in the producer's output
   /// schema (the edge's `key`).
   std::vector<std::string> key;
+  /// The side output of the chain's last operator this edge takes (its
+  /// schema: that vertex's side_outputs); empty: the main output.
+  std::string output;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, output_desc& x) {
   return f(caf::meta::type_name("output_desc"), x.part, x.consumers,
-           x.channel_base, x.combine, x.combine_params, x.key);
+           x.channel_base, x.combine, x.combine_params, x.key, x.output);
 }
 
 /// The checkpointed state of one subtask's operators: vertex id → bytes.

@@ -41,12 +41,12 @@ bool operator==(const watermark_spec& a, const watermark_spec& b) {
 bool operator==(const vertex_spec& a, const vertex_spec& b) {
   return a.id == b.id && a.op == b.op && a.params == b.params
          && a.parallelism == b.parallelism && a.output == b.output
-         && a.watermarks == b.watermarks;
+         && a.watermarks == b.watermarks && a.side_outputs == b.side_outputs;
 }
 
 bool operator==(const edge_spec& a, const edge_spec& b) {
   return a.from == b.from && a.to == b.to && a.part == b.part
-         && a.key == b.key;
+         && a.key == b.key && a.output == b.output;
 }
 
 bool operator==(const blob_ref& a, const blob_ref& b) {
@@ -74,6 +74,18 @@ bool operator==(const job_graph& a, const job_graph& b) {
   return a.id == b.id && a.name == b.name && a.vertices == b.vertices
          && a.edges == b.edges && a.config == b.config && a.code == b.code
          && a.priority == b.priority && a.application == b.application;
+}
+
+const schema& rows_of(const job_graph& g, const edge_spec& e) {
+  static const schema none;
+  auto i = vertex_index(g, e.from);
+  if (i < 0)
+    return none;
+  auto& v = g.vertices[static_cast<size_t>(i)];
+  if (e.output.empty())
+    return v.output;
+  auto side = v.side_outputs.find(e.output);
+  return side == v.side_outputs.end() ? none : side->second;
 }
 
 int32_t vertex_index(const job_graph& g, std::string_view id) {

@@ -80,12 +80,15 @@ struct vertex_spec {
   /// Event times and watermarks made after the operator (none unless the
   /// spec's "watermarks" names a field).
   watermark_spec watermarks{};
+  /// The schemas of the side outputs that edges take from it (Flink's
+  /// OutputTag; edge_spec::output), as the planner derived them.
+  std::map<std::string, schema> side_outputs{};
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, vertex_spec& x) {
   return f(caf::meta::type_name("vertex_spec"), x.id, x.op, x.params,
-           x.parallelism, x.output, x.watermarks);
+           x.parallelism, x.output, x.watermarks, x.side_outputs);
 }
 
 bool operator==(const vertex_spec& a, const vertex_spec& b);
@@ -98,11 +101,15 @@ struct edge_spec {
   /// Hash partitioning: the fields rows are keyed by, by name (the spec's
   /// "key"; by default "key" when the producer's schema has that field).
   std::vector<std::string> key{};
+  /// The producer's side output this edge takes (its "output", e.g.
+  /// "late"); empty: its main output.
+  std::string output{};
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, edge_spec& x) {
-  return f(caf::meta::type_name("edge_spec"), x.from, x.to, x.part, x.key);
+  return f(caf::meta::type_name("edge_spec"), x.from, x.to, x.part, x.key,
+           x.output);
 }
 
 bool operator==(const edge_spec& a, const edge_spec& b);
@@ -184,6 +191,11 @@ bool operator==(const job_graph& a, const job_graph& b);
 
 /// Index of the vertex named `id`, or -1.
 int32_t vertex_index(const job_graph& g, std::string_view id);
+
+/// The schema of the rows edge `e` of `g` carries: its producer's output,
+/// or the side output it takes (empty when there is no such vertex or side
+/// output).
+const schema& rows_of(const job_graph& g, const edge_spec& e);
 
 /// Checks the graph's shape: names at most max_name_bytes long (the job's,
 /// its vertices' ids and operators), vertex ids that are file names

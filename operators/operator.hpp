@@ -100,6 +100,9 @@ struct operator_context {
   /// A two-input operator's inputs, by input gate (process_input's
   /// `input`); empty for other operators.
   std::vector<operator_input> inputs;
+  /// The side outputs edges take from this operator, by name (the runtime
+  /// owns them; use side_output()).
+  std::map<std::string, row_batch>* side_batches = nullptr;
   /// This operator's user counters by name (the runtime owns them; use
   /// counter()).
   std::map<std::string, int64_t>* counters = nullptr;
@@ -107,6 +110,17 @@ struct operator_context {
   /// The counter `name` of this operator (created at 0 on first use; the
   /// same cell for the same name). Call it in open() and keep the handle.
   /// Throws operator_error for an empty name.
+  /// Where rows of side output `name` go (Flink's OutputTag): a batch of
+  /// its schema (operator_factory::side_outputs) that the runtime sends on
+  /// after each call, or nullptr when no edge takes that output. Call it in
+  /// open() and keep the pointer.
+  row_batch* side_output(const std::string& name) const {
+    if (side_batches == nullptr)
+      return nullptr;
+    auto i = side_batches->find(name);
+    return i == side_batches->end() ? nullptr : &i->second;
+  }
+
   ops::counter counter(const std::string& name) const {
     if (name.empty())
       throw operator_error("a counter needs a name");

@@ -63,6 +63,12 @@ struct operator_factory {
   /// runtime tells the operator which input each batch came from
   /// (transform::process_input).
   bool two_inputs = false;
+  /// The side outputs the operator offers for these parameters and input,
+  /// by name, with their schemas (Flink's OutputTag; a window's "late"):
+  /// an edge with "output": NAME takes one. Unset: none.
+  std::function<std::map<std::string, schema>(const params&,
+                                              const schema_query&)>
+    side_outputs;
   /// Sources: whether, with these parameters, it ends by itself.
   std::function<bool(const params&)> bounded;
   /// Sinks: what their output guarantees, with these parameters (unset:

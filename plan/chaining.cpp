@@ -78,8 +78,8 @@ ops::role vertex_role(const job_graph& g, int32_t index) {
 }
 
 bool is_chained(const job_graph& g, const edge_spec& e) {
-  if (e.part != partitioning::forward)
-    return false;
+  if (e.part != partitioning::forward || !e.output.empty())
+    return false; // a side output leaves its chain through a gate
   auto from = vertex_index(g, e.from);
   auto to = vertex_index(g, e.to);
   if (from < 0 || to < 0 || from == to)
@@ -150,9 +150,11 @@ std::string describe_plan(const job_graph& g) {
     auto part = to_string(e.part);
     if (!e.key.empty())
       part += fmt::format(" by ({})", fmt::join(e.key, ", "));
-    // The rows on the edge: what its producer emits (once derived).
-    auto& sent = vertex_at(g, vertex_index(g, e.from)).output;
-    rows.push_back({e.from + " -> " + e.to, part,
+    // The rows on the edge: what its producer emits (once derived), or
+    // the side output it takes ("per_user[late]").
+    auto& sent = rows_of(g, e);
+    auto from = e.output.empty() ? e.from : e.from + "[" + e.output + "]";
+    rows.push_back({from + " -> " + e.to, part,
                     sent.empty() ? "" : to_string(sent),
                     is_chained(g, e) ? "chained" : ""});
   }

@@ -375,7 +375,7 @@ spec_edge read_edge(const json& j, size_t i) {
   if (!j.is_object())
     fail(fmt::format("{}: expected an object, got {}", where, type_name(j)));
   where += '.';
-  check_fields(j, where, {"from", "to", "partitioning", "key"});
+  check_fields(j, where, {"from", "to", "partitioning", "key", "output"});
   spec_edge e;
   e.from = as_string(required_field(j, where, "from"), where + "from");
   e.to = as_string(required_field(j, where, "to"), where + "to");
@@ -387,6 +387,8 @@ spec_edge read_edge(const json& j, size_t i) {
                        "forward, hash, rebalance, broadcast)",
                        where, text));
   }
+  if (auto o = optional_field(j, "output"))
+    e.output = non_empty_string(*o, where + "output");
   if (auto k = optional_field(j, "key")) {
     e.key = key_fields(*k, where + "key");
     if (e.part != partitioning::hash)
@@ -537,7 +539,7 @@ resolve_job_graph(const job_spec& spec,
                != g.vertices[static_cast<size_t>(to)].parallelism)
         part = partitioning::rebalance;
     }
-    g.edges.push_back(edge_spec{e.from, e.to, part, e.key});
+    g.edges.push_back(edge_spec{e.from, e.to, part, e.key, e.output});
   }
   auto& reg = operators != nullptr ? *operators : ops::registry::builtin();
   make_paths_absolute(g, reg);

@@ -40,6 +40,9 @@ struct spec_edge {
   /// names); only with "partitioning": "hash". Empty: the planner's default
   /// (derive_schemas).
   std::vector<std::string> key;
+  /// "output": the producer's side output the edge takes (e.g. a window's
+  /// "late"); empty: its main output.
+  std::string output;
 };
 
 /// A job spec file (JSON), syntax- and type-checked but not yet resolved

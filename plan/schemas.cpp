@@ -14,10 +14,6 @@ std::string edge_name(const edge_spec& e) {
   return fmt::format("edge '{}' -> '{}'", e.from, e.to);
 }
 
-const vertex_spec& producer_of(const job_graph& g, const edge_spec& e) {
-  return g.vertices[static_cast<size_t>(vertex_index(g, e.from))];
-}
-
 /// Whether some edge leaves vertex `id` (its output schema is used).
 bool feeds_others(const job_graph& g, const std::string& id) {
   for (auto& e : g.edges)
@@ -75,7 +71,7 @@ ops::schema_query sides_of(job_graph& g, const vertex_spec& v,
   for (auto& e : g.edges) {
     if (e.to != v.id)
       continue;
-    auto& sent = producer_of(g, e).output;
+    auto& sent = rows_of(g, e);
     problem = check_key(e, sent);
     if (!problem.empty())
       return q;
@@ -98,7 +94,7 @@ ops::schema_query input_of(job_graph& g, const vertex_spec& v,
   for (auto& e : g.edges) {
     if (e.to != v.id)
       continue;
-    auto& sent = producer_of(g, e).output;
+    auto& sent = rows_of(g, e);
     if (first == nullptr) {
       first = &e;
       q.input = &sent;
@@ -113,7 +109,7 @@ ops::schema_query input_of(job_graph& g, const vertex_spec& v,
   for (auto& e : g.edges) {
     if (e.to != v.id)
       continue;
-    problem = check_key(e, producer_of(g, e).output);
+    problem = check_key(e, rows_of(g, e));
     if (!problem.empty())
       return q;
     if (e.part != partitioning::hash)
@@ -167,6 +163,46 @@ std::string watermark_problem(const vertex_spec& v, ops::role r,
   return {};
 }
 
+/// The side outputs of `v` that edges take, from its operator `f` (nullptr:
+/// unknown here); "" or the problem, naming the edge.
+std::string derive_side_outputs(job_graph& g, vertex_spec& v,
+                                const ops::operator_factory* f,
+                                const ops::schema_query& q,
+                                schema_source from) {
+  std::map<std::string, schema> offered;
+  bool known = from != schema_source::graph && f != nullptr;
+  if (known && f->side_outputs)
+    offered = f->side_outputs(v.params, q);
+  std::map<std::string, schema> taken;
+  for (auto& e : g.edges) {
+    if (e.from != v.id || e.output.empty())
+      continue;
+    if (!known) { // the graph's own schemas, or an operator unknown here
+      auto i = v.side_outputs.find(e.output);
+      if (i == v.side_outputs.end())
+        return fmt::format("{}: vertex '{}' has no side output '{}'",
+                           edge_name(e), v.id, e.output);
+      taken.insert(*i);
+      continue;
+    }
+    auto i = offered.find(e.output);
+    if (i == offered.end()) {
+      std::vector<std::string> names;
+      for (auto& [name, rows] : offered)
+        names.push_back(name);
+      return fmt::format("{}: operator '{}' of '{}' has no side output '{}' "
+                         "({})",
+                         edge_name(e), v.op, v.id, e.output,
+                         names.empty() ? std::string{"it has none"}
+                                       : fmt::format("its side outputs: {}",
+                                                     fmt::join(names, ", ")));
+    }
+    taken.insert(*i);
+  }
+  v.side_outputs = std::move(taken);
+  return {};
+}
+
 } // namespace
 
 caf::error derive_schemas(job_graph& g, const ops::registry& reg,
@@ -194,6 +230,8 @@ caf::error derive_schemas(job_graph& g, const ops::registry& reg,
     if (auto p = watermark_problem(v, r, out.value); !p.empty())
       return invalid(std::move(p));
     v.output = std::move(out.value);
+    if (auto p = derive_side_outputs(g, v, f, q, from); !p.empty())
+      return invalid(std::move(p));
   }
   return {};
 }

@@ -13,6 +13,7 @@ uint64_t job_graph_fingerprint(const job_graph& g) {
   as_written.config_origins.clear(); // not part of the job's identity
   for (auto& v : as_written.vertices) {
     v.output = schema{};
+    v.side_outputs.clear();
     // The JobMaster's setting (pipeline.auto-watermark-interval).
     v.watermarks.interval_ms = watermark_spec{}.interval_ms;
   }

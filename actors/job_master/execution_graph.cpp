@@ -69,7 +69,7 @@ input_gate_desc execution_graph::gate_for(int32_t edge) const {
   gate.channels = e.part == partitioning::forward ? 1 : producer.parallelism;
   gate.preaggregated = !output_for(edge).combine.empty();
   gate.from = e.from;
-  gate.rows = producer.output;
+  gate.rows = rows_of(graph_, e);
   gate.key = e.key;
   return gate;
 }
@@ -82,6 +82,7 @@ output_desc execution_graph::output_for(int32_t edge) const {
   output_desc out;
   out.part = e.part;
   out.consumers = consumer.parallelism;
+  out.output = e.output;
   for (auto in : consumer.inputs) {
     if (in == edge)
       break;
@@ -121,9 +122,7 @@ task_deployment execution_graph::deployment(int32_t flat,
   for (auto e : t.inputs) {
     auto& edge = graph_.edges[static_cast<size_t>(e)];
     if (d.inputs.empty())
-      d.input = graph_.vertices[static_cast<size_t>(
-                                  vertex_index(graph_, edge.from))]
-                  .output;
+      d.input = rows_of(graph_, edge);
     if (edge.part == partitioning::hash && d.input_key.empty())
       d.input_key = edge.key;
     d.inputs.push_back(gate_for(e));

@@ -167,6 +167,7 @@ public:
     if (sessions())
       starts_of_.emplace(*keyed_, "window-start");
     late_ = ctx.counter("numLateRecordsDropped");
+    late_rows_ = ctx.side_output("late");
     timers_ = ctx.timers;
     if (timers_ == nullptr) {
       own_timers_ = std::make_unique<keyed_timers>(*keyed_);
@@ -220,7 +221,7 @@ public:
           emit(end, key_, out);
       }
       if (!placed)
-        late_.inc(); // Flink's numLateRecordsDropped: late for every window
+        drop_late(in, r);
     }
   }
 
@@ -319,7 +320,7 @@ private:
       if (i->second > start)
         overlapping.push_back(*i);
     if (overlapping.empty() && cleanup_time(end) <= watermark_) {
-      late_.inc(); // a session of its own, gone already
+      drop_late(in, r); // a session of its own, gone already
       if (mine.empty())
         sessions_.erase(key);
       return;
@@ -346,6 +347,16 @@ private:
     mine[start] = end;
     if (end - 1 <= watermark_) // fired, within its allowed lateness
       emit(end, key_, out);
+  }
+
+  /// Row `r` is late for every window it falls into: it goes to the
+  /// "late" side output if an edge takes it (Flink's sideOutputLateData),
+  /// else it is dropped and counted (numLateRecordsDropped).
+  void drop_late(const row_batch& in, size_t r) {
+    if (late_rows_ != nullptr)
+      late_rows_->push_row(in, r);
+    else
+      late_.inc();
   }
 
   /// Session [?, end) of state key `window_key` is gone.
@@ -402,6 +413,7 @@ private:
   std::set<std::pair<int64_t, std::string>> pending_;
   int64_t watermark_ = lowest;
   counter late_;
+  row_batch* late_rows_ = nullptr;
   timer_service* timers_ = nullptr;
   std::unique_ptr<keyed_timers> own_timers_;
   std::vector<int64_t> starts_;
@@ -549,6 +561,14 @@ operator_factory window_factory() {
     return std::make_unique<window_transform>(p);
   };
   f.validate = [](const params& p, role) { return check_window(p); };
+  // Late rows, as they came, for event-time windows (nothing is late in
+  // processing time).
+  f.side_outputs = [](const params& p, const schema_query& q) {
+    std::map<std::string, schema> out;
+    if (q.input != nullptr && !parse_window_spec(p).spec.processing_time)
+      out.emplace("late", *q.input);
+    return out;
+  };
   f.output_schema = [](const params& p, const schema_query& q) {
     derived_schema result;
     auto key = keyed_input("window", q, result.problem);

@@ -40,6 +40,12 @@ nlohmann::json encode(const vertex_spec& v) {
       {"max_out_of_orderness_ms", v.watermarks.max_out_of_orderness_ms},
       {"idle_timeout_ms", v.watermarks.idle_timeout_ms},
       {"interval_ms", v.watermarks.interval_ms}};
+  if (!v.side_outputs.empty()) {
+    auto sides = nlohmann::json::object();
+    for (auto& [name, rows] : v.side_outputs)
+      sides[name] = encode(rows);
+    out["side_outputs"] = std::move(sides);
+  }
   return out;
 }
 
@@ -50,6 +56,8 @@ nlohmann::json encode(const edge_spec& e) {
   out["partitioning"] = to_string(e.part);
   if (!e.key.empty())
     out["key"] = e.key;
+  if (!e.output.empty())
+    out["output"] = e.output;
   return out;
 }
 
@@ -86,6 +94,11 @@ vertex_spec decode_vertex(object_reader& r) {
     v.watermarks.idle_timeout_ms = w.int64("idle_timeout_ms");
     v.watermarks.interval_ms = w.int64("interval_ms");
   }
+  if (r.has("side_outputs")) {
+    auto sides = r.object("side_outputs");
+    for (auto& name : sides.keys())
+      v.side_outputs[name] = decode_schema(sides, name);
+  }
   return v;
 }
 
@@ -101,6 +114,8 @@ edge_spec decode_edge(object_reader& r) {
                                        printable(name)));
   if (r.has("key"))
     e.key = r.texts("key");
+  if (r.has("output"))
+    e.output = r.text("output");
   return e;
 }
 

@@ -115,6 +115,14 @@ bool object_reader::has(std::string_view name) const {
   return obj_->contains(std::string{name});
 }
 
+std::vector<std::string> object_reader::keys() const {
+  std::vector<std::string> out;
+  if (obj_->is_object())
+    for (auto& item : obj_->items())
+      out.push_back(item.key());
+  return out;
+}
+
 object_reader object_reader::object(std::string_view name) {
   auto x = field(name, &nlohmann::json::is_object, "an object");
   return object_reader{x ? *x : empty_object(), path_of(name), *problem_};

@@ -50,6 +50,9 @@ public:
   /// versions of a record: records written before lack them).
   bool has(std::string_view name) const;
 
+  /// The names of the object's fields.
+  std::vector<std::string> keys() const;
+
   /// An object field.
   object_reader object(std::string_view name);
 

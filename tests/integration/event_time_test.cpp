@@ -103,6 +103,16 @@ expected(const std::vector<std::vector<event>>& in) {
   return {lines, late};
 }
 
+/// The events as lines "t key" in a file of `dir`; its path.
+std::string events_file(temp_dir& dir,
+                        const std::vector<std::vector<event>>& in) {
+  std::string text;
+  for (auto& b : in)
+    for (auto& e : b)
+      text += fmt::format("{} {}\n", e.t, e.key);
+  return dir.write("events.txt", text);
+}
+
 /// `text` with its first `from` replaced by `to` (which must be there).
 std::string replaced(std::string text, const std::string& from,
                      const std::string& to) {
@@ -134,11 +144,7 @@ TEST_CASE("tumbling event-time windows are exact and drop late rows, "
           "embedded and across two taskmanagers") {
   temp_dir dir;
   auto in = batches();
-  std::string text;
-  for (auto& b : in)
-    for (auto& e : b)
-      text += fmt::format("{} {}\n", e.t, e.key);
-  auto input = dir.write("events.txt", text);
+  auto input = events_file(dir, in);
   auto [lines, late] = expected(in);
   REQUIRE(late == 24);
   auto counter = fmt::format("Counter counts.numLateRecordsDropped: {}", late);
@@ -237,6 +243,60 @@ TEST_CASE("examples/clicks_per_minute.json counts each user's clicks per "
   CHECK(sorted_lines(read_file(output)) == expected);
   CHECK(r.err.find("Counter per_minute.numLateRecordsDropped: 0")
         != std::string::npos);
+}
+
+TEST_CASE("late rows go to the window's side output when an edge takes it, "
+          "exact and not counted as dropped") {
+  temp_dir dir;
+  auto in = batches();
+  auto input = events_file(dir, in);
+  auto [lines, late] = expected(in);
+  REQUIRE(late == 24);
+  // The late rows as they came: (t: int64, k: string) at 5 s.
+  std::vector<std::string> late_rows;
+  for (int64_t i = 0; i < 24; ++i)
+    late_rows.push_back(fmt::format("5000\tk{}", i % 3));
+  std::sort(late_rows.begin(), late_rows.end());
+  auto late_file = dir.file("late.tsv");
+  // A second sink takes the window's "late" output.
+  auto with_sink = replaced(
+    replaced(spec_text(input, "stdout"),
+             R"({"from": "counts", "to": "out", "partitioning": "rebalance"})",
+             R"({"from": "counts", "to": "out", "partitioning": "rebalance"},
+      {"from": "counts", "to": "late", "output": "late",
+       "partitioning": "rebalance"})"),
+    R"({"id": "out", "operator": "stdout", "parallelism": 1})",
+    R"({"id": "out", "operator": "stdout", "parallelism": 1},
+      {"id": "late", "operator": "text_file", "parallelism": 1,
+       "params": {"path": ")" + late_file + R"("}})");
+  auto spec = dir.write("side.json", with_sink);
+  for (auto backend : {"hashmap", "rocksdb"}) {
+    auto r = run_weir({"run", spec, "-Dpipeline.auto-watermark-interval=0",
+                       std::string{"-Dstate.backend.type="} + backend},
+                      60s);
+    INFO(backend << ": weir run said: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(sorted_lines(r.out) == lines);
+    CHECK(sorted_lines(read_file(late_file)) == late_rows);
+    CHECK(r.err.find("Counter counts.numLateRecordsDropped: 0")
+          != std::string::npos);
+  }
+  // Window subtask 2/2 in another process: its late rows cross a data
+  // connection of their own.
+  session_cluster cluster;
+  cluster.add_worker("a", 1);
+  cluster.add_worker("b", 1);
+  auto remote = cluster.client({"run", spec, "-Dpipeline.auto-watermark-interval=0"});
+  INFO("weir run -m said: " << remote.err);
+  REQUIRE(remote.exit_code == 0);
+  CHECK(sorted_lines(read_file(late_file)) == late_rows);
+  // An output the operator does not have is refused before anything runs.
+  auto bad = dir.write("bad.json", replaced(with_sink, R"("output": "late")",
+                                            R"("output": "early")"));
+  expect_refused({"run", bad},
+                 bad + ": edge 'counts' -> 'late': operator 'window' of "
+                       "'counts' has no side output 'early' (its side "
+                       "outputs: late)");
 }
 
 TEST_CASE("watermarks and windows that cannot apply are refused in one "

@@ -70,6 +70,17 @@ struct api_system {
   }
 };
 
+/// Runs `def` on an embedded cluster of its own; checks that it finished.
+job_result run_finished(const job_definition& def) {
+  api_system host;
+  auto cluster = embedded_cluster::start(*host.sys);
+  REQUIRE(cluster);
+  auto result = (*cluster)->run(def);
+  REQUIRE_MESSAGE(result, describe(result.error()));
+  CHECK(result->state == job_state::finished);
+  return std::move(*result);
+}
+
 } // namespace
 
 TEST_CASE("the builder's word count is the JobGraph of examples/wordcount.json") {
@@ -318,12 +329,7 @@ TEST_CASE("the builder's watermarks and windows: the spec's vertex and an "
                        {"as", "n"}, {"size", "2000 ms"}, {"slide", "1000 ms"},
                        {"type", "sliding"}});
 
-  api_system host;
-  auto cluster = embedded_cluster::start(*host.sys);
-  REQUIRE(cluster);
-  auto result = (*cluster)->run(def);
-  REQUIRE_MESSAGE(result, describe(result.error()));
-  CHECK(result->state == job_state::finished);
+  auto result = run_finished(def);
   // Event time t = value * 100 ms: window [s, s + 2 s) holds the values
   // 10 s/1000 .. 10 s/1000 + 19 that exist; each key its residues mod 3.
   std::map<std::string, int64_t> want;
@@ -332,7 +338,7 @@ TEST_CASE("the builder's watermarks and windows: the spec's vertex and an "
       if (v * 100 >= start && v * 100 < start + 2000)
         ++want[fmt::format("{} {} {}", v % 3, start, start + 2000)];
   std::map<std::string, int64_t> got;
-  for (auto& table : result->collected) {
+  for (auto& table : result.collected) {
     REQUIRE(table.fields.size() == 4);
     auto& c = table.rows.columns;
     for (size_t r = 0; r < table.rows.rows; ++r)
@@ -378,19 +384,14 @@ TEST_CASE("the builder's interval join: both edges, the bounds, and an exact "
                     "interval_join: step 'sequence' is of another job than "
                     "step 'left'");
 
-  api_system host;
-  auto cluster = embedded_cluster::start(*host.sys);
-  REQUIRE(cluster);
-  auto result = (*cluster)->run(def);
-  REQUIRE_MESSAGE(result, describe(result.error()));
-  CHECK(result->state == job_state::finished);
+  auto result = run_finished(def);
   std::multiset<std::string> want;
   for (int64_t a = 0; a <= 99; ++a)
     for (int64_t b = 0; b <= 49; ++b)
       if (a % 5 == b % 5 && b * 200 >= a * 100 - 300 && b * 200 <= a * 100 + 100)
         want.insert(fmt::format("{} {} {} {}", a % 5, a * 100, b * 200, b));
   std::multiset<std::string> got;
-  for (auto& table : result->collected) {
+  for (auto& table : result.collected) {
     REQUIRE(table.fields.size() == 4);
     auto& c = table.rows.columns;
     for (size_t r = 0; r < table.rows.rows; ++r)
@@ -399,4 +400,49 @@ TEST_CASE("the builder's interval join: both edges, the bounds, and an exact "
   }
   CHECK(want.size() == 50); // each right row meets the left ones near it
   CHECK(got == want);
+}
+
+TEST_CASE("the builder's side output: a window's late rows reach their own "
+          "sink, and none is lost") {
+  using namespace std::chrono_literals;
+  job_builder job{"late"};
+  job.parallelism(2).config("pipeline.auto-watermark-interval", "0");
+  // One source subtask, in order but for every tenth row, which is at 0 ms:
+  // once the watermark passed 2 s those are late for [0 s, 2 s).
+  auto counts = job.sequence(0, 99999)
+                  .parallelism(1)
+                  .select("value % 3 as key, if(value % 10 = 9, 0, value) as t")
+                  .monotonous_watermarks("t")
+                  .key_by("key")
+                  .window(window_assigner::tumbling(2s))
+                  .count("n")
+                  .name("counts");
+  counts.collect();
+  counts.side_output("late").collect();
+  auto def = job.build();
+  auto g = graph_of(def.spec_json, "builder");
+  int late_edges = 0;
+  for (auto& e : g.edges)
+    if (e.from == "counts" && e.output == "late")
+      ++late_edges;
+  CHECK(late_edges == 1);
+
+  auto result = run_finished(def);
+  int64_t counted = 0;
+  int64_t late = 0;
+  for (auto& table : result.collected) {
+    auto& c = table.rows.columns;
+    if (table.fields.size() == 4) { // key, window_start, window_end, n
+      for (size_t r = 0; r < table.rows.rows; ++r)
+        counted += c[3].ints[r];
+    } else {
+      REQUIRE(table.fields.size() == 2); // key, t: a late row as it came
+      for (size_t r = 0; r < table.rows.rows; ++r) {
+        CHECK(c[1].ints[r] == 0);
+        ++late;
+      }
+    }
+  }
+  CHECK(late > 0);
+  CHECK(counted + late == 100000);
 }

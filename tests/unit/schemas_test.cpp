@@ -395,7 +395,7 @@ TEST_CASE("spec: \"key\" errors") {
   // Unknown members are still refused.
   CHECK(resolve(one_edge(R"("partitioning": "hash", "keys": ["key"])"))
         == "x.json: edges[0].keys: unknown field (known: from, to, "
-           "partitioning, key)");
+           "partitioning, key, output)");
 }
 
 TEST_CASE("spec: schema problems are one line after the spec's name") {

@@ -249,6 +249,9 @@ TEST_CASE_TEMPLATE("job_graph_store: schemas and keys round trip", backend,
   g.edges[1].key = {"key", "value"};
   // Event time: a recovered job makes the same watermarks.
   g.vertices[0].watermarks = {"t", 5000, 60000, 0};
+  // A side output and the edge that takes it.
+  g.vertices[1].side_outputs = {{"late", default_schema::keyed_lines()}};
+  g.edges[1].output = "late";
   check_ok(graphs.put(g));
   CHECK(take(graphs.get(id1)) == g);
   CHECK(take(graphs.load_all()).graphs == std::vector<job_graph>{g});
