@@ -316,6 +316,19 @@ stream windowed_stream::aggregate(std::string kind, std::string field,
   return input_.then("window", std::move(p));
 }
 
+stream windowed_stream::aggregate(ops::window_aggregate_function f) const {
+  auto next = input_.then_in_process(
+    ops::window_function_operator("window", std::move(f)),
+    "a window function");
+  next.plan_->steps[next.step_].params = params_;
+  return next;
+}
+
+stream windowed_stream::reduce(
+  std::function<record(record&&, record&&)> f) const {
+  return aggregate(ops::reduce_function(std::move(f)));
+}
+
 windowed_stream windowed_stream::allowed_lateness(
   std::chrono::milliseconds d) const {
   auto copy = *this;

@@ -29,6 +29,7 @@
 #include "operators/driver.hpp"
 #include "operators/operator.hpp"
 #include "operators/registry.hpp"
+#include "operators/window_function.hpp"
 
 namespace weir {
 
@@ -222,6 +223,14 @@ public:
   stream min(std::string field, std::string as = {}) const;
   stream max(std::string field, std::string as = {}) const;
   stream avg(std::string field, std::string as = {}) const;
+  /// Each window aggregated by a function of this program (Flink's
+  /// AggregateFunction; ops::window_aggregate_function): rows of the key
+  /// fields, window_start, window_end and `value`. In-process, like a
+  /// lambda.
+  stream aggregate(ops::window_aggregate_function f) const;
+  /// Each window's records folded pairwise by `f` (Flink's reduce): its
+  /// `value` is the last record's.
+  stream reduce(std::function<record(record&&, record&&)> f) const;
 
 private:
   friend class stream;

@@ -29,6 +29,7 @@
 #include "operators/plugin_params.hpp"
 #include "operators/record_transform.hpp"
 #include "operators/registry.hpp"
+#include "operators/window_function.hpp"
 
 /// Changes whenever the operator interfaces or this API change
 /// incompatibly; a library built against another version is refused.

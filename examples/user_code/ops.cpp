@@ -236,6 +236,47 @@ private:
 };
 // [end snippet]
 
+// [snippet: distinct_values]
+/// `distinct_values` (a window, after a hash edge; the `window` operator's
+/// parameters but `aggregate`): how many distinct values each key had in
+/// each window, as Flink's AggregateFunction would count them. The
+/// accumulator is the values seen, sorted, one per line: keyed state, so
+/// that checkpoints and savepoints keep the open windows.
+ops::window_aggregate_function distinct_values() {
+  auto values_of = [](const std::string& acc) {
+    std::set<std::string> seen;
+    std::istringstream in{acc};
+    for (std::string line; std::getline(in, line);)
+      seen.insert(line);
+    return seen;
+  };
+  auto as_text = [](const std::set<std::string>& seen) {
+    std::string acc;
+    for (auto& v : seen)
+      acc += v + "\n";
+    return acc;
+  };
+  ops::window_aggregate_function f;
+  f.create = [] { return std::string{}; };
+  f.add = [=](std::string& acc, const record& r) {
+    auto seen = values_of(acc);
+    seen.insert(r.is_text ? r.text : std::to_string(r.num));
+    acc = as_text(seen);
+  };
+  f.merge = [=](std::string& acc, const std::string& other) {
+    auto seen = values_of(acc);
+    for (auto& v : values_of(other))
+      seen.insert(v);
+    acc = as_text(seen);
+  };
+  f.result = [=](const std::string& acc) {
+    return record::integer({}, static_cast<int64_t>(values_of(acc).size()));
+  };
+  f.value_type = weir::field_type::int64;
+  return f;
+}
+// [end snippet]
+
 std::string n_param(const ops::params& p) {
   auto i = p.find("n");
   if (i == p.end())
@@ -321,6 +362,8 @@ void setup(weir::plugin::registrar& r) {
   timeouts.output_schema = weir::plugin::record_output(
     "count_with_timeout", weir::default_schema::keyed_numbers());
   r.add_operator(std::move(timeouts));
+  r.add_operator(ops::window_function_operator("distinct_values",
+                                               distinct_values()));
   ops::operator_factory text;
   text.name = "inline_text";
   text.make_source = [](const ops::params& p) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,17 @@ struct parsed_window_spec {
   std::string problem;
 };
 parsed_window_spec parse_window_spec(const params& p);
+
+/// Checks a window vertex's parameters (`op` names its operator in
+/// problems): those of the spec, and with `builtin_aggregate` those of the
+/// built-in aggregations (`aggregate`, `field`, `as`), which are unknown
+/// otherwise.
+std::string check_window_params(const std::string& op, const params& p,
+                                bool builtin_aggregate);
+
+/// A window's side outputs: "late" (its input's rows) in event time.
+std::map<std::string, schema> window_side_outputs(const params& p,
+                                                  const schema_query& q);
 
 /// The start of every window that holds event time `t`, latest first:
 /// one for tumbling windows, size / slide for sliding ones. A window is

@@ -113,6 +113,21 @@ std::string events_file(temp_dir& dir,
   return dir.write("events.txt", text);
 }
 
+/// Runs `weir run ARGS` on each state backend: its output, sorted, is
+/// `expected`.
+void check_both_backends(const std::vector<std::string>& args,
+                         const std::vector<std::string>& expected) {
+  for (std::string backend : {"hashmap", "rocksdb"}) {
+    std::vector<std::string> with{"run"};
+    with.insert(with.end(), args.begin(), args.end());
+    with.push_back("-Dstate.backend.type=" + backend);
+    auto r = run_weir(with, 60s);
+    INFO(backend << ": weir run said: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(sorted_lines(r.out) == expected);
+  }
+}
+
 /// `text` with its first `from` replaced by `to` (which must be there).
 std::string replaced(std::string text, const std::string& from,
                      const std::string& to) {
@@ -515,15 +530,9 @@ TEST_CASE("a user operator's event-time timers fire as the watermark passes "
       {"from": "parsed", "to": "idle", "partitioning": "hash"},
       {"from": "idle", "to": "out", "partitioning": "rebalance"}]})");
   std::vector<std::string> expected{"a\t1000", "a\t1000", "b\t10000"};
-  for (auto backend : {"hashmap", "rocksdb"}) {
-    auto r = run_weir({"run", spec, "--libjars", example_ops(),
-                       "-Dpipeline.auto-watermark-interval=0",
-                       std::string{"-Dstate.backend.type="} + backend},
-                      60s);
-    INFO(backend << ": weir run said: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(sorted_lines(r.out) == expected);
-  }
+  check_both_backends({spec, "--libjars", example_ops(),
+                       "-Dpipeline.auto-watermark-interval=0"},
+                      expected);
   session_cluster cluster;
   cluster.add_worker("a", 1);
   cluster.add_worker("b", 1);
@@ -763,4 +772,50 @@ TEST_CASE("examples/clicks_to_orders.json and click_sessions.json give the "
   INFO("weir run said: " << s.err);
   REQUIRE(s.exit_code == 0);
   CHECK(sorted_lines(s.out) == sessions);
+}
+
+TEST_CASE("a user library's window function (distinct_values) counts "
+          "distinct values per key and window, on both backends") {
+  // Rows "key value t": 3 keys, values repeating, over 60 s in order.
+  temp_dir dir;
+  std::string text;
+  std::map<std::pair<std::string, int64_t>, std::set<int64_t>> distinct;
+  for (int64_t i = 0; i < 6000; ++i) {
+    auto key = fmt::format("k{}", i % 3);
+    auto value = i * 7 % 23;
+    auto t = i * 10;
+    text += fmt::format("{} {} {}\n", key, value, t);
+    distinct[{key, t - t % 10000}].insert(value);
+  }
+  std::vector<std::string> expected;
+  for (auto& [at, values] : distinct)
+    expected.push_back(fmt::format("{}\t{}\t{}", at.first,
+                                   at.second / 1000, values.size()));
+  std::sort(expected.begin(), expected.end());
+  auto input = dir.write("values.txt", text);
+  auto spec = dir.write("distinct.json", R"({"name": "distinct",
+    "parallelism": 2,
+    "vertices": [
+      {"id": "lines", "operator": "text_file", "parallelism": 1,
+       "params": {"path": ")" + input + R"("}},
+      {"id": "parsed", "operator": "parse", "parallelism": 1,
+       "params": {"format": "whitespace",
+                  "schema": "key: string, value: int64, t: int64"},
+       "watermarks": {"field": "t", "strategy": "monotonous"}},
+      {"id": "records", "operator": "project", "parallelism": 1,
+       "params": {"fields": "key, value"}},
+      {"id": "distinct", "operator": "distinct_values",
+       "params": {"type": "tumbling", "size": "10 s"}},
+      {"id": "seconds", "operator": "map",
+       "params": {"select": "key, to_int(window_start) / 1000 as start, value"}},
+      {"id": "out", "operator": "stdout", "parallelism": 1}],
+    "edges": [
+      {"from": "lines", "to": "parsed"},
+      {"from": "parsed", "to": "records"},
+      {"from": "records", "to": "distinct", "partitioning": "hash"},
+      {"from": "distinct", "to": "seconds"},
+      {"from": "seconds", "to": "out", "partitioning": "rebalance"}]})");
+  check_both_backends({spec, "--libjars", example_ops(),
+                       "-Dpipeline.auto-watermark-interval=0"},
+                      expected);
 }

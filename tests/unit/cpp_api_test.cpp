@@ -4,6 +4,7 @@
 // a cluster in another process.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -445,4 +446,70 @@ TEST_CASE("the builder's side output: a window's late rows reach their own "
   }
   CHECK(late > 0);
   CHECK(counted + late == 100000);
+}
+
+TEST_CASE("the builder's window reduce and aggregate: a program's own "
+          "functions, exact per key and window") {
+  using namespace std::chrono_literals;
+  // Event time t = value * 100 ms: 10 values per 1 s window, keyed by
+  // value % 3 (as a string key, for records).
+  auto windows_of = [](job_builder& job) {
+    job.parallelism(2);
+    return job.sequence(0, 99)
+      .map([](record&& r) {
+        r.key = std::to_string(r.num % 3);
+        r.timestamp = r.num * 100;
+        return std::move(r);
+      }, default_schema::keyed_numbers())
+      .key_by("key")
+      .window(window_assigner::tumbling(1s));
+  };
+  // Key and window start → value, from the collected rows.
+  auto values = [](const job_result& result) {
+    std::map<std::string, int64_t> out;
+    for (auto& table : result.collected) {
+      REQUIRE(table.fields.size() == 4);
+      auto& c = table.rows.columns;
+      for (size_t r = 0; r < table.rows.rows; ++r)
+        CHECK(out.emplace(fmt::format("{} {}", c[0].str(r), c[1].ints[r]),
+                          c[3].ints[r])
+                .second);
+    }
+    return out;
+  };
+  std::map<std::string, int64_t> largest;
+  std::map<std::string, int64_t> squares;
+  for (int64_t v = 0; v <= 99; ++v) {
+    auto at = fmt::format("{} {}", v % 3, v / 10 * 1000);
+    largest[at] = std::max(largest[at], v);
+    squares[at] += v * v;
+  }
+
+  job_builder reduced{"reduced"};
+  windows_of(reduced)
+    .reduce([](record&& a, record&& b) { return a.num >= b.num ? a : b; })
+    .name("largest")
+    .collect();
+  auto def = reduced.build();
+  auto g = graph_of(def.spec_json, "builder");
+  auto step = g.vertices[static_cast<size_t>(vertex_index(g, "largest"))];
+  CHECK(step.params == ops::params{{"size", "1000 ms"}, {"type", "tumbling"}});
+  CHECK(values(run_finished(def)) == largest);
+
+  ops::window_aggregate_function sum_of_squares;
+  sum_of_squares.create = [] { return std::string(8, '\0'); };
+  sum_of_squares.add = [](std::string& acc, const record& r) {
+    int64_t n = 0;
+    std::memcpy(&n, acc.data(), 8);
+    n += r.num * r.num;
+    std::memcpy(acc.data(), &n, 8);
+  };
+  sum_of_squares.result = [](const std::string& acc) {
+    int64_t n = 0;
+    std::memcpy(&n, acc.data(), 8);
+    return record::integer("", n);
+  };
+  job_builder aggregated{"aggregated"};
+  windows_of(aggregated).aggregate(sum_of_squares).collect();
+  CHECK(values(run_finished(aggregated.build())) == squares);
 }

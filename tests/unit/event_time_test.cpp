@@ -2,12 +2,16 @@
 // the window operator (docs/event-time.md).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "dataplane/watermark_valve.hpp"
 #include "messages/row_batch.hpp"
 #include "operators/builtin/windows.hpp"
+#include "operators/window_function.hpp"
 #include "operators/registry.hpp"
 #include "storage/state/heap_backend.hpp"
 #include "../rows.hpp"
@@ -209,4 +213,120 @@ TEST_CASE("session windows survive a snapshot and restore of their keyed "
   again.process(timed({{"a", 0, 12}})); // joins [0, 15)
   CHECK(again.watermark(100)
         == std::vector<std::string>{"a [0,22) 3 @21", "b [40,50) 1 @49"});
+}
+
+namespace {
+
+/// Counts the distinct values of a window (its accumulator: the values
+/// seen, one per line, sorted), as a user library would write it.
+ops::window_aggregate_function distinct_values() {
+  ops::window_aggregate_function f;
+  f.create = [] { return std::string{}; };
+  f.add = [](std::string& acc, const record& r) {
+    std::set<std::string> seen;
+    std::istringstream in{acc};
+    for (std::string line; std::getline(in, line);)
+      seen.insert(line);
+    seen.insert(std::to_string(r.num));
+    acc.clear();
+    for (auto& v : seen)
+      acc += v + "\n";
+  };
+  f.merge = [add = f.add](std::string& acc, const std::string& other) {
+    std::istringstream in{other};
+    for (std::string line; std::getline(in, line);)
+      add(acc, record::integer("", std::stoll(line)));
+  };
+  f.result = [](const std::string& acc) {
+    return record::integer("", std::count(acc.begin(), acc.end(), '\n'));
+  };
+  f.value_type = field_type::int64;
+  return f;
+}
+
+/// A window operator of `f` on (key, value) rows keyed by "key", opened on
+/// `backend`.
+struct function_window {
+  ops::operator_factory f;
+  std::unique_ptr<ops::transform> op;
+  schema input = default_schema::keyed_numbers();
+  schema output;
+  ops::operator_context ctx;
+
+  function_window(ops::window_aggregate_function fn, ops::params p,
+                  state::keyed_backend* backend)
+    : f(ops::window_function_operator("distinct", std::move(fn))) {
+    auto derived = f.output_schema(p, ops::schema_query{&input, {"key"}});
+    REQUIRE(derived.problem.empty());
+    output = derived.value;
+    op = f.make_transform(p);
+    ctx.input = &input;
+    ctx.output = &output;
+    ctx.key = {0};
+    ctx.keyed_state = backend;
+    op->open(ctx);
+  }
+
+  std::vector<std::string> watermark(int64_t wm) {
+    row_batch out{output};
+    op->on_watermark(wm, out);
+    return fired(out);
+  }
+};
+
+} // namespace
+
+TEST_CASE("a user's window function aggregates each window incrementally, "
+          "merges sessions and survives a restore") {
+  state::heap_backend before;
+  function_window w{distinct_values(),
+                    {{"type", "tumbling"}, {"size", "10 ms"}}, &before};
+  CHECK(to_string(w.output) == "(key: string, window_start: timestamp, "
+                               "window_end: timestamp, value: int64)");
+  row_batch out{w.output};
+  auto rows = timed({{"a", 1, 1}, {"a", 1, 2}, {"a", 2, 3}, {"b", 7, 4},
+                     {"a", 5, 12}});
+  w.op->process(rows, out, false);
+  CHECK(out.rows == 0);
+  // Its accumulators are keyed state: a restored operator goes on.
+  auto snap = before.snapshot(1, state::snapshot_kind::savepoint);
+  state::heap_backend after;
+  after.restore(snap.finish ? snap.finish() : snap.bytes);
+  function_window again{distinct_values(),
+                        {{"type", "tumbling"}, {"size", "10 ms"}}, &after};
+  auto more = timed({{"a", 3, 5}});
+  again.op->process(more, out, false);
+  CHECK(again.watermark(9) == std::vector<std::string>{"a [0,10) 3 @9",
+                                                       "b [0,10) 1 @9"});
+  CHECK(again.watermark(19) == std::vector<std::string>{"a [10,20) 1 @19"});
+
+  // Session windows merge accumulators; a reduce keeps the larger value.
+  state::heap_backend s;
+  function_window sessions{distinct_values(),
+                           {{"type", "session"}, {"gap", "5 ms"}}, &s};
+  auto one = timed({{"a", 1, 0}, {"a", 2, 8}, {"a", 1, 4}}); // 4 joins both
+  sessions.op->process(one, out, false);
+  CHECK(sessions.watermark(100) == std::vector<std::string>{"a [0,13) 2 @12"});
+  state::heap_backend r;
+  function_window larger{ops::reduce_function([](record&& x, record&& y) {
+                           return x.num >= y.num ? x : y;
+                         }),
+                         {{"type", "tumbling"}, {"size", "10 ms"}}, &r};
+  auto values = timed({{"a", 4, 1}, {"a", 9, 2}, {"a", 2, 3}});
+  larger.op->process(values, out, false);
+  CHECK(larger.watermark(9) == std::vector<std::string>{"a [0,10) 9 @9"});
+}
+
+TEST_CASE("a window function's parameters: the window's, and sessions need "
+          "a merge") {
+  auto f = distinct_values();
+  f.merge = nullptr;
+  auto op = ops::window_function_operator("distinct", f);
+  CHECK(op.validate({{"type", "session"}, {"gap", "1 s"}}, ops::role::transform)
+        == "parameter 'type': session windows merge, and this window "
+           "function has no merge");
+  CHECK(op.validate({{"type", "tumbling"}, {"size", "1 s"}, {"aggregate", "sum"}},
+                    ops::role::transform)
+        == "parameter 'aggregate': unknown parameter of operator 'distinct' "
+           "(known: allowed-lateness, gap, offset, size, slide, time, type)");
 }
