@@ -176,7 +176,11 @@ caf::expected<std::string> cluster_client::savepoint(const job_id& id,
                                                      const std::string& dir,
                                                      bool stop) {
   return service_->call(
-    [&](client::job_service& jobs) { return jobs.savepoint(id, dir, stop); });
+    [&](client::job_service& jobs) {
+      return jobs.savepoint(id, dir,
+                            stop ? savepoint_mode::stop
+                                 : savepoint_mode::keep_running);
+    });
 }
 
 // -- embedded_cluster -----------------------------------------------------------

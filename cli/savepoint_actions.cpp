@@ -36,14 +36,15 @@ std::string savepoint_dir(const std::string& given,
 
 /// Asks for a savepoint (and a stop after it); prints its path.
 int take_savepoint(const std::string& action, remote_cluster& remote,
-                   const job_id& id, const std::string& dir, bool stop) {
-  auto path = remote.jobs().savepoint(id, dir, stop);
+                   const job_id& id, const std::string& dir,
+                   savepoint_mode mode) {
+  auto path = remote.jobs().savepoint(id, dir, mode);
   if (!path) {
     fmt::print(stderr, "{}\n", job_error_line(action, path.error(), id, remote.address()));
     return exit_code_for_job_error(path.error());
   }
   fmt::print("Savepoint completed. Path: {}\n", *path);
-  if (stop)
+  if (mode != savepoint_mode::keep_running)
     fmt::print("Job {} is stopped.\n", id.to_string());
   return exit_ok;
 }
@@ -137,7 +138,7 @@ int savepoint_action(const std::vector<std::string>& args) {
   if (!cfg)
     return exit_bad_input;
   return take_savepoint(action, remote, *id, savepoint_dir(given, *cfg),
-                        false);
+                        savepoint_mode::keep_running);
 }
 
 cxxopts::Options stop_flags() {
@@ -147,8 +148,8 @@ cxxopts::Options stop_flags() {
   opts.add_options()
     ("p,savepointPath", "where the savepoint goes (default: "
      "execution.checkpointing.savepoint-dir)", cxxopts::value<std::string>())
-    ("drain", "accepted for Flink compatibility; weir has no event time to "
-     "advance");
+    ("drain", "advance event time to the end first, so that every window "
+     "and timer fires (for a job that will not resume; as Flink's)");
   return opts;
 }
 
@@ -169,7 +170,9 @@ int stop_action(const std::vector<std::string>& args) {
   auto dir = savepoint_dir(given, *cfg);
   fmt::print("Suspending job {} with a savepoint.\n", id->to_string());
   std::fflush(stdout); // shown while the savepoint is taken, even in a pipe
-  return take_savepoint("weir stop", remote, *id, dir, true);
+  return take_savepoint("weir stop", remote, *id, dir,
+                        res.count("drain") > 0 ? savepoint_mode::stop_and_drain
+                                               : savepoint_mode::stop);
 }
 
 } // namespace weir::cli

@@ -62,8 +62,8 @@ caf::expected<int64_t> dispatcher_jobs::checkpoint(const job_id& id,
 
 caf::expected<std::string>
 dispatcher_jobs::savepoint(const job_id& id, const std::string& dir,
-                           bool stop) {
-  return ask<std::string>(checkpointing, savepoint_atom_v, id, dir, stop);
+                           savepoint_mode mode) {
+  return ask<std::string>(checkpointing, savepoint_atom_v, id, dir, mode);
 }
 
 caf::expected<std::vector<collected_table>>

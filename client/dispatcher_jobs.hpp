@@ -28,7 +28,7 @@ public:
   [[nodiscard]] caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
-                                       bool stop) override;
+                                       savepoint_mode mode) override;
   [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Waits for the Dispatcher's answer: it comes the moment the job ends.

@@ -141,8 +141,12 @@ caf::expected<int64_t> job_client::checkpoint(const job_id& id, bool full) {
 }
 
 caf::expected<std::string>
-job_client::savepoint(const job_id& id, const std::string& dir, bool stop) {
-  return operation(id, "/savepoints", json{{"directory", dir}, {"stop", stop}});
+job_client::savepoint(const job_id& id, const std::string& dir,
+                      savepoint_mode mode) {
+  return operation(id, "/savepoints",
+                   json{{"directory", dir},
+                        {"stop", mode != savepoint_mode::keep_running},
+                        {"drain", mode == savepoint_mode::stop_and_drain}});
 }
 
 caf::expected<std::vector<collected_table>> job_client::collect(const job_id& id,

@@ -29,7 +29,7 @@ public:
   [[nodiscard]] caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
-                                       bool stop) override;
+                                       savepoint_mode mode) override;
   [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Polls: the REST API answers at once whether the job has ended (a

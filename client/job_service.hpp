@@ -14,6 +14,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "messages/barrier.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/job_result.hpp"
 
@@ -31,10 +32,10 @@ public:
   [[nodiscard]] virtual caf::expected<cancel_outcome> cancel(const job_id& id) = 0;
   /// A checkpoint now (a full one if `full`); its id once completed.
   [[nodiscard]] virtual caf::expected<int64_t> checkpoint(const job_id& id, bool full) = 0;
-  /// A savepoint into `dir` (absolute), stopping the job after it when
-  /// `stop`; its path.
+  /// A savepoint into `dir` (absolute), then the job stops or not as
+  /// `mode` says; its path.
   [[nodiscard]] virtual caf::expected<std::string>
-  savepoint(const job_id& id, const std::string& dir, bool stop) = 0;
+  savepoint(const job_id& id, const std::string& dir, savepoint_mode mode) = 0;
   /// What the job's collect sinks gathered, from the `offset`-th record on
   /// (a bounded part each time).
   [[nodiscard]] virtual caf::expected<std::vector<collected_table>> collect(const job_id& id,

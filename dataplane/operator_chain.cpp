@@ -485,8 +485,8 @@ void operator_chain::deliver_side_outputs() {
   }
 }
 
-void operator_chain::finish() {
-  for (size_t c = 0; c < links_.size(); ++c) {
+void operator_chain::finish(bool drain) {
+  for (size_t c = 0; c < links_.size() && drain; ++c) {
     auto& link = links_[c];
     if (!link.transform)
       continue;

@@ -67,8 +67,10 @@ public:
   void process(size_t gate, row_batch& batch);
 
   /// End of all input: lets aggregations emit, closes open batches and
-  /// finishes the sink.
-  void finish();
+  /// finishes the sink. Without `drain` (a stop that suspends the job) the
+  /// transforms are not finished: their windows, timers and aggregates
+  /// stay in the savepoint for the job that resumes from it.
+  void finish(bool drain = true);
 
   // -- event time (docs/event-time.md) ---------------------------------------
 

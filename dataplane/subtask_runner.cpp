@@ -217,8 +217,13 @@ void subtask_runner::end_of_input() {
   if (phase_ != phase::running)
     return;
   phase_ = phase::ending;
-  generate_watermark(true); // a chain with its own watermarks ends event time
-  chain_->finish();
+  if (suspended_) {
+    // A stop without --drain: windows and timers wait in the savepoint.
+    chain_->finish(false);
+  } else {
+    generate_watermark(true); // a chain with its own watermarks ends event time
+    chain_->finish();
+  }
   hand_over_collected();
   drain();
   try_finish();
@@ -323,6 +328,7 @@ void subtask_runner::dispatch(input_event& ev) {
 }
 
 void subtask_runner::process_batch(input_event& ev) {
+  suspended_ = false; // a stop that failed: the job goes on
   auto& records = std::get<row_batch>(ev.body);
   meter_.batch_in(records.byte_size());
   chain_->process(static_cast<size_t>(gate_of_channel_[ev.channel]), records);
@@ -359,6 +365,7 @@ void subtask_runner::process_barrier(const input_event& ev) {
   give_back(ev, true);
   auto& b = std::get<checkpoint_barrier>(ev.body);
   pending_kind_ = b.kind;
+  pending_suspend_ = b.suspend;
   if (aligner_.pending() != b.id)
     alignment_start_ = clock_(); // its first barrier
   if (aligner_.on_barrier(ev.channel, b.id))
@@ -374,7 +381,7 @@ void subtask_runner::process_end(int32_t channel) {
   // An ended channel holds the watermark back no longer (the last one:
   // end_watermark, before the chain finishes).
   auto change = valve_.on_end(channel);
-  if (marks_seen_)
+  if (marks_seen_ && !suspended_) // a suspended job's event time stays
     apply(change);
   if (inputs_.end_channel(channel))
     end_of_input();
@@ -382,6 +389,7 @@ void subtask_runner::process_end(int32_t channel) {
 
 void subtask_runner::process_watermark(input_event& ev) {
   marks_seen_ = true;
+  suspended_ = false;
   apply(valve_.on_mark(ev.channel, std::get<watermark_mark>(ev.body)));
   give_back(ev); // as a batch's: after it was processed
 }

@@ -264,6 +264,11 @@ private:
   std::deque<input_event> replay_;
   /// The kind of the checkpoint being aligned.
   checkpoint_kind pending_kind_ = checkpoint_kind::checkpoint;
+  bool pending_suspend_ = false;
+  /// The last barrier was a suspending stop's (checkpoint_barrier::suspend)
+  /// and nothing came after it: the end of input that follows stops the
+  /// job where it is, without the final watermark or finishing operators.
+  bool suspended_ = false;
   /// Where large checkpoint state is written (the acknowledgement carries
   /// its handle).
   checkpoint_storage storage_;

@@ -37,6 +37,7 @@ void subtask_runner::resume() {
   if (!halted_)
     return;
   halted_ = false;
+  suspended_ = false;
   schedule_produce();
 }
 
@@ -47,7 +48,7 @@ void subtask_runner::aligned(int64_t id) {
   aligned_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
                   clock_() - alignment_start_)
                   .count();
-  take_checkpoint(checkpoint_barrier{id, pending_kind_});
+  take_checkpoint(checkpoint_barrier{id, pending_kind_, pending_suspend_});
   auto held = aligner_.release();
   replay_.insert(replay_.end(), std::make_move_iterator(held.begin()),
                  std::make_move_iterator(held.end()));
@@ -61,6 +62,7 @@ void subtask_runner::aligned(int64_t id) {
 /// another thread: deferred snapshots, and state going to checkpoint
 /// storage).
 void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
+  suspended_ = b.suspend;
   chain_->prepare_commit(b.id);
   auto snap = chain_->snapshot(b.id, to_snapshot_kind(b.kind));
   for (auto& g : chain_->gates())

@@ -127,9 +127,10 @@ caf::expected<int64_t> leader_jobs::checkpoint(const job_id& id, bool full) {
 }
 
 caf::expected<std::string>
-leader_jobs::savepoint(const job_id& id, const std::string& dir, bool stop) {
+leader_jobs::savepoint(const job_id& id, const std::string& dir,
+                       savepoint_mode mode) {
   return on_leader(
-    [&](client::job_service& j) { return j.savepoint(id, dir, stop); });
+    [&](client::job_service& j) { return j.savepoint(id, dir, mode); });
 }
 
 caf::expected<std::vector<collected_table>> leader_jobs::collect(const job_id& id,

@@ -6,6 +6,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/barrier.hpp"
 #include "messages/ids.hpp"
 #include "messages/job_graph.hpp"
 #include "messages/job_result.hpp"
@@ -37,7 +38,7 @@ using dispatcher_actor = caf::typed_actor<
   caf::replies_to<take_checkpoint_atom, job_id, bool>::with<int64_t>,
   /// Client: take a savepoint of a running job into directory `dir`, and
   /// stop the job after it when `stop`; the reply is the savepoint's path.
-  caf::replies_to<savepoint_atom, job_id, std::string, bool>::with<std::string>,
+  caf::replies_to<savepoint_atom, job_id, std::string, savepoint_mode>::with<std::string>,
   /// Client: the rows the job's collect sinks gathered so far, from the
   /// `offset`-th on (a driver's output while it runs).
   caf::replies_to<collect_atom, job_id, int64_t>::with<

@@ -7,6 +7,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/barrier.hpp"
 #include "messages/deployment.hpp"
 #include "messages/ids.hpp"
 #include "messages/job_result.hpp"
@@ -58,7 +59,7 @@ using job_master_actor = caf::typed_actor<
   caf::replies_to<take_checkpoint_atom, bool>::with<int64_t>,
   /// Dispatcher: take a savepoint into `dir` (stopping the job after it when
   /// `stop`); the reply is its path.
-  caf::replies_to<savepoint_atom, std::string, bool>::with<std::string>,
+  caf::replies_to<savepoint_atom, std::string, savepoint_mode>::with<std::string>,
   /// Dispatcher: cancel the job; the reply is its state before and after
   /// the request.
   caf::replies_to<cancel_atom>::with<cancel_outcome>,

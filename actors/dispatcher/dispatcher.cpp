@@ -248,11 +248,11 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         },
         refuse(id), refuse(id));
     },
-    [=](savepoint_atom, job_id id, std::string& dir, bool stop) {
+    [=](savepoint_atom, job_id id, std::string& dir, savepoint_mode mode) {
       return by_job<std::string>(
         self, id,
         [=](job_master_actor& jm) {
-          return self->delegate(jm, savepoint_atom_v, dir, stop);
+          return self->delegate(jm, savepoint_atom_v, dir, mode);
         },
         refuse(id), refuse(id));
     },

@@ -15,12 +15,13 @@ checkpoint_request checkpoint_request::checkpoint(id_promise rp, bool full) {
 }
 
 checkpoint_request checkpoint_request::savepoint(path_promise rp,
-                                                 std::string dir, bool stop) {
+                                                 std::string dir,
+                                                 savepoint_mode mode) {
   checkpoint_request r;
   r.kind_ = state::snapshot_kind::savepoint;
   r.promise_ = std::move(rp);
   r.dir_ = std::move(dir);
-  r.stop_ = stop;
+  r.mode_ = mode;
   return r;
 }
 

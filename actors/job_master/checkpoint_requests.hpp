@@ -8,6 +8,7 @@
 #include <caf/typed_response_promise.hpp>
 #include <caf/variant.hpp>
 
+#include "messages/barrier.hpp"
 #include "storage/state/keyed_backend.hpp"
 
 namespace weir {
@@ -25,10 +26,10 @@ public:
   /// `weir checkpoint` (`--full`: a full one); answered with the id.
   static checkpoint_request checkpoint(id_promise rp, bool full);
 
-  /// `weir savepoint` or `weir stop`: into `dir`, then stop the job if
-  /// `stop`; answered with the path.
+  /// `weir savepoint` or `weir stop`: into `dir`, then stop the job as
+  /// `mode` says; answered with the path.
   static checkpoint_request savepoint(path_promise rp, std::string dir,
-                                      bool stop);
+                                      savepoint_mode mode);
 
   /// The snapshot the subtasks take for it.
   state::snapshot_kind kind() const { return kind_; }
@@ -39,7 +40,9 @@ public:
   const std::string& dir() const { return dir_; }
 
   /// Whether the job stops after the savepoint.
-  bool stop() const { return stop_; }
+  bool stop() const { return mode_ != savepoint_mode::keep_running; }
+  /// Whether it stops with event time where it was (not drained).
+  bool suspend() const { return mode_ == savepoint_mode::stop; }
 
   /// Answers the client with `err`.
   void refuse(const caf::error& err);
@@ -54,7 +57,7 @@ private:
   state::snapshot_kind kind_ = state::snapshot_kind::checkpoint;
   caf::variant<id_promise, path_promise> promise_;
   std::string dir_;
-  bool stop_ = false;
+  savepoint_mode mode_ = savepoint_mode::keep_running;
 };
 
 /// Clients' requests waiting for their checkpoints, by checkpoint id.

@@ -233,7 +233,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       return rp;
     },
     [=](savepoint_atom, std::string& dir,
-        bool stop) -> caf::result<std::string> {
+        savepoint_mode mode) -> caf::result<std::string> {
       // No directory given: the job's execution.checkpointing.savepoint-dir
       // (its own, else the cluster's), as Flink's.
       if (dir.empty())
@@ -245,7 +245,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
                           "or the jobmanager");
       auto rp = self->make_response_promise<std::string>();
       request_checkpoint(self,
-                         checkpoint_request::savepoint(rp, std::move(dir), stop));
+                         checkpoint_request::savepoint(rp, std::move(dir), mode));
       return rp;
     },
     [=](cancel_atom) { return on_cancel(self); },

@@ -30,8 +30,9 @@ void send_to_sources(self_ptr self, const Ts&... xs) {
 /// Tells every source subtask to take checkpoint `id` (they send the
 /// barriers downstream); for a stop, to halt after it.
 void send_barrier_triggers(self_ptr self, int64_t id,
-                           state::snapshot_kind kind, bool stop = false) {
-  checkpoint_barrier b{id, to_checkpoint_kind(kind)};
+                           state::snapshot_kind kind, bool stop = false,
+                           bool suspend = false) {
+  checkpoint_barrier b{id, to_checkpoint_kind(kind), suspend};
   if (stop)
     send_to_sources(self, stop_atom_v, b);
   else
@@ -281,7 +282,7 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
                                 static_cast<int32_t>(g.size()), now_ms());
   if (req.stop())
     st.stop.begin(*id);
-  send_barrier_triggers(self, *id, req.kind(), req.stop());
+  send_barrier_triggers(self, *id, req.kind(), req.stop(), req.suspend());
   st.requests.add(*id, std::move(req));
 }
 

@@ -25,6 +25,10 @@ namespace weir {
 
 namespace {
 
+/// A barrier frame's detail: its kind, with this bit for a suspending
+/// stop's barrier (checkpoint_barrier::suspend).
+constexpr uint8_t suspend_bit = 0x10;
+
 /// The subtask's whole interface: the public one and the messages only the
 /// subtask itself (its timers) and the thread writing its snapshots send.
 using subtask_private_actor = subtask_actor::extend<
@@ -157,7 +161,9 @@ struct subtask_state : runner_port {
     if (auto* a = remote_consumer(gate, consumer_index)) {
       auto h = header_to(*a, frame_kind::barrier, gate, channel, seq);
       h.value = barrier.id;
-      h.detail = static_cast<uint8_t>(barrier.kind);
+      // The kind, and a suspending stop's flag above it.
+      h.detail = static_cast<uint8_t>(static_cast<uint8_t>(barrier.kind)
+                                      | (barrier.suspend ? suspend_bit : 0));
       self->send(data, send_atom_v, a->where.tm, h, std::string{});
       return;
     }
@@ -330,7 +336,8 @@ void on_frame(subtask_state& st, const resource_id& from,
       return;
     }
     case frame_kind::barrier:
-      if (h.detail > static_cast<uint8_t>(checkpoint_kind::savepoint)) {
+      if ((h.detail & ~suspend_bit)
+          > static_cast<uint8_t>(checkpoint_kind::savepoint)) {
         st.runner->fail(fmt::format("a barrier of an unknown kind from "
                                     "taskmanager {}",
                                     from.value));
@@ -338,7 +345,10 @@ void on_frame(subtask_state& st, const resource_id& from,
       }
       st.runner->on_barrier(h.channel, h.port, h.seq,
                             checkpoint_barrier{
-                              h.value, static_cast<checkpoint_kind>(h.detail)});
+                              h.value,
+                              static_cast<checkpoint_kind>(h.detail
+                                                           & ~suspend_bit),
+                              (h.detail & suspend_bit) != 0});
       return;
     case frame_kind::watermark: // the guard let only detail 0 or 1 in
       st.runner->on_watermark(h.channel, h.port, h.seq,

@@ -47,10 +47,10 @@ reply cancel(context& ctx, const std::string& text, const Req& req) {
 /// Waits for the Dispatcher's answer to a savepoint in an actor of its own
 /// (not on httplib's thread) and records it under trigger `tid`.
 void await_savepoint(context& ctx, dispatcher_actor d, job_id id,
-                     std::string dir, bool stop, std::string tid) {
+                     std::string dir, savepoint_mode mode, std::string tid) {
   auto triggers = ctx.triggers;
   ctx.sys.spawn([=](caf::event_based_actor* self) {
-    self->request(d, operation_deadline, savepoint_atom_v, id, dir, stop)
+    self->request(d, operation_deadline, savepoint_atom_v, id, dir, mode)
       .then([=](std::string& path) { triggers->complete(tid, path); },
             [=](caf::error& err) { triggers->fail(tid, describe(err)); });
   });
@@ -71,7 +71,7 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
   auto given = string_field(*body, field, "");
   if (!given)
     return refused(given.error());
-  // Flink's drain advances event time; weir has none (as `weir stop`).
+  // Flink's drain: event time advances to the end before the job stops.
   auto flag = stop_route ? bool_field(*body, "drain", false)
                          : bool_field(*body, "cancel-job", false);
   if (!flag)
@@ -80,7 +80,10 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
   auto dir = savepoint_directory(*given, field);
   if (!dir)
     return refused(dir.error());
-  bool stop = stop_route || *flag;
+  auto mode = stop_route ? (*flag ? savepoint_mode::stop_and_drain
+                                  : savepoint_mode::stop)
+                         : (*flag ? savepoint_mode::stop
+                                  : savepoint_mode::keep_running);
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {
     // An unknown job is refused now (404); any other failure is the
@@ -90,7 +93,7 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
       .receive(
         [&](job_status&) {
           auto tid = ctx.triggers->start(*id);
-          await_savepoint(ctx, d, *id, *dir, stop, tid);
+          await_savepoint(ctx, d, *id, *dir, mode, tid);
           out = reply{202, json{{"request-id", tid}}};
         },
         [&](caf::error& err) { out = refused(err); });

@@ -224,11 +224,17 @@ reply savepoint(context& ctx, const Req& req) {
   auto stop = bool_field(body, "stop", false);
   if (!stop)
     return bad_request(stop.error());
+  auto drain = bool_field(body, "drain", false);
+  if (!drain)
+    return bad_request(drain.error());
   auto dir = savepoint_directory(*given, "directory");
   if (!dir)
     return bad_request(dir.error());
+  auto mode = !*stop   ? savepoint_mode::keep_running
+              : *drain ? savepoint_mode::stop_and_drain
+                       : savepoint_mode::stop;
   return start_operation<std::string>(ctx, id, savepoint_atom_v, id, *dir,
-                                      *stop);
+                                      mode);
 }
 
 /// GET /weir/jobs/{id}/operations/{rid}: 202 {"status": "IN_PROGRESS"},

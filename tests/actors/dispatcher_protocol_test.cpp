@@ -85,7 +85,7 @@ scripted_job_master(job_master_actor::stateful_pointer<scripted_job_master_state
     [=](checkpoint_atom, execution_attempt_id, int64_t, int64_t,
         operator_states&) {},
     [=](take_checkpoint_atom, bool) { return int64_t{1}; },
-    [=](savepoint_atom, const std::string& dir, bool) {
+    [=](savepoint_atom, const std::string& dir, savepoint_mode) {
       return dir + "/savepoint-1";
     },
     [=](blob_atom, const std::string&) { return std::string{}; },

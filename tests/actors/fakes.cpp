@@ -38,7 +38,9 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](checkpoint_atom, execution_attempt_id, int64_t, int64_t,
         operator_states&) {},
     [=](take_checkpoint_atom, bool) { return int64_t{0}; },
-    [=](savepoint_atom, const std::string&, bool) { return std::string{}; },
+    [=](savepoint_atom, const std::string&, savepoint_mode) {
+      return std::string{};
+    },
     [=](blob_atom, const std::string&) { return std::string{}; },
   };
 }

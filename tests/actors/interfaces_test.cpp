@@ -88,7 +88,7 @@ TEST_CASE_FIXTURE(interfaces_fixture,
   CHECK(err == make_error(errc::not_running));
   CHECK(describe(err) == "job " + g.id.to_string() + " is not running");
   err = error_of<std::string>(*this, dispatcher, savepoint_atom_v, g.id,
-                              std::string{"/tmp"}, false);
+                              std::string{"/tmp"}, savepoint_mode::keep_running);
   CHECK(err == make_error(errc::not_running));
 }
 

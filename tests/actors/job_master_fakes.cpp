@@ -102,7 +102,7 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
       return cancel_outcome{job_state::running, job_state::canceled};
     },
     [=](take_checkpoint_atom, job_id, bool) { return int64_t{0}; },
-    [=](savepoint_atom, job_id, const std::string&, bool) {
+    [=](savepoint_atom, job_id, const std::string&, savepoint_mode) {
       return std::string{};
     },
     [=](collect_atom, job_id, int64_t) {

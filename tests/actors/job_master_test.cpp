@@ -276,12 +276,13 @@ TEST_CASE_FIXTURE(jm_fixture, "weir stop answers once the job has FINISHED") {
   // (The TaskExecutor's answer to offer_and_deploy's grant waits there too.)
   auto waiting = self->mailbox().size();
   auto reply = self->request(jm, caf::infinite, savepoint_atom_v,
-                             std::string{"/sp"}, true);
-  expect((savepoint_atom, std::string, bool), from(self).to(jm));
-  // The source takes the savepoint and halts at its barrier.
+                             std::string{"/sp"}, savepoint_mode::stop);
+  expect((savepoint_atom, std::string, savepoint_mode), from(self).to(jm));
+  // The source takes the savepoint and halts at its barrier, which says
+  // the job suspends (no --drain).
   expect((stop_atom, checkpoint_barrier),
          from(jm).to(subtask(0))
-           .with(_, checkpoint_barrier{1, checkpoint_kind::savepoint}));
+           .with(_, checkpoint_barrier{1, checkpoint_kind::savepoint, true}));
   CHECK(subtask_state(0).halted);
   ack(0, 1);
   ack(1, 1);

@@ -263,7 +263,7 @@ TEST_CASE("checkpoint requests: kinds, take and abort") {
   checkpoint_requests reqs;
   reqs.add(1, checkpoint_request::checkpoint({}, false));
   reqs.add(2, checkpoint_request::checkpoint({}, true));
-  reqs.add(3, checkpoint_request::savepoint({}, "/sp", true));
+  reqs.add(3, checkpoint_request::savepoint({}, "/sp", savepoint_mode::stop));
   auto r2 = reqs.take(2);
   REQUIRE(r2);
   CHECK(r2->kind() == state::snapshot_kind::full_checkpoint);
@@ -323,7 +323,7 @@ TEST_CASE("job settings: resumable follows what the sinks guarantee") {
 namespace {
 
 checkpoint_request stop_request() {
-  return checkpoint_request::savepoint({}, "/savepoints", true);
+  return checkpoint_request::savepoint({}, "/savepoints", savepoint_mode::stop);
 }
 
 using phase = stop_with_savepoint::phase;
