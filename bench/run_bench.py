@@ -52,6 +52,14 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     ms, from the application's event log; also the sbatch call's share and
     sbatch's answer to the worker process's first log line (Slurm's
     scheduling and job launch)
+(x) a tumbling-window count per key (1,000 keys, 1 s windows) on 100 M
+    generated events at parallelism 2 (bench/window_count.json),
+    records/s; ratio to bench/limits/window_count.cpp, whose rows are
+    checked against the job's (--window-records to change the 100 M)
+(y) an embedded job's tumbling 100 ms event-time windows: from a window's
+    end to its row at the sink, p50/p99 ms, with watermarks after every
+    batch and every 200 ms (bench/window_latency.cpp,
+    --window-latency, default build/bench/bench_window_latency)
 (w) only when named: the data path between two taskmanagers, measured
     three ways between two processes over loopback (bench/
     exchange_transport.cpp, --exchange-transport): TCP bytes alone, framed
@@ -260,8 +268,8 @@ def limit_program(tmp, limits, name):
     log_bytes from bench/limits/, the others from `limits`."""
     exe = os.path.join(tmp, "limits", name)
     if not os.path.exists(exe):
-        folder = os.path.join(ROOT, "bench/limits") if name == "log_bytes" \
-            else limits
+        folder = os.path.join(ROOT, "bench/limits") \
+            if name in ("log_bytes", "window_count") else limits
         src = os.path.join(folder, name + ".cpp")
         if not os.path.exists(src):
             raise SystemExit(f"limit program {src} not found (--limits DIR: "
@@ -459,10 +467,15 @@ def main():
     parser.add_argument("--exchange-transport",
                         default="build/bench/bench_exchange_transport",
                         help="the program of figure w")
-    parser.add_argument("--only", default="abcdefghijklmnqrst",
+    parser.add_argument("--only", default="abcdefghijklmnqrstxy",
                         help="the figures' letters (o, p, u and w: only "
                         "when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
+    parser.add_argument("--window-records", type=int, default=100_000_000,
+                        help="events of figure x")
+    parser.add_argument("--window-latency",
+                        default="build/bench/bench_window_latency",
+                        help="the program of figure y")
     parser.add_argument("--limits", default=os.path.join(
         os.path.dirname(ROOT), "shared", "limits"),
         help="folder of keyed_sum.cpp and wordcount.cpp")
@@ -608,6 +621,58 @@ def main():
             slurm_worker_figure(weir, tmp, args.runs)
         if "w" in args.only:
             exchange_transport_figure(args.exchange_transport, args.runs)
+        if "x" in args.only:
+            window_count_figure(weir, tmp, args)
+        if "y" in args.only:
+            window_latency_figure(args.window_latency, args.runs)
+
+
+def window_latency_figure(program, runs):
+    """(y) A window's end to its row at the sink: `runs` runs of 10 s
+    each, with watermarks after every batch (interval 0) and at Flink's
+    default 200 ms; the medians of the runs' p50 and p99."""
+    for interval in ("0", "200"):
+        results = []
+        for _ in range(runs):
+            out = subprocess.run([program, "10", interval], check=True,
+                                 capture_output=True, text=True,
+                                 timeout=120).stdout
+            results.append(json.loads(out))
+        med = statistics.median
+        emit(f"y_window_latency_interval_{interval}ms", "ms p99",
+             med(r["p99_ms"] for r in results),
+             [r["p99_ms"] / 1000 for r in results], 10, False,
+             p50_ms=med(r["p50_ms"] for r in results),
+             max_ms=max(r["max_ms"] for r in results),
+             windows_rows=sum(r["rows"] for r in results))
+
+
+def window_count_figure(weir, tmp, args):
+    """(x) Tumbling-window counts of --window-records events against
+    bench/limits/window_count.cpp; every run's rows (how many, and a sum
+    over them of (key + 1) * (window start in s + 1) * count) are checked
+    against the limit's."""
+    n = args.window_records
+    limit = limit_program(tmp, args.limits, "window_count")
+    out = os.path.join(tmp, "windows-x.txt")
+
+    def weir_run():
+        run = measured([weir, "run", "bench/window_count.json",
+                        "--to", str(n - 1), "--half", str(n // 2)],
+                       stdout_path=out)
+        rows = 0
+        check = 0
+        with open(out) as f:
+            for line in f:
+                k, start, count = (int(x) for x in line.split("\t"))
+                rows += 1
+                check += (k + 1) * (start + 1) * count
+        return dict(run, windows=rows, check=check)
+    runs, limits = alternate(args.runs, weir_run,
+                             lambda: run_limit([limit, str(n)]))
+    same_as_limit("x", runs, limits, ["windows", "check"])
+    emit_vs_limit("x_window_count_throughput", "records/s", n, runs, limits,
+                  "window_count.cpp", target_ratio=1.0)
 
 
 def exchange_transport_figure(program, runs):
