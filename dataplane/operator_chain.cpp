@@ -358,7 +358,10 @@ void operator_chain::fire(size_t from, size_t to, int64_t wm) {
     row_batch fired(link.output);
     if (link.timers) {
       link.timers->advance_watermark(wm);
-      fire_timers(c, ops::time_domain::event_time, wm, fired);
+      if (wm == std::numeric_limits<int64_t>::max())
+        fire_listed(c, ops::time_domain::event_time, fired); // the end
+      else
+        fire_timers(c, ops::time_domain::event_time, wm, fired);
     }
     call(c, [&] { link.transform->on_watermark(wm, fired); });
     if (fired.rows == 0)
@@ -393,21 +396,39 @@ void operator_chain::fire_timers(size_t c, ops::time_domain d, int64_t t,
   }
 }
 
+void operator_chain::fire_listed(size_t c, ops::time_domain d,
+                                 row_batch& out) {
+  auto& timers = *links_[c].timers;
+  std::vector<std::pair<int64_t, std::string>> now;
+  call(c, [&] { now = timers.all(d); });
+  for (auto& [time, key] : now) {
+    bool present = false;
+    call(c, [&, &time = time, &key = key] { present = timers.take(d, time, key); });
+    if (present)
+      call_on_timer(c, time, d, out);
+  }
+  // Those the callbacks registered do not fire: one that re-registers
+  // itself would never end.
+  call(c, [&] { timers.clear(d); });
+}
+
 void operator_chain::fire_remaining_timers(size_t c, row_batch& out) {
   auto& timers = *links_[c].timers;
   timers.advance_watermark(std::numeric_limits<int64_t>::max());
-  for (auto d : {ops::time_domain::event_time,
-                 ops::time_domain::processing_time}) {
-    std::vector<std::pair<int64_t, std::string>> now;
-    call(c, [&] { now = timers.all(d); });
-    for (auto& [time, key] : now) {
-      bool present = false;
-      call(c, [&, &time = time, &key = key] { present = timers.take(d, time, key); });
-      if (present)
-        call_on_timer(c, time, d, out);
-    }
-    call(c, [&] { timers.clear(d); });
+  // Both lists as they are now: timers that event-time callbacks register
+  // do not fire either.
+  std::vector<std::pair<int64_t, std::string>> processing;
+  call(c, [&] { processing = timers.all(ops::time_domain::processing_time); });
+  fire_listed(c, ops::time_domain::event_time, out);
+  for (auto& [time, key] : processing) {
+    bool present = false;
+    call(c, [&, &time = time, &key = key] {
+      present = timers.take(ops::time_domain::processing_time, time, key);
+    });
+    if (present)
+      call_on_timer(c, time, ops::time_domain::processing_time, out);
   }
+  call(c, [&] { timers.clear(ops::time_domain::processing_time); });
 }
 
 std::optional<int64_t> operator_chain::next_processing_timer() {

@@ -150,6 +150,9 @@ private:
   /// At the end of the input: every timer link `c` has now fires once,
   /// event time first; timers registered meanwhile do not.
   void fire_remaining_timers(size_t c, row_batch& out);
+  /// Every timer of `d` link `c` has now fires once, in time order; those
+  /// registered meanwhile are dropped (the final watermark).
+  void fire_listed(size_t c, ops::time_domain d, row_batch& out);
   /// Calls link `c`'s on_timer for (`time`, `d`) into `out`; rows that got
   /// no event time take `time`.
   void call_on_timer(size_t c, int64_t time, ops::time_domain d,

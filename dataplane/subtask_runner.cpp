@@ -166,21 +166,25 @@ void subtask_runner::after_handler() {
 }
 
 void subtask_runner::schedule_timers() {
-  if (phase_ != phase::running)
+  if (phase_ != phase::running || suspended_)
     return; // an ending chain fires its timers as it finishes
   std::optional<int64_t> next;
   guarded([&] { next = chain_->next_processing_timer(); });
   if (!next || (timers_at_ && *timers_at_ <= *next))
     return;
   timers_at_ = next;
-  auto wait = *next - system_ms();
-  port_.schedule_timers(std::chrono::milliseconds{std::max<int64_t>(wait, 0)});
+  // Saturating, and at most a day: a timer at the end of time (a "never"
+  // sentinel) must not overflow the scheduler's clock.
+  constexpr int64_t day_ms = 24 * 3600 * 1000;
+  auto now = system_ms();
+  auto wait = *next <= now ? 0 : (*next - now > day_ms ? day_ms : *next - now);
+  port_.schedule_timers(std::chrono::milliseconds{wait});
 }
 
 void subtask_runner::on_timers() {
   timers_at_.reset();
-  if (phase_ != phase::running)
-    return;
+  if (phase_ != phase::running || suspended_)
+    return; // after a stop's savepoint nothing more leaves (until a batch)
   metered([&] {
     guarded([&] { chain_->on_processing_time(system_ms()); });
     hand_over_collected();
@@ -389,12 +393,13 @@ void subtask_runner::process_end(int32_t channel) {
 
 void subtask_runner::process_watermark(input_event& ev) {
   marks_seen_ = true;
-  suspended_ = false;
   apply(valve_.on_mark(ev.channel, std::get<watermark_mark>(ev.body)));
   give_back(ev); // as a batch's: after it was processed
 }
 
 void subtask_runner::apply(const valve_change& change) {
+  if (suspended_)
+    return; // a stop's savepoint was taken: event time stays
   if (change.advanced)
     chain_->on_input_watermark(*change.advanced);
   // A chain that makes its own watermarks sends those instead.
@@ -408,8 +413,8 @@ void subtask_runner::apply(const valve_change& change) {
 }
 
 void subtask_runner::generate_watermark(bool end) {
-  if (!chain_->makes_watermarks())
-    return;
+  if (!chain_->makes_watermarks() || suspended_)
+    return; // after a stop's savepoint its event time stays where it was
   auto now = clock_();
   auto& spec = chain_->watermarks();
   if (chain_->stamped_rows() != stamped_seen_) {

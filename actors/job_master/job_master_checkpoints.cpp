@@ -179,7 +179,11 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
     st.requests.refuse(id, make_error(errc::timeout,
                                       fmt::format("checkpoint {} expired", id)));
   }
-  if (auto id = st.checkpoints->trigger(now)) {
+  // None while a stop is under way: a plain barrier after the stop's would
+  // end its suspension, and the job would drain (docs/event-time.md §
+  // Stopping and resuming).
+  auto id = st.stop.busy() ? std::nullopt : st.checkpoints->trigger(now);
+  if (id) {
     st.checkpoint_stats.triggered(*id, false,
                                   static_cast<int32_t>(st.scheduler->graph().size()),
                                   now_ms());

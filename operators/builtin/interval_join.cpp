@@ -303,8 +303,8 @@ public:
       // The row time whose cleanup time this is, if any.
       auto lag = left ? std::max<int64_t>(bounds_.upper_ms, 0)
                       : std::max<int64_t>(-bounds_.lower_ms, 0);
-      if (time == highest && lag > 0)
-        continue; // a saturated cleanup time: such rows go with the state
+      if ((time == highest && lag > 0) || time < lowest + lag)
+        continue; // no row's cleanup time (saturated, or before any)
       (left ? *left_ : *right_).remove(key, time - lag);
     }
   }

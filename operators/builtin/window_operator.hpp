@@ -191,6 +191,7 @@ private:
         starts_of_->clear();
         forget_session(key, end);
       }
+      keyed_->set_current_key({}); // the key's string goes with the erase
       i = pending_.erase(i);
     }
   }
