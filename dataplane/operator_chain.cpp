@@ -293,9 +293,13 @@ void operator_chain::process(size_t gate, row_batch& batch) {
   link.rows_in += static_cast<int64_t>(batch.rows);
   call(0, [&] { link.transform->process_input(gate, batch, out); });
   batch.clear();
-  link.rows_out += static_cast<int64_t>(out.rows);
-  stamp(0, out);
-  push(out, 1, false);
+  pass_on(0, out);
+}
+
+void operator_chain::pass_on(size_t c, row_batch& batch) {
+  links_[c].rows_out += static_cast<int64_t>(batch.rows);
+  stamp(c, batch);
+  push(batch, c + 1, false);
 }
 
 void operator_chain::push(row_batch& batch, size_t first, bool partial) {
@@ -359,16 +363,14 @@ void operator_chain::fire(size_t from, size_t to, int64_t wm) {
     if (link.timers) {
       link.timers->advance_watermark(wm);
       if (wm == std::numeric_limits<int64_t>::max())
-        fire_listed(c, ops::time_domain::event_time, fired); // the end
+        fire_listed(c, ops::time_domain::event_time, // the end
+                    timers_of(c, ops::time_domain::event_time), fired);
       else
         fire_timers(c, ops::time_domain::event_time, wm, fired);
     }
     call(c, [&] { link.transform->on_watermark(wm, fired); });
-    if (fired.rows == 0)
-      continue;
-    link.rows_out += static_cast<int64_t>(fired.rows);
-    stamp(c, fired);
-    push(fired, c + 1, false);
+    if (fired.rows > 0)
+      pass_on(c, fired);
   }
   deliver_side_outputs();
 }
@@ -397,11 +399,9 @@ void operator_chain::fire_timers(size_t c, ops::time_domain d, int64_t t,
 }
 
 void operator_chain::fire_listed(size_t c, ops::time_domain d,
-                                 row_batch& out) {
+                                 const timer_list& listed, row_batch& out) {
   auto& timers = *links_[c].timers;
-  std::vector<std::pair<int64_t, std::string>> now;
-  call(c, [&] { now = timers.all(d); });
-  for (auto& [time, key] : now) {
+  for (auto& [time, key] : listed) {
     bool present = false;
     call(c, [&, &time = time, &key = key] { present = timers.take(d, time, key); });
     if (present)
@@ -412,23 +412,21 @@ void operator_chain::fire_listed(size_t c, ops::time_domain d,
   call(c, [&] { timers.clear(d); });
 }
 
+operator_chain::timer_list operator_chain::timers_of(size_t c,
+                                                     ops::time_domain d) {
+  timer_list out;
+  call(c, [&] { out = links_[c].timers->all(d); });
+  return out;
+}
+
 void operator_chain::fire_remaining_timers(size_t c, row_batch& out) {
-  auto& timers = *links_[c].timers;
-  timers.advance_watermark(std::numeric_limits<int64_t>::max());
+  links_[c].timers->advance_watermark(std::numeric_limits<int64_t>::max());
   // Both lists as they are now: timers that event-time callbacks register
   // do not fire either.
-  std::vector<std::pair<int64_t, std::string>> processing;
-  call(c, [&] { processing = timers.all(ops::time_domain::processing_time); });
-  fire_listed(c, ops::time_domain::event_time, out);
-  for (auto& [time, key] : processing) {
-    bool present = false;
-    call(c, [&, &time = time, &key = key] {
-      present = timers.take(ops::time_domain::processing_time, time, key);
-    });
-    if (present)
-      call_on_timer(c, time, ops::time_domain::processing_time, out);
-  }
-  call(c, [&] { timers.clear(ops::time_domain::processing_time); });
+  auto processing = timers_of(c, ops::time_domain::processing_time);
+  fire_listed(c, ops::time_domain::event_time,
+              timers_of(c, ops::time_domain::event_time), out);
+  fire_listed(c, ops::time_domain::processing_time, processing, out);
 }
 
 std::optional<int64_t> operator_chain::next_processing_timer() {
@@ -453,11 +451,8 @@ void operator_chain::on_processing_time(int64_t now) {
       continue;
     row_batch fired(link.output);
     fire_timers(c, ops::time_domain::processing_time, now, fired);
-    if (fired.rows == 0)
-      continue;
-    link.rows_out += static_cast<int64_t>(fired.rows);
-    stamp(c, fired);
-    push(fired, c + 1, false);
+    if (fired.rows > 0)
+      pass_on(c, fired);
   }
   deliver_side_outputs();
 }
@@ -515,9 +510,7 @@ void operator_chain::finish(bool drain) {
     if (link.timers)
       fire_remaining_timers(c, tail);
     call(c, [&] { link.transform->finish(tail); });
-    link.rows_out += static_cast<int64_t>(tail.rows);
-    stamp(c, tail);
-    push(tail, c + 1, false);
+    pass_on(c, tail);
   }
   deliver_side_outputs();
   for (auto& g : gates_)

@@ -150,9 +150,17 @@ private:
   /// At the end of the input: every timer link `c` has now fires once,
   /// event time first; timers registered meanwhile do not.
   void fire_remaining_timers(size_t c, row_batch& out);
-  /// Every timer of `d` link `c` has now fires once, in time order; those
-  /// registered meanwhile are dropped (the final watermark).
-  void fire_listed(size_t c, ops::time_domain d, row_batch& out);
+  /// Timers as (time, key), in time order.
+  using timer_list = std::vector<std::pair<int64_t, std::string>>;
+  /// Link `c`'s timers of `d` now.
+  timer_list timers_of(size_t c, ops::time_domain d);
+  /// Each of `listed` that is still there fires once, in order; then every
+  /// timer of `d` link `c` has is dropped (those registered meanwhile).
+  void fire_listed(size_t c, ops::time_domain d, const timer_list& listed,
+                   row_batch& out);
+  /// What link `c` emitted (`batch`) leaves it: counted, stamped and
+  /// pushed through the links after it.
+  void pass_on(size_t c, row_batch& batch);
   /// Calls link `c`'s on_timer for (`time`, `d`) into `out`; rows that got
   /// no event time take `time`.
   void call_on_timer(size_t c, int64_t time, ops::time_domain d,
