@@ -104,8 +104,12 @@ public:
   void process(row_batch& in, row_batch& out, bool partial) override {
     auto& keys = partial ? out_keys_ : keys_;
     if (spec_.processing_time && in.rows > 0) {
-      // The clock when the batch arrived is each row's time here.
-      auto now = timers_->current_processing_time();
+      // The clock when the batch arrived is each row's time here, past the
+      // windows already fired: in the millisecond a window fired, a row
+      // belongs to the next one (nothing is late in processing time).
+      auto now = std::max(timers_->current_processing_time(),
+                          watermark_ < window_highest ? watermark_ + 1
+                                                      : watermark_);
       in.times.assign(in.rows, now);
     }
     for (size_t r = 0; r < in.rows; ++r) {
