@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cxxopts.hpp>
 
@@ -11,6 +12,7 @@
 #include "cli/user_code.hpp"
 #include "config/config.hpp"
 #include "messages/errors.hpp"
+#include "operators/registry.hpp"
 #include "plan/chaining.hpp"
 
 namespace weir::cli {
@@ -20,8 +22,11 @@ cxxopts::Options info_flags() {
                         "Print the execution plan of a job: vertices, "
                         "operator chains and edges. weir's flags go anywhere "
                         "after 'info'; --PARAM VALUE after the spec sets the "
-                        "spec's parameter PARAM.");
-  opts.custom_help("SPEC [OPTIONS] [--PARAM VALUE ...]");
+                        "spec's parameter PARAM. Without a spec, --libjars "
+                        "LIB lists the library's operators (their roles and "
+                        "declared parameters: type, default, description) "
+                        "and drivers.");
+  opts.custom_help("SPEC [OPTIONS] [--PARAM VALUE ...] | --libjars LIB");
   opts.add_options()
     ("p,parallelism", "parallelism of the vertices that set none "
      "(parallelism.default; default: the spec's)", cxxopts::value<int32_t>())
@@ -32,12 +37,72 @@ cxxopts::Options info_flags() {
   return opts;
 }
 
+namespace {
+
+std::string roles_of(const ops::operator_factory& f) {
+  std::vector<std::string> roles;
+  if (f.make_source)
+    roles.emplace_back("source");
+  if (f.make_transform)
+    roles.emplace_back(f.two_inputs ? "two-input transform" : "transform");
+  if (f.make_sink)
+    roles.emplace_back("sink");
+  return fmt::format("{}", fmt::join(roles, ", "));
+}
+
+/// `weir info --libjars LIB` without a spec: what the libraries offer,
+/// with the parameters their operators declare.
+int list_library(const prepared_code& user) {
+  auto& builtin = ops::registry::builtin();
+  auto& reg = *user.operators;
+  for (auto& lib : user.code.libraries)
+    fmt::print("Library {}\n", lib.origin);
+  size_t listed = 0;
+  for (auto& name : reg.names()) {
+    if (builtin.has_own(name))
+      continue;
+    auto& f = *reg.find(name);
+    ++listed;
+    fmt::print("Operator {} ({})\n", name, roles_of(f));
+    if (f.declared_params.empty())
+      fmt::print("  parameters: none declared\n");
+    for (auto& p : f.declared_params)
+      fmt::print("  {} ({}, {}): {}\n", p.name, p.type,
+                 p.required ? "required"
+                            : "default " + (p.fallback.empty()
+                                               ? std::string{"none"}
+                                               : p.fallback),
+                 p.description);
+  }
+  for (auto& name : reg.driver_names()) {
+    ++listed;
+    fmt::print("Driver {} (weir run -D -c {} LIBRARY)\n", name, name);
+  }
+  if (listed == 0)
+    fmt::print("(no operators or drivers)\n");
+  return exit_ok;
+}
+
+} // namespace
+
 int info_action(const std::vector<std::string>& args) {
   auto opts = info_flags();
   int code = exit_ok;
-  auto cmd = parse_job_command("info", opts, args, code);
+  auto cmd = parse_job_command("info", opts, args, code, {}, true);
   if (!cmd)
     return code;
+  if (cmd->args.spec_path.empty()) {
+    if (cmd->flags.count("libjars") == 0) {
+      fmt::print(stderr, "weir info: missing job spec, or --libjars LIB to "
+                         "list a library's operators (see weir info "
+                         "--help)\n");
+      return exit_bad_input;
+    }
+    auto user = prepare_user_code("info", cmd->flags);
+    if (!user)
+      return exit_bad_input;
+    return list_library(*user);
+  }
   auto cfg = load_config("weir info", cmd->flags);
   if (!cfg)
     return exit_bad_input;

@@ -13,7 +13,7 @@ namespace weir::cli {
 std::optional<job_command>
 parse_job_command(const std::string& action, cxxopts::Options& opts,
                   const std::vector<std::string>& args, int& exit_code,
-                  const std::string& more_help) {
+                  const std::string& more_help, bool spec_optional) {
   exit_code = exit_bad_input;
   job_args ja;
   if (auto err = split_job_args(action, args, flag_table{opts}, ja)) {
@@ -30,7 +30,7 @@ parse_job_command(const std::string& action, cxxopts::Options& opts,
       exit_code = exit_ok;
       return std::nullopt;
     }
-    if (ja.spec_path.empty()) {
+    if (ja.spec_path.empty() && !spec_optional) {
       fmt::print(stderr, "weir {}: missing job spec (see weir {} --help)\n",
                  action, action);
       return std::nullopt;

@@ -21,11 +21,13 @@ struct job_command {
 /// Parses a job action's command line with `opts` (weir's flags anywhere
 /// after the action, job parameters after the spec). Returns the command,
 /// or nothing after printing the help followed by `more_help` (`exit_code`
-/// = 0) or a one-line error (`exit_code` = 2).
+/// = 0) or a one-line error (`exit_code` = 2). A missing spec is an error
+/// unless `spec_optional` (the command's spec_path is then empty).
 std::optional<job_command>
 parse_job_command(const std::string& action, cxxopts::Options& opts,
                   const std::vector<std::string>& args, int& exit_code,
-                  const std::string& more_help = "");
+                  const std::string& more_help = "",
+                  bool spec_optional = false);
 
 /// The job's default parallelism: `-p` (which sets parallelism.default in
 /// `cfg`), else parallelism.default from `-D` or the configuration file,

@@ -2,8 +2,27 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 namespace weir {
+
+const vertex_metrics& job_result::vertex(const std::string& vertex_id) const {
+  for (auto& v : metrics.vertices)
+    if (v.vertex == vertex_id)
+      return v;
+  throw std::out_of_range("job " + id.to_string() + " has no vertex '"
+                          + vertex_id + "'");
+}
+
+int64_t job_result::counter(const std::string& vertex_id,
+                            const std::string& counter_name) const {
+  auto& v = vertex(vertex_id);
+  auto i = v.counters.find(counter_name);
+  if (i == v.counters.end())
+    throw std::out_of_range("job " + id.to_string() + ": vertex '" + vertex_id
+                            + "' has no counter '" + counter_name + "'");
+  return i->second;
+}
 
 bool operator==(const job_result& a, const job_result& b) {
   return a.id == b.id && a.name == b.name && a.state == b.state

@@ -130,6 +130,28 @@ struct job_result {
   /// A driver job that failed because its driver returned a status other
   /// than 0: that status (the application's exit status); else 0.
   int32_t exit_status = 0;
+
+  /// Whether the job ended FINISHED.
+  bool finished() const { return state == job_state::finished; }
+  /// From its start to its end, in milliseconds.
+  int64_t runtime_ms() const { return end_time_ms - start_time_ms; }
+  /// The rows collect sink `sink` gathered (by its step's name); throws
+  /// std::out_of_range naming the sinks the job has.
+  table_view table(const std::string& sink) const& {
+    return table_view{table_of(collected, sink)};
+  }
+  /// Of a temporary result, the view owns the table.
+  table_view table(const std::string& sink) && {
+    return table_view{
+      std::move(const_cast<collected_table&>(table_of(collected, sink)))};
+  }
+  /// Vertex `vertex_id`'s records and counters; throws std::out_of_range
+  /// naming it when the job has none.
+  const vertex_metrics& vertex(const std::string& vertex_id) const;
+  /// The counter `name` of vertex `vertex_id` (e.g. counter("tokens",
+  /// "bad_lines")); throws std::out_of_range when its operator registered
+  /// no such counter (a typo, or a job that failed before it opened).
+  int64_t counter(const std::string& vertex_id, const std::string& name) const;
 };
 
 template <class Inspector>

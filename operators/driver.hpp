@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/job_result.hpp"
 #include "messages/record.hpp"
 
 namespace weir::plugin {
@@ -43,59 +44,6 @@ inline std::string cannot_travel(const job_definition& job) {
            "embedded cluster";
 }
 
-/// One vertex of an ended job: its records (summed over its subtasks and
-/// the job's attempts; a source's in are those it read, a sink's out those
-/// it wrote) and its operator's user counters (ops::counter).
-struct vertex_outcome {
-  std::string id;
-  int64_t records_in = 0;
-  int64_t records_out = 0;
-  /// By name; a counter the operator registered is here even at 0.
-  std::map<std::string, int64_t> counters;
-};
-
-/// How a job ended, as its driver sees it.
-struct job_outcome {
-  std::string id;
-  /// Flink's state name: FINISHED, FAILED or CANCELED.
-  std::string state;
-  /// Why it failed, else empty.
-  std::string error;
-  /// What its `collect` sinks gathered.
-  std::vector<record> records;
-  /// From its start to its end, in milliseconds.
-  int64_t runtime_ms = 0;
-  /// Records in and out of the whole job (its sources' in, its sinks' out).
-  int64_t records_in = 0;
-  int64_t records_out = 0;
-  /// Every vertex, in the job's order.
-  std::vector<vertex_outcome> vertices;
-
-  bool finished() const { return state == "FINISHED"; }
-
-  /// Vertex `id`; throws std::out_of_range naming it when the job has none.
-  const vertex_outcome& vertex(const std::string& vertex_id) const {
-    for (auto& v : vertices)
-      if (v.id == vertex_id)
-        return v;
-    throw std::out_of_range("job " + id + " has no vertex '" + vertex_id
-                            + "'");
-  }
-
-  /// The counter `name` of vertex `vertex_id` (e.g. counter("tokens",
-  /// "bad_lines")); throws std::out_of_range when its operator registered
-  /// no such counter (a typo, or a job that failed before the operator
-  /// opened).
-  int64_t counter(const std::string& vertex_id, const std::string& name) const {
-    auto& v = vertex(vertex_id);
-    auto i = v.counters.find(name);
-    if (i == v.counters.end())
-      throw std::out_of_range("job " + id + ": vertex '" + vertex_id
-                              + "' has no counter '" + name + "'");
-    return i->second;
-  }
-};
-
 /// What a driver can do: read its arguments and attached files, submit jobs
 /// and wait for them, print to the application's output.
 class driver_context {
@@ -127,15 +75,18 @@ public:
     return submit(job.spec_json, priority);
   }
 
-  /// Waits until job `id` has ended.
-  virtual job_outcome wait(const std::string& id) = 0;
+  /// Waits until job `id` has ended: its result, the type a host program's
+  /// cluster_client gets (state, error, counters, one table of rows per
+  /// collect sink: job_result::table); a job that did not finish comes
+  /// back with empty tables.
+  virtual job_result wait(const std::string& id) = 0;
 
   /// Submits and waits; throws std::runtime_error when the job did not
   /// finish.
-  job_outcome run(const std::string& spec_json) {
+  job_result run(const std::string& spec_json) {
     return finished(wait(submit(spec_json)));
   }
-  job_outcome run(const job_definition& job) {
+  job_result run(const job_definition& job) {
     return finished(wait(submit(job)));
   }
 
@@ -143,11 +94,12 @@ public:
   virtual void print(const std::string& line) = 0;
 
 private:
-  static job_outcome finished(job_outcome outcome) {
-    if (!outcome.finished())
-      throw std::runtime_error("job " + outcome.id + " ended "
-                               + outcome.state + ": " + outcome.error);
-    return outcome;
+  static job_result finished(job_result result) {
+    if (!result.finished())
+      throw std::runtime_error("job " + result.id.to_string() + " ended "
+                               + std::string{to_string(result.state)} + ": "
+                               + result.error);
+    return result;
   }
 };
 

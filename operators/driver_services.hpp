@@ -20,7 +20,7 @@ public:
     = 0;
 
   /// Blocks until job `id` has ended.
-  virtual plugin::job_outcome wait(const std::string& id) = 0;
+  virtual job_result wait(const std::string& id) = 0;
 
   /// A line of the application's output, handed to the driver job's
   /// JobMaster at once (an attached client streams it).

@@ -32,7 +32,7 @@ struct operator_error : std::runtime_error {
 /// operator keeps the handle from open() and counts in its hot path (an
 /// add, no lookup). The runtime sums it over the vertex's subtasks and the
 /// job's attempts, shows it as `Counter <vertex>.<name>: <value>` and hands
-/// it to drivers (job_outcome::counter). Not thread-safe, like the
+/// it to drivers and hosts (job_result::counter). Not thread-safe, like the
 /// operator's other calls: count from the thread that calls the operator.
 class counter {
 public:

@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -33,7 +34,7 @@
 
 /// Changes whenever the operator interfaces or this API change
 /// incompatibly; a library built against another version is refused.
-#define WEIR_PLUGIN_API_VERSION 5
+#define WEIR_PLUGIN_API_VERSION 6
 
 namespace weir::plugin {
 
@@ -104,11 +105,34 @@ private:
   emit_function emit_;
 };
 
+/// A declared parameter's default as text ("" when none).
+inline std::string fallback_text(const param_decl& d) {
+  struct text {
+    std::string operator()(std::monostate) const { return {}; }
+    std::string operator()(int64_t x) const { return std::to_string(x); }
+    std::string operator()(double x) const {
+      std::ostringstream out; // shortest form: 0.5, not 0.500000
+      out << x;
+      return out.str();
+    }
+    std::string operator()(bool x) const { return x ? "true" : "false"; }
+    std::string operator()(const std::string& x) const {
+      return "'" + x + "'";
+    }
+  };
+  return std::visit(text{}, d.fallback);
+}
+
 /// A factory whose `validate` checks the declared parameters.
 inline ops::operator_factory declared(const std::string& name,
                                       const std::vector<param_decl>& params) {
   ops::operator_factory f;
   f.name = name;
+  for (auto& d : params)
+    f.declared_params.push_back(ops::param_doc{d.spec.name, d.type,
+                                               d.spec.required,
+                                               fallback_text(d),
+                                               d.description});
   f.validate = [name, specs = args::specs(params)](const ops::params& p,
                                                    ops::role) {
     return ops::check_params(name, p, specs);

@@ -38,6 +38,18 @@ enum class sink_guarantee {
   discarded,
 };
 
+/// One parameter an operator declares (plugin_params.hpp), as `weir info
+/// --libjars LIB` lists it.
+struct param_doc {
+  std::string name;
+  /// "int64", "double", "bool" or "string".
+  std::string type;
+  bool required = false;
+  /// An optional parameter's default, as text ("" when none).
+  std::string fallback;
+  std::string description;
+};
+
 /// How to build and check one named operator.
 struct operator_factory {
   std::string name;
@@ -55,6 +67,8 @@ struct operator_factory {
   /// before it checks them, so workers open what the client checked; a
   /// sink's may not name a source's.
   std::vector<std::string> path_params;
+  /// The parameters it declares, for listings (empty: none declared).
+  std::vector<param_doc> declared_params;
   /// Keyed aggregations: partial aggregates of this operator can be combined
   /// before a hash exchange (count, sum, min, max).
   bool combinable = false;

@@ -80,4 +80,34 @@ std::vector<collected_table> collected_results::take_all() {
   return out;
 }
 
+std::vector<collected_table>
+one_table_per_sink(std::vector<collected_table> tables, const job_graph& g) {
+  std::vector<collected_table> out;
+  for (auto& v : g.vertices) {
+    if (v.op != "collect")
+      continue;
+    collected_table t;
+    t.sink = v.id;
+    for (auto& e : g.edges)
+      if (e.to == v.id) {
+        t.fields = rows_of(g, e);
+        break;
+      }
+    t.rows.reset(t.fields);
+    for (auto& part : tables)
+      if (part.sink == v.id) {
+        if (t.rows.rows == 0)
+          t = std::move(part);
+        else
+          t.rows.append(part.rows);
+        part.sink.clear(); // taken
+      }
+    out.push_back(std::move(t));
+  }
+  for (auto& part : tables)
+    if (!part.sink.empty())
+      out.push_back(std::move(part));
+  return out;
+}
+
 } // namespace weir

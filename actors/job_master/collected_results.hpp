@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "messages/collected_rows.hpp"
+#include "messages/job_graph.hpp"
 
 namespace weir {
 
@@ -60,5 +61,11 @@ private:
   /// Subtask → rows covered, of the last completed checkpoint.
   std::map<int32_t, size_t> committed_;
 };
+
+/// `tables` as a job's result holds them: one per collect sink of `g`, in
+/// the graph's order (an empty one, of the sink's schema, for a sink that
+/// received nothing), then the others (a driver's printed lines).
+std::vector<collected_table>
+one_table_per_sink(std::vector<collected_table> tables, const job_graph& g);
 
 } // namespace weir

@@ -46,7 +46,8 @@ void finalize(self_ptr self) {
   result.start_time_ms = st.start_time_ms;
   result.end_time_ms = now_ms();
   result.metrics = job_metrics(self);
-  result.collected = st.collected.take_all();
+  result.collected = one_table_per_sink(st.collected.take_all(),
+                                        st.scheduler->graph().graph());
   if (result.state == job_state::failed)
     result.exit_status = st.driver_exit_status;
   free_job_everywhere(self);

@@ -61,11 +61,13 @@ int top_words(driver_context& ctx) {
   int n = ctx.args().size() > 1 ? std::stoi(ctx.args()[1]) : 10;
   auto counted = ctx.run(word_count(std::filesystem::absolute(input)));
   std::string lines;
-  for (auto& r : counted.records)
-    lines += r.key + "\t" + std::to_string(r.num) + "\n";
+  // Rows by field name and type: the count step emits (key, value).
+  for (auto row : counted.table("out"))
+    lines += row.get<std::string>("key") + "\t"
+             + std::to_string(row.get<int64_t>("value")) + "\n";
   auto top = ctx.run(top_job(lines, n));
-  for (auto& r : top.records)
-    ctx.print(r.key + "\t" + std::to_string(r.num));
+  for (auto row : top.table("out"))
+    ctx.print(row.line());
   return 0;
 }
 

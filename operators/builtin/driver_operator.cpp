@@ -34,7 +34,7 @@ public:
     return services_.submit(spec_json, priority);
   }
 
-  plugin::job_outcome wait(const std::string& id) override {
+  job_result wait(const std::string& id) override {
     return services_.wait(id);
   }
 

@@ -100,7 +100,7 @@ TEST_CASE("libraries that cannot be used are refused with the file and "
   CHECK(old.exit_code == 2);
   CHECK(old.err == fmt::format("weir run: --libjars: library '{}' was built "
                                "against weir API version 0, this weir has "
-                               "version 5 (weir_plugin_api_version)\n",
+                               "version 6 (weir_plugin_api_version)\n",
                                test_plugin("bad_version")));
   // dlerror's mangled name, demangled.
   auto undefined = run_weir({"run", spec, "--libjars", test_plugin("undefined")});
@@ -287,6 +287,39 @@ TEST_CASE("a user operator gets its declared parameters typed") {
   CHECK(given.exit_code == 0);
   CHECK(given.out == "at 0/1 attempt 0 0.500000 true: a\n"
                      "at 0/1 attempt 0 0.500000 true: b\n");
+}
+
+TEST_CASE("weir info --libjars lists a library's operators with their "
+          "declared parameters, and its drivers") {
+  auto r = run_weir({"info", "--libjars", example_ops()});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind(fmt::format("Library {}\n", example_ops()), 0) == 0);
+  CHECK(r.out.find("Operator longer_than (transform)\n"
+                   "  min (int64, required): shortest length kept\n")
+        != std::string::npos);
+  CHECK(r.out.find("Operator known_words (transform)\n"
+                   "  list (string, required): attached file (--file), one "
+                   "word a line\n"
+                   "  invert (bool, default false): keep the records not in "
+                   "the list\n")
+        != std::string::npos);
+  CHECK(r.out.find("Operator running_count (transform)\n"
+                   "  threshold (int64, default 1): smallest count emitted\n")
+        != std::string::npos);
+  CHECK(r.out.find("Operator upper (transform)\n  parameters: none "
+                   "declared\n")
+        != std::string::npos);
+  // Built-in operators are not the library's.
+  CHECK(r.out.find("Operator sequence") == std::string::npos);
+  auto drivers = run_weir({"info", "--libjars", example_driver()});
+  CHECK(drivers.exit_code == 0);
+  CHECK(drivers.out.find("Driver top_words (weir run -D -c top_words "
+                         "LIBRARY)\n")
+        != std::string::npos);
+  auto nothing = run_weir({"info"});
+  CHECK(nothing.exit_code == 2);
+  CHECK(nothing.err == "weir info: missing job spec, or --libjars LIB to "
+                       "list a library's operators (see weir info --help)\n");
 }
 
 TEST_CASE("bad parameters of user operators are refused before anything "

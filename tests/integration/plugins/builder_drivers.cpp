@@ -25,8 +25,8 @@ int travelling(driver_context& ctx) {
     .map("key_mod", {{"modulus", "1"}})
     .key_by().sum("value").name("total")
     .collect();
-  for (auto& r : ctx.run(job.build()).records)
-    ctx.print(r.key + "\t" + std::to_string(r.num));
+  for (auto row : ctx.run(job.build()).table("collect"))
+    ctx.print(row.line());
   return 0;
 }
 

@@ -34,8 +34,8 @@ const char* sum_job = R"({"name": "sum", "vertices": [
 
 /// Prints the result of the sum job ("0<TAB>500500").
 void print_sum(driver_context& ctx) {
-  for (auto& r : ctx.run(sum_job).records)
-    ctx.print(r.key + "\t" + std::to_string(r.num));
+  for (auto row : ctx.run(sum_job).table("out"))
+    ctx.print(row.line());
 }
 
 void setup(weir::plugin::registrar& r) {
@@ -65,8 +65,9 @@ void setup(weir::plugin::registrar& r) {
     std::ifstream in{ctx.args().at(0)};
     std::stringstream spec;
     spec << in.rdbuf();
-    for (auto& rec : ctx.run(spec.str()).records)
-      ctx.print(rec.key + "\t" + std::to_string(rec.num));
+    for (auto& table : ctx.run(spec.str()).collected)
+      for (auto row : weir::table_view{table})
+        ctx.print(row.line());
     return 0;
   });
   // Waits for an endless job (cancelling the driver must end it), then
@@ -75,7 +76,7 @@ void setup(weir::plugin::registrar& r) {
     auto id = ctx.submit(paced_job("endless", -1));
     ctx.print("waiting for " + id);
     auto outcome = ctx.wait(id);
-    ctx.print("the endless job ended " + outcome.state);
+    ctx.print("the endless job ended " + weir::to_string(outcome.state));
     ctx.submit(paced_job("after the wait", -1));
     return 0;
   });

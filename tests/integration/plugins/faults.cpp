@@ -81,9 +81,9 @@ void setup(weir::plugin::registrar& r) {
     ctx.print("good_lines " + std::to_string(outcome.counter("tokens", "good_lines")));
     ctx.print("tokens " + std::to_string(tokens.records_in) + " in, "
               + std::to_string(tokens.records_out) + " out");
-    ctx.print("job " + std::to_string(outcome.records_in) + " in, "
-              + std::to_string(outcome.records_out) + " out");
-    ctx.print(outcome.runtime_ms >= 0 ? "runtime measured" : "no runtime");
+    ctx.print("job " + std::to_string(outcome.metrics.records_in) + " in, "
+              + std::to_string(outcome.metrics.records_out) + " out");
+    ctx.print(outcome.runtime_ms() >= 0 ? "runtime measured" : "no runtime");
     try {
       outcome.counter("tokens", "bad_line");
     } catch (const std::out_of_range& e) {
