@@ -14,6 +14,7 @@
 
 #include "actors/task_executor/task_executor.hpp"
 #include "client/dispatcher_jobs.hpp"
+#include "client/submission.hpp"
 #include "ha/gateway.hpp"
 #include "ha/leader_jobs.hpp"
 #include "cluster/mini_cluster.hpp"
@@ -22,7 +23,6 @@
 #include "messages/errors.hpp"
 #include "net/transport.hpp"
 #include "operators/library_loader.hpp"
-#include "plan/job_spec.hpp"
 #include "storage/blob_store.hpp"
 
 namespace weir {
@@ -77,47 +77,23 @@ cluster_client::cluster_client(caf::actor_system& sys,
   service_->jobs = std::move(jobs);
 }
 
-namespace {
-
-/// Reads `path` as a blob of the job (`what`: "library" or "file") into
-/// `blobs`.
-caf::expected<blob_ref>
-read_blob(const std::string& what, const std::string& path,
-          std::vector<std::pair<std::string, std::string>>& blobs) {
-  auto file = storage::read_user_file(path);
-  if (file.not_a_file)
-    return make_error(errc::invalid_job,
-                      what + " '" + path + "' is not a readable file");
-  if (!file.ok())
-    return make_error(errc::invalid_job, what + " '" + path
-                                           + "' cannot be read: "
-                                           + file.read_error);
-  blobs.emplace_back(file.ref.hash, std::move(file.bytes));
-  return file.ref;
-}
-
-} // namespace
-
 caf::expected<job_id> cluster_client::submit(const job_definition& job,
                                              const submit_options& opts) {
   if (!in_process_)
     if (auto why = plugin::cannot_travel(job); !why.empty())
       return make_error(errc::invalid_job, why);
-  auto spec = parse_job_spec_text(job.spec_json, "job '" + job.name + "'");
-  if (!spec)
-    return spec.error();
   user_code code;
   std::vector<std::pair<std::string, std::string>> blobs; // hash, bytes
   std::vector<std::string> paths;
   for (auto& path : opts.libraries) {
-    auto blob = read_blob("library", path, blobs);
+    auto blob = client::read_blob("library", path, blobs);
     if (!blob)
       return blob.error();
     paths.push_back(blob->origin);
     code.libraries.push_back(std::move(*blob));
   }
   for (auto& path : opts.files) {
-    auto blob = read_blob("file", path, blobs);
+    auto blob = client::read_blob("file", path, blobs);
     if (!blob)
       return blob.error();
     code.files.push_back(std::move(*blob));
@@ -130,19 +106,23 @@ caf::expected<job_id> cluster_client::submit(const job_definition& job,
   } catch (const std::exception& e) {
     return make_error(errc::invalid_job, e.what());
   }
-  auto graph = resolve_job_graph(*spec, {}, opts.parallelism, operators);
+  client::job_settings settings;
+  settings.parallelism = opts.parallelism;
+  settings.config = opts.config;
+  settings.savepoint_path = opts.savepoint_path;
+  settings.allow_non_restored_state = opts.allow_non_restored_state;
+  auto graph = client::plan_job(job.spec_json, "job '" + job.name + "'",
+                                settings, *operators);
   if (!graph)
     return graph.error();
   graph->code = std::move(code);
-  return service_->call([&](client::job_service& jobs) -> caf::expected<job_id> {
-    for (auto& [hash, bytes] : blobs)
-      if (auto err = jobs.put_blob(hash, std::move(bytes)))
-        return err;
-    return jobs.submit(*graph);
+  return service_->call([&](client::job_service& jobs) {
+    return client::submit(jobs, *graph, std::move(blobs));
   });
 }
 
-caf::expected<job_result> cluster_client::wait(const job_id& id) {
+caf::expected<job_result> cluster_client::wait(const job_id& id,
+                                               bool partial_rows) {
   // A second at a time, so that other threads' calls get their turn.
   for (;;) {
     auto r = service_->call([&](client::job_service& jobs) {
@@ -150,16 +130,20 @@ caf::expected<job_result> cluster_client::wait(const job_id& id) {
     });
     if (!r)
       return r.error();
-    if (*r)
+    if (*r) {
+      if (!partial_rows)
+        client::drop_partial_rows(**r);
       return std::move(**r);
+    }
   }
 }
 
-caf::expected<job_result> cluster_client::run(const job_definition& job) {
-  auto id = submit(job);
+caf::expected<job_result> cluster_client::run(const job_definition& job,
+                                              const submit_options& opts) {
+  auto id = submit(job, opts);
   if (!id)
     return id.error();
-  return wait(*id);
+  return wait(*id, opts.partial_rows);
 }
 
 caf::expected<job_status> cluster_client::status(const job_id& id) {

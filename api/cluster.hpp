@@ -54,7 +54,7 @@ prepare_remote_actor_system(caf::actor_system_config& cfg,
                             const std::map<std::string, std::string>& config
                             = {});
 
-/// How a job is submitted, besides the job itself.
+/// How a job is submitted, besides the job itself: `weir run`'s flags.
 struct submit_options {
   /// The default parallelism of steps without their own (`-p`).
   std::optional<int32_t> parallelism;
@@ -63,6 +63,19 @@ struct submit_options {
   std::vector<std::string> libraries;
   /// Files attached to the job (`--file`), found by file name.
   std::vector<std::string> files;
+  /// A savepoint or retained checkpoint the job starts from (`-s`; Flink's
+  /// SavepointRestoreSettings): its state must fit the job's steps, named
+  /// as when it was taken (stream::name).
+  std::string savepoint_path;
+  /// State of the savepoint that no step claims is skipped instead of
+  /// refused (`-n`, --allowNonRestoredState).
+  bool allow_non_restored_state = false;
+  /// Configuration keys of the job (`-D`, as a spec's "config"), e.g.
+  /// {"restart-strategy.type", "none"}; keys a job may not set are refused.
+  std::map<std::string, std::string> config;
+  /// For run(): keep the rows a job that did not finish had collected
+  /// (wait()'s `partial_rows`).
+  bool partial_rows = false;
 };
 
 /// A cluster the host talks to: one in this process through its
@@ -87,12 +100,16 @@ public:
                                const submit_options& opts = {});
 
   /// Blocks until job `id` has ended; its result (state, error, counters,
-  /// collected records). A session cluster's jobmanager that goes away
-  /// meanwhile is `errc::peer_lost`.
-  [[nodiscard]] caf::expected<job_result> wait(const job_id& id);
+  /// one table of rows per collect sink: job_result::table). A job that
+  /// did not finish comes back with empty tables unless `partial_rows`.
+  /// A session cluster's jobmanager that goes away meanwhile is
+  /// `errc::peer_lost` (with standbys or etcd: the new leader is followed).
+  [[nodiscard]] caf::expected<job_result> wait(const job_id& id,
+                                               bool partial_rows = false);
 
   /// submit, then wait.
-  [[nodiscard]] caf::expected<job_result> run(const job_definition& job);
+  [[nodiscard]] caf::expected<job_result>
+  run(const job_definition& job, const submit_options& opts = {});
 
   [[nodiscard]] caf::expected<job_status> status(const job_id& id);
   [[nodiscard]] caf::expected<cancel_outcome> cancel(const job_id& id);

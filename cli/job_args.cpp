@@ -138,17 +138,4 @@ caf::expected<std::string> newest_checkpoint(const std::string& dir) {
   return best;
 }
 
-caf::error check_restore_file(std::string& path, savepoint_data* data) {
-  path = std::filesystem::absolute(path).lexically_normal().string();
-  if (auto problem = special_file_problem(path); !problem.empty())
-    return make_error(errc::invalid_config,
-                      fmt::format("{}: {}", path, problem));
-  auto sp = storage::read_savepoint(path);
-  if (!sp)
-    return std::move(sp.error());
-  if (data != nullptr)
-    *data = std::move(*sp);
-  return {};
-}
-
 } // namespace weir::cli

@@ -8,6 +8,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "client/submission.hpp"
 #include "messages/checkpoint.hpp"
 #include "messages/job_graph.hpp"
 
@@ -54,10 +55,7 @@ struct job_args {
 newest_checkpoint(const std::string& dir);
 
 /// Checks a savepoint or checkpoint file a job is to start from (`-s`,
-/// `-r`) and makes `path` absolute: the jobmanager reads it. Returns the
-/// one-line problem: missing, not a regular file (a FIFO would block the
-/// reader), not a savepoint. With `data`, the savepoint read goes there.
-[[nodiscard]] caf::error check_restore_file(std::string& path,
-                                            savepoint_data* data = nullptr);
+/// `-r`): the C++ API's check (client/submission.hpp).
+using client::check_restore_file;
 
 } // namespace weir::cli

@@ -2,16 +2,15 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <optional>
 #include <stdexcept>
 
 #include <caf/actor_system.hpp>
-#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include <fmt/format.h>
 
-#include "plan/job_spec.hpp"
+#include "client/dispatcher_jobs.hpp"
+#include "client/submission.hpp"
 #include "messages/errors.hpp"
 #include "operators/library_loader.hpp"
 
@@ -26,8 +25,7 @@ public:
   driver_client(caf::actor_system& sys, dispatcher_actor dispatcher,
                 job_master_actor jm, const task_deployment& driver,
                 const local_code& code)
-    : sys_(sys),
-      dispatcher_(std::move(dispatcher)),
+    : jobs_(sys, std::move(dispatcher)),
       jm_(std::move(jm)),
       attempt_(driver.attempt),
       application_(driver.job),
@@ -40,14 +38,17 @@ public:
 
   std::string submit(const std::string& spec_json,
                      plugin::job_priority priority) override {
-    auto spec = parse_job_spec_text(spec_json, "job spec");
-    if (!spec)
-      throw std::runtime_error(describe(spec.error()));
-    std::optional<int32_t> parallelism;
+    // The driver's jobs take the way a host program's take
+    // (client/submission.hpp), its defaults (-p, -s, -n) as settings.
+    client::job_settings settings;
     if (auto p = param("parallelism"); !p.empty())
-      parallelism = std::atoi(p.c_str());
-    auto graph = resolve_job_graph(*spec, {}, parallelism,
-                                   &ops::registry_for(libraries_));
+      settings.parallelism = std::atoi(p.c_str());
+    settings.savepoint_path = param("savepoint");
+    settings.allow_non_restored_state = !settings.savepoint_path.empty()
+                                        && param("allow-non-restored")
+                                             == "true";
+    auto graph = client::plan_job(spec_json, "job spec", settings,
+                                  ops::registry_for(libraries_));
     if (!graph)
       throw std::runtime_error(describe(graph.error()));
     graph->code = code_;
@@ -55,52 +56,24 @@ public:
     graph->priority = priority == plugin::job_priority::daemon
                         ? job_priority::daemon
                         : job_priority::normal;
-    if (auto sp = param("savepoint"); !sp.empty()) {
-      graph->config.emplace("execution.savepoint.path", sp);
-      if (param("allow-non-restored") == "true")
-        graph->config.emplace("execution.savepoint.ignore-unclaimed-state",
-                              "true");
-    }
-    caf::scoped_actor self{sys_};
-    std::string id, problem;
-    self->request(dispatcher_, 60s, submit_atom_v, std::move(*graph))
-      .receive([&](job_id x) { id = x.to_string(); },
-               [&](caf::error& err) { problem = describe(err); });
-    if (id.empty())
-      throw std::runtime_error("job rejected: " + problem);
-    return id;
+    auto id = client::submit(jobs_, *graph);
+    if (!id)
+      throw std::runtime_error("job rejected: " + describe(id.error()));
+    return id->to_string();
   }
 
-  plugin::job_outcome wait(const std::string& id) override {
+  job_result wait(const std::string& id) override {
     auto job = job_id::parse(id);
     if (!job)
       throw std::runtime_error("'" + id + "' is not a job id");
-    caf::scoped_actor self{sys_};
     for (;;) {
-      std::optional<job_result> result;
-      std::string problem;
-      // Renewed every second: the Dispatcher answers once the job ended.
-      self->request(dispatcher_, 1s, result_atom_v, *job)
-        .receive([&](job_result& r) { result = std::move(r); },
-                 [&](caf::error& err) {
-                   if (err != caf::sec::request_timeout)
-                     problem = describe(err);
-                 });
-      if (!problem.empty())
-        throw std::runtime_error("cannot wait for job " + id + ": " + problem);
-      if (result) {
-        plugin::job_outcome out;
-        out.id = id;
-        out.state = to_string(result->state);
-        out.error = result->error;
-        out.records = to_records(result->collected);
-        out.runtime_ms = result->end_time_ms - result->start_time_ms;
-        out.records_in = result->metrics.records_in;
-        out.records_out = result->metrics.records_out;
-        for (auto& v : result->metrics.vertices)
-          out.vertices.push_back(plugin::vertex_outcome{
-            v.vertex, v.records_in, v.records_out, v.counters});
-        return out;
+      auto result = jobs_.await_result(*job, 1s);
+      if (!result)
+        throw std::runtime_error("cannot wait for job " + id + ": "
+                                 + describe(result.error()));
+      if (*result) {
+        client::drop_partial_rows(**result);
+        return std::move(**result);
       }
     }
   }
@@ -127,8 +100,8 @@ private:
     return i == defaults_.end() ? std::string{} : i->second;
   }
 
-  caf::actor_system& sys_;
-  dispatcher_actor dispatcher_;
+  /// The driver's cluster, as any client reaches one in its process.
+  client::dispatcher_jobs jobs_;
   job_master_actor jm_;
   execution_attempt_id attempt_;
   job_id application_;
