@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "api/builder_operators.hpp"
 #include "operators/in_process.hpp"
 #include "operators/plugin.hpp"
 
@@ -23,21 +24,16 @@ struct step {
   std::string op;
   ops::params params;
   std::optional<int32_t> parallelism;
-  std::optional<size_t> input;
-  std::string partitioning;
-  std::vector<std::string> key;
-  /// The input's side output it reads ("": the main output).
-  std::string output;
+  /// The edges it reads (none: a source).
+  std::vector<input_edge> inputs;
   /// For in-process steps: what it is ("a map lambda").
   std::string in_process;
   /// Its "watermarks" (empty: none).
   std::map<std::string, std::string> watermarks;
-  /// A join's other input (its params "left" and "right" name both inputs'
-  /// ids at build()).
+  /// A join's two sides: its params "left" and "right" name these steps'
+  /// ids at build().
+  std::optional<size_t> left;
   std::optional<size_t> right;
-  std::string right_partitioning;
-  std::vector<std::string> right_key;
-  std::string right_output;
 };
 
 struct job_plan {
@@ -67,10 +63,7 @@ stream stream::then(std::string op, ops::params p, std::string label) const {
   s.id = label.empty() ? as_label(op) : std::move(label);
   s.op = std::move(op);
   s.params = std::move(p);
-  s.input = step_;
-  s.partitioning = partitioning_;
-  s.key = key_;
-  s.output = output_;
+  s.inputs = ends_;
   plan_->steps.push_back(std::move(s));
   return stream{plan_, plan_->steps.size() - 1};
 }
@@ -79,22 +72,97 @@ stream stream::then_in_process(ops::operator_factory f,
                                std::string what) const {
   auto label = f.name;
   auto next = then(ops::add_in_process_operator(std::move(f)), {}, label);
-  plan_->steps[next.step_].in_process = std::move(what);
+  plan_->steps[next.step("then")].in_process = std::move(what);
   return next;
+}
+
+size_t stream::step(const char* call) const {
+  if (ends_.size() != 1)
+    throw std::logic_error(fmt::format(
+      "{}(): a union of {} streams is not a step; call it on the step "
+      "after the union",
+      call, ends_.size()));
+  return ends_.front().from;
 }
 
 stream stream::with_partitioning(std::string part,
                                  std::vector<std::string> key) const {
   auto copy = *this;
-  copy.partitioning_ = std::move(part);
-  copy.key_ = std::move(key);
+  for (auto& e : copy.ends_) {
+    e.partitioning = part;
+    e.key = key;
+  }
   return copy;
 }
 
 stream stream::side_output(std::string name) const {
   auto copy = *this;
-  copy.output_ = std::move(name);
+  for (auto& e : copy.ends_)
+    e.output = name;
   return copy;
+}
+
+void stream::same_job(const stream& other, const char* call) const {
+  if (other.plan_ != plan_)
+    throw std::invalid_argument(fmt::format(
+      "{}: step '{}' is of another job than step '{}'", call,
+      other.plan_->steps[other.ends_.front().from].id,
+      plan_->steps[ends_.front().from].id));
+}
+
+stream stream::union_with(const stream& other) const {
+  same_job(other, "union_with");
+  auto copy = *this;
+  copy.ends_.insert(copy.ends_.end(), other.ends_.begin(), other.ends_.end());
+  return copy;
+}
+
+connected_streams stream::connect(const stream& other) const {
+  same_job(other, "connect");
+  return connected_streams{*this, other};
+}
+
+namespace {
+
+/// A co-map's two functions: one record in, one out.
+api_ops::co_function as_flat(std::function<record(record&&)> f) {
+  return [f = std::move(f)](record&& r, std::vector<record>& out) {
+    out.push_back(f(std::move(r)));
+  };
+}
+
+} // namespace
+
+stream connected_streams::map(std::function<record(record&&)> first,
+                              std::function<record(record&&)> second,
+                              std::optional<schema> output) const {
+  return flat_map(as_flat(std::move(first)), as_flat(std::move(second)),
+                  std::move(output));
+}
+
+stream connected_streams::flat_map(
+  std::function<void(record&&, std::vector<record>&)> first,
+  std::function<void(record&&, std::vector<record>&)> second,
+  std::optional<schema> output) const {
+  auto both = first_.union_with(second_);
+  if (both.ends_.size() != 2)
+    throw std::invalid_argument("connect: each side must be one stream, not "
+                                "a union");
+  return both.then_in_process(api_ops::co_flat_map(std::move(first),
+                                                   std::move(second),
+                                                   std::move(output)),
+                              "a co-map lambda");
+}
+
+stream stream::key_by(std::function<std::string(const record&)> selector) const {
+  return then_in_process(api_ops::key_selector(std::move(selector)),
+                         "a key selector lambda")
+    .key_by();
+}
+
+stream stream::reduce(std::function<record(record&&, record&&)> f) const {
+  return then_in_process(api_ops::rolling_reduce(std::move(f)),
+                         "a reduce lambda");
 }
 
 stream stream::key_by(std::vector<std::string> fields) const {
@@ -244,7 +312,7 @@ std::string as_duration(std::chrono::milliseconds d) {
 stream stream::watermarks(std::string field,
                           std::chrono::milliseconds max_out_of_orderness,
                           std::chrono::milliseconds idle_timeout) const {
-  auto& w = plan_->steps[step_].watermarks;
+  auto& w = plan_->steps[step("watermarks")].watermarks;
   w = {{"field", std::move(field)},
        {"strategy", "bounded-out-of-orderness"},
        {"max-out-of-orderness", as_duration(max_out_of_orderness)}};
@@ -255,7 +323,7 @@ stream stream::watermarks(std::string field,
 
 stream stream::monotonous_watermarks(std::string field,
                                      std::chrono::milliseconds idle_timeout) const {
-  auto& w = plan_->steps[step_].watermarks;
+  auto& w = plan_->steps[step("monotonous_watermarks")].watermarks;
   w = {{"field", std::move(field)}, {"strategy", "monotonous"}};
   if (idle_timeout.count() != 0)
     w["idle-timeout"] = as_duration(idle_timeout);
@@ -269,17 +337,15 @@ windowed_stream stream::window(const window_assigner& w) const {
 stream stream::interval_join(const stream& other,
                              std::chrono::milliseconds lower,
                              std::chrono::milliseconds upper) const {
-  if (other.plan_ != plan_)
-    throw std::invalid_argument(fmt::format(
-      "interval_join: step '{}' is of another job than step '{}'",
-      other.id(), id()));
-  auto next = then("interval_join", {{"lower", as_duration(lower)},
-                                     {"upper", as_duration(upper)}});
-  auto& s = plan_->steps[next.step_];
-  s.right = other.step_;
-  s.right_partitioning = other.partitioning_;
-  s.right_key = other.key_;
-  s.right_output = other.output_;
+  same_job(other, "interval_join");
+  auto left = step("interval_join");
+  auto right = other.step("interval_join");
+  auto next = union_with(other).then("interval_join",
+                                     {{"lower", as_duration(lower)},
+                                      {"upper", as_duration(upper)}});
+  auto& s = plan_->steps[next.step("interval_join")];
+  s.left = left;
+  s.right = right;
   return next;
 }
 
@@ -320,7 +386,7 @@ stream windowed_stream::aggregate(ops::window_aggregate_function f) const {
   auto next = input_.then_in_process(
     ops::window_function_operator("window", std::move(f)),
     "a window function");
-  next.plan_->steps[next.step_].params = params_;
+  next.plan_->steps[next.step("aggregate")].params = params_;
   return next;
 }
 
@@ -397,19 +463,19 @@ stream stream::to(ops::operator_factory f) const {
 }
 
 stream stream::name(std::string id) const {
-  auto& s = plan_->steps[step_];
+  auto& s = plan_->steps[step("name")];
   s.id = std::move(id);
   s.named = true;
   return *this;
 }
 
 stream stream::parallelism(int32_t p) const {
-  plan_->steps[step_].parallelism = p;
+  plan_->steps[step("parallelism")].parallelism = p;
   return *this;
 }
 
 const std::string& stream::id() const {
-  return plan_->steps[step_].id;
+  return plan_->steps[step("id")].id;
 }
 
 // -- job_builder --------------------------------------------------------------
@@ -438,6 +504,53 @@ stream job_builder::source(const std::string& op, ops::params p) {
   return stream{plan_, plan_->steps.size() - 1};
 }
 
+namespace {
+
+/// The `values` parameter of an `elements` source: a JSON array of
+/// numbers, strings or [key, value] pairs, all of one kind.
+std::string elements_json(const std::vector<record>& records) {
+  if (records.empty())
+    throw std::invalid_argument("from_elements: no elements");
+  auto& first = records.front();
+  nlohmann::json values = nlohmann::json::array();
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto& r = records[i];
+    if (r.is_text != first.is_text || r.key.empty() != first.key.empty())
+      throw std::invalid_argument(fmt::format(
+        "from_elements: element {} is {} with {}, element 0 {} with {}", i,
+        r.key.empty() ? "unkeyed" : "keyed", r.is_text ? "text" : "an int64",
+        first.key.empty() ? "unkeyed" : "keyed",
+        first.is_text ? "text" : "an int64"));
+    nlohmann::json value = r.is_text ? nlohmann::json(r.text)
+                                     : nlohmann::json(r.num);
+    if (r.key.empty())
+      values.push_back(std::move(value));
+    else
+      values.push_back(nlohmann::json::array({r.key, std::move(value)}));
+  }
+  return values.dump();
+}
+
+} // namespace
+
+stream job_builder::from_elements(const std::vector<record>& records) {
+  return source("elements", {{"values", elements_json(records)}});
+}
+
+stream job_builder::from_elements(const std::vector<int64_t>& values) {
+  std::vector<record> records;
+  for (auto v : values)
+    records.push_back(record::integer({}, v));
+  return from_elements(records);
+}
+
+stream job_builder::from_elements(const std::vector<std::string>& values) {
+  std::vector<record> records;
+  for (auto& v : values)
+    records.push_back(record::string({}, v));
+  return from_elements(records);
+}
+
 stream job_builder::read_text_file(std::string path) {
   return source("text_file", {{"path", std::move(path)}});
 }
@@ -451,8 +564,8 @@ stream job_builder::source(ops::operator_factory f) {
   auto label = f.name;
   auto what = fmt::format("a source '{}' of this program", f.name);
   auto s = source(ops::add_in_process_operator(std::move(f)));
-  plan_->steps[s.step_].id = label;
-  plan_->steps[s.step_].in_process = std::move(what);
+  plan_->steps[s.step("source")].id = label;
+  plan_->steps[s.step("source")].in_process = std::move(what);
   return s;
 }
 
@@ -494,8 +607,8 @@ job_definition job_builder::build() const {
     auto& s = plan_->steps[i];
     nlohmann::json v = {{"id", ids[i]}, {"operator", s.op}};
     auto params = s.params;
-    if (s.right && s.input) {
-      params["left"] = ids[*s.input];
+    if (s.left && s.right) {
+      params["left"] = ids[*s.left];
       params["right"] = ids[*s.right];
     }
     if (!params.empty())
@@ -505,24 +618,14 @@ job_definition job_builder::build() const {
     if (!s.watermarks.empty())
       v["watermarks"] = s.watermarks;
     vertices.push_back(std::move(v));
-    if (s.input) {
-      nlohmann::json e = {{"from", ids[*s.input]}, {"to", ids[i]}};
-      if (!s.partitioning.empty())
-        e["partitioning"] = s.partitioning;
-      if (!s.key.empty())
-        e["key"] = s.key;
-      if (!s.output.empty())
-        e["output"] = s.output;
-      edges.push_back(std::move(e));
-    }
-    if (s.right) {
-      nlohmann::json e = {{"from", ids[*s.right]}, {"to", ids[i]}};
-      if (!s.right_partitioning.empty())
-        e["partitioning"] = s.right_partitioning;
-      if (!s.right_key.empty())
-        e["key"] = s.right_key;
-      if (!s.right_output.empty())
-        e["output"] = s.right_output;
+    for (auto& in : s.inputs) {
+      nlohmann::json e = {{"from", ids[in.from]}, {"to", ids[i]}};
+      if (!in.partitioning.empty())
+        e["partitioning"] = in.partitioning;
+      if (!in.key.empty())
+        e["key"] = in.key;
+      if (!in.output.empty())
+        e["output"] = in.output;
       edges.push_back(std::move(e));
     }
     if (!s.in_process.empty())

@@ -37,6 +37,7 @@ using plugin::job_definition;
 
 class job_builder;
 class windowed_stream;
+class connected_streams;
 
 /// Which windows a keyed stream's rows fall into (Flink's
 /// TumblingEventTimeWindows, SlidingEventTimeWindows and
@@ -57,6 +58,14 @@ struct window_assigner {
 
 namespace detail {
 struct job_plan;
+/// How a step reads another: its step index, partitioning ("": the
+/// default), key fields and side output ("": the main one).
+struct input_edge {
+  size_t from = 0;
+  std::string partitioning;
+  std::vector<std::string> key;
+  std::string output;
+};
 } // namespace detail
 
 /// The output of one step of a job: the next step reads it. Steps get the
@@ -73,6 +82,11 @@ public:
   /// "key").
   stream key_by(std::vector<std::string> fields = {}) const;
   stream key_by(std::string field) const;
+  /// By the key `selector` computes from each record (Flink's
+  /// keyBy(KeySelector)): a step sets each record's key, then rows go by
+  /// it. In-process, like a lambda; the input is records (docs/rows.md §
+  /// Compatibility).
+  stream key_by(std::function<std::string(const record&)> selector) const;
   stream rebalance() const;
   stream broadcast() const;
   stream forward() const;
@@ -80,6 +94,16 @@ public:
   /// (Flink's getSideOutput; a window's "late" rows): the next step reads
   /// those. Combine with key_by() and the like after it.
   stream side_output(std::string name) const;
+
+  /// The rows of this stream and of `others` as one stream (Flink's
+  /// union): the next step reads all of them; their schemas must be the
+  /// same (checked at submission, naming both). A union is no step:
+  /// name(), parallelism() and watermarks() on it throw
+  /// std::logic_error. Streams of another job: std::invalid_argument.
+  stream union_with(const stream& other) const;
+  /// This stream and `other`, each read by its own function of one
+  /// co-map or co-flat-map step (Flink's connect + CoMapFunction).
+  connected_streams connect(const stream& other) const;
 
   // -- transforms ---------------------------------------------------------
 
@@ -115,6 +139,10 @@ public:
 
   /// Keyed aggregations (after key_by): one row per key.
   stream count(std::string as = {}) const;
+  /// Flink's rolling reduce (after key_by): each record folded into its
+  /// key's last result by `f` (the earlier first), which is emitted;
+  /// kept in keyed state (checkpoints, savepoints). In-process.
+  stream reduce(std::function<record(record&&, record&&)> f) const;
   stream sum(std::string field, std::string as = {}) const;
   stream min(std::string field, std::string as = {}) const;
   stream max(std::string field, std::string as = {}) const;
@@ -166,7 +194,8 @@ public:
 
   // -- sinks (a sink is a step too: name() and parallelism() apply) --------
 
-  /// Rows handed back with the job's result (job_outcome::records).
+  /// Rows handed back with the job's result (job_result::table, by this
+  /// step's name).
   stream collect() const;
   /// Rows printed on the worker's standard output.
   stream print() const;
@@ -192,21 +221,46 @@ public:
 private:
   friend class job_builder;
   friend class windowed_stream;
+  friend class connected_streams;
   stream(std::shared_ptr<detail::job_plan> plan, size_t step)
-    : plan_(std::move(plan)), step_(step) {}
+    : plan_(std::move(plan)), ends_{detail::input_edge{step, {}, {}, {}}} {}
 
   stream then(std::string op, ops::params p, std::string label = {}) const;
   stream then_in_process(ops::operator_factory f, std::string what) const;
   stream with_partitioning(std::string part,
                            std::vector<std::string> key = {}) const;
+  /// The one step this stream is (a union is none: throws `call` named).
+  size_t step(const char* call) const;
+  /// Throws std::invalid_argument (naming `call`) when `other` is of
+  /// another job.
+  void same_job(const stream& other, const char* call) const;
 
   std::shared_ptr<detail::job_plan> plan_;
-  size_t step_ = 0;
-  /// How the next step reads this one ("" : the default), and which of
-  /// its outputs ("": the main one).
-  std::string partitioning_;
-  std::vector<std::string> key_;
-  std::string output_;
+  /// What the next step reads: one step's output, or several (a union).
+  std::vector<detail::input_edge> ends_;
+};
+
+/// Two streams connected (stream::connect): one step reads both, each
+/// with its own function.
+class connected_streams {
+public:
+  /// Each record of the first stream becomes `first(record)`, each of the
+  /// second `second(record)` (CoMapFunction). `output`: the schema both
+  /// emit (default: the first stream's). In-process.
+  stream map(std::function<record(record&&)> first,
+             std::function<record(record&&)> second,
+             std::optional<schema> output = std::nullopt) const;
+  /// Any number of records each (CoFlatMapFunction).
+  stream flat_map(std::function<void(record&&, std::vector<record>&)> first,
+                  std::function<void(record&&, std::vector<record>&)> second,
+                  std::optional<schema> output = std::nullopt) const;
+
+private:
+  friend class stream;
+  connected_streams(stream first, stream second)
+    : first_(std::move(first)), second_(std::move(second)) {}
+  stream first_;
+  stream second_;
 };
 
 /// A keyed stream cut into windows: each aggregation is one `window` step
@@ -258,6 +312,12 @@ public:
   stream read_text_file(std::string path);
   /// The integers from..to (inclusive), split over the subtasks.
   stream sequence(int64_t from, int64_t to);
+  /// These records (Flink's fromElements), carried in the job's spec (the
+  /// `elements` source): all of one kind, keyed or not, int64 or string
+  /// values; else std::invalid_argument naming the first that differs.
+  stream from_elements(const std::vector<record>& records);
+  stream from_elements(const std::vector<int64_t>& values);
+  stream from_elements(const std::vector<std::string>& values);
   /// A source of this program given as a factory; in-process like a lambda.
   stream source(ops::operator_factory f);
 

@@ -7,6 +7,7 @@
 
 #include "dataplane/crash_note.hpp"
 #include "operators/demangle.hpp"
+#include "operators/in_process.hpp"
 #include "operators/key_codec.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
@@ -61,8 +62,15 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     auto& link = links_[i];
     link.input = i == 0 ? d.input : d.chain[i - 1].output;
     link.output = v.output;
-    link.user = ops::registry::builtin().find(v.op) == nullptr;
-    link.who = fmt::format("vertex '{}' (operator '{}', {})", v.id, v.op,
+    // User code: a library's operator, a program's lambda or named
+    // function (in-process) — its failures name vertex, operator and
+    // subtask alike.
+    link.user = !ops::registry::builtin().has_own(v.op);
+    // An in-process operator by its label ("map#<token>.3" → "map").
+    auto op = ops::is_in_process_name(v.op)
+                ? v.op.substr(0, v.op.find(ops::in_process_mark))
+                : v.op;
+    link.who = fmt::format("vertex '{}' (operator '{}', {})", v.id, op,
                            subtask);
     link.crash_note = fmt::format("{}\toperator '{}' (vertex '{}', {})",
                                   d.attempt.to_string(), v.op, v.id, subtask);

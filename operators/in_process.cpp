@@ -72,7 +72,10 @@ void add_named_operator(operator_factory f) {
 
 std::string unknown_operator(const std::string& name) {
   if (!is_in_process_name(name))
-    return fmt::format("unknown operator '{}'", name);
+    return fmt::format("unknown operator '{}' (not built in: an operator of "
+                       "a user library needs --libjars LIB, and weir info "
+                       "--libjars LIB lists them)",
+                       name);
   return fmt::format("unknown operator '{}': a lambda or in-process operator "
                      "of a program that is not this one (or of an earlier "
                      "run of it); they exist only in the process that built "

@@ -52,6 +52,7 @@ const registry& registry::builtin() {
   static const registry instance = [] {
     registry r;
     r.add(sequence_factory());
+    r.add(elements_factory());
     r.add(generator_factory());
     r.add(text_file_factory());
     r.add(json_lines_factory());

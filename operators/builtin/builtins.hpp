@@ -14,6 +14,7 @@ namespace weir::ops {
 
 /// `sequence` (source): the numbers from..to, split contiguously.
 operator_factory sequence_factory();
+operator_factory elements_factory();
 
 /// `generator` (source): keyed numbers, optionally bounded and rate-limited.
 operator_factory generator_factory();

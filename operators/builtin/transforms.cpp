@@ -29,8 +29,10 @@ std::string check_function(const std::string& op,
     for (const auto& g : table)
       names.push_back(g.name);
     return fmt::format(
-      "parameter 'function': unknown {} function '{}' (known: {})", op,
-      i->second, join_sorted(std::move(names)));
+      "parameter 'function': unknown {} function '{}' (known: {}; an "
+      "operator of a user library is a step of its own: \"operator\": "
+      "\"{}\", in C++ .apply(\"{}\"))",
+      op, i->second, join_sorted(std::move(names)), i->second, i->second);
   }
   auto specs = f->extra_params;
   specs.insert(specs.begin(), param_spec{"function", param_kind::text, true});

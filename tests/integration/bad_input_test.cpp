@@ -77,7 +77,9 @@ TEST_CASE("a missing field is named") {
 TEST_CASE("an unknown operator is named with its vertex") {
   expect_rejected(replace(good_spec, R"("operator": "count")",
                           R"("operator": "frobnicate")"),
-                  "SPEC: vertices[2] ('counts'): unknown operator 'frobnicate'");
+                  "SPEC: vertices[2] ('counts'): unknown operator 'frobnicate' (not "
+                  "built in: an operator of a user library needs --libjars "
+                  "LIB, and weir info --libjars LIB lists them)");
 }
 
 TEST_CASE("an unknown partitioning is named") {

@@ -18,6 +18,11 @@ using namespace weir;
 
 namespace {
 
+/// What every "unknown operator" error adds.
+constexpr const char* unknown_hint
+  = " (not built in: an operator of a user library needs --libjars LIB, "
+    "and weir info --libjars LIB lists them)";
+
 using arg_map = std::map<std::string, std::string>;
 
 /// A fresh directory for this test process's spec files.
@@ -287,13 +292,16 @@ TEST_CASE("operator problems come from the registry") {
                     R"({"from": "src", "to": "words", "partitioning": "forward"},
                        {"from": "words", "to": "out", "partitioning": "forward"})"))
         == "x.json: vertices[1] ('words'): parameter 'function': unknown "
-           "flat_map function 'tokenise' (known: split, tokenize)");
+           "flat_map function 'tokenise' (known: split, tokenize; an operator "
+           "of a user library is a step of its own: \"operator\": "
+           "\"tokenise\", in C++ .apply(\"tokenise\"))");
   CHECK(problem(job(R"({"id": "c", "operator": "count"}, )" + out_v,
                     R"({"from": "c", "to": "out", "partitioning": "forward"})"))
         == "x.json: vertices[0] ('c'): operator 'count' cannot be a source");
   CHECK(problem(job(seq_v + R"(, {"id": "x", "operator": "frobnicate"})",
                     R"({"from": "src", "to": "x", "partitioning": "forward"})"))
-        == "x.json: vertices[1] ('x'): unknown operator 'frobnicate'");
+        == "x.json: vertices[1] ('x'): unknown operator 'frobnicate'"
+           + std::string{unknown_hint});
 }
 
 TEST_CASE("wordcount resolves with --input and -p") {
@@ -453,9 +461,11 @@ TEST_CASE("one validation: the client names vertices by position, the "
   g.vertices[0] = vertex_spec{"lines", "sequence", {{"from", "1"}, {"to", "9"}}, 1};
   g.vertices[1].op = "frobnicate";
   CHECK(problem_of(g, client_validation(nullptr))
-        == "vertices[1] ('c'): unknown operator 'frobnicate'");
+        == "vertices[1] ('c'): unknown operator 'frobnicate'"
+           + std::string{unknown_hint});
   CHECK(problem_of(g, dispatcher_validation())
-        == "vertex 'c': unknown operator 'frobnicate'");
+        == "vertex 'c': unknown operator 'frobnicate'"
+           + std::string{unknown_hint});
 }
 
 TEST_CASE("one validation: files are checked on the client only") {

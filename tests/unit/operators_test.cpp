@@ -371,7 +371,7 @@ TEST_CASE("a keyed sum over short and long string keys keeps one row a key") {
 
 TEST_CASE("the builtin registry holds all operators") {
   std::vector<std::string> expected{
-    "avg",      "collect", "count",   "discard", "filter",    "flat_map",
+    "avg",      "collect", "count",   "discard", "elements", "filter",    "flat_map",
     "generator", "interval_join", "json_lines", "map", "max", "min", "parse",
     "project",  "sequence", "stdout", "sum",     "text_file", "weir.driver",
     "window"};
@@ -390,7 +390,10 @@ TEST_CASE("the builtin registry holds all operators") {
 }
 
 TEST_CASE("registry check reports unknown operators and wrong roles") {
-  CHECK(reg().check("foo", role::source, {}) == "unknown operator 'foo'");
+  CHECK(reg().check("foo", role::source, {})
+        == "unknown operator 'foo' (not built in: an operator of a user "
+           "library needs --libjars LIB, and weir info --libjars LIB lists "
+           "them)");
   CHECK(reg().check("count", role::source, {})
         == "operator 'count' cannot be a source");
   CHECK(reg().check("sequence", role::sink, {{"from", "1"}, {"to", "2"}})
@@ -446,13 +449,18 @@ TEST_CASE("registry check reports function problems") {
         == "parameter 'function' or 'select': missing");
   CHECK(reg().check("map", role::transform, {{"function", "x"}})
         == "parameter 'function': unknown map function 'x' (known: fail_once, identity, "
-           "key_by_value, key_mod, length, lower, negate, square, upper)");
+           "key_by_value, key_mod, length, lower, negate, square, upper; an "
+           "operator of a user library is a step of its own: \"operator\": "
+           "\"x\", in C++ .apply(\"x\"))");
   CHECK(reg().check("flat_map", role::transform, {{"function", "x"}})
         == "parameter 'function': unknown flat_map function 'x' (known: split, "
-           "tokenize)");
+           "tokenize; an operator of a user library is a step of its own: "
+           "\"operator\": \"x\", in C++ .apply(\"x\"))");
   CHECK(reg().check("filter", role::transform, {{"function", "x"}})
         == "parameter 'function': unknown filter function 'x' (known: "
-           "contains, even, greater_than, nonempty, odd)");
+           "contains, even, greater_than, nonempty, odd; an operator of a "
+           "user library is a step of its own: \"operator\": \"x\", in "
+           "C++ .apply(\"x\"))");
   CHECK(reg().check("map", role::transform, {{"function", "key_mod"}})
         == "parameter 'modulus': missing");
   CHECK(reg().check("map", role::transform,
