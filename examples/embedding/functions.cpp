@@ -2,7 +2,7 @@
 // 2 and 3): what travels to a session cluster's workers with the job, and
 // a driver that runs the same job inside a cluster of its own.
 //
-//   weir run -D -c word_lengths libweir_example_functions.so FILE
+//   weir run -D -c word_count libweir_example_functions.so FILE
 #include <string>
 
 #include "api/job_builder.hpp"
@@ -46,8 +46,9 @@ int word_count_driver(weir::plugin::driver_context& ctx) {
   if (ctx.args().empty())
     throw std::runtime_error("usage: word_count FILE");
   auto counts = ctx.run(word_count(ctx.args()[0]));
-  for (auto& r : counts.records)
-    ctx.print(r.key + "\t" + std::to_string(r.num));
+  for (auto row : counts.table("out"))
+    ctx.print(row.get<std::string>("key") + "\t"
+              + std::to_string(row.get<int64_t>("value")));
   return 0;
 }
 

@@ -6,9 +6,11 @@
 //                                    job's functions travel in LIBRARY
 //                                    (libweir_example_functions.so)
 //
-// Prints how often each word of FILE occurs, then (embedded) the words of
-// five letters or more as a host actor receives them.
+// Prints how often each word of FILE occurs, then (embedded) how many
+// words begin with each letter and the words of five letters or more as a
+// host actor receives them.
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,6 @@
 #include "api/job_builder.hpp"
 #include "api/user_function.hpp"
 #include "messages/errors.hpp"
-#include "operators/row_access.hpp"
 
 // The job, and the `words` function it uses (functions.cpp, linked into
 // this program and built as a library for the session case).
@@ -32,19 +33,13 @@ weir::job_definition word_count(const std::string& path);
 namespace {
 
 // [result-rows]
-/// The job's result holds one table per collect sink: its schema and rows.
-/// Fields are looked up once by name and type, then read per row.
+/// The job's result holds one table per collect sink, by the sink's name;
+/// each row is read by field name and type.
 void print_counts(const weir::job_result& result) {
-  using weir::field_type;
-  using weir::ops::field_ref;
   std::vector<std::string> lines;
-  for (auto& table : result.collected) {
-    auto word = field_ref::of(table.fields, "key", field_type::string);
-    auto count = field_ref::of(table.fields, "value", field_type::int64);
-    for (size_t i = 0; i < table.rows.rows; ++i)
-      lines.push_back(fmt::format("{}\t{}", word.str(table.rows, i),
-                                  count.int64(table.rows, i)));
-  }
+  for (auto row : result.table("out"))
+    lines.push_back(fmt::format("{}\t{}", row.get<std::string>("key"),
+                                row.get<int64_t>("value")));
   // [/result-rows]
   std::sort(lines.begin(), lines.end());
   for (auto& line : lines)
@@ -67,6 +62,32 @@ int run_embedded(caf::actor_system& sys, const std::string& path) {
     return fail(result.error());
   print_counts(*result);
   // [/embedded]
+  // [letters]
+  // Words by their first letter: a key-selector lambda, then rows of
+  // three fields, read back by name and type.
+  weir::job_builder letters{"words by letter"};
+  letters.read_text_file(path)
+    .flat_map("tokenize")
+    .key_by([](const weir::record& r) {
+      return std::string(1, static_cast<char>(std::tolower(
+                              static_cast<unsigned char>(r.key[0]))));
+    })
+    .sum("value").name("per letter")
+    .select("key as letter, upper(key) as capital, value as words")
+    .collect().name("letters");
+  auto by_letter = (*cluster)->run(letters.build());
+  if (!by_letter)
+    return fail(by_letter.error());
+  std::vector<std::string> lines;
+  for (auto row : by_letter->table("letters"))
+    lines.push_back(fmt::format("{} ({}): {} words",
+                                row.get<std::string>("letter"),
+                                row.get<std::string>("capital"),
+                                row.get<int64_t>("words")));
+  std::sort(lines.begin(), lines.end());
+  for (auto& line : lines)
+    fmt::print("{}\n", line);
+  // [/letters]
   // [host-actor]
   // A host actor receives the long words as the job finds them; the
   // lambda runs as it is, in this process.

@@ -30,8 +30,19 @@ quick\t1
 sleeps\t1
 the\t3
 """
-# Embedded, the words of five letters or more follow, in the file's order.
-HOST_OUTPUT = COUNTS + """long word: quick
+# Embedded, the words by first letter follow (a key-selector lambda, rows
+# of three fields), then the words of five letters or more, in the file's
+# order.
+HOST_OUTPUT = COUNTS + """b (B): 1 words
+d (D): 2 words
+f (F): 1 words
+j (J): 1 words
+l (L): 1 words
+o (O): 1 words
+q (Q): 1 words
+s (S): 1 words
+t (T): 3 words
+long word: quick
 long word: brown
 long word: jumps
 long word: sleeps
@@ -132,14 +143,24 @@ def main(meson, build, source, prefix, libdir, includedir):
             + [p for p in [env.get("PKG_CONFIG_PATH")] if p])
         env["LD_LIBRARY_PATH"] = str(lib)
 
+        # Nothing but PKG_CONFIG_PATH: weir.pc finds the DESTDIR install
+        # relative to itself (prefix=${pcfiledir}/...).
         def pkg_config(flag):
-            r = run(["pkg-config", flag, f"--define-variable=prefix={root}",
-                     "weir"], env=env)
+            r = run(["pkg-config", flag, "weir"], env=env)
             check(r.returncode == 0, f"pkg-config {flag} weir")
             return shlex.split(r.stdout)
 
+        pc = (lib / "pkgconfig" / "weir.pc").read_text()
+        check("prefix=${pcfiledir}/" in pc, "weir.pc is relocatable: "
+              + pc.splitlines()[0])
         cflags, libs = pkg_config("--cflags"), pkg_config("--libs")
         check("-std=c++17" in cflags, f"Cflags has -std=c++17: {cflags}")
+        check(f"-I{include}" in [os.path.normpath(f) if f.startswith("-I")
+                                 else f for f in cflags],
+              f"Cflags name the DESTDIR's includes: {cflags}")
+        # (-DNOMINMAX is absl's own, whose headers the public ones include.)
+        check(not any(f.startswith("-DCPPHTTPLIB") for f in cflags),
+              f"no cpp-httplib flags reach user compiles: {cflags}")
         check("-lweir" in libs, f"Libs has -lweir: {libs}")
         cxx = os.environ.get("CXX_FOR_TEST", "c++")
 
