@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,46 @@ struct window_assigner {
 
 namespace detail {
 struct job_plan;
+
+/// What a map lambda returns when its output schema is derived from its
+/// type: a value (an integer or a string) or a (key, value) pair.
+template <class R, class = void>
+struct typed_value : std::false_type {};
+
+template <class I>
+struct typed_value<I, std::enable_if_t<std::is_integral_v<I>
+                                       && !std::is_same_v<I, bool>>>
+  : std::true_type {
+  static schema output() { return default_schema::numbers(); }
+  static record make(I v) { return record::integer({}, static_cast<int64_t>(v)); }
+};
+
+template <>
+struct typed_value<std::string> : std::true_type {
+  static schema output() { return default_schema::lines(); }
+  static record make(std::string v) { return record::string({}, std::move(v)); }
+};
+
+template <class I>
+struct typed_value<std::pair<std::string, I>,
+                   std::enable_if_t<std::is_integral_v<I>
+                                    && !std::is_same_v<I, bool>>>
+  : std::true_type {
+  static schema output() { return default_schema::keyed_numbers(); }
+  static record make(std::pair<std::string, I> kv) {
+    return record::integer(std::move(kv.first),
+                           static_cast<int64_t>(kv.second));
+  }
+};
+
+template <>
+struct typed_value<std::pair<std::string, std::string>> : std::true_type {
+  static schema output() { return default_schema::keyed_lines(); }
+  static record make(std::pair<std::string, std::string> kv) {
+    return record::string(std::move(kv.first), std::move(kv.second));
+  }
+};
+
 /// How a step reads another: its step index, partitioning ("": the
 /// default), key fields and side output ("": the main one).
 struct input_edge {
@@ -116,6 +157,24 @@ public:
   stream flat_map(std::function<void(record&&, std::vector<record>&)> f,
                   std::optional<schema> output = std::nullopt) const;
   stream filter(std::function<bool(const record&)> f) const;
+  /// A map lambda whose output schema is derived from what it returns, so
+  /// a mismatch is a compile error, not a failure at run time: an integer
+  /// → (value: int64), a std::string → (value: string), a
+  /// std::pair<std::string, integer or std::string> → (key, value).
+  /// Records keep their event time. In-process, like any lambda.
+  template <class F,
+            class R = std::decay_t<std::invoke_result_t<F&, record&&>>,
+            std::enable_if_t<detail::typed_value<R>::value, int> = 0>
+  stream map(F f) const {
+    return map(
+      [f](record&& r) mutable {
+        auto time = r.timestamp;
+        auto out = detail::typed_value<R>::make(f(std::move(r)));
+        out.timestamp = time;
+        return out;
+      },
+      detail::typed_value<R>::output());
+  }
 
   /// Functions defined with WEIR_MAP, WEIR_FLAT_MAP, WEIR_FILTER: they
   /// travel by name to the workers that load their library. One of

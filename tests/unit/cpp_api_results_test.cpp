@@ -198,6 +198,31 @@ TEST_CASE("the builder's staples: key selector, rolling reduce, union, connect, 
         == std::vector<std::string>{"x\t1", "x\t10", "y\t20", "zz\t2"});
 }
 
+TEST_CASE("a map lambda's output schema is derived from what it returns") {
+  host_cluster host;
+  // [typed-map]
+  job_builder job{"lengths"};
+  job.from_elements(std::vector<std::string>{"ab", "abc", "ab"})
+    // Text in, (key: string, value: int64) out: the pair says so.
+    .map([](record&& r) { return std::make_pair(r.text, r.text.size()); })
+    .name("length")
+    .key_by().sum("value").name("total")
+    .collect().name("out");
+  // [/typed-map]
+  auto result = host.run(job.build());
+  REQUIRE_MESSAGE(result.finished(), result.error);
+  CHECK(lines_of(result.table("out"))
+        == std::vector<std::string>{"ab\t4", "abc\t3"});
+  CHECK(result.table("out").fields() == default_schema::keyed_numbers());
+  job_builder numbers{"numbers"};
+  numbers.from_elements(std::vector<std::string>{"x", "yy"})
+    .map([](record&& r) { return static_cast<int64_t>(r.text.size()); })
+    .collect().name("out");
+  auto counted = host.run(numbers.build());
+  REQUIRE_MESSAGE(counted.finished(), counted.error);
+  CHECK(lines_of(counted.table("out")) == std::vector<std::string>{"1", "2"});
+}
+
 TEST_CASE("builder mistakes are refused when the job is built or submitted, naming the step") {
   job_builder job{"mistakes"};
   CHECK_THROWS_WITH_AS(job.from_elements(std::vector<record>{
