@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "operators/record_transform.hpp"
+#include "operators/state_codec.hpp"
 #include "storage/state/value_state.hpp"
 
 namespace weir::api_ops {
@@ -30,18 +31,6 @@ private:
   std::shared_ptr<const std::function<std::string(const record&)>> f_;
 };
 
-/// A record's value as state bytes: 'n' and the number, or 't' and the
-/// text.
-std::string encode(const record& r) {
-  return r.is_text ? "t" + r.text : "n" + std::to_string(r.num);
-}
-
-record decode(const std::string& key, const std::string& bytes) {
-  if (!bytes.empty() && bytes[0] == 't')
-    return record::string(key, bytes.substr(1));
-  return record::integer(key, std::stoll(bytes.substr(1)));
-}
-
 class reduce_transform : public ops::record_transform {
 public:
   explicit reduce_transform(
@@ -64,11 +53,15 @@ protected:
       state_->set_current_key(key);
       auto before = last_->value();
       auto ts = r.timestamp;
-      record next = before ? (*f_)(decode(key, *before), std::move(r))
-                           : std::move(r);
+      record next = std::move(r);
+      if (before) {
+        auto last = ops::decode_record_value(*before);
+        last.key = key;
+        next = (*f_)(std::move(last), std::move(next));
+      }
       next.key = key; // the key stays the key (a keyed stream's contract)
       next.timestamp = ts;
-      last_->update(encode(next));
+      last_->update(ops::encode_record_value(next));
       out.push_back(std::move(next));
     }
   }
@@ -101,13 +94,7 @@ public:
     results_.clear();
     for (size_t i = 0; i < in.rows; ++i)
       f(to_record(in, inputs_[input], i), results_);
-    for (auto& r : results_)
-      if (!append_record(out, output_, r))
-        throw ops::operator_error(fmt::format(
-          "'{}' emitted a record that does not fit its output schema {}: "
-          "key '{}', {} value",
-          name_, to_string(output_), r.key,
-          r.is_text ? "a text" : "an int64"));
+    ops::append_records(out, output_, results_, name_);
   }
 
 private:

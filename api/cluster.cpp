@@ -23,7 +23,6 @@
 #include "messages/errors.hpp"
 #include "net/transport.hpp"
 #include "operators/library_loader.hpp"
-#include "storage/blob_store.hpp"
 
 namespace weir {
 

@@ -45,22 +45,12 @@ struct job_plan {
 
 } // namespace detail
 
-namespace {
-
-std::string as_label(const std::string& op) {
-  // "map#<token>.3" → "map": default ids of in-process steps read like the
-  // rest.
-  auto mark = op.find(ops::in_process_mark);
-  return mark == std::string::npos ? op : op.substr(0, mark);
-}
-
-} // namespace
 
 // -- stream -------------------------------------------------------------------
 
 stream stream::then(std::string op, ops::params p, std::string label) const {
   detail::step s;
-  s.id = label.empty() ? as_label(op) : std::move(label);
+  s.id = label.empty() ? ops::operator_label(op) : std::move(label);
   s.op = std::move(op);
   s.params = std::move(p);
   s.inputs = ends_;
@@ -497,7 +487,7 @@ job_builder& job_builder::config(std::string key, std::string value) {
 
 stream job_builder::source(const std::string& op, ops::params p) {
   detail::step s;
-  s.id = as_label(op);
+  s.id = ops::operator_label(op);
   s.op = op;
   s.params = std::move(p);
   plan_->steps.push_back(std::move(s));

@@ -66,12 +66,8 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     // function (in-process) — its failures name vertex, operator and
     // subtask alike.
     link.user = !ops::registry::builtin().has_own(v.op);
-    // An in-process operator by its label ("map#<token>.3" → "map").
-    auto op = ops::is_in_process_name(v.op)
-                ? v.op.substr(0, v.op.find(ops::in_process_mark))
-                : v.op;
-    link.who = fmt::format("vertex '{}' (operator '{}', {})", v.id, op,
-                           subtask);
+    link.who = fmt::format("vertex '{}' (operator '{}', {})", v.id,
+                           ops::operator_label(v.op), subtask);
     link.crash_note = fmt::format("{}\toperator '{}' (vertex '{}', {})",
                                   d.attempt.to_string(), v.op, v.id, subtask);
     auto* f = reg.find(v.op);

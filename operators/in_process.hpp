@@ -21,6 +21,12 @@ constexpr char in_process_mark = '#';
 /// Whether `name` is one that add_in_process_operator made.
 bool is_in_process_name(const std::string& name);
 
+/// What an operator name reads as: an in-process one's label ("map#<process
+/// token>.3" → "map"), any other as it is.
+inline std::string operator_label(const std::string& name) {
+  return name.substr(0, name.find(in_process_mark));
+}
+
 /// Adds `f` under a fresh name "<f.name>#<process token>.<n>" and returns
 /// that name. It
 /// stays for the life of the process (a closure is small; a host that

@@ -11,6 +11,19 @@
 
 namespace weir::ops {
 
+/// Appends `records` to `out`, rows of schema `s`; the first record that
+/// does not fit it fails the job naming operator `who`.
+inline void append_records(row_batch& out, const schema& s,
+                           const std::vector<record>& records,
+                           const std::string& who) {
+  for (auto& r : records)
+    if (!append_record(out, s, r))
+      throw operator_error(fmt::format(
+        "'{}' emitted a record that does not fit its output schema {}: "
+        "key '{}', {} value",
+        who, to_string(s), r.key, r.is_text ? "a text" : "an int64"));
+}
+
 /// A transform written against records (a string key, an int64 or string
 /// value): the named functions of map, flat_map and filter from before
 /// rows, and user code of the same kind. It runs on the default schemas
@@ -65,12 +78,7 @@ protected:
 
 private:
   void append(const std::vector<record>& records, row_batch& out) {
-    for (auto& r : records)
-      if (!append_record(out, output_, r))
-        throw operator_error(fmt::format(
-          "'{}' emitted a record that does not fit its output schema {}: "
-          "key '{}', {} value",
-          name_, to_string(output_), r.key, r.is_text ? "a text" : "an int64"));
+    append_records(out, output_, records, name_);
   }
 
   schema input_;

@@ -9,6 +9,12 @@
 
 namespace weir::ops {
 
+/// A record's value (not its key or time) as keyed-state bytes: 'i' and 8
+/// bytes, or 't' and the text; a reduce's accumulator (window and
+/// rolling). decode_record_value throws operator_error on other bytes.
+std::string encode_record_value(const record& r);
+record decode_record_value(const std::string& bytes);
+
 /// Writes an operator's checkpointed state (weir's binary codec).
 class state_writer {
 public:

@@ -11,6 +11,7 @@
 #include "operators/builtin/window_operator.hpp"
 #include "operators/builtin/windows.hpp"
 #include "operators/params.hpp"
+#include "operators/state_codec.hpp"
 
 namespace weir::ops {
 
@@ -101,8 +102,9 @@ std::string check_function_window(const std::string& op, const params& p,
   return {};
 }
 
-/// A reduce's accumulator: empty, or 'i' and 8 bytes, or 't' and text.
-std::string encode_value(const record& r) {
+} // namespace
+
+std::string encode_record_value(const record& r) {
   if (r.is_text)
     return "t" + r.text;
   std::string out = "i";
@@ -110,7 +112,7 @@ std::string encode_value(const record& r) {
   return out;
 }
 
-record decode_value(const std::string& acc) {
+record decode_record_value(const std::string& acc) {
   record r;
   if (!acc.empty() && acc[0] == 't') {
     r.is_text = true;
@@ -118,12 +120,10 @@ record decode_value(const std::string& acc) {
   } else if (acc.size() == 9) {
     std::memcpy(&r.num, acc.data() + 1, 8);
   } else {
-    throw operator_error("a reduce window's keyed state is malformed");
+    throw operator_error("a reduce's keyed state is malformed");
   }
   return r;
 }
-
-} // namespace
 
 window_aggregate_function
 reduce_function(std::function<record(record&&, record&&)> f) {
@@ -132,17 +132,20 @@ reduce_function(std::function<record(record&&, record&&)> f) {
   window_aggregate_function out;
   out.create = [] { return std::string{}; };
   out.add = [reduce](std::string& acc, const record& r) {
-    acc = acc.empty() ? encode_value(r)
-                      : encode_value((*reduce)(decode_value(acc), record{r}));
+    acc = acc.empty() ? encode_record_value(r)
+                      : encode_record_value((*reduce)(decode_record_value(acc),
+                                                      record{r}));
   };
   out.merge = [reduce](std::string& acc, const std::string& other) {
     if (other.empty())
       return;
     acc = acc.empty() ? other
-                      : encode_value((*reduce)(decode_value(acc),
-                                               decode_value(other)));
+                      : encode_record_value((*reduce)(
+                          decode_record_value(acc), decode_record_value(other)));
   };
-  out.result = [](const std::string& acc) { return decode_value(acc); };
+  out.result = [](const std::string& acc) {
+    return decode_record_value(acc);
+  };
   return out;
 }
 
