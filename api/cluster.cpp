@@ -150,6 +150,10 @@ caf::expected<job_status> cluster_client::status(const job_id& id) {
     [&](client::job_service& jobs) { return jobs.status(id, false); });
 }
 
+caf::expected<std::vector<job_status>> cluster_client::list() {
+  return service_->call([](client::job_service& jobs) { return jobs.list(); });
+}
+
 caf::expected<cancel_outcome> cluster_client::cancel(const job_id& id) {
   return service_->call(
     [&](client::job_service& jobs) { return jobs.cancel(id); });

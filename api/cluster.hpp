@@ -112,6 +112,8 @@ public:
   run(const job_definition& job, const submit_options& opts = {});
 
   [[nodiscard]] caf::expected<job_status> status(const job_id& id);
+  /// Every job of the cluster, running and ended (`weir list -a`).
+  [[nodiscard]] caf::expected<std::vector<job_status>> list();
   [[nodiscard]] caf::expected<cancel_outcome> cancel(const job_id& id);
   /// A savepoint of a running job into `dir` (stopping it after, when
   /// `stop`); its path.

@@ -221,6 +221,16 @@ TEST_CASE("a map lambda's output schema is derived from what it returns") {
   auto counted = host.run(numbers.build());
   REQUIRE_MESSAGE(counted.finished(), counted.error);
   CHECK(lines_of(counted.table("out")) == std::vector<std::string>{"1", "2"});
+  // Both jobs are listed as ended, with their names.
+  auto listed = host.cluster->list();
+  REQUIRE_MESSAGE(listed, describe(listed.error()));
+  std::vector<std::string> names;
+  for (auto& j : *listed) {
+    CHECK(j.state == job_state::finished);
+    names.push_back(j.name);
+  }
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"lengths", "numbers"});
 }
 
 TEST_CASE("builder mistakes are refused when the job is built or submitted, naming the step") {
