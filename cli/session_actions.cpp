@@ -18,31 +18,36 @@ namespace {
 
 using namespace std::chrono_literals;
 
+/// Flink's time of a job line: dd.MM.yyyy HH:mm:ss, local time.
 std::string local_time(int64_t ms) {
   auto secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   localtime_r(&secs, &tm);
   char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  std::strftime(buf, sizeof(buf), "%d.%m.%Y %H:%M:%S", &tm);
   return buf;
 }
 
-/// "RUNNING", or "RUNNING, waiting for 2 of 4 slots since 12 s" while the
-/// job lacks slots (say, after a lost TaskExecutor).
-std::string describe_state(const job_status& s, int64_t now) {
+/// ", waiting for 2 of 4 slots since 12 s" while the job lacks slots (say,
+/// after a lost TaskExecutor); "" otherwise.
+std::string describe_waiting(const job_status& s, int64_t now) {
   if (s.slots_missing <= 0)
-    return to_string(s.state);
-  return fmt::format("{}, waiting for {} of {} slots since {} s",
-                     to_string(s.state), s.slots_missing, s.slots_needed,
+    return {};
+  return fmt::format(", waiting for {} of {} slots since {} s",
+                     s.slots_missing, s.slots_needed,
                      std::max<int64_t>(now - s.waiting_since_ms, 0) / 1000);
 }
 
+/// Flink's line of a job ("TIME : ID : NAME (STATE)", so that scripts
+/// matching "(RUNNING)" work), then weir's: how long it ran, and what it
+/// waits for.
 std::string describe_job(const job_status& s) {
   auto now = now_ms();
   auto end = s.end_time_ms > 0 ? s.end_time_ms : now;
-  return fmt::format("{} : {} : {} ({}, {:.1f} s)", local_time(s.start_time_ms),
-                     s.id.to_string(), s.name, describe_state(s, now),
-                     static_cast<double>(end - s.start_time_ms) / 1000.0);
+  return fmt::format("{} : {} : {} ({}) {:.1f} s{}", local_time(s.start_time_ms),
+                     s.id.to_string(), s.name, to_string(s.state),
+                     static_cast<double>(end - s.start_time_ms) / 1000.0,
+                     describe_waiting(s, now));
 }
 
 /// Whether the job failed or is failing: its cause is shown with it.

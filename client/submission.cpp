@@ -7,6 +7,7 @@
 #include "config/input_file.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 #include "plan/job_spec.hpp"
 #include "plan/savepoint_fit.hpp"
 #include "storage/blob_store.hpp"
@@ -15,7 +16,8 @@
 namespace weir::client {
 
 caf::error check_restore_file(std::string& path, savepoint_data* data) {
-  path = std::filesystem::absolute(path).lexically_normal().string();
+  // Flink's savepoint locations are file: URIs.
+  path = std::filesystem::absolute(local_path(path)).lexically_normal().string();
   if (auto problem = special_file_problem(path); !problem.empty())
     return make_error(errc::invalid_config,
                       fmt::format("{}: {}", path, problem));

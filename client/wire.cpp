@@ -117,11 +117,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(subtask_status, task, subtask,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
   checkpoint_entry, id, status, savepoint, trigger_time_ms,
   latest_ack_time_ms, state_size, duration_ms, alignment_ms, subtasks,
-  acknowledged, failure)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(checkpoint_stats, restored,
-                                                total, in_progress, completed,
-                                                failed, restored_id,
-                                                restore_time_ms, history)
+  acknowledged, failure, external_path, stop, discarded)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(stats_summary, min, max, avg,
+                                                p50, p90, p95, p99, p999)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
+  checkpoint_stats, restored, total, in_progress, completed, failed,
+  restored_id, restore_time_ms, restored_savepoint, restored_path, history,
+  latest_completed, latest_savepoint, latest_failed, state_size, duration)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(failure_entry, exception,
                                                 time_ms, task, location,
                                                 restart, restart_delay_ms)

@@ -66,4 +66,12 @@ caf::error check_user_code(const user_code& code) {
   return caf::none;
 }
 
+std::string local_path(std::string_view given) {
+  if (given.rfind("file://", 0) == 0)
+    given.remove_prefix(7);
+  else if (given.rfind("file:", 0) == 0)
+    given.remove_prefix(5);
+  return std::string{given};
+}
+
 } // namespace weir

@@ -19,6 +19,11 @@ constexpr size_t max_file_name_bytes = 255;
 /// this where it is received, before a path is built from it.
 bool is_file_name(std::string_view name);
 
+/// A local path as Flink writes it, as a path: "file:///x" and "file:/x"
+/// are "/x" (Flink's savepoint locations are such URIs); anything else
+/// comes back as it is.
+std::string local_path(std::string_view uri_or_path);
+
 /// Whether `hash` has the form of a blob's content hash (the blob store's
 /// key, storage::content_hash: XXH3-128 as 32 lowercase hex digits).
 bool is_content_hash(std::string_view hash);

@@ -205,6 +205,13 @@ struct checkpoint_entry {
   int32_t subtasks = 0;
   int32_t acknowledged = 0;
   std::string failure;             ///< why it failed ("" otherwise)
+  /// A savepoint's path once written ("" for a checkpoint: it lives in the
+  /// state directory, not at an address of its own).
+  std::string external_path;
+  /// A savepoint that stops the job (Flink's SYNC_SAVEPOINT).
+  bool stop = false;
+  /// A completed checkpoint that newer ones subsumed (its state deleted).
+  bool discarded = false;
 };
 
 template <class Inspector>
@@ -212,7 +219,27 @@ typename Inspector::result_type inspect(Inspector& f, checkpoint_entry& x) {
   return f(caf::meta::type_name("checkpoint_entry"), x.id, x.status,
            x.savepoint, x.trigger_time_ms, x.latest_ack_time_ms, x.state_size,
            x.duration_ms, x.alignment_ms, x.subtasks, x.acknowledged,
-           x.failure);
+           x.failure, x.external_path, x.stop, x.discarded);
+}
+
+/// Minimum, maximum, average and percentiles of a checkpoint figure
+/// (Flink's StatsSummaryDto): the extremes and average over every
+/// completed checkpoint, percentiles over the newest 1000.
+struct stats_summary {
+  int64_t min = 0;
+  int64_t max = 0;
+  int64_t avg = 0;
+  double p50 = 0;
+  double p90 = 0;
+  double p95 = 0;
+  double p99 = 0;
+  double p999 = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stats_summary& x) {
+  return f(caf::meta::type_name("stats_summary"), x.min, x.max, x.avg, x.p50,
+           x.p90, x.p95, x.p99, x.p999);
 }
 
 /// A job's checkpoint statistics under its current JobMaster (Flink's
@@ -226,15 +253,28 @@ struct checkpoint_stats {
   /// The checkpoint the job restored from (0: none) and when.
   int64_t restored_id = 0;
   int64_t restore_time_ms = 0;
+  /// Whether that was a savepoint, and its path ("" for a checkpoint).
+  bool restored_savepoint = false;
+  std::string restored_path;
   /// At most the newest 10 (web.checkpoints.history in Flink).
   std::vector<checkpoint_entry> history;
+  /// The newest completed checkpoint, savepoint and failed one, kept when
+  /// they left the history (id 0: none).
+  checkpoint_entry latest_completed;
+  checkpoint_entry latest_savepoint;
+  checkpoint_entry latest_failed;
+  /// Over the completed checkpoints: state size (bytes) and duration (ms).
+  stats_summary state_size;
+  stats_summary duration;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_stats& x) {
   return f(caf::meta::type_name("checkpoint_stats"), x.restored, x.total,
            x.in_progress, x.completed, x.failed, x.restored_id,
-           x.restore_time_ms, x.history);
+           x.restore_time_ms, x.restored_savepoint, x.restored_path,
+           x.history, x.latest_completed, x.latest_savepoint, x.latest_failed,
+           x.state_size, x.duration);
 }
 
 /// One failure of a job (a restart's cause or its final one; Flink's

@@ -41,13 +41,15 @@ struct task_manager_info {
   hardware_description hardware;
   /// Its data port, as it registered (port 0: none).
   data_endpoint data;
+  /// Each slot's profile and, when allocated, its job.
+  std::vector<slot_status> slots;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_manager_info& x) {
   return f(caf::meta::type_name("task_manager_info"), x.id, x.slots_total,
            x.slots_free, x.last_heartbeat_ms, x.heartbeat_rtt_us, x.hardware,
-           x.data);
+           x.data, x.slots);
 }
 
 /// The ResourceManager (Flink's ResourceManagerGateway): what others send it.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
 
 namespace weir::rest {
 
@@ -168,11 +169,7 @@ text_map_field(const json& body, const std::string& name) {
 caf::expected<std::string> absolute_directory(const std::string& given,
                                               const std::string& field) {
   // Flink's URIs: file:///tmp/x and file:/tmp/x are /tmp/x.
-  auto dir = given;
-  if (dir.rfind("file://", 0) == 0)
-    dir = dir.substr(7);
-  else if (dir.rfind("file:", 0) == 0)
-    dir = dir.substr(5);
+  auto dir = local_path(given);
   if (dir.empty() || dir[0] != '/')
     return invalid(fmt::format("field '{}': '{}' is not an absolute path",
                                field, given));

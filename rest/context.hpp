@@ -97,6 +97,32 @@ struct context {
 /// `text` as a job id; `errc::invalid_request` naming it otherwise.
 [[nodiscard]] caf::expected<job_id> parse_job_id(const std::string& text);
 
+/// Asks for job `text`'s status (with its subtasks, checkpoints and
+/// failures) and graph, and renders them with `render(status, graph)`; an
+/// id that is no job id is 400, an unknown job 404.
+template <class F>
+reply with_job(context& ctx, const std::string& text, F render) {
+  auto id = parse_job_id(text);
+  if (!id)
+    return refused(id.error());
+  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
+                     resource_manager_actor&) {
+    reply out = error_reply(500, "no answer");
+    self->request(d, answer_deadline, status_atom_v, *id, true)
+      .receive(
+        [&](job_status& s) {
+          self->request(d, answer_deadline, graph_atom_v, *id)
+            .receive([&](job_graph& g) { out = render(s, g); },
+                     [&](caf::error& err) { out = refused(err); });
+        },
+        [&](caf::error& err) { out = refused(err); });
+    return out;
+  });
+}
+
+/// 404 for a vertex job `s` does not have.
+reply unknown_vertex(const job_status& s, const std::string& vertex);
+
 /// GET /overview, /config, /jobmanager/config, /taskmanagers...
 void add_cluster_routes(httplib::Server& http, context& ctx);
 
@@ -105,6 +131,15 @@ void add_metrics_routes(httplib::Server& http, context& ctx);
 
 /// GET /jobs, /jobs/overview, /jobs/{jobid}...
 void add_job_routes(httplib::Server& http, context& ctx);
+
+/// Flink's metric views: /jobmanager/metrics, /jobs/metrics,
+/// /jobs/{jobid}/metrics, a vertex's and its subtasks', /taskmanagers/metrics
+/// and /taskmanagers/{id}/metrics.
+void add_metric_view_routes(httplib::Server& http, context& ctx);
+
+/// A vertex's subtasks, attempts, times and taskmanagers; accumulators;
+/// checkpoint details and configuration.
+void add_subtask_routes(httplib::Server& http, context& ctx);
 
 /// PATCH /jobs/{jobid} (cancel), POST /jobs/{jobid}/savepoints and /stop,
 /// GET /jobs/{jobid}/savepoints/{triggerid}.

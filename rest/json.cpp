@@ -2,8 +2,12 @@
 
 #include <algorithm>
 
-#include "config/config_key.hpp"
 #include <map>
+
+#include "config/config_key.hpp"
+#include "messages/flink_ids.hpp"
+
+#include <fmt/format.h>
 
 namespace weir::rest {
 
@@ -36,6 +40,7 @@ json overview(const cluster_overview& cluster,
               {"jobs-cancelled", cancelled},
               {"jobs-failed", failed},
               {"flink-version", WEIR_VERSION},
+              {"flink-commit", revision},
               {"weir-version", WEIR_VERSION}};
 }
 
@@ -46,22 +51,59 @@ json jobs(const std::vector<job_status>& all) {
   return json{{"jobs", list}};
 }
 
+namespace {
+
+/// Flink's JobDetails "tasks": the job's subtasks by state (lower-case
+/// ExecutionState names) and their total. An ended job's subtasks all
+/// ended as it did.
+json task_counts(const job_status& j) {
+  std::map<std::string, int> n;
+  for (auto x : {"created", "scheduled", "deploying", "running", "finished",
+                 "canceling", "canceled", "failed", "reconciling",
+                 "initializing"})
+    n[x] = 0;
+  auto lower = [](execution_state x) {
+    auto name = to_string(x);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return name;
+  };
+  if (is_globally_terminal(j.state)) {
+    auto end = j.state == job_state::finished   ? execution_state::finished
+               : j.state == job_state::canceled ? execution_state::canceled
+                                                : execution_state::failed;
+    n[lower(end)] = j.subtasks_total;
+  } else if (!j.subtasks.empty()) {
+    for (auto& t : j.subtasks)
+      ++n[lower(t.state)];
+  } else {
+    n["running"] = j.subtasks_running;
+    n["finished"] = j.subtasks_finished;
+    n["created"] = j.subtasks_total - j.subtasks_running - j.subtasks_finished;
+  }
+  json out{{"total", j.subtasks_total}};
+  for (auto& [k, v] : n)
+    out[k] = v;
+  return out;
+}
+
+} // namespace
+
 json jobs_overview(const std::vector<job_status>& all, int64_t now_ms) {
   auto list = json::array();
-  for (auto& j : all) {
-    json x{{"jid", j.id.to_string()},
-           {"name", j.name},
-           {"state", to_string(j.state)},
-           {"start-time", j.start_time_ms},
-           {"end-time", end_time(j)},
-           {"duration", duration(j, now_ms)}};
-    // An ended job's result keeps no subtask counts: none rather than 0.
-    if (!is_globally_terminal(j.state))
-      x["tasks"] = {{"total", j.subtasks_total},
-                    {"running", j.subtasks_running},
-                    {"finished", j.subtasks_finished}};
-    list.push_back(std::move(x));
-  }
+  for (auto& j : all)
+    list.push_back({{"jid", j.id.to_string()},
+                    {"name", j.name},
+                    {"state", to_string(j.state)},
+                    {"start-time", j.start_time_ms},
+                    {"end-time", end_time(j)},
+                    {"duration", duration(j, now_ms)},
+                    // weir times a job's start and end, not the changes
+                    // between.
+                    {"last-modification", is_globally_terminal(j.state)
+                                            ? j.end_time_ms
+                                            : j.start_time_ms},
+                    {"tasks", task_counts(j)}});
   return json{{"jobs", list}};
 }
 
@@ -71,7 +113,7 @@ json dashboard_config() {
               {"timezone-offset", 0},
               {"flink-version", WEIR_VERSION},
               {"weir-version", WEIR_VERSION},
-              {"flink-revision", "weir"},
+              {"flink-revision", revision},
               {"features",
                {{"web-submit", false},
                 {"web-cancel", true},
@@ -96,24 +138,80 @@ json jobmanager_config(const configuration& cfg) {
   return list;
 }
 
-json task_manager(const task_manager_info& tm) {
+namespace {
+
+/// Flink's ResourceProfileInfo of `p` (memory in MiB).
+json resource_json(double cpu_cores, int64_t heap_mb, int64_t off_heap_mb,
+                   int64_t managed_mb) {
+  return json{{"cpuCores", cpu_cores},
+              {"taskHeapMemory", heap_mb},
+              {"taskOffHeapMemory", off_heap_mb},
+              {"managedMemory", managed_mb},
+              {"networkMemory", 0},
+              {"extendedResources", json::object()}};
+}
+
+json profile_json(const resource_profile& p) {
+  return resource_json(p.cpu_cores, p.heap_mb, p.direct_mb, p.native_mb);
+}
+
+/// What slots offer together (each slot's declared profile; a slot that
+/// declares none counts as nothing).
+resource_profile sum(const std::vector<slot_status>& slots, bool free_only) {
+  resource_profile out;
+  for (auto& s : slots)
+    if (!free_only || !s.alloc.valid()) {
+      out.cpu_cores += s.profile.cpu_cores;
+      out.heap_mb += s.profile.heap_mb;
+      out.direct_mb += s.profile.direct_mb;
+      out.native_mb += s.profile.native_mb;
+    }
+  return out;
+}
+
+json task_manager_json(const task_manager_info& tm) {
   auto& hw = tm.hardware;
-  return json{{"id", tm.id.value},
+  auto path = tm.data.valid()
+                ? fmt::format("weir://{}:{}/{}", tm.data.host, tm.data.port,
+                              tm.id.value)
+                : "weir://local/" + tm.id.value;
+  return json{{"id", flink_resource_id(tm.id)},
+              {"weir-name", tm.id.value},
+              {"path", path},
+              {"dataPort", tm.data.port},
+              {"jmxPort", -1}, // no JMX: Flink's "not started"
               {"slotsNumber", tm.slots_total},
               {"freeSlots", tm.slots_free},
               {"timeSinceLastHeartbeat", tm.last_heartbeat_ms},
-              {"dataPort", tm.data.port},
+              {"totalResource", profile_json(sum(tm.slots, false))},
+              {"freeResource", profile_json(sum(tm.slots, true))},
               {"hardware",
                {{"cpuCores", hw.cpu_cores},
                 {"physicalMemory", hw.physical_memory},
                 {"freeMemory", hw.free_memory},
-                {"managedMemory", hw.managed_memory}}}};
+                {"managedMemory", hw.managed_memory}}},
+              {"memoryConfiguration",
+               {{"managedMemory", hw.managed_memory}}}};
+}
+
+} // namespace
+
+json task_manager(const task_manager_info& tm) {
+  auto out = task_manager_json(tm);
+  auto slots = json::array();
+  for (auto& s : tm.slots)
+    if (s.alloc.valid())
+      slots.push_back({{"jobId", s.job.to_string()},
+                       {"resource", profile_json(s.profile)}});
+  out["allocatedSlots"] = slots;
+  out["metrics"] = json::object(); // weir has no JVM to report on
+  return out;
 }
 
 json task_managers(const std::vector<task_manager_info>& tms) {
   auto list = json::array();
   for (auto& tm : tms)
-    list.push_back(task_manager(tm));
+    list.push_back(task_manager_json(tm));
   return json{{"taskmanagers", std::move(list)}};
 }
 

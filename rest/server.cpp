@@ -49,6 +49,11 @@ void send(httplib::Response& res, const reply& r) {
   res.set_content(json_text(r.body), "application/json");
 }
 
+reply unknown_vertex(const job_status& s, const std::string& vertex) {
+  return error_reply(404, fmt::format("job {} has no vertex '{}'",
+                                      s.id.to_string(), vertex));
+}
+
 caf::expected<job_id> parse_job_id(const std::string& text) {
   if (auto id = job_id::parse(text))
     return *id;
@@ -150,12 +155,16 @@ struct rest_server::impl {
   }
 
   void routes() {
+    // First: /jobs/metrics is no job id, /taskmanagers/metrics no
+    // TaskExecutor.
+    rest::add_metric_view_routes(*http, ctx);
     rest::add_cluster_routes(*http, ctx);
     rest::add_job_routes(*http, ctx);
     rest::add_action_routes(*http, ctx);
     rest::add_client_routes(*http, ctx);
     rest::add_web_routes(*http);
     rest::add_metrics_routes(*http, ctx);
+    rest::add_subtask_routes(*http, ctx);
     if (ctx.config.get(keys::web_submit_enable))
       rest::add_submit_routes(*http, ctx);
     auto max_body = ctx.config.get(keys::rest_max_content_length).mb << 20;

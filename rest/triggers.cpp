@@ -1,5 +1,7 @@
 #include "rest/triggers.hpp"
 
+#include "rest/json.hpp"
+
 namespace weir::rest {
 
 std::string trigger_table::start(const job_id& job) {
@@ -10,6 +12,20 @@ std::string trigger_table::start(const job_id& job) {
   order_.push_back(id);
   trim();
   return id;
+}
+
+std::optional<trigger_table::started>
+trigger_table::start(const job_id& job, const std::string& wanted) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (auto i = entries_.find(wanted); i != entries_.end()) {
+    if (i->second.job != job)
+      return std::nullopt;
+    return started{wanted, false};
+  }
+  entries_.emplace(wanted, entry{job, {}});
+  order_.push_back(wanted);
+  trim();
+  return started{wanted, true};
 }
 
 void trigger_table::complete(const std::string& id,
@@ -64,13 +80,10 @@ nlohmann::json operation_status(const trigger_state& s) {
   using nlohmann::json;
   if (!s.done)
     return json{{"status", {{"id", "IN_PROGRESS"}}}};
-  // Flink's failure-cause is a serialized Java exception: the class names
-  // it, the stack trace says what happened. weir's is one line.
   auto operation = s.failure.empty()
-                     ? json{{"location", s.location}}
+                     ? json{{"location", "file:" + s.location}}
                      : json{{"failure-cause",
-                             {{"class", "weir.error"},
-                              {"stack-trace", s.failure}}}};
+                             failure_cause(s.failure, "weir.error")}};
   return json{{"status", {{"id", "COMPLETED"}}}, {"operation", operation}};
 }
 

@@ -42,6 +42,19 @@ public:
   /// (32 hex characters, random).
   std::string start(const job_id& job);
 
+  /// What `start(job, wanted)` did: the operation's id, and whether it is
+  /// new (false: `job` already has an operation of that id).
+  struct started {
+    std::string id;
+    bool fresh = false;
+  };
+
+  /// Registers an operation of `job` under `wanted`, a client's trigger id
+  /// (Flink's idempotent triggering: a second request with the same id
+  /// names the first operation instead of starting another). Nothing when
+  /// another job's operation has that id.
+  std::optional<started> start(const job_id& job, const std::string& wanted);
+
   /// Marks trigger `id` done with the savepoint's path (nothing if unknown).
   void complete(const std::string& id, const std::string& location);
 
@@ -74,8 +87,9 @@ private:
 };
 
 /// GET /jobs/{jobid}/savepoints/{triggerid}: {"status": {"id":
-/// "IN_PROGRESS"}}, or "COMPLETED" with "operation": {"location"} or
-/// {"failure-cause": {"class", "stack-trace"}} (Flink's fields).
+/// "IN_PROGRESS"}}, or "COMPLETED" with "operation": {"location"} (a
+/// file: URI, as Flink's) or {"failure-cause": {"class", "stack-trace",
+/// "serialized-throwable"}} (Flink's fields).
 nlohmann::json operation_status(const trigger_state& s);
 
 } // namespace weir::rest

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "actors/job_master/collected_results.hpp"
+#include "plan/chaining.hpp"
 #include "storage/job_graph_store.hpp"
 
 namespace weir {
@@ -86,8 +87,16 @@ job_status job_table::status_of(const job_id& id, const job_entry& e) {
 }
 
 job_status job_table::current_status(const job_id& id, const job_entry& e) {
-  if (auto* r = e.ended_with())
-    return status_of(*r);
+  if (auto* r = e.ended_with()) {
+    auto s = status_of(*r);
+    // Its tasks (operator chains times their parallelism), as it ran them,
+    // while the graph is still at hand.
+    if (!e.graph.vertices.empty())
+      for (auto& chain : compute_chains(e.graph))
+        s.subtasks_total
+          += e.graph.vertices[static_cast<size_t>(chain.front())].parallelism;
+    return s;
+  }
   if (e.live)
     return *e.live;
   job_status s;

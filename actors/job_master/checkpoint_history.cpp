@@ -8,7 +8,38 @@ namespace {
 
 const std::string in_progress = "IN_PROGRESS";
 
+/// Flink's StatsSummaryDto of `window` (the newest values), with the
+/// extremes and average kept over all in `all`.
+stats_summary summarize(const std::deque<int64_t>& window, stats_summary all,
+                        int64_t sum, int64_t count) {
+  if (count == 0)
+    return {};
+  all.avg = sum / count;
+  std::vector<int64_t> v(window.begin(), window.end());
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    // Nearest rank, as Flink's DescriptiveStatisticsHistogram.
+    auto rank = static_cast<size_t>(q * static_cast<double>(v.size()));
+    return static_cast<double>(v[std::min(rank, v.size() - 1)]);
+  };
+  all.p50 = at(0.5);
+  all.p90 = at(0.9);
+  all.p95 = at(0.95);
+  all.p99 = at(0.99);
+  all.p999 = at(0.999);
+  return all;
+}
+
+void extend(stats_summary& s, int64_t value, bool first) {
+  s.min = first ? value : std::min(s.min, value);
+  s.max = first ? value : std::max(s.max, value);
+}
+
 } // namespace
+
+checkpoint_history::checkpoint_history(int32_t retained)
+  : retained_(std::max(1, retained)) {
+}
 
 checkpoint_entry* checkpoint_history::find(int64_t id) {
   for (auto& e : entries_)
@@ -18,11 +49,13 @@ checkpoint_entry* checkpoint_history::find(int64_t id) {
 }
 
 void checkpoint_history::triggered(int64_t id, bool savepoint,
-                                   int32_t subtasks, int64_t now_ms) {
+                                   int32_t subtasks, int64_t now_ms,
+                                   bool stop) {
   checkpoint_entry e;
   e.id = id;
   e.status = in_progress;
   e.savepoint = savepoint;
+  e.stop = stop;
   e.trigger_time_ms = now_ms;
   e.subtasks = subtasks;
   entries_.push_back(std::move(e));
@@ -57,6 +90,45 @@ void checkpoint_history::completed(int64_t id, int64_t bytes,
   e->acknowledged = e->subtasks;
   --counts_.in_progress;
   ++counts_.completed;
+  sample(*e);
+  if (e->savepoint)
+    return; // the newest savepoint once it is written
+  counts_.latest_completed = *e;
+  // The coordinator keeps the newest `retained_` checkpoints' state.
+  int32_t newer = 0;
+  for (auto i = entries_.rbegin(); i != entries_.rend(); ++i)
+    if (i->status == "COMPLETED" && !i->savepoint && ++newer > retained_)
+      i->discarded = true;
+}
+
+void checkpoint_history::sample(const checkpoint_entry& e) {
+  bool first = samples_++ == 0;
+  extend(counts_.state_size, e.state_size, first);
+  extend(counts_.duration, e.duration_ms, first);
+  size_sum_ += e.state_size;
+  duration_sum_ += e.duration_ms;
+  sizes_.push_back(e.state_size);
+  durations_.push_back(e.duration_ms);
+  if (sizes_.size() > sampled) {
+    sizes_.pop_front();
+    durations_.pop_front();
+  }
+}
+
+void checkpoint_history::externalized(int64_t id, const std::string& path) {
+  if (auto* e = find(id); e != nullptr && e->status == "COMPLETED") {
+    e->external_path = path;
+    counts_.latest_savepoint = *e;
+  }
+}
+
+void checkpoint_history::write_failed(int64_t id, const std::string& why,
+                                      int64_t now_ms) {
+  auto* e = find(id);
+  if (e == nullptr || e->status != "COMPLETED")
+    return;
+  --counts_.completed;
+  mark_failed(*e, why, now_ms);
 }
 
 void checkpoint_history::failed(int64_t id, const std::string& why,
@@ -64,11 +136,17 @@ void checkpoint_history::failed(int64_t id, const std::string& why,
   auto* e = find(id);
   if (e == nullptr || e->status != in_progress)
     return;
-  e->status = "FAILED";
-  e->failure = why;
-  e->duration_ms = now_ms - e->trigger_time_ms;
   --counts_.in_progress;
+  mark_failed(*e, why, now_ms);
+}
+
+void checkpoint_history::mark_failed(checkpoint_entry& e, const std::string& why,
+                                     int64_t now_ms) {
+  e.status = "FAILED";
+  e.failure = why;
+  e.duration_ms = now_ms - e.trigger_time_ms;
   ++counts_.failed;
+  counts_.latest_failed = e;
 }
 
 void checkpoint_history::fail_pending(const std::string& why, int64_t now_ms) {
@@ -77,14 +155,21 @@ void checkpoint_history::fail_pending(const std::string& why, int64_t now_ms) {
       failed(e.id, why, now_ms);
 }
 
-void checkpoint_history::restored(int64_t id, int64_t now_ms) {
+void checkpoint_history::restored(int64_t id, int64_t now_ms,
+                                  const std::string& path) {
   ++counts_.restored;
   counts_.restored_id = id;
   counts_.restore_time_ms = now_ms;
+  counts_.restored_savepoint = !path.empty();
+  counts_.restored_path = path;
 }
 
 checkpoint_stats checkpoint_history::stats(int64_t now_ms) const {
   auto out = counts_;
+  out.state_size = summarize(sizes_, counts_.state_size, size_sum_,
+                             samples_);
+  out.duration = summarize(durations_, counts_.duration, duration_sum_,
+                           samples_);
   out.history.assign(entries_.rbegin(), entries_.rend());
   for (auto& e : out.history)
     if (e.status == in_progress)

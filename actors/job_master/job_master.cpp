@@ -66,6 +66,7 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
   st.job = std::make_unique<job_lifecycle>(st.settings.restarts);
   st.checkpoints = std::make_unique<checkpoint_coordinator>(
     st.settings.checkpoints, static_cast<int32_t>(st.scheduler->graph().size()));
+  st.checkpoint_stats = checkpoint_history{st.settings.checkpoints.retained};
   st.hb = heartbeat_monitor{st.opts.heartbeat};
 }
 

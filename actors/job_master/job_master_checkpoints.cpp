@@ -87,6 +87,7 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done,
 void write_savepoint(self_ptr self, const completed_checkpoint& done,
                      checkpoint_request req) {
   auto& st = self->state;
+  auto done_id = done.id;
   auto path = fmt::format("{}/savepoint-{}-{}", req.dir(),
                           st.scheduler->graph().graph().id.to_string().substr(0, 6),
                           done.id);
@@ -96,6 +97,7 @@ void write_savepoint(self_ptr self, const completed_checkpoint& done,
     .then(
       [=](const std::string& written) mutable {
         log_job(self, "wrote savepoint {}", written);
+        self->state.checkpoint_stats.externalized(done_id, written);
         if (req.stop())
           finish_stop(self, std::move(req), written);
         else
@@ -104,9 +106,9 @@ void write_savepoint(self_ptr self, const completed_checkpoint& done,
       [=](caf::error& err) mutable {
         if (req.stop())
           stop_failed(self);
-        req.refuse(make_error(errc::storage_failure,
-                              "could not write the savepoint: "
-                                + describe(err)));
+        auto why = "could not write the savepoint: " + describe(err);
+        self->state.checkpoint_stats.write_failed(done_id, why, now_ms());
+        req.refuse(make_error(errc::storage_failure, why));
       });
 }
 
@@ -129,7 +131,7 @@ void load_savepoint_then_schedule(self_ptr self) {
           fail_job(self, describe(err));
           return;
         }
-        st.checkpoint_stats.restored(cp.id, now_ms());
+        st.checkpoint_stats.restored(cp.id, now_ms(), path);
         st.checkpoints->restore(std::move(cp));
         st.scheduler->restore_state();
         log_job(self, "starts from savepoint {}", path);
@@ -283,7 +285,8 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
   }
   auto id = st.checkpoints->trigger(self->clock().now(), true);
   st.checkpoint_stats.triggered(*id, req.is_savepoint(),
-                                static_cast<int32_t>(g.size()), now_ms());
+                                static_cast<int32_t>(g.size()), now_ms(),
+                                req.stop());
   if (req.stop())
     st.stop.begin(*id);
   send_barrier_triggers(self, *id, req.kind(), req.stop(), req.suspend());

@@ -5,6 +5,7 @@
 #include "config/config.hpp"
 #include "config/fault_keys.hpp"
 #include "config/keys.hpp"
+#include "messages/file_names.hpp"
 #include "operators/registry.hpp"
 #include "plan/chaining.hpp"
 
@@ -63,7 +64,7 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
     s.savepoint_dir
       = std::filesystem::absolute(dir).lexically_normal().string();
   if (auto path = cfg.get_if_set(keys::savepoint_path))
-    s.savepoint_path = *path;
+    s.savepoint_path = local_path(*path); // Flink's file: URI too
   s.slot_request_timeout = cfg.get(keys::slot_request_timeout);
   s.ignore_unclaimed_state
     = cfg.get(keys::savepoint_ignore_unclaimed_state);

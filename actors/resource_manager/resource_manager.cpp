@@ -218,6 +218,7 @@ std::vector<task_manager_info> task_managers(self_ptr self) {
     info.id = w.id;
     info.slots_total = w.total;
     info.slots_free = w.free;
+    info.slots = w.slots;
     info.last_heartbeat_ms = wall;
     if (auto* te = st.workers.find(w.id)) {
       info.hardware = te->hardware;

@@ -16,7 +16,7 @@ void slot_manager::register_task_executor(const resource_id& id,
   worker w;
   w.id = id;
   for (auto& s : report.slots) {
-    w.slots.push_back(slot{s.profile, s.alloc});
+    w.slots.push_back(slot{s.profile, s.alloc, s.job});
     if (!s.alloc.valid())
       ++w.free;
   }
@@ -107,6 +107,7 @@ std::vector<slot_manager::assignment> slot_manager::match() {
       if (w == nullptr)
         break;
       w->slots[static_cast<size_t>(index)].alloc = p.request.alloc;
+      w->slots[static_cast<size_t>(index)].job = p.job;
       --w->free;
       if (static_cast<size_t>(index) == w->next_free)
         w->next_free = static_cast<size_t>(index) + 1;
@@ -133,6 +134,7 @@ void slot_manager::free_slot(const resource_id& id, allocation_id alloc) {
     for (size_t i = 0; i < w.slots.size(); ++i) {
       if (w.slots[i].alloc == alloc) {
         w.slots[i].alloc = {};
+        w.slots[i].job = {};
         ++w.free;
         w.next_free = std::min(w.next_free, i);
       }
@@ -170,9 +172,14 @@ bool slot_manager::serves_pending(const resource_id& id) const {
 std::vector<slot_manager::worker_slots> slot_manager::task_executors() const {
   std::vector<worker_slots> out;
   out.reserve(workers_.size());
-  for (auto& w : workers_)
-    out.push_back(
-      worker_slots{w.id, static_cast<int32_t>(w.slots.size()), w.free});
+  for (auto& w : workers_) {
+    worker_slots x{w.id, static_cast<int32_t>(w.slots.size()), w.free, {}};
+    for (size_t i = 0; i < w.slots.size(); ++i)
+      x.slots.push_back(slot_status{static_cast<int32_t>(i),
+                                    w.slots[i].profile, w.slots[i].alloc,
+                                    w.slots[i].job});
+    out.push_back(std::move(x));
+  }
   return out;
 }
 

@@ -80,6 +80,8 @@ public:
     resource_id id;
     int32_t total = 0;
     int32_t free = 0;
+    /// Each slot: its profile and, when allocated, the job holding it.
+    std::vector<slot_status> slots;
   };
 
   /// Every registered TaskExecutor's slots, in registration order.
@@ -94,6 +96,7 @@ private:
   struct slot {
     resource_profile profile;
     allocation_id alloc; // nil when free
+    job_id job;          // the holder's (nil when free)
   };
   struct worker {
     resource_id id;

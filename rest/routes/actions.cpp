@@ -80,6 +80,14 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
   auto dir = savepoint_directory(*given, field);
   if (!dir)
     return refused(dir.error());
+  // A client's trigger id makes the request idempotent (Flink's triggerId).
+  auto wanted = string_field(*body, "triggerId", "");
+  if (!wanted)
+    return refused(wanted.error());
+  if (!wanted->empty() && !job_id::parse(*wanted))
+    return error_reply(400, fmt::format("field 'triggerId' must be 32 "
+                                        "hexadecimal characters, not '{}'",
+                                        *wanted));
   auto mode = stop_route ? (*flag ? savepoint_mode::stop_and_drain
                                   : savepoint_mode::stop)
                          : (*flag ? savepoint_mode::stop
@@ -92,9 +100,22 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
     self->request(d, answer_deadline, status_atom_v, *id, false)
       .receive(
         [&](job_status&) {
-          auto tid = ctx.triggers->start(*id);
-          await_savepoint(ctx, d, *id, *dir, mode, tid);
-          out = reply{202, json{{"request-id", tid}}};
+          if (wanted->empty()) {
+            auto tid = ctx.triggers->start(*id);
+            await_savepoint(ctx, d, *id, *dir, mode, tid);
+            out = reply{202, json{{"request-id", tid}}};
+            return;
+          }
+          auto op = ctx.triggers->start(*id, *wanted);
+          if (!op) {
+            out = error_reply(409, fmt::format("trigger id {} names an "
+                                               "operation of another job",
+                                               *wanted));
+            return;
+          }
+          if (op->fresh)
+            await_savepoint(ctx, d, *id, *dir, mode, op->id);
+          out = reply{202, json{{"request-id", op->id}}};
         },
         [&](caf::error& err) { out = refused(err); });
     return out;

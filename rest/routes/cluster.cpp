@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "messages/flink_ids.hpp"
 #include "rest/json.hpp"
 
 namespace weir::rest {
@@ -44,8 +45,10 @@ reply task_managers_reply(context& ctx, const std::string& id) {
             out = reply{200, task_managers(tms)};
             return;
           }
-          auto i = std::find_if(tms.begin(), tms.end(),
-                                [&](auto& tm) { return tm.id.value == id; });
+          // Flink's 32-hex id, or weir's name of the TaskExecutor.
+          auto i = std::find_if(tms.begin(), tms.end(), [&](auto& tm) {
+            return tm.id.value == id || flink_resource_id(tm.id) == id;
+          });
           out = i == tms.end()
                   ? error_reply(404, "TaskManager " + id + " does not exist")
                   : reply{200, task_manager(*i)};

@@ -12,15 +12,15 @@ namespace {
 using Req = httplib::Request;
 using Res = httplib::Response;
 
-/// The list holds each job's state; its subtask counts come from the
-/// JobMaster: asks for the status of each job not ended (one that cannot
+/// The list holds each job's state; its subtasks come from the JobMaster:
+/// asks for the detailed status of each job not ended (one that cannot
 /// answer keeps what the list says).
 void live_counts(caf::scoped_actor& self, dispatcher_actor& d,
                  std::vector<job_status>& jobs) {
   for (auto& j : jobs) {
     if (is_globally_terminal(j.state))
       continue;
-    self->request(d, answer_deadline, status_atom_v, j.id, false)
+    self->request(d, answer_deadline, status_atom_v, j.id, true)
       .receive([&](job_status& s) { j = std::move(s); }, [](caf::error&) {});
   }
 }
@@ -40,33 +40,6 @@ reply job_list(context& ctx, bool detailed) {
         [&](caf::error& err) { out = refused(err); });
     return out;
   });
-}
-
-/// Asks for job `text`'s status (with its subtasks, checkpoints and
-/// failures) and graph, and renders them with `render(status, graph)`.
-template <class F>
-reply with_job(context& ctx, const std::string& text, F render) {
-  auto id = parse_job_id(text);
-  if (!id)
-    return refused(id.error());
-  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
-                     resource_manager_actor&) {
-    reply out = error_reply(500, "no answer");
-    self->request(d, answer_deadline, status_atom_v, *id, true)
-      .receive(
-        [&](job_status& s) {
-          self->request(d, answer_deadline, graph_atom_v, *id)
-            .receive([&](job_graph& g) { out = render(s, g); },
-                     [&](caf::error& err) { out = refused(err); });
-        },
-        [&](caf::error& err) { out = refused(err); });
-    return out;
-  });
-}
-
-reply unknown_vertex(const job_status& s, const std::string& vertex) {
-  return error_reply(404, fmt::format("job {} has no vertex '{}'",
-                                      s.id.to_string(), vertex));
 }
 
 } // namespace

@@ -273,14 +273,15 @@ async function taskmanagers(box) {
       : !tms.length ? el('p', {class: 'empty'}, 'No task manager is registered.')
       : table([['ID'], ['Slots', 1], ['Free slots', 1], ['CPU cores', 1],
                ['Memory', 1], ['Last heartbeat', 1]],
-          tms.map((t) => ({attrs: {'data-taskmanager': t.id}, cells: [
-            el('span', {class: 'mono'}, t.id), fmtCount(t.slotsNumber),
+          tms.map((t) => ({attrs: {'data-taskmanager': t['weir-name'] || t.id}, cells: [
+            el('span', {class: 'mono', title: t.id}, t['weir-name'] || t.id),
+            fmtCount(t.slotsNumber),
             fmtCount(t.freeSlots),
             fmtCount(t.hardware && t.hardware.cpuCores),
             fmtBytes(t.hardware && t.hardware.physicalMemory),
             // Flink's field holds the heartbeat's time (epoch ms), not an
             // age, whatever its name says.
-            el('span', {'data-heartbeat': t.id},
+            el('span', {'data-heartbeat': t['weir-name'] || t.id},
                num(t.timeSinceLastHeartbeat) && t.timeSinceLastHeartbeat > 0
                  ? fmtDuration(Math.max(0, Date.now()
                                            - t.timeSinceLastHeartbeat))
@@ -296,6 +297,29 @@ function taskmanagersPage(view) {
 }
 
 // ------------------------------------------------------------- job graph
+
+/// The job with its vertices keyed by name, as people know them: Flink's
+/// 32-hex vertex ids (what the REST API's paths take) move to `rest`, and
+/// the plan's node and input ids follow.
+function byName(job) {
+  if (!job || !Array.isArray(job.vertices)) return job;
+  const names = new Map(job.vertices.map((v) => [v.id, v.name || v.id]));
+  const name = (id) => names.get(id) || id;
+  const vertices = job.vertices.map((v) => ({...v, rest: v.id, id: name(v.id)}));
+  let plan = job.plan;
+  if (plan && Array.isArray(plan.nodes))
+    plan = {...plan, nodes: plan.nodes.map((n) => ({...n, id: name(n.id),
+      inputs: Array.isArray(n.inputs)
+        ? n.inputs.map((i) => ({...i, id: name(i.id)})) : n.inputs}))};
+  return {...job, vertices, plan};
+}
+
+/// The id the REST API takes for vertex `name` of `job`.
+function restId(job, name) {
+  const v = (job && Array.isArray(job.vertices) ? job.vertices : [])
+    .find((x) => x.id === name);
+  return v && v.rest ? v.rest : name;
+}
 
 const NODE_W = 200, NODE_H = 112, GAP_X = 62, GAP_Y = 26, PAD = 12;
 
@@ -537,7 +561,7 @@ function jobPage(view, route) {
     if (ENDED.has(job.state)) return out;
     const vs = Array.isArray(job.vertices) ? job.vertices : [];
     const answers = await Promise.all(vs.map((v) =>
-      api(`/jobs/${jid}/vertices/${encodeURIComponent(v.id)}/backpressure`)));
+      api(`/jobs/${jid}/vertices/${encodeURIComponent(v.rest || v.id)}/backpressure`)));
     vs.forEach((v, k) => {
       const b = answers[k].ok && answers[k].body;
       if (b && b['backpressure-level']) out.set(v.id, b['backpressure-level']);
@@ -553,7 +577,7 @@ function jobPage(view, route) {
     if (ENDED.has(job.state)) return out;
     const vs = Array.isArray(job.vertices) ? job.vertices : [];
     const answers = await Promise.all(vs.map((v) =>
-      api(`/jobs/${jid}/vertices/${encodeURIComponent(v.id)}/watermarks`)));
+      api(`/jobs/${jid}/vertices/${encodeURIComponent(v.rest || v.id)}/watermarks`)));
     vs.forEach((v, k) => {
       const list = answers[k].ok && Array.isArray(answers[k].body) ? answers[k].body : [];
       const subtasks = [];
@@ -588,7 +612,7 @@ function jobPage(view, route) {
         refill(graphBox, 'bad' + r.status, () => unavailable(r));
         return r.status !== 0;
       }
-      const job = r.body;
+      const job = byName(r.body);
       st.job = job;
       header(job);
       rates(job);
@@ -639,7 +663,7 @@ async function subtasksTab(box, jid, job, vid, bp) {
   const vs = Array.isArray(job.vertices) ? job.vertices : [];
   const id = vid || (vs[0] && vs[0].id);
   if (!id) return refill(box, 'none', () => el('p', {class: 'empty'}, 'No vertices.'));
-  const r = await api(`/jobs/${jid}/vertices/${encodeURIComponent(id)}`);
+  const r = await api(`/jobs/${jid}/vertices/${encodeURIComponent(restId(job, id))}`);
   const subs = r.ok && r.body && Array.isArray(r.body.subtasks) ? r.body.subtasks : null;
   const levels = new Map((bp.get(id + '#subtasks') || []).map((s) => [s.subtask, s]));
   const picker = el('p', {class: 'muted'}, 'Vertex: ', vs.map((v, k) => [

@@ -386,7 +386,7 @@ struct chaos_cluster {
 
 /// Parses `weir list -a`: job id → states seen (normally exactly one).
 std::map<std::string, std::vector<std::string>> parse_list(const std::string& out) {
-  static const std::regex line{R"( : ([0-9a-f]{32}) : (.*) \(([A-Z]+), )"};
+  static const std::regex line{R"( : ([0-9a-f]{32}) : (.*) \(([A-Z]+)\) )"};
   std::map<std::string, std::vector<std::string>> result;
   for (auto& l : lines_of(out)) {
     std::smatch m;

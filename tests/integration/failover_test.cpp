@@ -270,7 +270,7 @@ TEST_CASE("a killed jobmanager's unfinished job is recovered by its successor") 
   // The job that had finished before the crash did not run again.
   CHECK(master->stderr_so_far().find("(done) recovered") == std::string::npos);
   auto list = run_weir({"list", "-m", address, "-a"}, 30s);
-  CHECK(list.out.find(" : done (FINISHED, ") != std::string::npos);
+  CHECK(list.out.find(" : done (FINISHED) ") != std::string::npos);
   auto unknown = run_weir({"wait", "-m", address, std::string(32, 'b')}, 30s);
   CHECK(unknown.exit_code == 2);
   worker.signal(SIGTERM);

@@ -207,7 +207,7 @@ TEST_CASE("etcd: the standby leads after the leader's kill -9, the job "
   // A new client finds the new leader through etcd.
   auto list = run_process(c.client({"list", "-a"}), 30s);
   CHECK(list.exit_code == 0);
-  CHECK(list.out.find(" : ha (FINISHED, ") != std::string::npos);
+  CHECK(list.out.find(" : ha (FINISHED) ") != std::string::npos);
   tm_a->signal(SIGTERM);
   tm_b->signal(SIGTERM);
   CHECK(tm_a->finish(30s).exit_code == 0);

@@ -30,6 +30,34 @@ inline std::string wordcount_spec(const std::string& name, int parallelism = 1,
                      name, parallelism, last_edge);
 }
 
+/// Generated events (1000/s) into a discarding sink, parallelism 2,
+/// checkpointed every 100 ms; it runs until cancelled.
+inline const std::string checkpointed_stream_spec = R"({
+    "name": "checkpointed", "parallelism": 2,
+    "config": {"execution.checkpointing.interval": "100 ms"},
+    "vertices": [
+      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
+      {"id": "sink", "operator": "discard"}],
+    "edges": [{"from": "events", "to": "sink", "partitioning": "rebalance"}]})";
+
+/// Lines of `input` parsed as integers by the test library "faults"'
+/// `throws` operator (an integer that does not parse throws), restarted
+/// once 10 ms after the first failure; then the job fails.
+inline std::string throws_once_spec(const std::string& input) {
+  return fmt::format(R"({{
+    "name": "throws",
+    "config": {{"restart-strategy.type": "fixed-delay",
+                "restart-strategy.fixed-delay.attempts": "1",
+                "restart-strategy.fixed-delay.delay": "10 ms"}},
+    "vertices": [
+      {{"id": "lines", "operator": "text_file", "params": {{"path": "{}"}}}},
+      {{"id": "parse", "operator": "throws"}},
+      {{"id": "out", "operator": "collect"}}],
+    "edges": [{{"from": "lines", "to": "parse", "partitioning": "rebalance"}},
+              {{"from": "parse", "to": "out", "partitioning": "rebalance"}}]}})",
+                     input);
+}
+
 /// The sum of 1..`to` by key `i mod modulus`, collected by one sink subtask.
 inline std::string keyed_sum_spec(const std::string& name, int parallelism,
                                   int64_t to, int64_t modulus) {

@@ -221,17 +221,26 @@ TEST_CASE("/taskmanagers lists the workers with their slots") {
     std::map<std::string, std::pair<int, int>> out;
     auto body = json::parse(a.body);
     for (auto& tm : body["taskmanagers"])
-      out[tm["id"].get<std::string>()] = {tm["slotsNumber"].get<int>(),
-                                          tm["freeSlots"].get<int>()};
+      out[tm["weir-name"].get<std::string>()] = {tm["slotsNumber"].get<int>(),
+                                                 tm["freeSlots"].get<int>()};
     return out;
   };
   using slot_map = std::map<std::string, std::pair<int, int>>;
   CHECK(slots() == slot_map{{"tm-1", {2, 2}}, {"tm-2", {3, 3}}});
 
-  auto one = http_get(rest, "/taskmanagers/tm-2");
+  // Flink's 32-hex resource id (derived from the name); the name as well.
+  std::string hex;
+  auto list = json::parse(http_get(rest, "/taskmanagers").body);
+  for (auto& t : list["taskmanagers"])
+    if (t["weir-name"] == "tm-2")
+      hex = t["id"];
+  CHECK(std::regex_match(hex, std::regex{"[0-9a-f]{32}"}));
+  auto one = http_get(rest, "/taskmanagers/" + hex);
   REQUIRE(one.status == 200);
   auto tm = json::parse(one.body);
-  CHECK(tm["id"] == "tm-2");
+  CHECK(tm["id"] == hex);
+  CHECK(tm["weir-name"] == "tm-2");
+  CHECK(json::parse(http_get(rest, "/taskmanagers/tm-2").body) ["id"] == hex);
   CHECK(tm["slotsNumber"] == 3);
   CHECK(tm["freeSlots"] == 3);
   CHECK(tm["timeSinceLastHeartbeat"].get<int64_t>() > 0);

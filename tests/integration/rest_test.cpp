@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <regex>
 #include <string>
 
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_fixture.hpp"
+#include "job_specs.hpp"
 #include "process.hpp"
 #include "rest_client.hpp"
 #include "user_code_paths.hpp"
@@ -20,6 +22,12 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 
 namespace {
+
+/// Whether `id` is in Flink's form of ids: 32 hexadecimal characters.
+bool is_vertex_id(const json& id) {
+  return id.is_string()
+         && std::regex_match(id.get<std::string>(), std::regex{"[0-9a-f]{32}"});
+}
 
 /// Whether `list` has `n` entries, each RUNNING with some `records` in
 /// its metrics.
@@ -49,7 +57,9 @@ TEST_CASE("the REST API answers for a cluster and a finished job") {
                            {"jobs-cancelled", 0},
                            {"jobs-failed", 0},
                            {"flink-version", WEIR_VERSION},
+                           {"flink-commit", empty.body["flink-commit"]},
                            {"weir-version", WEIR_VERSION}});
+  CHECK(empty.body["flink-commit"].is_string());
   CHECK(get(url, "/jobs").body == json{{"jobs", json::array()}});
 
   auto run = c.client({"run", "examples/collect.json", "--to", "10"});
@@ -103,7 +113,7 @@ TEST_CASE("the REST API answers for a cluster and a finished job") {
   for (size_t i = 0; i < want.size(); ++i) {
     auto& v = d["vertices"][i];
     CAPTURE(want[i].id);
-    CHECK(v["id"] == want[i].id);
+    CHECK(is_vertex_id(v["id"]));
     CHECK(v["name"] == want[i].id);
     CHECK(v["status"] == "FINISHED");
     CHECK(v["parallelism"] == 1);
@@ -111,7 +121,7 @@ TEST_CASE("the REST API answers for a cluster and a finished job") {
     CHECK(v["metrics"]["write-records"] == want[i].out);
   }
   CHECK(d["plan"]["nodes"].size() == 3);
-  CHECK(d["plan"]["nodes"][1]["inputs"][0]["id"] == "numbers");
+  CHECK(d["plan"]["nodes"][1]["inputs"][0]["id"] == d["vertices"][0]["id"]);
 
   auto result = get(url, "/jobs/" + id + "/execution-result").body;
   CHECK(result["status"]["id"] == "COMPLETED");
@@ -192,14 +202,17 @@ TEST_CASE("the REST API shows a running job's vertices, then its cancel") {
   }));
   CHECK(d["state"] == "RUNNING");
   CHECK(d["end-time"] == -1);
-  CHECK(d["vertices"][0]["id"] == "events");
+  CHECK(d["vertices"][0]["name"] == "events");
   CHECK(d["vertices"][0]["parallelism"] == 2);
-  CHECK(d["vertices"][1]["id"] == "sink");
+  CHECK(d["vertices"][1]["name"] == "sink");
   CHECK(d["vertices"][1]["parallelism"] == 2);
   auto j = get(url, "/jobs/overview").body["jobs"][0];
   CHECK(j["state"] == "RUNNING");
   CHECK(j["end-time"] == -1);
-  CHECK(j["tasks"] == json{{"total", 4}, {"running", 4}, {"finished", 0}});
+  CHECK(j["tasks"] == json{{"total", 4}, {"created", 0}, {"scheduled", 0},
+                           {"deploying", 0}, {"running", 4}, {"finished", 0},
+                           {"canceling", 0}, {"canceled", 0}, {"failed", 0},
+                           {"reconciling", 0}, {"initializing", 0}});
   auto overview = get(url, "/overview").body;
   CHECK(overview["jobs-running"] == 1);
   CHECK(overview["slots-available"] == 0);
@@ -220,13 +233,7 @@ TEST_CASE("a running job's plan, subtasks, checkpoints and config over REST") {
   rest_cluster c;
   const auto& url = c.url;
   c.add_worker("tm-1", 2);
-  auto stream = c.dir.write("stream.json", R"({
-    "name": "checkpointed", "parallelism": 2,
-    "config": {"execution.checkpointing.interval": "100 ms"},
-    "vertices": [
-      {"id": "events", "operator": "generator", "params": {"rate": 1000}},
-      {"id": "sink", "operator": "discard"}],
-    "edges": [{"from": "events", "to": "sink", "partitioning": "rebalance"}]})");
+  auto stream = c.dir.write("stream.json", checkpointed_stream_spec);
   auto detached = c.client({"run", "-d", stream});
   REQUIRE(detached.exit_code == 0);
   auto id = detached.out.substr(0, 32);
@@ -254,11 +261,12 @@ TEST_CASE("a running job's plan, subtasks, checkpoints and config over REST") {
   auto plan = get(url, job + "/plan").body["plan"];
   CHECK(plan["jid"] == id);
   REQUIRE(plan["nodes"].size() == 2);
-  CHECK(plan["nodes"][0]["id"] == "events");
+  auto events = get(url, job).body["vertices"][0]["id"].get<std::string>();
+  CHECK(plan["nodes"][0]["id"] == events);
   CHECK(plan["nodes"][0]["parallelism"] == 2);
   CHECK(plan["nodes"][1]["inputs"]
         == json::array({{{"num", 0},
-                         {"id", "events"},
+                         {"id", events},
                          {"ship_strategy", "REBALANCE"},
                          {"exchange", "pipelined_bounded"}}}));
 
@@ -267,13 +275,19 @@ TEST_CASE("a running job's plan, subtasks, checkpoints and config over REST") {
     sink = get(url, job + "/vertices/sink").body;
     return all_running(sink["subtasks"], 2, "read-records");
   }));
-  CHECK(sink["id"] == "sink");
+  CHECK(is_vertex_id(sink["id"]));
+  CHECK(sink["name"] == "sink");
+  // Flink's id names the vertex as well as weir's name does.
+  CHECK(get(url, job + "/vertices/" + sink["id"].get<std::string>())
+          .body["name"]
+        == "sink");
   CHECK(sink["parallelism"] == 2);
   for (int i = 0; i < 2; ++i) {
     auto& t = sink["subtasks"][i];
     CHECK(t["subtask"] == i);
     CHECK(t["attempt"] == 0);
-    CHECK(t["taskmanager-id"] == "tm-1");
+    CHECK(t["host"] == "tm-1");
+    CHECK(is_vertex_id(t["taskmanager-id"])); // Flink's 32-hex form
     CHECK(t["start-time"] > 0);
     CHECK(t["end-time"] == -1);
     CHECK(t["duration"] >= 0);
@@ -313,18 +327,7 @@ TEST_CASE("a failed job's exceptions name the cause, subtask and worker") {
   const auto& url = c.url;
   c.add_worker("tm-1", 1);
   auto input = c.dir.write("input.txt", "1\nx\n");
-  auto spec = c.dir.write("throws.json", fmt::format(R"({{
-    "name": "throws",
-    "config": {{"restart-strategy.type": "fixed-delay",
-                "restart-strategy.fixed-delay.attempts": "1",
-                "restart-strategy.fixed-delay.delay": "10 ms"}},
-    "vertices": [
-      {{"id": "lines", "operator": "text_file", "params": {{"path": "{}"}}}},
-      {{"id": "parse", "operator": "throws"}},
-      {{"id": "out", "operator": "collect"}}],
-    "edges": [{{"from": "lines", "to": "parse", "partitioning": "rebalance"}},
-              {{"from": "parse", "to": "out", "partitioning": "rebalance"}}]}})",
-                                                     input));
+  auto spec = c.dir.write("throws.json", throws_once_spec(input));
   auto r = c.client({"run", spec, "--libjars", test_plugin("faults")});
   CHECK(r.exit_code == 1);
   // The restart's cause was printed as it happened (stderr is no terminal).
@@ -590,7 +593,7 @@ TEST_CASE("across a combiner both sides of the edge count the same records") {
   auto job = get(c.url, "/jobs/" + id).body;
   std::map<std::string, json> metrics;
   for (auto& v : job["vertices"])
-    metrics[v["id"].get<std::string>()] = v["metrics"];
+    metrics[v["name"].get<std::string>()] = v["metrics"];
   CHECK(metrics["numbers"]["write-records"] == 100000);
   CHECK(metrics["keyed"]["read-records"] == 100000);
   CHECK(metrics["keyed"]["weir-records-combined"] == 100000);

@@ -51,3 +51,57 @@ TEST_CASE("the history keeps the newest ten") {
   REQUIRE(s.history.size() == checkpoint_history::kept);
   CHECK(s.history.back().id == 3);
 }
+
+TEST_CASE("the latest savepoint stays known when newer checkpoints push it "
+          "out of the history") {
+  checkpoint_history h{2}; // two checkpoints retained
+  h.triggered(1, true, 1, 10, true);
+  h.completed(1, 100, 20);
+  h.externalized(1, "/sp/savepoint-1");
+  for (int64_t id = 2; id <= 13; ++id) {
+    h.triggered(id, false, 1, id * 100);
+    h.completed(id, id, id * 100 + 5);
+  }
+  auto s = h.stats(2000);
+  REQUIRE(s.history.size() == checkpoint_history::kept);
+  CHECK(s.history.back().id == 4);
+  CHECK(s.latest_savepoint.id == 1);
+  CHECK(s.latest_savepoint.external_path == "/sp/savepoint-1");
+  CHECK(s.latest_savepoint.stop); // a stop's savepoint (SYNC_SAVEPOINT)
+  CHECK(s.latest_completed.id == 13);
+  // The newest two checkpoints keep their state; older ones were discarded.
+  CHECK_FALSE(s.history[0].discarded);
+  CHECK_FALSE(s.history[1].discarded);
+  CHECK(s.history[2].discarded);
+  CHECK(s.latest_failed.id == 0); // none failed
+}
+
+TEST_CASE("a savepoint that could not be written failed") {
+  checkpoint_history h;
+  h.triggered(1, true, 2, 10);
+  h.completed(1, 64, 20);
+  h.write_failed(1, "could not write the savepoint: disk full", 30);
+  auto s = h.stats(40);
+  CHECK(s.completed == 0);
+  CHECK(s.failed == 1);
+  CHECK(s.history[0].status == "FAILED");
+  CHECK(s.latest_failed.failure == "could not write the savepoint: disk full");
+  CHECK(s.latest_savepoint.id == 0);
+}
+
+TEST_CASE("the summary: extremes and average of all, percentiles") {
+  checkpoint_history h;
+  for (int64_t id = 1; id <= 100; ++id) {
+    h.triggered(id, false, 1, id * 1000);
+    h.completed(id, id * 10, id * 1000 + id); // duration id ms
+  }
+  auto s = h.stats(200000);
+  CHECK(s.state_size.min == 10);
+  CHECK(s.state_size.max == 1000);
+  CHECK(s.state_size.avg == 505);
+  CHECK(s.duration.p50 == 51);
+  CHECK(s.duration.p99 == 100);
+  CHECK(s.duration.p999 == 100);
+  checkpoint_history none;
+  CHECK(none.stats(0).duration.max == 0);
+}

@@ -7,6 +7,7 @@
 #include "metrics/server.hpp"
 #include "metrics/prometheus.hpp"
 #include "metrics/prometheus_text.hpp"
+#include "messages/flink_ids.hpp"
 #include "rest/json.hpp"
 
 using namespace weir;
@@ -174,18 +175,43 @@ TEST_CASE("/taskmanagers/{id}: Flink's TaskManagerInfo fields") {
   tm.last_heartbeat_ms = 1234;
   tm.hardware = hardware_description{4, 8192, 4096, 1024};
   tm.data = data_endpoint{tm.id, "127.0.0.1", 6121};
+  auto job = *job_id::parse("0123456789abcdef0123456789abcdef");
+  resource_profile one{1.0, 512, 64, 0};
+  tm.slots = {{0, one, allocation_id::random(), job},
+              {1, one, allocation_id::random(), job},
+              {2, one, {}, {}}};
+  auto profile = [](double cpu, int heap, int off_heap) {
+    return nlohmann::json{{"cpuCores", cpu},
+                          {"taskHeapMemory", heap},
+                          {"taskOffHeapMemory", off_heap},
+                          {"managedMemory", 0},
+                          {"networkMemory", 0},
+                          {"extendedResources", nlohmann::json::object()}};
+  };
   auto expected = nlohmann::json{
-    {"id", "tm-1"},
+    {"id", flink_resource_id(tm.id)},
+    {"weir-name", "tm-1"},
+    {"path", "weir://127.0.0.1:6121/tm-1"},
     {"slotsNumber", 3},
     {"freeSlots", 1},
     {"timeSinceLastHeartbeat", 1234},
     {"dataPort", 6121},
+    {"jmxPort", -1},
+    {"totalResource", profile(3.0, 1536, 192)},
+    {"freeResource", profile(1.0, 512, 64)},
     {"hardware",
      {{"cpuCores", 4},
       {"physicalMemory", 8192},
       {"freeMemory", 4096},
-      {"managedMemory", 1024}}}};
-  CHECK(rest::task_manager(tm) == expected);
+      {"managedMemory", 1024}}},
+    {"memoryConfiguration", {{"managedMemory", 1024}}}};
   CHECK(rest::task_managers({tm})
         == nlohmann::json{{"taskmanagers", {expected}}});
+  // The details add the allocated slots (and no JVM metrics).
+  expected["allocatedSlots"] = {{{"jobId", job.to_string()},
+                                 {"resource", profile(1.0, 512, 64)}},
+                                {{"jobId", job.to_string()},
+                                 {"resource", profile(1.0, 512, 64)}}};
+  expected["metrics"] = nlohmann::json::object();
+  CHECK(rest::task_manager(tm) == expected);
 }

@@ -44,16 +44,33 @@ TEST_CASE("a trigger runs, then completes or fails, for its job only") {
   t.complete(a, "/sp/savepoint-1");
   CHECK(operation_status(*t.find(job_a, a))
         == json{{"status", {{"id", "COMPLETED"}}},
-                {"operation", {{"location", "/sp/savepoint-1"}}}});
+                {"operation", {{"location", "file:/sp/savepoint-1"}}}});
   t.fail(b, "job 0123 is not running");
   CHECK(operation_status(*t.find(job_a, b))
         == json{{"status", {{"id", "COMPLETED"}}},
                 {"operation",
                  {{"failure-cause",
                    {{"class", "weir.error"},
-                    {"stack-trace", "job 0123 is not running"}}}}}});
+                    {"stack-trace", "job 0123 is not running"},
+                           {"serialized-throwable",
+                            "am9iIDAxMjMgaXMgbm90IHJ1bm5pbmc="}}}}}});
   t.complete("unknown", "/x"); // nothing happens
   CHECK(t.size() == 2);
+}
+
+TEST_CASE("a client's trigger id names one operation, however often sent") {
+  trigger_table t;
+  std::string mine = "00112233445566778899aabbccddeeff";
+  auto first = t.start(job_a, mine);
+  REQUIRE(first);
+  CHECK(first->id == mine);
+  CHECK(first->fresh);
+  auto again = t.start(job_a, mine);
+  REQUIRE(again);
+  CHECK(again->id == mine);
+  CHECK_FALSE(again->fresh); // Flink's idempotent triggering
+  CHECK_FALSE(t.start(job_b, mine)); // another job's operation
+  CHECK(t.size() == 1);
 }
 
 TEST_CASE("past its capacity the table drops the oldest finished triggers") {

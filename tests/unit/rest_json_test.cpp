@@ -2,6 +2,7 @@
 // statuses, for jobs that run (subtasks known) and jobs that ended.
 #include <doctest/doctest.h>
 
+#include "messages/flink_ids.hpp"
 #include "rest/json.hpp"
 
 using namespace weir;
@@ -36,6 +37,23 @@ job_status running_job() {
   return s;
 }
 
+/// Flink's IOMetricsInfo: the counts, each complete.
+json io(int read_records, int write_records, int read_bytes, int write_bytes) {
+  return json{{"read-records", read_records},
+              {"read-records-complete", true},
+              {"write-records", write_records},
+              {"write-records-complete", true},
+              {"read-bytes", read_bytes},
+              {"read-bytes-complete", true},
+              {"write-bytes", write_bytes},
+              {"write-bytes-complete", true}};
+}
+
+std::string vid(const std::string& vertex) {
+  return flink_vertex_id(*job_id::parse("0123456789abcdef0123456789abcdef"),
+                         vertex);
+}
+
 job_graph pipeline() {
   job_graph g;
   g.name = "pipeline";
@@ -65,16 +83,26 @@ TEST_CASE("a running job: end-time -1, vertices from their chains") {
   for (size_t i = 0; i < want.size(); ++i) {
     auto& v = d["vertices"][i];
     CAPTURE(want[i].id);
-    CHECK(v["id"] == want[i].id);
+    CHECK(v["id"] == vid(want[i].id));
+    CHECK(v["name"] == want[i].id);
     CHECK(v["parallelism"] == 2);
+    CHECK(v["maxParallelism"] == 2);
     CHECK(v["status"] == want[i].status);
-    CHECK(v["metrics"] == json{{"read-records", want[i].in},
-                               {"write-records", want[i].out},
-                               {"read-bytes", want[i].bytes_in},
-                               {"write-bytes", want[i].bytes_out}});
+    CHECK(v["metrics"]
+          == io(want[i].in, want[i].out, want[i].bytes_in, want[i].bytes_out));
   }
+  // Vertices by state: src and map run, out initializes.
+  CHECK(d["status-counts"]["RUNNING"] == 2);
+  CHECK(d["status-counts"]["INITIALIZING"] == 1);
+  CHECK(d["status-counts"]["FINISHED"] == 0);
+  CHECK(d["timestamps"]["CREATED"] == 1000);
+  CHECK(d["timestamps"]["FINISHED"] == 0);
   auto o = rest::jobs_overview({running_job()}, 1500)["jobs"][0];
-  CHECK(o["tasks"] == json{{"total", 4}, {"running", 3}, {"finished", 1}});
+  CHECK(o["tasks"] == json{{"total", 4}, {"created", 0}, {"scheduled", 0},
+                           {"deploying", 0}, {"running", 2}, {"finished", 1},
+                           {"canceling", 0}, {"canceled", 0}, {"failed", 0},
+                           {"reconciling", 0}, {"initializing", 1}});
+  CHECK(o["last-modification"] == 1000);
 }
 
 TEST_CASE("the plan: a node per vertex, inputs with Flink's ship strategies") {
@@ -84,7 +112,7 @@ TEST_CASE("the plan: a node per vertex, inputs with Flink's ship strategies") {
   CHECK_FALSE(p["nodes"][0].contains("inputs"));
   CHECK(p["nodes"][1]["inputs"]
         == json::array({{{"num", 0},
-                         {"id", "src"},
+                         {"id", vid("src")},
                          {"ship_strategy", "FORWARD"},
                          {"exchange", "pipelined_bounded"}}}));
   CHECK(p["nodes"][2]["inputs"][0]["ship_strategy"] == "HASH");
@@ -92,23 +120,26 @@ TEST_CASE("the plan: a node per vertex, inputs with Flink's ship strategies") {
   // Only a stored result left: the vertices its metrics name, no edges.
   auto bare = rest::plan(running_job(), job_graph{});
   CHECK(bare["nodes"].size() == 3);
-  CHECK(bare["nodes"][1]["id"] == "map");
+  CHECK(bare["nodes"][1]["id"] == vid("map"));
 }
 
 TEST_CASE("a vertex's subtasks and backpressure") {
-  auto v = rest::vertex_details(running_job(), pipeline(), "map", 1500);
+  auto v = rest::vertex_details(running_job(), pipeline(), vid("map"), 1500);
   REQUIRE(v);
+  CHECK((*v)["id"] == vid("map"));
+  CHECK((*v)["name"] == "map");
+  // Its name names it too (weir's extension).
+  CHECK(rest::vertex_details(running_job(), pipeline(), "map", 1500) == v);
   REQUIRE((*v)["subtasks"].size() == 2);
   auto& t = (*v)["subtasks"][1];
   CHECK(t["subtask"] == 1);
   CHECK(t["status"] == "RUNNING");
   CHECK(t["attempt"] == 1);
-  CHECK(t["taskmanager-id"] == "tm-2");
+  CHECK(t["host"] == "tm-2");
+  CHECK(t["taskmanager-id"] == flink_resource_id(resource_id{"tm-2"}));
   CHECK(t["duration"] == 400);
-  CHECK(t["metrics"] == json{{"read-records", 4},
-                             {"write-records", 3},
-                             {"read-bytes", 0},
-                             {"write-bytes", 300}});
+  CHECK(t["start_time"] == t["start-time"]);
+  CHECK(t["metrics"] == io(4, 3, 0, 300));
   CHECK_FALSE(rest::vertex_details(running_job(), pipeline(), "nope", 1500));
   auto b = rest::backpressure(running_job(), pipeline(), "src", 1500);
   REQUIRE(b);
@@ -118,7 +149,7 @@ TEST_CASE("a vertex's subtasks and backpressure") {
   CHECK((*b)["subtasks"][1]["busyRatio"] == 0.3);
 }
 
-TEST_CASE("an ended job: its end, vertices ended as it did, no task counts") {
+TEST_CASE("an ended job: its end, vertices and tasks ended as it did") {
   auto s = running_job();
   s.state = job_state::canceled;
   s.end_time_ms = 4000;
@@ -128,8 +159,14 @@ TEST_CASE("an ended job: its end, vertices ended as it did, no task counts") {
   CHECK(d["duration"] == 3000);
   CHECK(d["vertices"][0]["status"] == "CANCELED");
   CHECK(d["vertices"][0]["metrics"]["read-records"] == 7);
+  CHECK(d["vertices"][0]["tasks"]["CANCELED"] == 2);
+  CHECK(d["status-counts"]["CANCELED"] == 3);
+  CHECK(d["timestamps"]["CANCELED"] == 4000);
   auto o = rest::jobs_overview({s}, 9000)["jobs"][0];
-  CHECK_FALSE(o.contains("tasks"));
+  CHECK(o["tasks"]["total"] == 4);
+  CHECK(o["tasks"]["canceled"] == 4);
+  CHECK(o["tasks"]["running"] == 0);
+  CHECK(o["last-modification"] == 4000);
   CHECK(o["state"] == "CANCELED");
   auto r = rest::execution_result(s, 9000);
   CHECK(r["status"]["id"] == "COMPLETED");
@@ -146,18 +183,28 @@ TEST_CASE("checkpoint statistics and failures") {
   c.in_progress = 1;
   c.history = {{3, "IN_PROGRESS", false, 300, 0, 0, 20, 0, 4, 1, ""},
                {2, "FAILED", false, 200, 0, 0, 50, 0, 4, 2, "expired"},
-               {1, "COMPLETED", true, 100, 120, 2048, 20, 0, 4, 4, ""}};
+               {1, "COMPLETED", true, 100, 120, 2048, 20, 0, 4, 4, "", "/sp/s-1"}};
+  c.latest_savepoint = c.history[2];
+  c.latest_failed = c.history[1];
   auto j = rest::checkpoints(c);
   CHECK(j["counts"] == json{{"restored", 0},
                             {"total", 3},
                             {"in_progress", 1},
                             {"completed", 1},
                             {"failed", 1}});
-  CHECK(j["latest"]["completed"].is_null()); // 1 is a savepoint
+  CHECK_FALSE(j["latest"].contains("completed")); // 1 is a savepoint
+  CHECK_FALSE(j["latest"].contains("restored"));
   CHECK(j["latest"]["savepoint"]["id"] == 1);
+  CHECK(j["latest"]["savepoint"]["external_path"] == "file:/sp/s-1");
+  CHECK(j["latest"]["savepoint"]["checkpoint_type"] == "SAVEPOINT");
   CHECK(j["latest"]["failed"]["failure_message"] == "expired");
+  CHECK(j["latest"]["failed"]["failure_timestamp"] == 250);
   CHECK(j["history"][2]["state_size"] == 2048);
   CHECK(j["history"][0]["num_acknowledged_subtasks"] == 1);
+  // Flink's @JsonTypeInfo names of the entries' classes.
+  CHECK(j["history"][0]["clazz"] == "in_progress");
+  CHECK(j["history"][1]["clazz"] == "failed");
+  CHECK(j["history"][2]["clazz"] == "completed");
 
   auto s = running_job();
   s.exceptions = {{"first", 10, "src -> map (2/2)", "tm-2"},
@@ -168,9 +215,15 @@ TEST_CASE("checkpoint statistics and failures") {
   auto& entries = e["exceptionHistory"]["entries"];
   REQUIRE(entries.size() == 2);
   CHECK(entries[0]["stacktrace"] == "second");
-  CHECK(entries[0]["taskName"].is_null());
+  CHECK_FALSE(entries[0].contains("taskName")); // the job's, as Flink
+  CHECK(entries[0]["concurrentExceptions"] == json::array());
   CHECK(entries[1]["taskName"] == "src -> map (2/2)");
   CHECK(entries[1]["location"] == "tm-2");
+  CHECK(entries[1]["taskManagerId"] == flink_resource_id(resource_id{"tm-2"}));
+  // A job that never failed has no root cause at all, not a null one.
+  auto calm = rest::exceptions(running_job());
+  CHECK_FALSE(calm.contains("root-exception"));
+  CHECK_FALSE(calm.contains("timestamp"));
 }
 
 TEST_CASE("the jobmanager's configuration masks secrets") {

@@ -1,0 +1,286 @@
+// Flink's REST contract (docs/operations.md § REST API): real answers of a
+// real cluster, for jobs in every state, checked by a real validator (ajv)
+// against Flink's own OpenAPI description of its REST API, kept in
+// tests/rest_contract/ as Flink publishes it.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "cluster_fixture.hpp"
+#include "job_specs.hpp"
+#include "process.hpp"
+#include "rest_client.hpp"
+#include "user_code_paths.hpp"
+
+using namespace weir::test;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+/// Requests to the API at `url`, each answer kept for the validator.
+struct recorder {
+  std::string url;
+  json answers = json::array();
+
+  answer keep(const char* method, const std::string& path, answer a) {
+    answers.push_back({{"method", method},
+                       {"path", path},
+                       {"status", a.status},
+                       {"body", a.body}});
+    return a;
+  }
+  answer get(const std::string& path) {
+    return keep("GET", path, weir::test::get(url, path));
+  }
+  answer post(const std::string& path, const json& body) {
+    return keep("POST", path, weir::test::post(url, path, body));
+  }
+  answer patch(const std::string& path) {
+    return keep("PATCH", path, weir::test::patch(url, path));
+  }
+
+  /// Every GET of the cluster as a whole.
+  void cluster() {
+    for (auto path : {"/overview", "/jobs", "/jobs/overview", "/config",
+                      "/jobmanager/config", "/taskmanagers",
+                      "/jobmanager/metrics",
+                      "/jobmanager/metrics?get=taskSlotsTotal,numRunningJobs",
+                      "/jobs/metrics", "/jobs/metrics?get=uptime&agg=max,min",
+                      "/taskmanagers/metrics",
+                      "/taskmanagers/metrics?get=taskSlotsTotal&agg=sum"})
+      get(path);
+    auto tms = get("/taskmanagers").body;
+    for (auto& tm : tms["taskmanagers"]) {
+      auto path = "/taskmanagers/" + tm["id"].get<std::string>();
+      get(path);
+      get(path + "/metrics");
+      get(path + "/metrics?get=taskSlotsTotal,taskSlotsAvailable");
+    }
+  }
+
+  /// Every GET of job `id`, its checkpoints, vertices and subtasks.
+  void job(const std::string& id, bool checkpoints = false) {
+    auto job = "/jobs/" + id;
+    for (auto tail : {"", "/plan", "/config", "/checkpoints", "/exceptions",
+                      "/execution-result", "/metrics",
+                      "/metrics?get=uptime,numRestarts", "/accumulators"})
+      get(job + tail);
+    if (checkpoints) {
+      get(job + "/checkpoints/config");
+      auto stats = weir::test::get(url, job + "/checkpoints").body;
+      for (auto& e : stats["history"])
+        get(job + "/checkpoints/details/" + std::to_string(e["id"].get<int64_t>()));
+    }
+    auto details = get(job).body;
+    for (auto& v : details["vertices"]) {
+      auto vertex = job + "/vertices/" + v["id"].get<std::string>();
+      for (auto tail : {"", "/watermarks", "/backpressure", "/metrics",
+                        "/metrics?get=0.numRecordsIn,0.numRecordsOut",
+                        "/subtasks/metrics",
+                        "/subtasks/metrics?get=numRecordsOut&agg=min,max,sum",
+                        "/subtasktimes", "/taskmanagers", "/accumulators",
+                        "/subtasks/accumulators"})
+        get(vertex + tail);
+      auto subtasks = weir::test::get(url, vertex).body;
+      for (auto& t : subtasks["subtasks"]) {
+        auto sub = vertex + "/subtasks/" + std::to_string(t["subtask"].get<int>());
+        auto attempt = sub + "/attempts/" + std::to_string(t["attempt"].get<int>());
+        for (auto path : {sub, attempt, attempt + "/accumulators",
+                          sub + "/metrics", sub + "/metrics?get=numRecordsIn"})
+          get(path);
+      }
+    }
+  }
+
+  /// Polls savepoint operation `tid` of job `id` until it completed.
+  json completed(const std::string& id, const std::string& tid) {
+    json s;
+    REQUIRE(eventually([&] {
+      auto a = weir::test::get(url, "/jobs/" + id + "/savepoints/" + tid);
+      REQUIRE(a.status == 200);
+      s = a.body;
+      return s["status"]["id"] == "COMPLETED";
+    }));
+    get("/jobs/" + id + "/savepoints/" + tid);
+    return s;
+  }
+};
+
+/// What the validator says of `answers` (kept as artefact
+/// rest_contract_answers.json, for people to read).
+process_result validate(temp_dir& dir, const json& answers) {
+  auto file = dir.write("answers.json", answers.dump(1));
+  if (auto* artifacts = std::getenv("WEIR_ARTIFACT_DIR")) {
+    std::filesystem::create_directories(artifacts);
+    std::ofstream{std::filesystem::path{artifacts}
+                  / "rest_contract_answers.json"}
+      << answers.dump(1);
+  }
+  return run_process({on_path("node"),
+                      source_path("tests/rest_contract/validate.js"),
+                      source_path("tests/rest_contract/rest_v1_dispatcher.yml"),
+                      source_path("tests/rest_contract/adjustments.json"),
+                      file});
+}
+
+/// The spec's operations ("GET /jobs/{jobid}"), as the validator lists them.
+std::vector<std::string> spec_operations() {
+  auto r = run_process({on_path("node"),
+                        source_path("tests/rest_contract/validate.js"),
+                        source_path("tests/rest_contract/rest_v1_dispatcher.yml"),
+                        "--operations"});
+  REQUIRE(r.exit_code == 0);
+  return lines_of(r.out);
+}
+
+/// The coverage table of docs/operations.md § Flink's OpenAPI contract:
+/// each operation with what weir does ("served", "not yet: 404", ...).
+std::map<std::string, std::string> documented_coverage() {
+  auto doc = read_file(source_path("docs/operations.md"));
+  auto from = doc.find("| operation | weir |");
+  REQUIRE(from != std::string::npos);
+  std::map<std::string, std::string> out;
+  std::regex row{R"(\| `([A-Z]+ [^`]+)` \| ([^|]+) \|)"};
+  for (auto& line : lines_of(doc.substr(from))) {
+    if (line.rfind("|", 0) != 0)
+      break;
+    std::smatch m;
+    if (std::regex_match(line, m, row))
+      out[m[1]] = m[2];
+  }
+  return out;
+}
+
+/// `templ` ("/jobs/{jobid}") as a regex of the paths it stands for.
+std::regex path_pattern(const std::string& templ) {
+  return std::regex{std::regex_replace(templ, std::regex{R"(\{[^}]+\})"},
+                                       "[^/?]+")
+                    + R"((\?.*)?)"};
+}
+
+std::string job_id_of(const process_result& detached) {
+  REQUIRE(detached.exit_code == 0);
+  return detached.out.substr(0, 32);
+}
+
+} // namespace
+
+TEST_CASE("every answer of the REST API is valid against Flink's spec") {
+  rest_cluster c;
+  recorder r{c.url};
+  c.add_worker("tm-1", 3);
+  r.cluster(); // no jobs yet
+
+  // A finished job.
+  auto run = c.client({"run", "examples/collect.json", "--to", "10"});
+  REQUIRE(run.exit_code == 0);
+  auto finished = weir::test::get(c.url, "/jobs").body["jobs"][0]["id"]
+                    .get<std::string>();
+
+  // A failed job, restarted once first.
+  auto input = c.dir.write("input.txt", "1\nx\n");
+  auto throws = c.dir.write("throws.json", throws_once_spec(input));
+  REQUIRE(c.client({"run", throws, "--libjars", test_plugin("faults")})
+            .exit_code
+          == 1);
+
+  // A running job that checkpoints, then takes savepoints, then is
+  // cancelled.
+  auto stream = c.dir.write("stream.json", checkpointed_stream_spec);
+  auto running = job_id_of(c.client({"run", "-d", stream}));
+  auto job = "/jobs/" + running;
+  REQUIRE(eventually([&] {
+    return weir::test::get(c.url, job + "/checkpoints")
+             .body["counts"]["completed"]
+           >= 2;
+  }));
+  r.cluster();
+  r.job(running, true);
+
+  // The metric views' numbers are the cluster's and the job's.
+  CHECK(r.get("/jobmanager/metrics?get=taskSlotsTotal").body
+        == json::array({{{"id", "taskSlotsTotal"}, {"value", "3"}}}));
+  CHECK(r.get("/taskmanagers/metrics?get=taskSlotsTotal&agg=sum").body
+        == json::array({{{"id", "taskSlotsTotal"}, {"sum", 3.0}}}));
+  auto completed_cps = r.get(job + "/metrics?get=numberOfCompletedCheckpoints")
+                         .body[0]["value"]
+                         .get<std::string>();
+  CHECK(std::stoi(completed_cps) >= 2);
+  auto names = r.get(job + "/metrics").body;
+  CHECK(names.size() >= 9);
+  CHECK(names[0] == json{{"id", "uptime"}});
+  CHECK(weir::test::get(c.url, "/jobs/metrics?agg=median").body
+        == json{{"errors", {"query parameter 'agg': 'median' is not one of "
+                            "min, max, avg, sum"}}});
+
+  auto sp = r.post(job + "/savepoints",
+                   {{"target-directory", c.dir.file("savepoints")}});
+  REQUIRE(sp.status == 202);
+  r.completed(running, sp.body["request-id"]);
+  // One that fails: its directory is under a file.
+  auto bad = r.post(job + "/savepoints",
+                    {{"target-directory", c.dir.file("input.txt") + "/sp"}});
+  REQUIRE(bad.status == 202);
+  r.completed(running, bad.body["request-id"]);
+  r.job(running, true);
+
+  REQUIRE(r.patch(job + "?mode=cancel").status == 202);
+  REQUIRE(eventually([&] {
+    return weir::test::get(c.url, job).body["state"] == "CANCELED";
+  }));
+
+  r.cluster();
+  r.job(finished);
+  r.job(running, true);
+  auto all = weir::test::get(c.url, "/jobs").body;
+  for (auto& j : all["jobs"])
+    r.job(j["id"]);
+
+  auto v = validate(c.dir, r.answers);
+  INFO(v.out, v.err);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out == fmt::format("{} answers valid\n", r.answers.size()));
+
+  // The documented coverage names every operation of the spec; every GET
+  // it calls served was validated above, and the others answer 404.
+  auto coverage = documented_coverage();
+  auto ops = spec_operations();
+  CHECK(coverage.size() == ops.size());
+  auto vertex = weir::test::get(c.url, "/jobs/" + finished)
+                  .body["vertices"][0]["id"]
+                  .get<std::string>();
+  for (auto& op : ops) {
+    CAPTURE(op);
+    REQUIRE(coverage.count(op) == 1);
+    auto space = op.find(' ');
+    auto method = op.substr(0, space), templ = op.substr(space + 1);
+    if (coverage[op] == "served" && method == "GET") {
+      auto pattern = path_pattern(templ);
+      bool seen = false;
+      for (auto& a : r.answers)
+        seen = seen
+               || (a["method"] == "GET"
+                   && std::regex_match(a["path"].get<std::string>(), pattern));
+      CHECK(seen);
+    } else if (coverage[op].rfind("served", 0) != 0) {
+      auto path = std::regex_replace(templ, std::regex{"\\{jobid\\}"}, finished);
+      path = std::regex_replace(path, std::regex{"\\{vertexid\\}"}, vertex);
+      path = std::regex_replace(path, std::regex{R"(\{[^}]+\})"}, "1");
+      httplib::Client http{c.url};
+      httplib::Result res = method == "GET"    ? http.Get(path)
+                            : method == "POST" ? http.Post(path, "{}", "application/json")
+                            : method == "PATCH" ? http.Patch(path, "", "application/json")
+                                                : http.Delete(path);
+      REQUIRE(res);
+      CHECK_MESSAGE(res->status == 404, path);
+    }
+  }
+}
