@@ -94,7 +94,8 @@ caf::error check_blob_request(self_ptr self, const std::string& hash) {
 /// Dispatcher starts another one for the job. A lost TaskExecutor or
 /// subtask is a failure. A subtask reports its end before it ends, and
 /// that report arrives before its down message (BASP messages are
-/// deserialized in order: cluster/runtime_config.cpp).
+/// deserialized in order: cluster/runtime_config.cpp), except the answer
+/// to a monitor that came after the subtask had ended (below).
 void on_down(self_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   if (dm.source == st.dispatcher.address() || dm.source == st.rm.address()) {
@@ -111,14 +112,22 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   if (!found)
     return;
   auto flat = *found;
-  if (!is_terminal(st.scheduler->graph().executions()[static_cast<size_t>(flat)].state)) {
-    st.scheduler->graph().transition(flat, execution_state::failed);
-    on_task_failure(self,
-                    "subtask terminated unexpectedly: "
-                      + caf::to_string(dm.reason),
-                    self->state.scheduler->site_of(flat));
-    maybe_finalize(self);
+  auto& execution = st.scheduler->graph().executions()[static_cast<size_t>(flat)];
+  if (is_terminal(execution.state))
+    return;
+  auto cause = "subtask terminated unexpectedly: " + caf::to_string(dm.reason);
+  // A remote subtask that ended before the JobMaster watched it (it fails
+  // while it initializes, before the deployment's answer came) is reported
+  // with reason "unknown", and that answer can overtake the subtask's own
+  // last report: give the report time to arrive before failing it so.
+  if (dm.reason == caf::exit_reason::unknown) {
+    self->delayed_send(self, std::chrono::seconds(2), exited_atom_v,
+                       execution.attempt, std::move(cause));
+    return;
   }
+  st.scheduler->graph().transition(flat, execution_state::failed);
+  on_task_failure(self, cause, self->state.scheduler->site_of(flat));
+  maybe_finalize(self);
 }
 
 /// A client's cancel; the reply is the job's state before and after it.
@@ -267,6 +276,16 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
         load_checkpoint_then_schedule(self);
     },
     [=](trigger_atom, uint64_t epoch) { trigger_checkpoint(self, epoch); },
+    [=](exited_atom, execution_attempt_id attempt, const std::string& cause) {
+      // Still without its own report: it ended without one.
+      auto flat = self->state.scheduler->graph().find(attempt);
+      if (flat >= 0)
+        on_update(self, attempt, execution_state::failed,
+                  self->state.scheduler->graph()
+                    .executions()[static_cast<size_t>(flat)]
+                    .metrics,
+                  cause);
+    },
     [=](tick_atom, uint64_t epoch) { on_slot_request_timeout(self, epoch); },
     [=](restart_atom, uint64_t epoch) {
       if (epoch == self->state.job->epoch()

@@ -48,7 +48,10 @@ using job_master_self_actor = job_master_actor::extend<
   /// Self: the restart delay of round `epoch` has passed.
   caf::reacts_to<restart_atom, uint64_t>,
   /// Self: time to send heartbeats to the TaskExecutors.
-  caf::reacts_to<beat_atom>>;
+  caf::reacts_to<beat_atom>,
+  /// Self: subtask `attempt` had ended before the JobMaster watched it; it
+  /// fails with the cause unless its own report came meanwhile.
+  caf::reacts_to<exited_atom, execution_attempt_id, std::string>>;
 
 /// Requests the JobMaster makes answer within this time.
 constexpr auto deploy_timeout = std::chrono::seconds(60);

@@ -241,6 +241,7 @@ TEST_CASE("etcd: a leader stopped past its lease does not act when it "
   auto ended = a->finish(30s);
   CHECK(ended.exit_code == 5);
   auto after = ended.err.substr(before);
+  INFO("the stopped leader's log after SIGCONT:\n" << after);
   CHECK(after.find("lost the leadership: ") != std::string::npos);
   CHECK(after.find("completed checkpoint") == std::string::npos);
   CHECK(after.find("switched from") == std::string::npos);
