@@ -18,6 +18,7 @@
 #include "cli/job_args.hpp"
 #include "cli/remote.hpp"
 #include "cli/user_code.hpp"
+#include "client/submission.hpp"
 #include "process/processes.hpp"
 #include "cluster/stop_signal.hpp"
 #include "config/keys.hpp"
@@ -91,28 +92,15 @@ std::string out_of_scope(const std::string& flag) {
   return {};
 }
 
-/// The driver job: the driver operator, and a collect sink for what it
-/// prints.
+/// The driver job (client::driver_job_graph) with the driver's slot
+/// profile.
 job_graph driver_job(const std::string& name, const cxxopts::ParseResult& res,
                      const std::vector<std::string>& program,
                      std::optional<int64_t> parallelism,
                      const std::string& restore_from) {
-  job_graph g;
-  g.name = "driver " + name;
-  vertex_spec driver{"driver", ops::driver_operator_name, {}, 1, {}};
-  driver.params["class"] = name;
-  driver.params["args"] = ops::encode_driver_args(program);
-  if (parallelism)
-    driver.params["parallelism"] = std::to_string(*parallelism);
-  if (!restore_from.empty()) {
-    driver.params["savepoint"] = restore_from;
-    if (res.count("allowNonRestoredState") > 0)
-      driver.params["allow-non-restored"] = "true";
-  }
-  g.vertices.push_back(std::move(driver));
-  g.vertices.push_back(vertex_spec{"output", "collect", {}, 1, {}});
-  g.edges.push_back(edge_spec{"driver", "output", partitioning::forward, {}});
-  g.priority = job_priority::driver;
+  auto g = client::driver_job_graph(
+    {name, program, parallelism, restore_from,
+     res.count("allowNonRestoredState") > 0});
   // The driver's slot profile (-Dhm, -Ddm, -Dnm in MB; -Dc cores).
   for (auto [flag, key] :
        {std::pair{"driverheapmemory", keys::driver_heap_memory},

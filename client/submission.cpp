@@ -8,6 +8,7 @@
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
+#include "operators/driver_services.hpp"
 #include "plan/job_spec.hpp"
 #include "plan/savepoint_fit.hpp"
 #include "storage/blob_store.hpp"
@@ -91,6 +92,26 @@ void drop_partial_rows(job_result& result) {
     return;
   for (auto& t : result.collected)
     t.rows.reset(t.fields);
+}
+
+job_graph driver_job_graph(const driver_request& r) {
+  job_graph g;
+  g.name = "driver " + r.name;
+  vertex_spec driver{"driver", ops::driver_operator_name, {}, 1, {}};
+  driver.params["class"] = r.name;
+  driver.params["args"] = ops::encode_driver_args(r.args);
+  if (r.parallelism)
+    driver.params["parallelism"] = std::to_string(*r.parallelism);
+  if (!r.savepoint_path.empty()) {
+    driver.params["savepoint"] = r.savepoint_path;
+    if (r.allow_non_restored_state)
+      driver.params["allow-non-restored"] = "true";
+  }
+  g.vertices.push_back(std::move(driver));
+  g.vertices.push_back(vertex_spec{"output", "collect", {}, 1, {}});
+  g.edges.push_back(edge_spec{"driver", "output", partitioning::forward, {}});
+  g.priority = job_priority::driver;
+  return g;
 }
 
 } // namespace weir::client

@@ -38,6 +38,21 @@ struct job_settings {
   bool allow_non_restored_state = false;
 };
 
+/// What runs a driver (docs/operations.md § Driver mode): the name its
+/// library registers it under (`-c`), its arguments, and the defaults of
+/// the jobs it submits (`-p`, `-s`, `-n`).
+struct driver_request {
+  std::string name;
+  std::vector<std::string> args;
+  std::optional<int64_t> parallelism;
+  std::string savepoint_path;
+  bool allow_non_restored_state = false;
+};
+
+/// The driver's job: the driver operator, and a collect sink for what it
+/// prints; the highest priority. Its library is the caller's to attach.
+job_graph driver_job_graph(const driver_request& r);
+
 /// The JobGraph of `spec_json` (`origin` names it in errors) with
 /// `settings` applied, checked against `operators`: one line naming the
 /// step, key or file otherwise (errc::invalid_job, errc::invalid_config).

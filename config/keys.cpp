@@ -91,6 +91,7 @@ const std::vector<key_info>& config_keys() {
     taskmanager_registration_timeout.info(),
     prom_port.info(),
     prom_host.info(),
+    prom_prefix.info(),
     ssl_internal_enabled.info(),
     ssl_internal_certificate.info(),
     ssl_internal_key.info(),

@@ -280,6 +280,13 @@ inline constexpr config_key<std::string> prom_port{
 inline constexpr config_key<std::string> prom_host{
   "metrics.reporter.prom.host", "127.0.0.1",
   "Address a taskmanager's Prometheus endpoint listens on."};
+inline constexpr config_key<std::string> prom_prefix{
+  "metrics.reporter.prom.prefix", "flink",
+  "What every Prometheus series' name starts with, before Flink's scope and "
+  "metric name: flink gives Flink's own names (flink_taskmanager_job_task_"
+  "numRecordsIn), so that Flink's dashboards and alerts work; weir gives "
+  "weir's names of old.",
+  {}, config_scope::cluster, "flink|weir"};
 
 // --- driver mode (per job) --------------------------------------------------
 

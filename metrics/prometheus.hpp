@@ -1,8 +1,9 @@
 #pragma once
 
 // What weir's processes expose on /metrics (docs/operations.md § Metrics):
-// Flink's metric scopes as Prometheus names with a `weir_` prefix. Plain
-// functions over what the actors answer, so that tests check them alone.
+// series named and labelled as Flink's Prometheus reporter names them, after
+// a configurable prefix. Plain functions over what the actors answer, so
+// that tests check them alone.
 
 #include <cstdint>
 #include <string>
@@ -14,6 +15,17 @@
 #include "messages/resource_manager.hpp"
 
 namespace weir {
+
+/// How series are named and labelled: Flink's scope and metric names after
+/// `prefix` (metrics.reporter.prom.prefix; "flink": Flink's exact names),
+/// and `host` as a label of every sample, as Flink's reporter writes them.
+struct metric_naming {
+  std::string prefix = "flink";
+  std::string host;
+};
+
+/// This host's name (gethostname), for the `host` label.
+std::string metric_host_name();
 
 /// What the jobmanager's /metrics shows, as its actors answered.
 struct jobmanager_metrics_input {
@@ -27,15 +39,19 @@ struct jobmanager_metrics_input {
   int64_t now_ms = 0;
 };
 
-/// The jobmanager's exposition: weir_jobmanager_* (cluster, jobs by state,
-/// submissions, heartbeat round trips) and weir_jobmanager_job_* (per job).
-std::string jobmanager_metrics_text(const jobmanager_metrics_input& in);
+/// The jobmanager's exposition: PREFIX_jobmanager_* (cluster, jobs by
+/// state, submissions, heartbeat round trips) and PREFIX_jobmanager_job_*
+/// (per job).
+std::string jobmanager_metrics_text(const jobmanager_metrics_input& in,
+                                    const metric_naming& naming);
 
-/// A taskmanager's exposition: weir_taskmanager_* (slots, process) and
-/// weir_taskmanager_job_task_* (per subtask, and _operator_* per operator
-/// of its chain), every sample labelled tm_id=`tm_id`.
+/// A taskmanager's exposition: PREFIX_taskmanager_* (slots, process) and
+/// PREFIX_taskmanager_job_task_* (per subtask, and _operator_* per
+/// operator of its chain), every sample labelled with its tm_id: Flink's
+/// 32-hex id of the TaskExecutor named `tm_name`.
 std::string taskmanager_metrics_text(const task_metrics::snapshot& s,
-                                     const std::string& tm_id,
-                                     const process_usage& usage);
+                                     const std::string& tm_name,
+                                     const process_usage& usage,
+                                     const metric_naming& naming);
 
 } // namespace weir

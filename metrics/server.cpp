@@ -44,6 +44,7 @@ std::optional<port_range> parse_port_range(const std::string& text) {
 struct metrics_server::impl {
   std::shared_ptr<task_metrics> metrics;
   std::string tm_id;
+  metric_naming naming;
   std::string address;
   int port = 0;
   /// Prometheus scrapes one connection at a time: a few threads do.
@@ -55,17 +56,20 @@ struct metrics_server::impl {
 
 caf::expected<std::unique_ptr<metrics_server>>
 metrics_server::start(std::shared_ptr<task_metrics> metrics, std::string tm_id,
-                      const std::string& address, port_range ports) {
+                      const std::string& address, port_range ports,
+                      metric_naming naming) {
   auto x = std::make_unique<impl>();
   x->metrics = std::move(metrics);
   x->tm_id = std::move(tm_id);
+  x->naming = std::move(naming);
   x->address = address;
   auto* state = x.get();
   x->http.Get("/metrics", [state](const httplib::Request&,
                                   httplib::Response& res) {
     auto snap = state->metrics->read(task_metrics::clock::now());
     res.set_content(taskmanager_metrics_text(snap, state->tm_id,
-                                             read_process_usage()),
+                                             read_process_usage(),
+                                             state->naming),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
   // A port in use is refused; a range moves on to its next port.

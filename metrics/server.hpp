@@ -7,6 +7,8 @@
 
 #include <caf/expected.hpp>
 
+#include "metrics/prometheus.hpp"
+
 namespace weir {
 
 class task_metrics;
@@ -31,7 +33,7 @@ public:
   /// when no port of it can be used.
   [[nodiscard]] static caf::expected<std::unique_ptr<metrics_server>>
   start(std::shared_ptr<task_metrics> metrics, std::string tm_id,
-        const std::string& address, port_range ports);
+        const std::string& address, port_range ports, metric_naming naming);
 
   /// Stops serving and joins its thread.
   ~metrics_server();

@@ -154,6 +154,7 @@ taskmanager_options taskmanager_options::from(const configuration& cfg) {
   tm.network = network_buffers_of(cfg);
   tm.metrics_port = cfg.get(keys::prom_port);
   tm.metrics_address = cfg.get(keys::prom_host);
+  tm.metrics_prefix = cfg.get(keys::prom_prefix);
   tm.data_host = cfg.get(keys::taskmanager_host);
   tm.data_port = static_cast<uint16_t>(cfg.get(keys::taskmanager_data_port));
   // The data port is guarded as the RPC port is: off loopback only with a

@@ -371,8 +371,9 @@ start_metrics(const taskmanager_options& opts,
   auto ports = parse_port_range(opts.metrics_port);
   if (!ports)
     return std::unique_ptr<metrics_server>{};
-  auto server = metrics_server::start(std::move(metrics), opts.id,
-                                      opts.metrics_address, *ports);
+  auto server = metrics_server::start(
+    std::move(metrics), opts.id, opts.metrics_address, *ports,
+    metric_naming{opts.metrics_prefix, metric_host_name()});
   if (!server) {
     fmt::print(stderr, "weir taskmanager: {}\n", describe(server.error()));
     log_eventf("{}", describe(server.error()));

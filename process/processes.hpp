@@ -119,6 +119,8 @@ struct taskmanager_options {
   /// none; else a port, a range or 0, see parse_port_range).
   std::string metrics_port;
   std::string metrics_address = "127.0.0.1";
+  /// metrics.reporter.prom.prefix: what its series' names start with.
+  std::string metrics_prefix = "flink";
   /// taskmanager.host and taskmanager.data.port: its data port, where the
   /// workers it exchanges data with connect (0: any free port).
   std::string data_host = "127.0.0.1";

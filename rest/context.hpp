@@ -63,6 +63,8 @@ struct context {
   /// Where POST /jars/upload keeps libraries (the server's own temporary
   /// directory, removed with it).
   std::string upload_dir;
+  /// The API's own URL (GET /jars' "address").
+  std::string address;
 
   /// Asks the supervisor for the current Dispatcher and ResourceManager,
   /// then returns `render(self, dispatcher, rm)`; a refusal otherwise.
@@ -148,7 +150,10 @@ void add_action_routes(httplib::Server& http, context& ctx);
 /// weir's client API: /weir/jobs..., PUT /weir/blobs/{hash}.
 void add_client_routes(httplib::Server& http, context& ctx);
 
-/// POST /jars/upload, POST /jobs.
+/// GET /jars, DELETE /jars/{jarid}: the uploaded libraries.
+void add_jar_list_routes(httplib::Server& http, context& ctx);
+
+/// POST /jars/upload, POST /jars/{jarid}/run, POST /jobs.
 void add_submit_routes(httplib::Server& http, context& ctx);
 
 /// GET / and /web/FILE: the web dashboard, built into the binary.

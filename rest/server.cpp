@@ -162,6 +162,7 @@ struct rest_server::impl {
     rest::add_job_routes(*http, ctx);
     rest::add_action_routes(*http, ctx);
     rest::add_client_routes(*http, ctx);
+    rest::add_jar_list_routes(*http, ctx);
     rest::add_web_routes(*http);
     rest::add_metrics_routes(*http, ctx);
     rest::add_subtask_routes(*http, ctx);
@@ -227,6 +228,8 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                       fmt::format("cannot listen on {}:{} for the REST API "
                                   "(rest.bind-address, rest.port)",
                                   address, port));
+  x->ctx.address = fmt::format("{}://{}:{}", x->https ? "https" : "http",
+                                address, x->port);
   x->serving = serve(*x->http);
   return std::unique_ptr<rest_server>{new rest_server(std::move(x))};
 }

@@ -80,10 +80,12 @@ nlohmann::json operation_status(const trigger_state& s) {
   using nlohmann::json;
   if (!s.done)
     return json{{"status", {{"id", "IN_PROGRESS"}}}};
-  auto operation = s.failure.empty()
-                     ? json{{"location", "file:" + s.location}}
-                     : json{{"failure-cause",
-                             failure_cause(s.failure, "weir.error")}};
+  // An operation without a location (a disposal) answers {} when done.
+  auto operation = !s.failure.empty()
+                     ? json{{"failure-cause",
+                             failure_cause(s.failure, "weir.error")}}
+                   : s.location.empty() ? json::object()
+                                        : json{{"location", "file:" + s.location}};
   return json{{"status", {{"id", "COMPLETED"}}}, {"operation", operation}};
 }
 

@@ -1,14 +1,19 @@
-// Write routes of a running job: cancel, savepoint, stop (Flink's paths,
-// bodies and statuses; docs/operations.md § REST API).
+// Write routes of a running job: cancel, savepoint, stop; and disposing of
+// a savepoint (Flink's paths, bodies and statuses; docs/operations.md §
+// REST API).
 #include "rest/context.hpp"
+
+#include <filesystem>
 
 #include <caf/event_based_actor.hpp>
 
 #include <fmt/format.h>
 
-#include "rest/body.hpp"
+#include "client/submission.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
+#include "messages/file_names.hpp"
+#include "rest/body.hpp"
 
 namespace weir::rest {
 
@@ -135,9 +140,47 @@ reply savepoint_status(context& ctx, const std::string& text,
   return reply{200, operation_status(*state)};
 }
 
+/// POST /savepoint-disposal ({"savepoint-path"}): deletes a savepoint
+/// file, once it has been read as one (nothing else is deleted), and
+/// answers Flink's trigger; the operation has ended by then.
+reply dispose(context& ctx, const Req& req) {
+  auto body = parse_body(req.body);
+  if (!body)
+    return refused(body.error());
+  auto given = string_field(*body, "savepoint-path", "");
+  if (!given)
+    return refused(given.error());
+  if (given->empty())
+    return error_reply(400, "field 'savepoint-path' is missing");
+  auto path = local_path(*given);
+  if (path.empty() || path[0] != '/')
+    return error_reply(400, fmt::format("field 'savepoint-path': '{}' is not "
+                                        "an absolute path",
+                                        *given));
+  auto tid = ctx.triggers->start(job_id{});
+  if (auto err = client::check_restore_file(path)) {
+    ctx.triggers->fail(tid, describe(err));
+  } else if (std::error_code ec; !std::filesystem::remove(path, ec)) {
+    ctx.triggers->fail(tid, fmt::format("cannot remove '{}': {}", path,
+                                        ec.message()));
+  } else {
+    ctx.triggers->complete(tid, "");
+  }
+  return reply{200, json{{"request-id", tid}}};
+}
+
 } // namespace
 
 void add_action_routes(httplib::Server& http, context& ctx) {
+  http.Post("/savepoint-disposal", [&ctx](const Req& req, Res& res) {
+    send(res, dispose(ctx, req));
+  });
+  http.Get(R"(/savepoint-disposal/([^/]+))", [&ctx](const Req& req, Res& res) {
+    auto state = ctx.triggers->find(job_id{}, req.matches[1]);
+    send(res, state ? reply{200, operation_status(*state)}
+                    : error_reply(404, fmt::format("no savepoint disposal {}",
+                                                   req.matches[1].str())));
+  });
   http.Patch(R"(/jobs/([^/]+))", [&ctx](const Req& req, Res& res) {
     send(res, cancel(ctx, req.matches[1], req));
   });

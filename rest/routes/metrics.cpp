@@ -2,6 +2,7 @@
 // (docs/operations.md § Metrics).
 #include "rest/context.hpp"
 
+#include "config/keys.hpp"
 #include "metrics/prometheus.hpp"
 
 namespace weir::rest {
@@ -64,7 +65,9 @@ void add_metrics_routes(httplib::Server& http, context& ctx) {
       return;
     }
     in.now_ms = now_ms();
-    res.set_content(jobmanager_metrics_text(in),
+    res.set_content(jobmanager_metrics_text(
+                      in, metric_naming{ctx.config.get(keys::prom_prefix),
+                                        metric_host_name()}),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
 }

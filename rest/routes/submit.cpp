@@ -1,21 +1,27 @@
 // Job submission over REST: POST /jars/upload keeps a user library (Flink's
-// field "jarfile"), POST /jobs turns a weir job spec into a JobGraph the way
-// `weir run -m` does and submits it (docs/operations.md § REST API).
+// field "jarfile"), GET /jars lists them, POST /jars/{jarid}/run runs one's
+// driver as an application, POST /jobs turns a weir job spec into a
+// JobGraph the way `weir run -m` does and submits it (docs/operations.md §
+// REST API).
 #include "rest/job_inspection.hpp"
 #include "rest/context.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
-#include "rest/body.hpp"
+#include "client/submission.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
 #include "plan/job_spec.hpp"
+#include "rest/body.hpp"
 #include "storage/blob_store.hpp"
 
 namespace weir::rest {
@@ -196,15 +202,11 @@ reply submission_refused(const caf::error& err) {
   return refused(err);
 }
 
-/// POST /jobs: 202 {"jobid", "jobUrl"} once the Dispatcher stored the job.
-reply submit(context& ctx, const Req& req) {
-  auto body = parse_body(req.body);
-  if (!body)
-    return refused(body.error());
-  uploaded libs;
-  auto graph = graph_of(ctx, *body, libs);
-  if (!graph)
-    return refused(graph.error());
+/// Ships `libs` to the blob store and submits `graph`: `answer(id)` once
+/// the Dispatcher stored it, a refusal otherwise.
+template <class F>
+reply submit_graph(context& ctx, job_graph graph, const uploaded& libs,
+                   F answer) {
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {
     reply out = error_reply(500, "no answer");
@@ -220,18 +222,222 @@ reply submit(context& ctx, const Req& req) {
                  });
     if (!shipped)
       return out;
-    self->request(d, submit_deadline, submit_atom_v, std::move(*graph))
-      .receive(
-        [&](job_id& id) {
-          out = reply{202, json{{"jobid", id.to_string()},
-                                {"jobUrl", "/jobs/" + id.to_string()}}};
-        },
-        [&](caf::error& err) { out = submission_refused(err); });
+    self->request(d, submit_deadline, submit_atom_v, std::move(graph))
+      .receive([&](job_id& id) { out = answer(id); },
+               [&](caf::error& err) { out = submission_refused(err); });
     return out;
   });
 }
 
+/// POST /jobs: 202 {"jobid", "jobUrl"} once the Dispatcher stored the job.
+reply submit(context& ctx, const Req& req) {
+  auto body = parse_body(req.body);
+  if (!body)
+    return refused(body.error());
+  uploaded libs;
+  auto graph = graph_of(ctx, *body, libs);
+  if (!graph)
+    return refused(graph.error());
+  return submit_graph(ctx, std::move(*graph), libs, [](const job_id& id) {
+    return reply{202, json{{"jobid", id.to_string()},
+                           {"jobUrl", "/jobs/" + id.to_string()}}};
+  });
+}
+
+/// Milliseconds since the epoch of `path`'s last change (0: unknown).
+int64_t mtime_ms(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000
+         + st.st_mtim.tv_nsec / 1000000;
+}
+
+/// GET /jars: the uploaded libraries, newest first. Their drivers are not
+/// listed ("entry" is empty): that would load the library (weir info
+/// --libjars LIB lists them).
+reply list_jars(context& ctx) {
+  std::vector<json> found;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(ctx.upload_dir, ec)) {
+    auto id = e.path().filename().string();
+    auto sep = id.find('_');
+    if (id.empty() || id[0] == '.' || sep == std::string::npos)
+      continue;
+    auto when = mtime_ms(e.path());
+    found.push_back(json{{"id", id},
+                         {"name", id.substr(sep + 1)},
+                         {"uploaded", when},
+                         {"entry", json::array()}});
+  }
+  std::sort(found.begin(), found.end(), [](const json& a, const json& b) {
+    return a["uploaded"].get<int64_t>() > b["uploaded"].get<int64_t>();
+  });
+  return reply{200, json{{"address", ctx.address}, {"files", found}}};
+}
+
+/// DELETE /jars/{jarid}.
+reply delete_jar(context& ctx, const std::string& id) {
+  std::error_code ec;
+  if (!is_file_name(id) || id[0] == '.'
+      || !fs::remove(fs::path{ctx.upload_dir} / id, ec))
+    return error_reply(404, fmt::format("no uploaded library '{}' (GET /jars "
+                                        "lists them)",
+                                        id));
+  return reply{200, json::object()};
+}
+
+/// `text` split at blanks, quotes keeping blanks in an argument (Flink's
+/// programArgs).
+std::vector<std::string> split_args(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool any = false;
+  char quote = 0;
+  for (char c : text) {
+    if (quote != 0) {
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      any = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (any || !cur.empty())
+        out.push_back(std::move(cur));
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (any || !cur.empty())
+    out.push_back(std::move(cur));
+  return out;
+}
+
+/// What POST /jars/{jarid}/run asks for, from its body or (as Flink also
+/// takes them) its query: the driver job of the uploaded library.
+caf::expected<client::driver_request> driver_of(const Req& req,
+                                                const json& body) {
+  auto invalid = [](std::string problem) {
+    return make_error(errc::invalid_request, std::move(problem));
+  };
+  auto query = [&](const char* name) {
+    return req.has_param(name) ? req.get_param_value(name) : std::string{};
+  };
+  client::driver_request r;
+  auto entry = string_field(body, "entryClass", query("entry-class"));
+  if (!entry)
+    return entry.error();
+  if (entry->empty())
+    return invalid("field 'entryClass' must name the library's driver, as "
+                   "weir run -c does (a library has no manifest to name it)");
+  r.name = *entry;
+  if (body.contains("programArgsList")) {
+    auto list = strings_field(body, "programArgsList");
+    if (!list)
+      return list.error();
+    r.args = *list;
+  } else if (auto text = string_field(body, "programArgs", ""); !text) {
+    return text.error();
+  } else if (!text->empty()) {
+    r.args = split_args(*text);
+  } else if (req.has_param("programArg")) {
+    // Flink's query form: comma-separated.
+    std::string all = query("programArg");
+    for (size_t from = 0; from <= all.size();) {
+      auto to = std::min(all.find(',', from), all.size());
+      r.args.push_back(all.substr(from, to - from));
+      from = to + 1;
+    }
+  } else {
+    r.args = split_args(query("program-args"));
+  }
+  auto parallelism = int_field(body, "parallelism", 1, INT32_MAX);
+  if (!parallelism)
+    return parallelism.error();
+  if (*parallelism)
+    r.parallelism = **parallelism;
+  else if (req.has_param("parallelism")) {
+    try {
+      auto p = std::stoll(query("parallelism"));
+      if (p < 1 || p > INT32_MAX)
+        throw std::out_of_range{"parallelism"};
+      r.parallelism = p;
+    } catch (...) {
+      return invalid(fmt::format("query parameter 'parallelism': '{}' is not "
+                                 "a positive integer",
+                                 query("parallelism")));
+    }
+  }
+  auto savepoint = string_field(body, "savepointPath", query("savepointPath"));
+  if (!savepoint)
+    return savepoint.error();
+  r.savepoint_path = *savepoint;
+  auto allow = bool_field(body, "allowNonRestoredState",
+                          query("allowNonRestoredState") == "true");
+  if (!allow)
+    return allow.error();
+  r.allow_non_restored_state = *allow;
+  auto mode = string_field(body, "restoreMode", "NO_CLAIM");
+  if (!mode)
+    return mode.error();
+  if (*mode == "CLAIM")
+    return invalid("field 'restoreMode': weir never takes over a savepoint "
+                   "(CLAIM); it restores as NO_CLAIM does");
+  if (*mode != "NO_CLAIM" && *mode != "LEGACY")
+    return invalid(fmt::format("field 'restoreMode': '{}' is not CLAIM, "
+                               "NO_CLAIM or LEGACY",
+                               *mode));
+  return r;
+}
+
+/// POST /jars/{jarid}/run: the library's driver as an application, as
+/// `weir run -D -m ... -c NAME LIB ARGS` submits it; 200 {"jobid"}.
+reply run_jar(context& ctx, const Req& req, const std::string& jarid) {
+  auto body = req.body.empty() ? caf::expected<json>{json::object()}
+                               : parse_body(req.body);
+  if (!body)
+    return refused(body.error());
+  auto request = driver_of(req, *body);
+  if (!request)
+    return refused(request.error());
+  auto libs = read_uploads(ctx, {jarid});
+  if (!libs)
+    return error_reply(404, fmt::format("no uploaded library '{}' (GET /jars "
+                                        "lists them)",
+                                        jarid));
+  if (!request->savepoint_path.empty()) {
+    if (auto err = client::check_restore_file(request->savepoint_path))
+      return error_reply(400, "savepointPath: " + describe(err));
+  }
+  auto graph = client::driver_job_graph(*request);
+  graph.code.libraries = libs->refs;
+  if (auto given = string_field(*body, "jobId", ""); !given) {
+    return refused(given.error());
+  } else if (!given->empty()) {
+    auto id = job_id::parse(*given);
+    if (!id)
+      return error_reply(400, fmt::format("field 'jobId': '{}' is not 32 "
+                                          "hexadecimal characters",
+                                          *given));
+    graph.id = *id;
+  }
+  return submit_graph(ctx, std::move(graph), *libs, [](const job_id& id) {
+    return reply{200, json{{"jobid", id.to_string()}}};
+  });
+}
+
 } // namespace
+
+void add_jar_list_routes(httplib::Server& http, context& ctx) {
+  http.Get("/jars", [&ctx](const Req&, Res& res) { send(res, list_jars(ctx)); });
+  http.Delete(R"(/jars/([^/]+))", [&ctx](const Req& req, Res& res) {
+    send(res, delete_jar(ctx, req.matches[1]));
+  });
+}
 
 void add_submit_routes(httplib::Server& http, context& ctx) {
   http.Post("/jars/upload", [&ctx](const Req& req, Res& res) {
@@ -239,6 +445,9 @@ void add_submit_routes(httplib::Server& http, context& ctx) {
   });
   http.Post("/jobs", [&ctx](const Req& req, Res& res) {
     send(res, submit(ctx, req));
+  });
+  http.Post(R"(/jars/([^/]+)/run)", [&ctx](const Req& req, Res& res) {
+    send(res, run_jar(ctx, req, req.matches[1]));
   });
 }
 

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_fixture.hpp"
+#include "job_specs.hpp"
 #include "process.hpp"
 
 using namespace weir::test;
@@ -162,27 +163,74 @@ TEST_CASE("Prometheus scrapes the jobmanager and two taskmanagers") {
   // The finished job's final numbers stay on the taskmanagers: its sink
   // wrote 500 records over its two subtasks, one on each worker.
   auto out = fmt::format(
-    R"(sum(weir_taskmanager_job_task_numRecordsOut{{job_id="{}",task_name="out"}}))",
+    R"(sum(flink_taskmanager_job_task_numRecordsOut{{job_id="{}",task_name="out"}}))",
     id);
   CHECK(eventually([&] { return prom.query(out) == "500"; }));
   CHECK(prom.query(fmt::format(
-          R"(count(weir_taskmanager_job_task_numRecordsOut{{job_id="{}",task_name="out"}}))",
+          R"(count(flink_taskmanager_job_task_numRecordsOut{{job_id="{}",task_name="out"}}))",
           id))
         == "2");
   CHECK(prom.query(fmt::format(
-          R"(sum(weir_taskmanager_job_task_numRecordsIn{{job_id="{}",task_name="numbers -> even"}}))",
+          R"(sum(flink_taskmanager_job_task_numRecordsIn{{job_id="{}",task_name="numbers -> even"}}))",
           id))
         == "1000");
   CHECK(eventually([&] {
-    return prom.query("weir_jobmanager_numRegisteredTaskManagers") == "2";
+    return prom.query("flink_jobmanager_numRegisteredTaskManagers") == "2";
   }));
-  CHECK(prom.query(R"(weir_jobmanager_numJobs{state="FINISHED"})") == "1");
-  CHECK(prom.query("weir_jobmanager_numJobsSubmitted") == "1");
-  CHECK(prom.query(fmt::format(R"(weir_jobmanager_job_numRestarts{{job_id="{}"}})",
+  CHECK(prom.query(R"(flink_jobmanager_numJobs{state="FINISHED"})") == "1");
+  CHECK(prom.query("flink_jobmanager_numJobsSubmitted") == "1");
+  CHECK(prom.query(fmt::format(R"(flink_jobmanager_job_numRestarts{{job_id="{}"}})",
                                id))
         == "0");
-  CHECK(prom.query("sum(weir_taskmanager_taskSlotsTotal)") == "2");
-  CHECK(prom.query("count(weir_taskmanager_Status_Process_RSS > 0)") == "2");
+  CHECK(prom.query("sum(flink_taskmanager_taskSlotsTotal)") == "2");
+  CHECK(prom.query("count(flink_taskmanager_Status_Process_RSS > 0)") == "2");
+}
+
+TEST_CASE("a Flink dashboard's PromQL shows a running job's numbers") {
+  session_cluster c{{"-Drest.port=0"}, {"-Dmetrics.reporter.prom.port=0"}};
+  auto rest = rest_url(*c.jobmanager);
+  REQUIRE_FALSE(rest.empty());
+  c.add_worker("tm-1", 2);
+  auto tm1 = metrics_target(*c.workers[0]);
+  REQUIRE_FALSE(tm1.empty());
+  auto run = c.client({"run", "-d", c.dir.write("stream.json",
+                                                checkpointed_stream_spec)});
+  REQUIRE(run.exit_code == 0);
+  auto id = run.out.substr(0, 32);
+  auto job = json::parse(http_get(rest, "/jobs/" + id).body);
+  std::string events = job["vertices"][0]["id"];
+  prometheus_server prom{c.dir, {rest.substr(7), tm1}};
+  auto number = [&](const std::string& q) {
+    auto v = prom.query(fmt::format(fmt::runtime(q), id));
+    return v.empty() ? -1.0 : std::stod(v);
+  };
+  // The queries of Flink's common dashboards, on Flink's series names.
+  // Records per second in and out of each task:
+  CHECK(eventually([&] {
+    return number(R"(sum(rate(flink_taskmanager_job_task_numRecordsOut{{job_id="{}",task_name="events"}}[30s])))")
+           > 0;
+  }));
+  CHECK(eventually([&] {
+    return number(R"(sum(rate(flink_taskmanager_job_task_numRecordsIn{{job_id="{}",task_name="sink"}}[30s])))")
+           > 0;
+  }));
+  // One series per subtask, its task_id the REST API's vertex id, and a
+  // host label.
+  CHECK(number(fmt::format(R"(count(flink_taskmanager_job_task_numRecordsOut{{{{job_id="{{}}",task_id="{}",host!=""}}}}))",
+                           events))
+        == 2);
+  // Checkpoints: how many, and how long the last took.
+  CHECK(eventually([&] {
+    return number(R"(flink_jobmanager_job_numberOfCompletedCheckpoints{{job_id="{}"}})")
+           >= 2;
+  }));
+  CHECK(number(R"(flink_jobmanager_job_lastCheckpointDuration{{job_id="{}"}})")
+        >= 0);
+  // Back pressure: ms per second, per task at most 1000.
+  auto bp = number(R"(max(flink_taskmanager_job_task_backPressuredTimeMsPerSecond{{job_id="{}"}}))");
+  CHECK(bp >= 0);
+  CHECK(bp <= 1000);
+  CHECK(c.client({"cancel", id}).exit_code == 0);
 }
 
 TEST_CASE("a taskmanager's metrics port: refused values and a port in use") {

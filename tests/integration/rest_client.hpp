@@ -85,6 +85,15 @@ inline answer patch(const std::string& url, const std::string& path) {
   return answered(rest_client(url).Patch(path, "", "application/json"));
 }
 
+/// POST /jars/upload of `bytes` named `name` in field `field`.
+inline answer upload(const std::string& url, const std::string& name,
+                     const std::string& bytes,
+                     const std::string& field = "jarfile") {
+  httplib::MultipartFormDataItems items{
+    {field, bytes, name, "application/octet-stream"}};
+  return answered(rest_client(url).Post("/jars/upload", items));
+}
+
 /// Flink's error body.
 inline nlohmann::json errors(const std::string& message) {
   return nlohmann::json{{"errors", {message}}};

@@ -224,13 +224,43 @@ TEST_CASE("every answer of the REST API is valid against Flink's spec") {
   auto sp = r.post(job + "/savepoints",
                    {{"target-directory", c.dir.file("savepoints")}});
   REQUIRE(sp.status == 202);
-  r.completed(running, sp.body["request-id"]);
+  auto written = r.completed(running, sp.body["request-id"]);
+  // The same client trigger id twice names one savepoint (Flink's
+  // idempotent triggering).
+  std::string mine = "00112233445566778899aabbccddeeff";
+  for (int i = 0; i < 2; ++i)
+    CHECK(r.post(job + "/savepoints",
+                 {{"target-directory", c.dir.file("savepoints")},
+                  {"triggerId", mine}})
+            .body
+          == json{{"request-id", mine}});
+  r.completed(running, mine);
   // One that fails: its directory is under a file.
   auto bad = r.post(job + "/savepoints",
                     {{"target-directory", c.dir.file("input.txt") + "/sp"}});
   REQUIRE(bad.status == 202);
   r.completed(running, bad.body["request-id"]);
   r.job(running, true);
+
+  // Disposing of the savepoint deletes its file; a file that is no
+  // savepoint is left alone, and the operation says why.
+  std::string location = written["operation"]["location"];
+  auto disposal = r.post("/savepoint-disposal", {{"savepoint-path", location}});
+  REQUIRE(disposal.status == 200);
+  auto disposed = r.get("/savepoint-disposal/"
+                        + disposal.body["request-id"].get<std::string>());
+  CHECK(disposed.body == json{{"status", {{"id", "COMPLETED"}}},
+                              {"operation", json::object()}});
+  CHECK_FALSE(exists(location.substr(5)));
+  auto refused = r.post("/savepoint-disposal",
+                        {{"savepoint-path", c.dir.file("input.txt")}});
+  auto kept = r.get("/savepoint-disposal/"
+                    + refused.body["request-id"].get<std::string>());
+  CHECK(kept.body["operation"]["failure-cause"]["stack-trace"]
+          .get<std::string>()
+          .find(c.dir.file("input.txt"))
+        != std::string::npos);
+  CHECK(exists(c.dir.file("input.txt")));
 
   REQUIRE(r.patch(job + "?mode=cancel").status == 202);
   REQUIRE(eventually([&] {
@@ -283,4 +313,58 @@ TEST_CASE("every answer of the REST API is valid against Flink's spec") {
       CHECK_MESSAGE(res->status == 404, path);
     }
   }
+}
+
+TEST_CASE("a library's driver runs as an application over REST, as Flink's "
+          "jars do") {
+  rest_cluster c;
+  recorder r{c.url};
+  c.add_worker("tm-1", 2);
+  auto up = upload(c.url, "libweir_test_drivers.so",
+                   read_file(test_plugin("drivers")));
+  REQUIRE(up.status == 200);
+  r.keep("POST", "/jars/upload", up);
+  std::string jar = up.body["filename"];
+  auto list = r.get("/jars").body;
+  REQUIRE(list["files"].size() == 1);
+  CHECK(list["files"][0]["id"] == jar);
+  CHECK(list["files"][0]["name"] == "libweir_test_drivers.so");
+  CHECK(list["address"] == c.url);
+
+  // entryClass names the driver (weir run -c); the arguments are its own.
+  auto ok = r.post("/jars/" + jar + "/run",
+                   {{"entryClass", "returns_status"},
+                    {"programArgsList", {"0"}}});
+  REQUIRE(ok.status == 200);
+  std::string app = ok.body["jobid"];
+  CHECK(c.client({"wait", app}).exit_code == 0);
+  CHECK(weir::test::get(c.url, "/jobs/" + app).body["name"]
+        == "driver returns_status");
+  // Flink's programArgs string; a driver's own status fails it.
+  auto seven = r.post("/jars/" + jar + "/run",
+                      {{"entryClass", "returns_status"}, {"programArgs", "7"}});
+  REQUIRE(seven.status == 200);
+  auto failed = c.client({"wait", seven.body["jobid"]});
+  CHECK(failed.exit_code == 7);
+  auto missing = weir::test::post(c.url, "/jars/" + jar + "/run",
+                                  {{"programArgsList", {"0"}}});
+  CHECK(missing.status == 400);
+  CHECK(missing.body
+        == errors("field 'entryClass' must name the library's driver, as "
+                  "weir run -c does (a library has no manifest to name it)"));
+  CHECK(weir::test::post(c.url, "/jars/nope.so/run",
+                         {{"entryClass", "returns_status"}})
+          .status
+        == 404);
+  r.job(app);
+
+  // Deleted, it is gone from the list.
+  auto gone = rest_client(c.url).Delete("/jars/" + jar);
+  REQUIRE(gone);
+  CHECK(gone->status == 200);
+  CHECK(r.get("/jars").body["files"] == json::array());
+
+  auto v = validate(c.dir, r.answers);
+  INFO(v.out, v.err);
+  CHECK(v.exit_code == 0);
 }

@@ -63,14 +63,6 @@ json copy_spec(const std::string& out) {
     {"edges", {{{"from", "lines"}, {"to", "out"}}}}};
 }
 
-/// POST /jars/upload of `bytes` named `name` in field `field`.
-answer upload(const std::string& url, const std::string& name,
-              const std::string& bytes, const std::string& field = "jarfile") {
-  httplib::MultipartFormDataItems items{
-    {field, bytes, name, "application/octet-stream"}};
-  return answered(rest_client(url).Post("/jars/upload", items));
-}
-
 } // namespace
 
 TEST_CASE("a library uploaded over REST runs in a job POSTed with it") {

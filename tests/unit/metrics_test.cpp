@@ -83,28 +83,41 @@ TEST_CASE("a taskmanager's exposition: subtasks, operators, process") {
   m.load.output_queue = 3;
   m.vertices = {{"out", 7, 6, {}}};
   s.subtasks.push_back(subtask_sample{sink(1), m, true});
-  auto text = taskmanager_metrics_text(s, "tm-1", process_usage{4096, 0.25});
-  std::string labels = "{job_id=\"0123456789abcdef0123456789abcdef\","
-                       "job_name=\"evens\",task_id=\"out\",task_name=\"out\","
-                       "subtask_index=\"1\",task_attempt_num=\"0\","
-                       "tm_id=\"tm-1\"}";
+  auto text = taskmanager_metrics_text(s, "tm-1", process_usage{4096, 0.25},
+                                       metric_naming{"flink", "h1"});
+  auto job = *job_id::parse("0123456789abcdef0123456789abcdef");
+  auto tm = "host=\"h1\",tm_id=\"" + flink_resource_id(resource_id{"tm-1"})
+            + "\"";
+  // Flink's task scope: task_id is the chain's 32-hex id.
+  std::string labels = "{" + tm + ",job_id=\"0123456789abcdef0123456789abcdef\","
+                       "job_name=\"evens\",task_id=\"" + flink_vertex_id(job, "out")
+                       + "\",task_name=\"out\",subtask_index=\"1\","
+                       "task_attempt_num=\"0\"}";
   auto has = [&](const std::string& line) {
     return text.find(line + "\n") != std::string::npos;
   };
-  CHECK(has("weir_taskmanager_taskSlotsTotal{tm_id=\"tm-1\"} 2"));
-  CHECK(has("weir_taskmanager_taskSlotsAvailable{tm_id=\"tm-1\"} 1"));
-  CHECK(has("weir_taskmanager_Status_Process_RSS{tm_id=\"tm-1\"} 4096"));
-  CHECK(has("weir_taskmanager_Status_Process_CPU_Time{tm_id=\"tm-1\"} 0.25"));
-  CHECK(has("# TYPE weir_taskmanager_job_task_numRecordsOut counter"));
-  CHECK(has("weir_taskmanager_job_task_numRecordsIn" + labels + " 7"));
-  CHECK(has("weir_taskmanager_job_task_numRecordsOut" + labels + " 6"));
-  CHECK(has("weir_taskmanager_job_task_numBytesOut" + labels + " 96"));
-  CHECK(has("weir_taskmanager_job_task_busyTimeMsPerSecond" + labels
+  CHECK(has("flink_taskmanager_taskSlotsTotal{" + tm + "} 2"));
+  CHECK(has("flink_taskmanager_taskSlotsAvailable{" + tm + "} 1"));
+  CHECK(has("flink_taskmanager_Status_Process_RSS{" + tm + "} 4096"));
+  CHECK(has("flink_taskmanager_Status_Process_CPU_Time{" + tm + "} 0.25"));
+  // Counters as gauges, as Flink's reporter exports them.
+  CHECK(has("# TYPE flink_taskmanager_job_task_numRecordsOut gauge"));
+  CHECK(has("flink_taskmanager_job_task_numRecordsIn" + labels + " 7"));
+  CHECK(has("flink_taskmanager_job_task_numRecordsOut" + labels + " 6"));
+  CHECK(has("flink_taskmanager_job_task_numBytesOut" + labels + " 96"));
+  CHECK(has("flink_taskmanager_job_task_busyTimeMsPerSecond" + labels
             + " 12.5"));
-  CHECK(has("weir_taskmanager_job_task_buffers_outputQueueLength" + labels
+  CHECK(has("flink_taskmanager_job_task_buffers_outputQueueLength" + labels
             + " 3"));
-  auto op = labels.substr(0, labels.size() - 1) + ",operator_name=\"out\"}";
-  CHECK(has("weir_taskmanager_job_task_operator_numRecordsOut" + op + " 6"));
+  auto op = labels.substr(0, labels.size() - 1) + ",operator_id=\""
+            + flink_vertex_id(job, "out") + "\",operator_name=\"out\"}";
+  CHECK(has("flink_taskmanager_job_task_operator_numRecordsOut" + op + " 6"));
+  // weir's prefix of old names the same series weir_*.
+  auto old = taskmanager_metrics_text(s, "tm-1", process_usage{4096, 0.25},
+                                      metric_naming{"weir", "h1"});
+  CHECK(old.find("\nweir_taskmanager_job_task_numRecordsIn" + labels + " 7\n")
+        != std::string::npos);
+  CHECK(old.find("flink_") == std::string::npos);
 }
 
 TEST_CASE("the jobmanager's exposition: cluster, jobs by state, per job") {
@@ -130,27 +143,29 @@ TEST_CASE("the jobmanager's exposition: cluster, jobs by state, per job") {
   tm.id = resource_id{"tm-1"};
   tm.heartbeat_rtt_us = 1500;
   in.task_managers = {tm};
-  auto text = jobmanager_metrics_text(in);
+  auto text = jobmanager_metrics_text(in, metric_naming{"flink", "h1"});
   auto has = [&](const std::string& line) {
     return text.find(line + "\n") != std::string::npos;
   };
-  std::string job = "{job_id=\"0123456789abcdef0123456789abcdef\","
+  std::string host = "{host=\"h1\"}";
+  std::string job = "{host=\"h1\",job_id=\"0123456789abcdef0123456789abcdef\","
                     "job_name=\"evens\"}";
-  CHECK(has("weir_jobmanager_numRegisteredTaskManagers 2"));
-  CHECK(has("weir_jobmanager_taskSlotsTotal 4"));
-  CHECK(has("weir_jobmanager_taskSlotsAvailable 1"));
-  CHECK(has("weir_jobmanager_numRunningJobs 1"));
-  CHECK(has("weir_jobmanager_numJobs{state=\"RUNNING\"} 1"));
-  CHECK(has("weir_jobmanager_numJobs{state=\"FINISHED\"} 0"));
-  CHECK(has("weir_jobmanager_numJobsSubmitted 3"));
-  CHECK(has("weir_jobmanager_taskmanager_heartbeatRoundTripMs{tm_id=\"tm-1\"} "
-            "1.5"));
-  CHECK(has("weir_jobmanager_job_uptime" + job + " 4000"));
-  CHECK(has("weir_jobmanager_job_numRestarts" + job + " 2"));
-  CHECK(has("weir_jobmanager_job_numberOfCompletedCheckpoints" + job + " 4"));
-  CHECK(has("weir_jobmanager_job_lastCheckpointDuration" + job + " 30"));
-  CHECK(has("weir_jobmanager_job_lastCheckpointSize" + job + " 2048"));
-  CHECK(has("weir_jobmanager_job_lastCheckpointAlignmentTime" + job + " 5"));
+  CHECK(has("flink_jobmanager_numRegisteredTaskManagers" + host + " 2"));
+  CHECK(has("flink_jobmanager_taskSlotsTotal" + host + " 4"));
+  CHECK(has("flink_jobmanager_taskSlotsAvailable" + host + " 1"));
+  CHECK(has("flink_jobmanager_numRunningJobs" + host + " 1"));
+  CHECK(has("flink_jobmanager_numJobs{host=\"h1\",state=\"RUNNING\"} 1"));
+  CHECK(has("flink_jobmanager_numJobs{host=\"h1\",state=\"FINISHED\"} 0"));
+  CHECK(has("flink_jobmanager_numJobsSubmitted" + host + " 3"));
+  CHECK(has("flink_jobmanager_taskmanager_heartbeatRoundTripMs{host=\"h1\","
+            "tm_id=\"" + flink_resource_id(tm.id) + "\"} 1.5"));
+  CHECK(has("flink_jobmanager_job_uptime" + job + " 4000"));
+  CHECK(has("flink_jobmanager_job_numRestarts" + job + " 2"));
+  CHECK(has("# TYPE flink_jobmanager_job_numRestarts gauge"));
+  CHECK(has("flink_jobmanager_job_numberOfCompletedCheckpoints" + job + " 4"));
+  CHECK(has("flink_jobmanager_job_lastCheckpointDuration" + job + " 30"));
+  CHECK(has("flink_jobmanager_job_lastCheckpointSize" + job + " 2048"));
+  CHECK(has("flink_jobmanager_job_lastCheckpointAlignmentTime" + job + " 5"));
 }
 
 TEST_CASE("metrics.reporter.prom.port: a port, a range or 0") {
