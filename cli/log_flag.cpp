@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -21,6 +22,7 @@ bool start_event_log(const cxxopts::ParseResult& flags,
                  std::strerror(errno));
       return false;
     }
+    set_event_log_path(std::filesystem::absolute(path).string());
   }
   if (out != nullptr)
     enable_event_log(out, std::move(component));

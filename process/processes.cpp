@@ -78,9 +78,11 @@ bool start_transport(caf::actor_system& sys, const remoting& r,
 std::optional<std::unique_ptr<rest_server>>
 start_rest(caf::actor_system& sys, supervisor_actor supervisor,
            const jobmanager_options& opts) {
+  // DELETE /cluster stops this jobmanager as SIGTERM does.
   auto rest = rest_server::start(sys, std::move(supervisor),
                                  opts.job_master.config, opts.rest_address,
-                                 opts.rest_port);
+                                 opts.rest_port,
+                                 [] { ::kill(::getpid(), SIGTERM); });
   if (!rest && !opts.rest_port_set) {
     log_eventf("WARNING: no REST API: {}; set rest.port (0: any free port)",
                describe(rest.error()));

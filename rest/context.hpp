@@ -5,6 +5,7 @@
 // actors are heavy).
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -65,6 +66,8 @@ struct context {
   std::string upload_dir;
   /// The API's own URL (GET /jars' "address").
   std::string address;
+  /// Ends the process as SIGTERM does (DELETE /cluster; none: 404).
+  std::function<void()> shut_down;
 
   /// Asks the supervisor for the current Dispatcher and ResourceManager,
   /// then returns `render(self, dispatcher, rm)`; a refusal otherwise.

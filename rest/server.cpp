@@ -200,8 +200,9 @@ struct rest_server::impl {
 caf::expected<std::unique_ptr<rest_server>>
 rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                    const configuration& config, const std::string& address,
-                   uint16_t port) {
+                   uint16_t port, std::function<void()> shut_down) {
   auto x = std::make_unique<impl>(sys, std::move(supervisor), config, address);
+  x->ctx.shut_down = std::move(shut_down);
   x->security = rest_security::of(config);
   auto server = make_server(x->security);
   if (!server)
@@ -228,8 +229,11 @@ rest_server::start(caf::actor_system& sys, supervisor_actor supervisor,
                       fmt::format("cannot listen on {}:{} for the REST API "
                                   "(rest.bind-address, rest.port)",
                                   address, port));
+  // An IPv6 address in brackets.
+  auto host = address.find(':') != std::string::npos ? "[" + address + "]"
+                                                      : address;
   x->ctx.address = fmt::format("{}://{}:{}", x->https ? "https" : "http",
-                                address, x->port);
+                               host, x->port);
   x->serving = serve(*x->http);
   return std::unique_ptr<rest_server>{new rest_server(std::move(x))};
 }
@@ -253,11 +257,7 @@ uint16_t rest_server::port() const {
 }
 
 std::string rest_server::url() const {
-  auto host = impl_->address.find(':') != std::string::npos
-                ? "[" + impl_->address + "]"
-                : impl_->address;
-  return fmt::format("{}://{}:{}", impl_->https ? "https" : "http", host,
-                     impl_->port);
+  return impl_->ctx.address;
 }
 
 } // namespace weir

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,10 +26,12 @@ public:
   /// Listens on address:port (0: any free port) and starts serving (HTTPS
   /// with security.ssl.rest.enabled); an error (`errc::invalid_config`, one
   /// line) when it cannot bind or use its TLS files.
+  /// `shut_down`, when given, ends the process the way SIGTERM does:
+  /// DELETE /cluster calls it once its answer is sent (none: 404).
   [[nodiscard]] static caf::expected<std::unique_ptr<rest_server>>
   start(caf::actor_system& sys, supervisor_actor supervisor,
         const configuration& config, const std::string& address,
-        uint16_t port);
+        uint16_t port, std::function<void()> shut_down = {});
 
   /// Checks the REST API's TLS settings (security.ssl.rest.*) the way
   /// start() uses them: `errc::invalid_config` naming the key and the file.

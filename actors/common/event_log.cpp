@@ -14,6 +14,7 @@ namespace {
 
 std::FILE* log_out = nullptr;
 std::string log_component;
+std::string log_path;
 
 std::string timestamp() {
   using namespace std::chrono;
@@ -32,6 +33,14 @@ std::string timestamp() {
 void enable_event_log(std::FILE* out, std::string component) {
   log_out = out;
   log_component = std::move(component);
+}
+
+void set_event_log_path(std::string path) {
+  log_path = std::move(path);
+}
+
+std::string event_log_path() {
+  return log_path;
 }
 
 std::string bounded_log_line(std::string_view line) {

@@ -14,6 +14,11 @@ namespace weir {
 /// cluster stays quiet. Call before the actor system starts.
 void enable_event_log(std::FILE* out, std::string component);
 
+/// The file the event log is appended to (`--log FILE`; "": stderr or
+/// none), for the REST API's log views.
+void set_event_log_path(std::string path);
+std::string event_log_path();
+
 /// Longest event line (8 KiB): a longer one is cut at a character
 /// boundary and ends with "... [N bytes cut]", so one runaway message (a
 /// huge exception text from user code) cannot flood the log.

@@ -22,6 +22,7 @@
 #include "messages/file_names.hpp"
 #include "plan/job_spec.hpp"
 #include "rest/body.hpp"
+#include "rest/json.hpp"
 #include "storage/blob_store.hpp"
 
 namespace weir::rest {
@@ -430,6 +431,33 @@ reply run_jar(context& ctx, const Req& req, const std::string& jarid) {
   });
 }
 
+/// GET and POST /jars/{jarid}/plan: the plan of the job that would run,
+/// the driver's own (the driver and the sink of what it prints); the jobs
+/// the driver submits are built as it runs, and their plans are theirs.
+reply plan_jar(context& ctx, const Req& req, const std::string& jarid) {
+  auto body = req.body.empty() ? caf::expected<json>{json::object()}
+                               : parse_body(req.body);
+  if (!body)
+    return refused(body.error());
+  auto request = driver_of(req, *body);
+  if (!request)
+    return refused(request.error());
+  std::error_code ec;
+  if (!is_file_name(jarid) || jarid[0] == '.'
+      || !fs::is_regular_file(fs::path{ctx.upload_dir} / jarid, ec))
+    return error_reply(404, fmt::format("no uploaded library '{}' (GET /jars "
+                                        "lists them)",
+                                        jarid));
+  auto graph = client::driver_job_graph(*request);
+  job_status s;
+  s.id = job_id::random();
+  if (auto given = string_field(*body, "jobId", ""); given && !given->empty())
+    if (auto id = job_id::parse(*given))
+      s.id = *id;
+  s.name = graph.name;
+  return reply{200, json{{"plan", plan(s, graph)}}};
+}
+
 } // namespace
 
 void add_jar_list_routes(httplib::Server& http, context& ctx) {
@@ -449,6 +477,11 @@ void add_submit_routes(httplib::Server& http, context& ctx) {
   http.Post(R"(/jars/([^/]+)/run)", [&ctx](const Req& req, Res& res) {
     send(res, run_jar(ctx, req, req.matches[1]));
   });
+  auto plan_route = [&ctx](const Req& req, Res& res) {
+    send(res, plan_jar(ctx, req, req.matches[1]));
+  };
+  http.Get(R"(/jars/([^/]+)/plan)", plan_route);
+  http.Post(R"(/jars/([^/]+)/plan)", plan_route);
 }
 
 } // namespace weir::rest

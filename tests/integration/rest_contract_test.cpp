@@ -25,6 +25,10 @@ using nlohmann::json;
 
 namespace {
 
+/// Every answer the test cases validated: the coverage check (the last
+/// test case) looks for each served operation among them.
+json all_answers = json::array();
+
 /// Requests to the API at `url`, each answer kept for the validator.
 struct recorder {
   std::string url;
@@ -35,6 +39,7 @@ struct recorder {
                        {"path", path},
                        {"status", a.status},
                        {"body", a.body}});
+    all_answers.push_back(answers.back());
     return a;
   }
   answer get(const std::string& path) {
@@ -278,41 +283,6 @@ TEST_CASE("every answer of the REST API is valid against Flink's spec") {
   INFO(v.out, v.err);
   CHECK(v.exit_code == 0);
   CHECK(v.out == fmt::format("{} answers valid\n", r.answers.size()));
-
-  // The documented coverage names every operation of the spec; every GET
-  // it calls served was validated above, and the others answer 404.
-  auto coverage = documented_coverage();
-  auto ops = spec_operations();
-  CHECK(coverage.size() == ops.size());
-  auto vertex = weir::test::get(c.url, "/jobs/" + finished)
-                  .body["vertices"][0]["id"]
-                  .get<std::string>();
-  for (auto& op : ops) {
-    CAPTURE(op);
-    REQUIRE(coverage.count(op) == 1);
-    auto space = op.find(' ');
-    auto method = op.substr(0, space), templ = op.substr(space + 1);
-    if (coverage[op] == "served" && method == "GET") {
-      auto pattern = path_pattern(templ);
-      bool seen = false;
-      for (auto& a : r.answers)
-        seen = seen
-               || (a["method"] == "GET"
-                   && std::regex_match(a["path"].get<std::string>(), pattern));
-      CHECK(seen);
-    } else if (coverage[op].rfind("served", 0) != 0) {
-      auto path = std::regex_replace(templ, std::regex{"\\{jobid\\}"}, finished);
-      path = std::regex_replace(path, std::regex{"\\{vertexid\\}"}, vertex);
-      path = std::regex_replace(path, std::regex{R"(\{[^}]+\})"}, "1");
-      httplib::Client http{c.url};
-      httplib::Result res = method == "GET"    ? http.Get(path)
-                            : method == "POST" ? http.Post(path, "{}", "application/json")
-                            : method == "PATCH" ? http.Patch(path, "", "application/json")
-                                                : http.Delete(path);
-      REQUIRE(res);
-      CHECK_MESSAGE(res->status == 404, path);
-    }
-  }
 }
 
 TEST_CASE("a library's driver runs as an application over REST, as Flink's "
@@ -330,6 +300,15 @@ TEST_CASE("a library's driver runs as an application over REST, as Flink's "
   CHECK(list["files"][0]["id"] == jar);
   CHECK(list["files"][0]["name"] == "libweir_test_drivers.so");
   CHECK(list["address"] == c.url);
+
+  // Its plan is the driver job's: the jobs it submits are built as it runs.
+  auto plan = r.post("/jars/" + jar + "/plan", {{"entryClass", "returns_status"}});
+  REQUIRE(plan.status == 200);
+  REQUIRE(plan.body["plan"]["nodes"].size() == 2);
+  CHECK(plan.body["plan"]["nodes"][0]["operator"] == "weir.driver");
+  CHECK(plan.body["plan"]["name"] == "driver returns_status");
+  CHECK(r.get("/jars/" + jar + "/plan?entry-class=returns_status").status
+        == 200);
 
   // entryClass names the driver (weir run -c); the arguments are its own.
   auto ok = r.post("/jars/" + jar + "/run",
@@ -367,4 +346,86 @@ TEST_CASE("a library's driver runs as an application over REST, as Flink's "
   auto v = validate(c.dir, r.answers);
   INFO(v.out, v.err);
   CHECK(v.exit_code == 0);
+}
+
+TEST_CASE("the jobmanager's log over REST; DELETE /cluster stops it") {
+  temp_dir dir;
+  auto log = dir.file("jm.log");
+  running_process jm{{std::getenv("WEIR_BIN"), "jobmanager", "--port", "0",
+                      "-Drest.port=0", "--state-dir", dir.file("state"),
+                      "--log", log}};
+  // Its event log goes to the file, the REST API's URL too.
+  std::string url;
+  REQUIRE(eventually([&] {
+    std::smatch m;
+    auto text = read_file(log);
+    if (!std::regex_search(text, m,
+                           std::regex{"REST API at (http://[0-9.]+:[0-9]+)"}))
+      return false;
+    url = m[1];
+    return true;
+  }));
+  recorder r{url};
+  auto logs = r.get("/jobmanager/logs").body["logs"];
+  REQUIRE(logs.size() == 1);
+  CHECK(logs[0]["name"] == "jm.log");
+  CHECK(logs[0]["size"].get<int64_t>() > 0);
+  auto file = rest_get(url, "/jobmanager/logs/jm.log");
+  REQUIRE(file);
+  CHECK(file->status == 200);
+  CHECK(file->body.find("REST API at " + url) != std::string::npos);
+  CHECK(rest_get(url, "/jobmanager/logs/other.log")->status == 404);
+
+  auto stop = rest_client(url).Delete("/cluster");
+  REQUIRE(stop);
+  CHECK(stop->status == 200);
+  CHECK(stop->body == "{}");
+  CHECK(jm.finish(30s).exit_code == 0);
+
+  auto v = validate(dir, r.answers);
+  INFO(v.out, v.err);
+  CHECK(v.exit_code == 0);
+}
+
+TEST_CASE("the documented coverage names every operation of Flink's spec") {
+  // Every GET it calls served was validated by the test cases above; every
+  // other operation answers 404.
+  auto coverage = documented_coverage();
+  auto ops = spec_operations();
+  CHECK(coverage.size() == ops.size());
+  rest_cluster c;
+  c.add_worker("tm-1", 1);
+  REQUIRE(c.client({"run", "examples/collect.json", "--to", "4"}).exit_code == 0);
+  auto jobs = weir::test::get(c.url, "/jobs").body;
+  std::string finished = jobs["jobs"][0]["id"];
+  auto vertex = weir::test::get(c.url, "/jobs/" + finished)
+                  .body["vertices"][0]["id"]
+                  .get<std::string>();
+  for (auto& op : ops) {
+    CAPTURE(op);
+    REQUIRE(coverage.count(op) == 1);
+    auto space = op.find(' ');
+    auto method = op.substr(0, space), templ = op.substr(space + 1);
+    bool served = coverage[op].rfind("served", 0) == 0;
+    if (served && method == "GET") {
+      auto pattern = path_pattern(templ);
+      bool seen = false;
+      for (auto& a : all_answers)
+        seen = seen
+               || (a["method"] == "GET"
+                   && std::regex_match(a["path"].get<std::string>(), pattern));
+      CHECK(seen);
+    } else if (!served) {
+      auto path = std::regex_replace(templ, std::regex{"\\{jobid\\}"}, finished);
+      path = std::regex_replace(path, std::regex{"\\{vertexid\\}"}, vertex);
+      path = std::regex_replace(path, std::regex{R"(\{[^}]+\})"}, "1");
+      httplib::Client http{c.url};
+      httplib::Result res = method == "GET"    ? http.Get(path)
+                            : method == "POST" ? http.Post(path, "{}", "application/json")
+                            : method == "PATCH" ? http.Patch(path, "", "application/json")
+                                                : http.Delete(path);
+      REQUIRE(res);
+      CHECK_MESSAGE(res->status == 404, path);
+    }
+  }
 }
