@@ -114,10 +114,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(subtask_status, task, subtask,
                                                 parallelism, state, location,
                                                 attempt, start_time_ms,
                                                 end_time_ms, metrics)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(subtask_ack, task, subtask,
+                                                ack_time_ms, state_size,
+                                                alignment_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
   checkpoint_entry, id, status, savepoint, trigger_time_ms,
   latest_ack_time_ms, state_size, duration_ms, alignment_ms, subtasks,
-  acknowledged, failure, external_path, stop, discarded)
+  acknowledged, failure, external_path, stop, discarded, acks)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(stats_summary, min, max, avg,
                                                 p50, p90, p95, p99, p999)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(

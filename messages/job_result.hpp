@@ -189,6 +189,22 @@ typename Inspector::result_type inspect(Inspector& f, subtask_status& x) {
            x.end_time_ms, x.metrics);
 }
 
+/// One subtask's acknowledgement of a checkpoint (Flink's
+/// SubtaskCheckpointStatistics).
+struct subtask_ack {
+  std::string task;          ///< its chain, as subtask_status names it
+  int32_t subtask = 0;       ///< 0-based index
+  int64_t ack_time_ms = 0;   ///< wall clock
+  int64_t state_size = 0;    ///< bytes of its chain's state
+  int64_t alignment_ms = 0;  ///< how long it aligned its barriers
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, subtask_ack& x) {
+  return f(caf::meta::type_name("subtask_ack"), x.task, x.subtask,
+           x.ack_time_ms, x.state_size, x.alignment_ms);
+}
+
 /// One checkpoint or savepoint in a job's checkpoint statistics (Flink's
 /// CheckpointStatistics).
 struct checkpoint_entry {
@@ -212,6 +228,8 @@ struct checkpoint_entry {
   bool stop = false;
   /// A completed checkpoint that newer ones subsumed (its state deleted).
   bool discarded = false;
+  /// The subtasks that acknowledged it, in the order they did.
+  std::vector<subtask_ack> acks;
 };
 
 template <class Inspector>
@@ -219,7 +237,7 @@ typename Inspector::result_type inspect(Inspector& f, checkpoint_entry& x) {
   return f(caf::meta::type_name("checkpoint_entry"), x.id, x.status,
            x.savepoint, x.trigger_time_ms, x.latest_ack_time_ms, x.state_size,
            x.duration_ms, x.alignment_ms, x.subtasks, x.acknowledged,
-           x.failure, x.external_path, x.stop, x.discarded);
+           x.failure, x.external_path, x.stop, x.discarded, x.acks);
 }
 
 /// Minimum, maximum, average and percentiles of a checkpoint figure

@@ -96,9 +96,19 @@ std::optional<nlohmann::json> attempt_accumulators(const job_status& s,
                                                    int32_t attempt);
 
 /// GET /jobs/{jobid}/checkpoints/details/{checkpointid}: one checkpoint of
-/// the history or the latest ones (nothing when it is not among them).
-std::optional<nlohmann::json> checkpoint_details(const checkpoint_stats& c,
+/// the history or the latest ones, with each vertex's share in `tasks`
+/// (nothing when it is not among them).
+std::optional<nlohmann::json> checkpoint_details(const job_status& s,
+                                                 const job_graph& g,
                                                  int64_t id);
+
+/// GET .../checkpoints/details/{checkpointid}/subtasks/{vertexid}: the
+/// vertex's share of the checkpoint, a summary over its subtasks and each
+/// subtask's acknowledgement (nothing: no such checkpoint or vertex).
+std::optional<nlohmann::json> checkpoint_subtasks(const job_status& s,
+                                                  const job_graph& g,
+                                                  int64_t id,
+                                                  const std::string& vertex);
 
 /// GET /jobs/{jobid}/checkpoints/config: the job's checkpointing settings
 /// (nothing when it does not checkpoint, as Flink: 404).

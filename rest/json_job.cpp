@@ -525,14 +525,128 @@ std::optional<json> attempt_accumulators(const job_status& s,
   return std::nullopt;
 }
 
-std::optional<json> checkpoint_details(const checkpoint_stats& c, int64_t id) {
+namespace {
+
+/// Checkpoint `id` among the history and the latest ones.
+const checkpoint_entry* find_checkpoint(const checkpoint_stats& c, int64_t id) {
   for (auto* e : {&c.latest_completed, &c.latest_savepoint, &c.latest_failed})
     if (e->id == id)
-      return checkpoint_entry_json(*e);
+      return e;
   for (auto& e : c.history)
     if (e.id == id)
-      return checkpoint_entry_json(e);
-  return std::nullopt;
+      return &e;
+  return nullptr;
+}
+
+/// The acknowledgements of `e` by subtasks of `vertex` (of its chain: a
+/// chain's figures count for each of its vertices).
+std::vector<const subtask_ack*> acks_of(const checkpoint_entry& e,
+                                        const std::string& vertex) {
+  std::vector<const subtask_ack*> out;
+  for (auto& a : e.acks)
+    if (chain_holds(a.task, vertex))
+      out.push_back(&a);
+  return out;
+}
+
+/// Flink's TaskCheckpointStatistics of `vertex` in checkpoint `e`.
+json task_checkpoint_json(const checkpoint_entry& e, const std::string& vertex,
+                          int32_t parallelism) {
+  int64_t latest = 0, size = 0;
+  auto acks = acks_of(e, vertex);
+  for (auto* a : acks) {
+    latest = std::max(latest, a->ack_time_ms);
+    size += a->state_size;
+  }
+  return json{{"id", e.id},
+              {"status", e.status},
+              {"latest_ack_timestamp", latest},
+              {"state_size", size},
+              {"end_to_end_duration", latest > 0 ? latest - e.trigger_time_ms : 0},
+              {"alignment_buffered", 0},
+              {"processed_data", 0},
+              {"persisted_data", 0},
+              {"num_subtasks", parallelism},
+              {"num_acknowledged_subtasks", static_cast<int32_t>(acks.size())}};
+}
+
+/// Minimum, maximum and average of `xs` with percentiles (nearest rank).
+json stats_json(std::vector<int64_t> xs) {
+  if (xs.empty())
+    return summary_json(stats_summary{});
+  std::sort(xs.begin(), xs.end());
+  int64_t sum = 0;
+  for (auto x : xs)
+    sum += x;
+  auto at = [&](double q) {
+    auto rank = static_cast<size_t>(q * static_cast<double>(xs.size()));
+    return static_cast<double>(xs[std::min(rank, xs.size() - 1)]);
+  };
+  return summary_json(stats_summary{xs.front(), xs.back(),
+                                    sum / static_cast<int64_t>(xs.size()),
+                                    at(0.5), at(0.9), at(0.95), at(0.99),
+                                    at(0.999)});
+}
+
+} // namespace
+
+std::optional<json> checkpoint_details(const job_status& s, const job_graph& g,
+                                       int64_t id) {
+  auto* e = find_checkpoint(s.checkpoints, id);
+  if (e == nullptr)
+    return std::nullopt;
+  auto out = checkpoint_entry_json(*e);
+  // Each vertex's share, as Flink's details list each task's.
+  for (auto& v : g.vertices)
+    out["tasks"][flink_vertex_id(s.id, v.id)]
+      = task_checkpoint_json(*e, v.id, v.parallelism);
+  return out;
+}
+
+std::optional<json> checkpoint_subtasks(const job_status& s, const job_graph& g,
+                                        int64_t id, const std::string& vertex) {
+  auto* e = find_checkpoint(s.checkpoints, id);
+  auto* spec = find_vertex(g, vertex);
+  if (e == nullptr || spec == nullptr)
+    return std::nullopt;
+  auto out = task_checkpoint_json(*e, vertex, spec->parallelism);
+  auto acks = acks_of(*e, vertex);
+  std::vector<int64_t> sizes, durations;
+  int64_t alignment = 0;
+  auto subtasks = json::array();
+  for (int32_t i = 0; i < spec->parallelism; ++i) {
+    auto a = std::find_if(acks.begin(), acks.end(),
+                          [&](auto* x) { return x->subtask == i; });
+    if (a == acks.end()) {
+      subtasks.push_back({{"index", i},
+                          {"status", "pending_or_failed"},
+                          {"clazz", "pending_or_failed"}});
+      continue;
+    }
+    auto& ack = **a;
+    sizes.push_back(ack.state_size);
+    durations.push_back(ack.ack_time_ms - e->trigger_time_ms);
+    alignment = std::max(alignment, ack.alignment_ms);
+    subtasks.push_back(
+      {{"index", i},
+       {"status", "completed"},
+       {"clazz", "completed"},
+       {"ack_timestamp", ack.ack_time_ms},
+       {"end_to_end_duration", ack.ack_time_ms - e->trigger_time_ms},
+       {"state_size", ack.state_size},
+       {"alignment",
+        {{"buffered", 0}, {"processed", 0}, {"persisted", 0},
+         {"duration", ack.alignment_ms}}},
+       {"unaligned_checkpoint", false},
+       {"aborted", false}});
+  }
+  out["summary"] = {{"state_size", stats_json(sizes)},
+                    {"end_to_end_duration", stats_json(durations)},
+                    {"alignment",
+                     {{"buffered", 0}, {"processed", 0}, {"persisted", 0},
+                      {"duration", alignment}}}};
+  out["subtasks"] = subtasks;
+  return out;
 }
 
 std::optional<json> checkpoint_config(const job_graph& g,

@@ -71,11 +71,14 @@ void checkpoint_history::triggered(int64_t id, bool savepoint,
 }
 
 void checkpoint_history::acknowledged(int64_t id, int64_t alignment_ms,
-                                      int64_t now_ms) {
+                                      int64_t now_ms, subtask_ack ack) {
   if (auto* e = find(id); e != nullptr && e->status == in_progress) {
     ++e->acknowledged;
     e->alignment_ms = std::max(e->alignment_ms, alignment_ms);
     e->latest_ack_time_ms = now_ms;
+    ack.ack_time_ms = now_ms;
+    ack.alignment_ms = alignment_ms;
+    e->acks.push_back(std::move(ack));
   }
 }
 

@@ -31,8 +31,10 @@ public:
                  bool stop = false);
 
   /// A subtask acknowledged `id` after aligning its barriers for
-  /// `alignment_ms` (the checkpoint's alignment time is the longest).
-  void acknowledged(int64_t id, int64_t alignment_ms, int64_t now_ms);
+  /// `alignment_ms` (the checkpoint's alignment time is the longest);
+  /// `ack` says which and with how much state.
+  void acknowledged(int64_t id, int64_t alignment_ms, int64_t now_ms,
+                    subtask_ack ack = {});
 
   /// `id` completed with `bytes` of state.
   void completed(int64_t id, int64_t bytes, int64_t now_ms);

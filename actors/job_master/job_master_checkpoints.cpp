@@ -11,6 +11,7 @@
 #include "dataplane/checkpoint_kind.hpp"
 #include "messages/errors.hpp"
 #include "storage/state/keyed_backend.hpp"
+#include "storage/state_handle.hpp"
 
 namespace weir::job_master_detail {
 
@@ -203,7 +204,12 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
   if (flat < 0)
     return;
   st.collected.acknowledged(id, flat);
-  st.checkpoint_stats.acknowledged(id, alignment_ms, now_ms());
+  auto& g = st.scheduler->graph();
+  auto& x = g.executions()[static_cast<size_t>(flat)];
+  subtask_ack ack{g.tasks()[static_cast<size_t>(x.task)].name, x.subtask};
+  for (auto& [vertex, bytes] : states)
+    ack.state_size += storage::state_size(bytes);
+  st.checkpoint_stats.acknowledged(id, alignment_ms, now_ms(), std::move(ack));
   auto done = st.checkpoints->acknowledge(id, flat, std::move(states),
                                           self->clock().now());
   if (!done)

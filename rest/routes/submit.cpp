@@ -395,14 +395,25 @@ caf::expected<client::driver_request> driver_of(const Req& req,
   return r;
 }
 
+/// The driver request of a /jars/{jarid}/run or /plan request; its body
+/// (none: {}) into `body`.
+caf::expected<client::driver_request> jar_request(const Req& req, json& body) {
+  if (!req.body.empty()) {
+    auto parsed = parse_body(req.body);
+    if (!parsed)
+      return parsed.error();
+    body = std::move(*parsed);
+  } else {
+    body = json::object();
+  }
+  return driver_of(req, body);
+}
+
 /// POST /jars/{jarid}/run: the library's driver as an application, as
 /// `weir run -D -m ... -c NAME LIB ARGS` submits it; 200 {"jobid"}.
 reply run_jar(context& ctx, const Req& req, const std::string& jarid) {
-  auto body = req.body.empty() ? caf::expected<json>{json::object()}
-                               : parse_body(req.body);
-  if (!body)
-    return refused(body.error());
-  auto request = driver_of(req, *body);
+  json body;
+  auto request = jar_request(req, body);
   if (!request)
     return refused(request.error());
   auto libs = read_uploads(ctx, {jarid});
@@ -416,7 +427,7 @@ reply run_jar(context& ctx, const Req& req, const std::string& jarid) {
   }
   auto graph = client::driver_job_graph(*request);
   graph.code.libraries = libs->refs;
-  if (auto given = string_field(*body, "jobId", ""); !given) {
+  if (auto given = string_field(body, "jobId", ""); !given) {
     return refused(given.error());
   } else if (!given->empty()) {
     auto id = job_id::parse(*given);
@@ -435,11 +446,8 @@ reply run_jar(context& ctx, const Req& req, const std::string& jarid) {
 /// the driver's own (the driver and the sink of what it prints); the jobs
 /// the driver submits are built as it runs, and their plans are theirs.
 reply plan_jar(context& ctx, const Req& req, const std::string& jarid) {
-  auto body = req.body.empty() ? caf::expected<json>{json::object()}
-                               : parse_body(req.body);
-  if (!body)
-    return refused(body.error());
-  auto request = driver_of(req, *body);
+  json body;
+  auto request = jar_request(req, body);
   if (!request)
     return refused(request.error());
   std::error_code ec;
@@ -451,7 +459,7 @@ reply plan_jar(context& ctx, const Req& req, const std::string& jarid) {
   auto graph = client::driver_job_graph(*request);
   job_status s;
   s.id = job_id::random();
-  if (auto given = string_field(*body, "jobId", ""); given && !given->empty())
+  if (auto given = string_field(body, "jobId", ""); given && !given->empty())
     if (auto id = job_id::parse(*given))
       s.id = *id;
   s.name = graph.name;

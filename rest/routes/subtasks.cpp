@@ -105,12 +105,29 @@ void add_subtask_routes(httplib::Server& http, context& ctx) {
                                               s.id.to_string()));
     }));
   });
-  http.Get(R"(/jobs/([^/]+)/checkpoints/details/([0-9]+))",
+  http.Get(R"(/jobs/([^/]+)/checkpoints/details/([0-9]+)/subtasks/([^/]+))",
            [&ctx](const Req& req, Res& res) {
-    send(res, with_job(ctx, req.matches[1], [&](job_status& s, job_graph&) {
+    send(res, with_job(ctx, req.matches[1], [&](job_status& s, job_graph& g) {
+      auto vertex = resolve_vertex(s, g, req.matches[3]);
+      if (!vertex)
+        return unknown_vertex(s, req.matches[3]);
       std::optional<nlohmann::json> d;
       try {
-        d = checkpoint_details(s.checkpoints, std::stoll(req.matches[2]));
+        d = checkpoint_subtasks(s, g, std::stoll(req.matches[2]), *vertex);
+      } catch (...) {
+      }
+      return d ? reply{200, *d}
+               : error_reply(404, fmt::format("Could not find checkpoint "
+                                              "statistics for checkpoint {}",
+                                              req.matches[2].str()));
+    }));
+  });
+  http.Get(R"(/jobs/([^/]+)/checkpoints/details/([0-9]+))",
+           [&ctx](const Req& req, Res& res) {
+    send(res, with_job(ctx, req.matches[1], [&](job_status& s, job_graph& g) {
+      std::optional<nlohmann::json> d;
+      try {
+        d = checkpoint_details(s, g, std::stoll(req.matches[2]));
       } catch (...) {
       }
       return d ? reply{200, *d}

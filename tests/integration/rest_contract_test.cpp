@@ -78,13 +78,18 @@ struct recorder {
                       "/execution-result", "/metrics",
                       "/metrics?get=uptime,numRestarts", "/accumulators"})
       get(job + tail);
+    auto details = get(job).body;
     if (checkpoints) {
       get(job + "/checkpoints/config");
       auto stats = weir::test::get(url, job + "/checkpoints").body;
-      for (auto& e : stats["history"])
-        get(job + "/checkpoints/details/" + std::to_string(e["id"].get<int64_t>()));
+      for (auto& e : stats["history"]) {
+        auto cp = job + "/checkpoints/details/"
+                  + std::to_string(e["id"].get<int64_t>());
+        get(cp);
+        for (auto& v : details["vertices"])
+          get(cp + "/subtasks/" + v["id"].get<std::string>());
+      }
     }
-    auto details = get(job).body;
     for (auto& v : details["vertices"]) {
       auto vertex = job + "/vertices/" + v["id"].get<std::string>();
       for (auto tail : {"", "/watermarks", "/backpressure", "/metrics",
@@ -219,6 +224,25 @@ TEST_CASE("every answer of the REST API is valid against Flink's spec") {
                          .body[0]["value"]
                          .get<std::string>();
   CHECK(std::stoi(completed_cps) >= 2);
+  // A completed checkpoint's details: each vertex acknowledged by each of
+  // its subtasks.
+  auto latest = weir::test::get(c.url, job + "/checkpoints")
+                  .body["latest"]["completed"]["id"]
+                  .get<int64_t>();
+  auto events_id = weir::test::get(c.url, job).body["vertices"][0]["id"]
+                     .get<std::string>();
+  auto details = r.get(job + "/checkpoints/details/" + std::to_string(latest))
+                   .body;
+  CHECK(details["tasks"][events_id]["num_subtasks"] == 2);
+  CHECK(details["tasks"][events_id]["num_acknowledged_subtasks"] == 2);
+  auto subtasks = r.get(job + "/checkpoints/details/" + std::to_string(latest)
+                        + "/subtasks/" + events_id)
+                    .body["subtasks"];
+  REQUIRE(subtasks.size() == 2);
+  for (auto& t : subtasks) {
+    CHECK(t["status"] == "completed");
+    CHECK(t["ack_timestamp"].get<int64_t>() > 0);
+  }
   auto names = r.get(job + "/metrics").body;
   CHECK(names.size() >= 9);
   CHECK(names[0] == json{{"id", "uptime"}});

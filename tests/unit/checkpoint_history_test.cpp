@@ -105,3 +105,19 @@ TEST_CASE("the summary: extremes and average of all, percentiles") {
   checkpoint_history none;
   CHECK(none.stats(0).duration.max == 0);
 }
+
+TEST_CASE("each subtask's acknowledgement is kept with its checkpoint") {
+  checkpoint_history h;
+  h.triggered(1, false, 2, 100);
+  h.acknowledged(1, 3, 110, subtask_ack{"a -> b", 1, 0, 64, 0});
+  h.acknowledged(1, 0, 120, subtask_ack{"a -> b", 0, 0, 32, 0});
+  h.completed(1, 96, 130);
+  auto acks = h.stats(140).latest_completed.acks;
+  REQUIRE(acks.size() == 2);
+  CHECK(acks[0].task == "a -> b");
+  CHECK(acks[0].subtask == 1);
+  CHECK(acks[0].ack_time_ms == 110);
+  CHECK(acks[0].alignment_ms == 3);
+  CHECK(acks[0].state_size == 64);
+  CHECK(acks[1].subtask == 0);
+}
