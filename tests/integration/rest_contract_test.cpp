@@ -124,15 +124,15 @@ struct recorder {
   }
 };
 
-/// What the validator says of `answers` (kept as artefact
-/// rest_contract_answers.json, for people to read).
+/// What the validator says of `answers`. Every answer validated so far
+/// is kept as artefact rest_contract_answers.json, for people to read.
 process_result validate(temp_dir& dir, const json& answers) {
   auto file = dir.write("answers.json", answers.dump(1));
   if (auto* artifacts = std::getenv("WEIR_ARTIFACT_DIR")) {
     std::filesystem::create_directories(artifacts);
     std::ofstream{std::filesystem::path{artifacts}
                   / "rest_contract_answers.json"}
-      << answers.dump(1);
+      << all_answers.dump(1);
   }
   return run_process({on_path("node"),
                       source_path("tests/rest_contract/validate.js"),
