@@ -24,6 +24,23 @@ int64_t job_result::counter(const std::string& vertex_id,
   return i->second;
 }
 
+stats_summary summarize(std::vector<int64_t> values) {
+  if (values.empty())
+    return {};
+  std::sort(values.begin(), values.end());
+  int64_t sum = 0;
+  for (auto x : values)
+    sum += x;
+  auto at = [&](double q) {
+    // Nearest rank, as Flink's DescriptiveStatisticsHistogram.
+    auto rank = static_cast<size_t>(q * static_cast<double>(values.size()));
+    return static_cast<double>(values[std::min(rank, values.size() - 1)]);
+  };
+  return stats_summary{values.front(), values.back(),
+                       sum / static_cast<int64_t>(values.size()),
+                       at(0.5), at(0.9), at(0.95), at(0.99), at(0.999)};
+}
+
 bool operator==(const job_result& a, const job_result& b) {
   return a.id == b.id && a.name == b.name && a.state == b.state
          && a.error == b.error && a.start_time_ms == b.start_time_ms

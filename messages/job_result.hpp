@@ -254,6 +254,10 @@ struct stats_summary {
   double p999 = 0;
 };
 
+/// The summary of `values`: their min, max, average and nearest-rank
+/// percentiles (all 0 when there are none).
+stats_summary summarize(std::vector<int64_t> values);
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stats_summary& x) {
   return f(caf::meta::type_name("stats_summary"), x.min, x.max, x.avg, x.p50,

@@ -102,6 +102,12 @@ struct context {
 /// `text` as a job id; `errc::invalid_request` naming it otherwise.
 [[nodiscard]] caf::expected<job_id> parse_job_id(const std::string& text);
 
+/// Replaces each job of `jobs` not ended (the Dispatcher's list) by its
+/// JobMaster's detailed status (subtasks, checkpoints); one that cannot
+/// answer keeps what the list says.
+void live_statuses(caf::scoped_actor& self, dispatcher_actor& d,
+                   std::vector<job_status>& jobs);
+
 /// Asks for job `text`'s status (with its subtasks, checkpoints and
 /// failures) and graph, and renders them with `render(status, graph)`; an
 /// id that is no job id is 400, an unknown job 404.

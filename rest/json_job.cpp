@@ -570,24 +570,6 @@ json task_checkpoint_json(const checkpoint_entry& e, const std::string& vertex,
               {"num_acknowledged_subtasks", static_cast<int32_t>(acks.size())}};
 }
 
-/// Minimum, maximum and average of `xs` with percentiles (nearest rank).
-json stats_json(std::vector<int64_t> xs) {
-  if (xs.empty())
-    return summary_json(stats_summary{});
-  std::sort(xs.begin(), xs.end());
-  int64_t sum = 0;
-  for (auto x : xs)
-    sum += x;
-  auto at = [&](double q) {
-    auto rank = static_cast<size_t>(q * static_cast<double>(xs.size()));
-    return static_cast<double>(xs[std::min(rank, xs.size() - 1)]);
-  };
-  return summary_json(stats_summary{xs.front(), xs.back(),
-                                    sum / static_cast<int64_t>(xs.size()),
-                                    at(0.5), at(0.9), at(0.95), at(0.99),
-                                    at(0.999)});
-}
-
 } // namespace
 
 std::optional<json> checkpoint_details(const job_status& s, const job_graph& g,
@@ -640,8 +622,8 @@ std::optional<json> checkpoint_subtasks(const job_status& s, const job_graph& g,
        {"unaligned_checkpoint", false},
        {"aborted", false}});
   }
-  out["summary"] = {{"state_size", stats_json(sizes)},
-                    {"end_to_end_duration", stats_json(durations)},
+  out["summary"] = {{"state_size", summary_json(summarize(sizes))},
+                    {"end_to_end_duration", summary_json(summarize(durations))},
                     {"alignment",
                      {{"buffered", 0}, {"processed", 0}, {"persisted", 0},
                       {"duration", alignment}}}};

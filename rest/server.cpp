@@ -49,6 +49,16 @@ void send(httplib::Response& res, const reply& r) {
   res.set_content(json_text(r.body), "application/json");
 }
 
+void live_statuses(caf::scoped_actor& self, dispatcher_actor& d,
+                   std::vector<job_status>& jobs) {
+  for (auto& j : jobs) {
+    if (is_globally_terminal(j.state))
+      continue;
+    self->request(d, answer_deadline, status_atom_v, j.id, true)
+      .receive([&](job_status& s) { j = std::move(s); }, [](caf::error&) {});
+  }
+}
+
 reply unknown_vertex(const job_status& s, const std::string& vertex) {
   return error_reply(404, fmt::format("job {} has no vertex '{}'",
                                       s.id.to_string(), vertex));

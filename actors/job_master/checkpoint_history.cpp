@@ -8,26 +8,17 @@ namespace {
 
 const std::string in_progress = "IN_PROGRESS";
 
-/// Flink's StatsSummaryDto of `window` (the newest values), with the
-/// extremes and average kept over all in `all`.
-stats_summary summarize(const std::deque<int64_t>& window, stats_summary all,
-                        int64_t sum, int64_t count) {
+/// Flink's StatsSummaryDto: percentiles over `window` (the newest
+/// values), the extremes and average over all (`all`, `sum`, `count`).
+stats_summary summarize_all(const std::deque<int64_t>& window, stats_summary all,
+                            int64_t sum, int64_t count) {
   if (count == 0)
     return {};
-  all.avg = sum / count;
-  std::vector<int64_t> v(window.begin(), window.end());
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) {
-    // Nearest rank, as Flink's DescriptiveStatisticsHistogram.
-    auto rank = static_cast<size_t>(q * static_cast<double>(v.size()));
-    return static_cast<double>(v[std::min(rank, v.size() - 1)]);
-  };
-  all.p50 = at(0.5);
-  all.p90 = at(0.9);
-  all.p95 = at(0.95);
-  all.p99 = at(0.99);
-  all.p999 = at(0.999);
-  return all;
+  auto out = summarize({window.begin(), window.end()});
+  out.min = all.min;
+  out.max = all.max;
+  out.avg = sum / count;
+  return out;
 }
 
 void extend(stats_summary& s, int64_t value, bool first) {
@@ -169,10 +160,10 @@ void checkpoint_history::restored(int64_t id, int64_t now_ms,
 
 checkpoint_stats checkpoint_history::stats(int64_t now_ms) const {
   auto out = counts_;
-  out.state_size = summarize(sizes_, counts_.state_size, size_sum_,
-                             samples_);
-  out.duration = summarize(durations_, counts_.duration, duration_sum_,
-                           samples_);
+  out.state_size = summarize_all(sizes_, counts_.state_size, size_sum_,
+                                 samples_);
+  out.duration = summarize_all(durations_, counts_.duration, duration_sum_,
+                               samples_);
   out.history.assign(entries_.rbegin(), entries_.rend());
   for (auto& e : out.history)
     if (e.status == in_progress)

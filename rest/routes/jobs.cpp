@@ -12,19 +12,6 @@ namespace {
 using Req = httplib::Request;
 using Res = httplib::Response;
 
-/// The list holds each job's state; its subtasks come from the JobMaster:
-/// asks for the detailed status of each job not ended (one that cannot
-/// answer keeps what the list says).
-void live_counts(caf::scoped_actor& self, dispatcher_actor& d,
-                 std::vector<job_status>& jobs) {
-  for (auto& j : jobs) {
-    if (is_globally_terminal(j.state))
-      continue;
-    self->request(d, answer_deadline, status_atom_v, j.id, true)
-      .receive([&](job_status& s) { j = std::move(s); }, [](caf::error&) {});
-  }
-}
-
 reply job_list(context& ctx, bool detailed) {
   return ctx.ask([=](caf::scoped_actor& self, dispatcher_actor& d,
                      resource_manager_actor&) {
@@ -33,7 +20,7 @@ reply job_list(context& ctx, bool detailed) {
       .receive(
         [&](std::vector<job_status>& jobs) {
           if (detailed)
-            live_counts(self, d, jobs);
+            live_statuses(self, d, jobs);
           out = reply{200, detailed ? jobs_overview(jobs, now_ms())
                                     : rest::jobs(jobs)};
         },

@@ -73,11 +73,7 @@ reply with_jobs(context& ctx, F render) {
     self->request(d, answer_deadline, list_atom_v)
       .receive(
         [&](std::vector<job_status>& jobs) {
-          for (auto& j : jobs)
-            if (!is_globally_terminal(j.state))
-              self->request(d, answer_deadline, status_atom_v, j.id, true)
-                .receive([&](job_status& s) { j = std::move(s); },
-                         [](caf::error&) {});
+          live_statuses(self, d, jobs);
           out = render(self, rm, jobs);
         },
         [&](caf::error& err) { out = refused(err); });

@@ -38,18 +38,11 @@ reply collect(context& ctx, jobmanager_metrics_input& in) {
         || !ask_into(self, rm, in.cluster, out, overview_atom_v)
         || !ask_into(self, rm, in.task_managers, out, list_atom_v))
       return out;
-    for (auto& j : in.jobs) {
-      if (is_globally_terminal(j.state))
-        continue;
-      reply ignored;
-      job_status live;
-      // Checkpoint statistics come only with details. A job that ended
-      // meanwhile keeps what the list says.
-      if (ask_into(self, d, live, ignored, status_atom_v, j.id, true)) {
-        live.subtasks.clear();
-        j = std::move(live);
-      }
-    }
+    // Checkpoint statistics come only with details; the subtasks are not
+    // shown here.
+    live_statuses(self, d, in.jobs);
+    for (auto& j : in.jobs)
+      j.subtasks.clear();
     return reply{200, {}};
   });
 }
