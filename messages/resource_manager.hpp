@@ -73,6 +73,12 @@ using resource_manager_actor = caf::typed_actor<
   /// Client (REST, metrics): every registered TaskExecutor, in
   /// registration order.
   caf::replies_to<list_atom>::with<std::vector<task_manager_info>>,
+  /// Client (REST): TaskExecutor `id`'s log files, and a piece of one
+  /// (asked of the TaskExecutor, on its host); invalid_request for an id
+  /// not registered.
+  caf::replies_to<log_atom, resource_id>::with<std::vector<log_file>>,
+  caf::replies_to<log_atom, resource_id, std::string, int64_t>::with<
+    std::string>,
   /// Jobmanager (driver mode): it listens at this address; an active
   /// ResourceManager may start workers that connect there now.
   caf::reacts_to<start_atom, std::string>,

@@ -9,6 +9,7 @@
 #include "messages/deployment.hpp"
 #include "messages/ids.hpp"
 #include "messages/job_master.hpp"
+#include "messages/log_file.hpp"
 #include "messages/slots.hpp"
 #include "messages/subtask.hpp"
 
@@ -32,6 +33,11 @@ using task_executor_actor = caf::typed_actor<
   caf::reacts_to<free_atom, job_id>,
   /// ResourceManager or JobMaster (high priority): a heartbeat request; the
   /// reply is this TaskExecutor's id.
-  caf::replies_to<heartbeat_atom>::with<resource_id>>;
+  caf::replies_to<heartbeat_atom>::with<resource_id>,
+  /// ResourceManager (for the REST API): this process's log files.
+  caf::replies_to<log_atom>::with<std::vector<log_file>>,
+  /// ResourceManager: up to log_piece_bytes of log file `name` from byte
+  /// `offset` ("" at its end); invalid_request for a name not listed.
+  caf::replies_to<log_atom, std::string, int64_t>::with<std::string>>;
 
 } // namespace weir

@@ -207,6 +207,12 @@ void retire_worker(self_ptr self, const resource_id& id) {
   st.workers.remove(id);
 }
 
+/// The refusal of a request about a TaskExecutor that is not registered.
+caf::error not_registered(const resource_id& id) {
+  return make_error(errc::invalid_request,
+                    "TaskManager " + id.value + " is not registered");
+}
+
 /// Every registered TaskExecutor: slots, last heartbeat, host.
 std::vector<task_manager_info> task_managers(self_ptr self) {
   auto& st = self->state;
@@ -388,6 +394,20 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
                               st.slots->pending_count()};
     },
     [=](list_atom) { return task_managers(self); },
+    [=](log_atom a, const resource_id& id)
+      -> caf::result<std::vector<log_file>> {
+      auto* w = self->state.workers.find(id);
+      if (w == nullptr)
+        return not_registered(id);
+      return self->delegate(w->handle, a);
+    },
+    [=](log_atom a, const resource_id& id, std::string& name,
+        int64_t offset) -> caf::result<std::string> {
+      auto* w = self->state.workers.find(id);
+      if (w == nullptr)
+        return not_registered(id);
+      return self->delegate(w->handle, a, std::move(name), offset);
+    },
   };
 }
 

@@ -14,6 +14,7 @@
 #include "actors/common/crash.hpp"
 #include "actors/common/event_log.hpp"
 #include "actors/common/heartbeat_sender.hpp"
+#include "actors/common/log_files.hpp"
 #include "actors/common/process_stats.hpp"
 #include "actors/task_executor/job_holders.hpp"
 #include "actors/task_executor/slot_table.hpp"
@@ -371,6 +372,17 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       return st.opts.id;
     },
     [=](beat_atom) { check_heartbeats(self); },
+    // A log piece is one bounded read of a local file, and a cluster's
+    // TaskExecutor has its own thread (own_thread), so no scheduler
+    // thread waits on it.
+    [=](log_atom) { return log_files(); },
+    [=](log_atom, const std::string& name,
+        int64_t offset) -> caf::result<std::string> {
+      auto piece = read_log_piece(name, offset);
+      if (!piece)
+        return std::move(piece.error());
+      return std::move(*piece);
+    },
     [=](free_atom, job_id job) {
       cancel_subtasks(self, job);
       give_back(self, self->state.slots->free_job(job));

@@ -108,6 +108,8 @@ task_executor_actor::behavior_type fake_task_executor(
       self->state.unanswered.push_back(rp);
       return rp;
     },
+    [](log_atom) { return std::vector<log_file>{}; },
+    [](log_atom, const std::string&, int64_t) { return std::string{}; },
   };
 }
 

@@ -16,6 +16,10 @@ fake_resource_manager(resource_manager_actor::stateful_pointer<fake_rm_state> se
     [=](disconnect_atom, job_id, job_master_id) { ++self->state.disconnects; },
     [=](overview_atom) { return cluster_overview{}; },
     [=](list_atom) { return std::vector<task_manager_info>{}; },
+    [=](log_atom, const resource_id&) { return std::vector<log_file>{}; },
+    [=](log_atom, const resource_id&, const std::string&, int64_t) {
+      return std::string{};
+    },
     [=](start_atom, const std::string&) {},
     [=](exited_atom, const resource_id&, const std::string&) {},
   };
@@ -85,6 +89,8 @@ fake_task_executor(task_executor_actor::stateful_pointer<fake_te_state> self,
     },
     [=](free_atom, job_id job) { self->state.freed.push_back(job); },
     [=](heartbeat_atom) { return self->state.id; },
+    [](log_atom) { return std::vector<log_file>{}; },
+    [](log_atom, const std::string&, int64_t) { return std::string{}; },
   };
 }
 

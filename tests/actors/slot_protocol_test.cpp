@@ -1,9 +1,14 @@
 // The FLIP-6 slot protocol between ResourceManager, TaskExecutors and a
 // JobMaster, on CAF's deterministic scheduler.
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "caf_doctest.hpp"
 
+#include "actors/common/event_log.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/task_executor/task_executor.hpp"
 #include "fakes.hpp"
@@ -198,4 +203,58 @@ TEST_CASE_FIXTURE(slot_fixture,
   CHECK(describe(err)
         == "TaskExecutor te-1 refuses the deployment: vertex id "
            "'../../numbers' is not a file name");
+}
+
+namespace {
+
+/// Points the event log's path at a file holding `text` while it lives
+/// (the TaskExecutor's log files are this process's).
+struct log_file_on_disk {
+  std::filesystem::path path;
+
+  explicit log_file_on_disk(const std::string& text) {
+    path = std::filesystem::temp_directory_path()
+           / ("weir-slot-test-" + std::to_string(::getpid()) + ".log");
+    std::ofstream{path, std::ios::binary} << text;
+    set_event_log_path(path.string());
+  }
+
+  ~log_file_on_disk() {
+    set_event_log_path("");
+    std::filesystem::remove(path);
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(slot_fixture,
+                  "the ResourceManager reads a TaskExecutor's log from it") {
+  add_task_executor("te-1", 1);
+  std::string text(log_piece_bytes + 10, 'x');
+  text.back() = 'y';
+  log_file_on_disk log{text};
+  auto name = log.path.filename().string();
+  auto files = request<std::vector<log_file>>(rm, log_atom_v, resource_id{"te-1"});
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].name == name);
+  CHECK(files[0].size == static_cast<int64_t>(text.size()));
+  // Read in pieces of log_piece_bytes, as the REST API streams it.
+  auto first = request<std::string>(rm, log_atom_v, resource_id{"te-1"}, name,
+                                    int64_t{0});
+  auto rest = request<std::string>(rm, log_atom_v, resource_id{"te-1"}, name,
+                                   log_piece_bytes);
+  CHECK(first.size() == static_cast<size_t>(log_piece_bytes));
+  CHECK(first + rest == text);
+  CHECK(request<std::string>(rm, log_atom_v, resource_id{"te-1"}, name,
+                             int64_t{1} << 40)
+          .empty());
+  // Only the listed file is read, never another path.
+  auto err = error_of<std::string>(*this, rm, log_atom_v, resource_id{"te-1"},
+                                   std::string{"../../etc/passwd"}, int64_t{0});
+  CHECK(describe(err)
+        == "no log file '../../etc/passwd' (the logs list names them)");
+  err = error_of<std::vector<log_file>>(*this, rm, log_atom_v,
+                                        resource_id{"te-9"});
+  CHECK(err == make_error(errc::invalid_request));
+  CHECK(describe(err) == "TaskManager te-9 is not registered");
 }

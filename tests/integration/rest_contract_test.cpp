@@ -372,21 +372,23 @@ TEST_CASE("a library's driver runs as an application over REST, as Flink's "
   CHECK(v.exit_code == 0);
 }
 
-TEST_CASE("the jobmanager's log over REST; DELETE /cluster stops it") {
+TEST_CASE("the processes' logs over REST; DELETE /cluster stops it") {
   temp_dir dir;
   auto log = dir.file("jm.log");
   running_process jm{{std::getenv("WEIR_BIN"), "jobmanager", "--port", "0",
                       "-Drest.port=0", "--state-dir", dir.file("state"),
                       "--log", log}};
-  // Its event log goes to the file, the REST API's URL too.
-  std::string url;
+  // Its event log goes to the file, the REST API's URL and its port too.
+  std::string url, port;
   REQUIRE(eventually([&] {
     std::smatch m;
     auto text = read_file(log);
     if (!std::regex_search(text, m,
-                           std::regex{"REST API at (http://[0-9.]+:[0-9]+)"}))
+                           std::regex{"listening on [0-9.]+:([0-9]+), .*"
+                                      "REST API at (http://[0-9.]+:[0-9]+)"}))
       return false;
-    url = m[1];
+    port = m[1];
+    url = m[2];
     return true;
   }));
   recorder r{url};
@@ -394,11 +396,56 @@ TEST_CASE("the jobmanager's log over REST; DELETE /cluster stops it") {
   REQUIRE(logs.size() == 1);
   CHECK(logs[0]["name"] == "jm.log");
   CHECK(logs[0]["size"].get<int64_t>() > 0);
-  auto file = rest_get(url, "/jobmanager/logs/jm.log");
-  REQUIRE(file);
-  CHECK(file->status == 200);
-  CHECK(file->body.find("REST API at " + url) != std::string::npos);
+  for (auto path : {"/jobmanager/logs/jm.log", "/jobmanager/log"}) {
+    auto file = rest_get(url, path);
+    REQUIRE(file);
+    CHECK(file->status == 200);
+    CHECK(file->body.find("REST API at " + url) != std::string::npos);
+  }
   CHECK(rest_get(url, "/jobmanager/logs/other.log")->status == 404);
+
+  // A taskmanager's log is read on its host, through the ResourceManager;
+  // one that logs to stderr has none.
+  auto tm_log = dir.file("tm.log");
+  running_process tm{{std::getenv("WEIR_BIN"), "taskmanager", "-m",
+                      "127.0.0.1:" + port, "--id", "tm-logged", "--log",
+                      tm_log}};
+  running_process quiet{{std::getenv("WEIR_BIN"), "taskmanager", "-m",
+                         "127.0.0.1:" + port, "--id", "tm-quiet"}};
+  REQUIRE(eventually(
+    [&] { return r.get("/taskmanagers").body["taskmanagers"].size() == 2; }));
+  std::string logged_id;
+  auto tms = r.get("/taskmanagers").body;
+  for (auto& t : tms["taskmanagers"])
+    if (t["weir-name"] == "tm-logged")
+      logged_id = t["id"];
+  REQUIRE(logged_id.size() == 32);
+  auto tm_logs = r.get("/taskmanagers/" + logged_id + "/logs").body["logs"];
+  REQUIRE(tm_logs.size() == 1);
+  CHECK(tm_logs[0]["name"] == "tm.log");
+  CHECK(tm_logs[0]["size"].get<int64_t>() == static_cast<int64_t>(
+          read_file(tm_log).size()));
+  for (auto path : {"/logs/tm.log", "/log"}) {
+    auto file = rest_get(url, "/taskmanagers/" + logged_id + path);
+    REQUIRE(file);
+    CHECK(file->status == 200);
+    CHECK(file->body.find("registering with the jobmanager")
+          != std::string::npos);
+    // What the file held when it was read: the log only grows.
+    CHECK(read_file(tm_log).rfind(file->body, 0) == 0);
+  }
+  CHECK(r.get("/taskmanagers/tm-quiet/logs").body["logs"] == json::array());
+  auto none = rest_get(url, "/taskmanagers/tm-quiet/log");
+  CHECK(none->status == 404);
+  CHECK(json::parse(none->body)["errors"][0]
+        == "no log file: the process logs to stderr (start it with --log "
+           "FILE)");
+  auto other = rest_get(url, "/taskmanagers/" + logged_id + "/logs/jm.log");
+  CHECK(other->status == 404);
+  CHECK(json::parse(other->body)["errors"][0]
+        == "no log file 'jm.log' (GET /taskmanagers/" + logged_id
+             + "/logs lists them)");
+  CHECK(rest_get(url, "/taskmanagers/nope/logs")->status == 404);
 
   auto stop = rest_client(url).Delete("/cluster");
   REQUIRE(stop);
