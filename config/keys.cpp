@@ -46,6 +46,7 @@ const std::vector<key_info>& config_keys() {
     web_submit_enable.info(),
     minicluster_task_managers.info(),
     parallelism_default.info(),
+    max_parallelism.info(),
     auto_watermark_interval.info(),
     taskmanager_timeout.info(),
     start_worker_max_failure_rate.info(),

@@ -130,6 +130,13 @@ inline constexpr config_key<int64_t> parallelism_default{
   "Parallelism of the vertices of a job that set none (`weir run -p`, `weir "
   "info -p`); when set it replaces the spec's `parallelism`.",
   {"1", "32768"}};
+inline constexpr config_key<int64_t> max_parallelism{
+  "pipeline.max-parallelism", "128",
+  "Key groups of every vertex: the highest parallelism its keyed state can "
+  "be split over (docs/state.md § Key groups). Unset: the savepoint's a "
+  "job restores, else 1.5 x the vertex's parallelism rounded up to a power "
+  "of two, at least 128 (Flink's rule).",
+  {"1", "32768"}, per_job};
 inline constexpr config_key<ms> auto_watermark_interval{
   "pipeline.auto-watermark-interval", "200 ms",
   "How often a vertex with \"watermarks\" sends its advanced watermark "

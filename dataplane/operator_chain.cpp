@@ -2,15 +2,19 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "dataplane/crash_note.hpp"
+#include "messages/key_groups.hpp"
 #include "operators/demangle.hpp"
 #include "operators/in_process.hpp"
 #include "operators/key_codec.hpp"
 #include "operators/library_loader.hpp"
 #include "storage/state/backend_factory.hpp"
+#include "storage/state/rescale.hpp"
 #include "storage/state/snapshot_format.hpp"
 #include "storage/state_handle.hpp"
 
@@ -181,9 +185,51 @@ void operator_chain::visit(size_t i, F&& f) {
     f(*sink_);
 }
 
+namespace {
+
+/// A keyed operator's key group function: decodes a keyed state's key with
+/// the operator's key codec and hashes its fields as hash partitioning
+/// does, so a key's group is the one its rows were routed by.
+state::key_group_fn key_group_function(const ops::operator_context& ctx,
+                                       int32_t max_parallelism) {
+  const schema* rows = ctx.input;
+  auto key = ctx.key;
+  if (!ctx.inputs.empty()) { // two inputs: their keys' fields are alike
+    rows = ctx.inputs.front().rows;
+    key = ctx.inputs.front().key;
+  }
+  if (rows == nullptr || key.empty())
+    throw std::runtime_error("its keyed state cannot be split over another "
+                             "parallelism: its input is not partitioned by "
+                             "key");
+  auto codec = std::make_shared<ops::key_codec>(*rows, key);
+  schema fields;
+  std::vector<size_t> all;
+  for (auto i : key) {
+    fields.fields.push_back(rows->fields[i]);
+    all.push_back(all.size());
+  }
+  auto scratch = std::make_shared<row_batch>(fields);
+  return [=](std::string_view k) {
+    scratch->clear();
+    codec->decode(k, *scratch);
+    ++scratch->rows;
+    return key_group_of_hash(ops::key_hash(*scratch, all, 0), max_parallelism);
+  };
+}
+
+} // namespace
+
 void operator_chain::open(const operator_states& restore) {
-  // Which context each restored vertex is, and its two parts.
-  std::vector<std::pair<size_t, state::vertex_snapshot>> restored;
+  // Which context each restored vertex is, and its two parts; a vertex
+  // restored at another parallelism also has every old subtask's operator
+  // state (restore_rescaled).
+  struct restored_vertex {
+    size_t link;
+    state::vertex_snapshot snap;
+    std::optional<std::vector<std::string>> old_operator_states;
+  };
+  std::vector<restored_vertex> restored;
   for (auto& [vertex, bytes] : restore) {
     size_t i = 0;
     while (i < links_.size() && links_[i].context.vertex_id != vertex)
@@ -191,18 +237,71 @@ void operator_chain::open(const operator_states& restore) {
     if (i == links_.size())
       throw ops::operator_error(fmt::format(
         "checkpointed state of vertex '{}' has no operator here", vertex));
+    auto malformed = [&] {
+      return ops::operator_error(fmt::format(
+        "vertex '{}': its checkpointed state is truncated or malformed",
+        vertex));
+    };
     std::string state;
     try {
       state = storage::resolve_state(bytes);
     } catch (const std::exception& e) {
       throw ops::operator_error(fmt::format("vertex '{}': {}", vertex, e.what()));
     }
-    auto snap = state::decode_vertex_snapshot(state);
-    if (!snap)
-      throw ops::operator_error(fmt::format(
-        "vertex '{}': its checkpointed state is truncated or malformed",
-        vertex));
-    restored.emplace_back(i, std::move(*snap));
+    if (!state::is_rescaled(state)) {
+      auto snap = state::decode_vertex_snapshot(state);
+      if (!snap)
+        throw malformed();
+      restored.push_back({i, std::move(*snap), std::nullopt});
+      continue;
+    }
+    auto rescaled = state::decode_rescaled(state);
+    if (!rescaled)
+      throw malformed();
+    restored_vertex r{i, {}, std::vector<std::string>{}};
+    std::vector<std::string> keyed;
+    for (auto& old : rescaled->old_subtasks) {
+      if (old.bytes.empty()) { // that subtask kept no state
+        r.old_operator_states->emplace_back();
+        continue;
+      }
+      std::optional<state::vertex_snapshot> snap;
+      try {
+        snap = state::decode_vertex_snapshot(storage::resolve_state(old.bytes));
+      } catch (const std::exception& e) {
+        throw ops::operator_error(
+          fmt::format("vertex '{}': {}", vertex, e.what()));
+      }
+      if (!snap)
+        throw malformed();
+      r.old_operator_states->push_back(std::move(snap->operator_state));
+      if (old.keyed)
+        keyed.push_back(std::move(snap->keyed_state));
+      if (snap->max_event_time)
+        r.snap.max_event_time = std::max(
+          r.snap.max_event_time.value_or(std::numeric_limits<int64_t>::min()),
+          *snap->max_event_time);
+    }
+    bool any_keyed = std::any_of(keyed.begin(), keyed.end(),
+                                 [](auto& k) { return !k.empty(); });
+    if (any_keyed) {
+      try {
+        r.snap.keyed_state = state::select_key_groups(
+          keyed, rescaled->range,
+          key_group_function(links_[i].context, rescaled->max_parallelism));
+      } catch (const std::exception& e) {
+        throw ops::operator_error(
+          fmt::format("vertex '{}': {}", vertex, e.what()));
+      }
+    }
+    if (rescaled->same_parallelism) {
+      // Only the key groups changed: operator state stays with its index.
+      auto index = static_cast<size_t>(links_[i].context.subtask_index);
+      if (index < r.old_operator_states->size())
+        r.snap.operator_state = std::move((*r.old_operator_states)[index]);
+      r.old_operator_states.reset();
+    }
+    restored.push_back(std::move(r));
   }
   auto guarded = [&](size_t i, auto&& f) {
     try {
@@ -215,10 +314,10 @@ void operator_chain::open(const operator_states& restore) {
     }
   };
   // Keyed state first: the operators find it when they open.
-  for (auto& [i, snap] : restored) {
+  for (auto& [i, snap, old] : restored) {
     if (snap.keyed_state.empty())
       continue;
-    guarded(i, [&, i = i] {
+    guarded(i, [&, i = i, &snap = snap] {
       if (!links_[i].backend)
         throw std::runtime_error("the checkpoint holds keyed state, but the "
                                  "operator keeps none");
@@ -241,16 +340,27 @@ void operator_chain::open(const operator_states& restore) {
         links_[i].context.vertex_id, left.front()));
   }
   // A vertex with "watermarks" goes on from the event time it had reached.
-  for (auto& [i, snap] : restored)
+  for (auto& [i, snap, old] : restored)
     if (snap.max_event_time && links_[i].watermarks.enabled())
       links_[i].max_time = *snap.max_event_time;
-  for (auto& [i, snap] : restored)
+  for (auto& [i, snap, old] : restored) {
+    if (old) {
+      if (std::any_of(old->begin(), old->end(),
+                      [](auto& bytes) { return !bytes.empty(); }))
+        guarded(i, [&, i = i, &old = old] {
+          call(i, [&] {
+            visit(i, [&](auto& op) { op.restore_rescaled(*old); });
+          });
+        });
+      continue;
+    }
     if (!snap.operator_state.empty())
       guarded(i, [&, i = i, &snap = snap] {
         call(i, [&] {
           visit(i, [&](auto& op) { op.restore_state(snap.operator_state); });
         });
       });
+  }
 }
 
 operator_chain::~operator_chain() = default;

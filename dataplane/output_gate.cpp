@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "messages/key_groups.hpp"
 #include "operators/builtin/aggregation.hpp"
 
 namespace weir {
@@ -210,8 +211,16 @@ void output_gate::route(const row_batch& rows) {
       ops::key_hashes(rows, key_, hashes_);
       lane_of_row_.resize(rows.rows);
       auto n = lanes_.size();
-      for (size_t i = 0; i < rows.rows; ++i)
-        lane_of_row_[i] = static_cast<uint32_t>(hashes_[i] % n);
+      if (auto groups = desc_.key_groups; groups > 0) {
+        // To the consumer that owns the key's group (its keyed state).
+        auto consumers = static_cast<int32_t>(n);
+        for (size_t i = 0; i < rows.rows; ++i)
+          lane_of_row_[i] = static_cast<uint32_t>(subtask_of_key_group(
+            key_group_of_hash(hashes_[i], groups), consumers, groups));
+      } else {
+        for (size_t i = 0; i < rows.rows; ++i)
+          lane_of_row_[i] = static_cast<uint32_t>(hashes_[i] % n);
+      }
       break;
     }
     case partitioning::rebalance: {

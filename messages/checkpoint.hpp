@@ -15,11 +15,17 @@ namespace weir {
 /// graphs), one entry per subtask index (its size is the parallelism).
 struct savepoint_data {
   std::map<std::string, std::vector<std::string>> vertices;
+  /// Each vertex's max parallelism: its number of key groups, by which its
+  /// keyed state is split (messages/key_groups.hpp). A vertex missing here
+  /// was snapshotted before key groups (its state is redistributed by key
+  /// when it restores).
+  std::map<std::string, int32_t> max_parallelism;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, savepoint_data& x) {
-  return f(caf::meta::type_name("savepoint_data"), x.vertices);
+  return f(caf::meta::type_name("savepoint_data"), x.vertices,
+           x.max_parallelism);
 }
 
 /// A completed checkpoint as stored: its id and the job's state in the form
@@ -49,7 +55,8 @@ typename Inspector::result_type inspect(Inspector& f, loaded_checkpoint& x) {
 
 inline bool operator==(const checkpoint_snapshot& a,
                        const checkpoint_snapshot& b) {
-  return a.id == b.id && a.state.vertices == b.state.vertices;
+  return a.id == b.id && a.state.vertices == b.state.vertices
+         && a.state.max_parallelism == b.state.max_parallelism;
 }
 
 } // namespace weir

@@ -49,12 +49,17 @@ struct output_desc {
   /// The side output of the chain's last operator this edge takes (its
   /// schema: that vertex's side_outputs); empty: the main output.
   std::string output;
+  /// Hash partitioning: the consumer's max parallelism (its key groups); a
+  /// row goes to the consumer owning its key's group. 0: key hash modulo
+  /// the consumers (deployments that predate key groups, in tests).
+  int32_t key_groups = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, output_desc& x) {
   return f(caf::meta::type_name("output_desc"), x.part, x.consumers,
-           x.channel_base, x.combine, x.combine_params, x.key, x.output);
+           x.channel_base, x.combine, x.combine_params, x.key, x.output,
+           x.key_groups);
 }
 
 /// The checkpointed state of one subtask's operators: vertex id → bytes.
@@ -101,6 +106,8 @@ struct task_deployment {
   int32_t task_index = 0;    ///< which chain of the job
   int32_t subtask_index = 0; ///< which parallel instance
   int32_t parallelism = 1;
+  /// The chain's max parallelism (its key groups; messages/key_groups.hpp).
+  int32_t max_parallelism = 128;
   std::string job_name;
   std::string task_name;     ///< e.g. "lines -> words"
   std::vector<vertex_spec> chain;
@@ -125,7 +132,7 @@ struct task_deployment {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_deployment& x) {
   return f(caf::meta::type_name("task_deployment"), x.job, x.attempt, x.attempt_number, x.alloc,
-           x.task_index, x.subtask_index, x.parallelism, x.job_name, x.task_name, x.chain,
+           x.task_index, x.subtask_index, x.parallelism, x.max_parallelism, x.job_name, x.task_name, x.chain,
            x.input, x.input_key, x.inputs, x.outputs, x.bounded, x.restore, x.backend, x.code);
 }
 

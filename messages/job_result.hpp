@@ -180,13 +180,15 @@ struct subtask_status {
   /// Its chain's records (`vertices` per operator) and its load, as of its
   /// last report.
   io_metrics metrics;
+  /// Its chain's key groups (max parallelism; docs/state.md).
+  int32_t max_parallelism = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, subtask_status& x) {
   return f(caf::meta::type_name("subtask_status"), x.task, x.subtask,
            x.parallelism, x.state, x.location, x.attempt, x.start_time_ms,
-           x.end_time_ms, x.metrics);
+           x.end_time_ms, x.metrics, x.max_parallelism);
 }
 
 /// One subtask's acknowledgement of a checkpoint (Flink's

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "storage/state/codec.hpp"
+#include "storage/state/rescale.hpp"
 
 namespace weir::ops {
 
@@ -36,8 +37,8 @@ keyed_timers::keyed_timers(state::keyed_backend& backend, clock now)
 }
 
 const char* keyed_timers::column_name(time_domain d) {
-  return d == time_domain::event_time ? "timers/event-time"
-                                      : "timers/processing-time";
+  return d == time_domain::event_time ? state::event_timers_state
+                                      : state::processing_timers_state;
 }
 
 int64_t keyed_timers::current_processing_time() const {

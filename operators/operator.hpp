@@ -172,6 +172,17 @@ inline const std::string& operator_context::file(const std::string& name) const 
                        + "; attach files with --file)");
 }
 
+/// The default of restore_rescaled: throws operator_error, unless no old
+/// subtask kept operator state.
+inline void refuse_rescaling(const std::vector<std::string>& old_states) {
+  for (auto& bytes : old_states)
+    if (!bytes.empty())
+      throw operator_error(
+        "its operator state cannot be split over another parallelism: "
+        "restore it at the parallelism it was snapshotted at "
+        "(docs/state.md § Rescaling)");
+}
+
 /// Produces records until it is exhausted.
 class source {
 public:
@@ -189,6 +200,15 @@ public:
   /// continue from, as bytes; restore_state() gets them back after open().
   virtual std::string snapshot_state() const { return {}; }
   virtual void restore_state(const std::string&) {}
+  /// Rescaling (docs/state.md § Rescaling): the vertex restores at another
+  /// parallelism, and `old_states` are the operator states of every subtask
+  /// of the old run, in subtask order (Flink's union redistribution). Each
+  /// instance keeps its share, after open() (operator_context says which
+  /// subtask of how many it is now). The default refuses: the vertex then
+  /// restores only at its own parallelism.
+  virtual void restore_rescaled(const std::vector<std::string>& old_states) {
+    refuse_rescaling(old_states);
+  }
 };
 
 /// Turns input batches into output batches (map, flat_map, filter, keyed
@@ -231,6 +251,15 @@ public:
   /// gets them back after open().
   virtual std::string snapshot_state() const { return {}; }
   virtual void restore_state(const std::string&) {}
+  /// Rescaling (docs/state.md § Rescaling): the vertex restores at another
+  /// parallelism, and `old_states` are the operator states of every subtask
+  /// of the old run, in subtask order (Flink's union redistribution). Each
+  /// instance keeps its share, after open() (operator_context says which
+  /// subtask of how many it is now). The default refuses: the vertex then
+  /// restores only at its own parallelism.
+  virtual void restore_rescaled(const std::vector<std::string>& old_states) {
+    refuse_rescaling(old_states);
+  }
 };
 
 /// Consumes records (text_file, stdout, discard, collect).
@@ -258,6 +287,15 @@ public:
   virtual void commit(int64_t) {}
   virtual std::string snapshot_state() const { return {}; }
   virtual void restore_state(const std::string&) {}
+  /// Rescaling (docs/state.md § Rescaling): the vertex restores at another
+  /// parallelism, and `old_states` are the operator states of every subtask
+  /// of the old run, in subtask order (Flink's union redistribution). Each
+  /// instance keeps its share, after open() (operator_context says which
+  /// subtask of how many it is now). The default refuses: the vertex then
+  /// restores only at its own parallelism.
+  virtual void restore_rescaled(const std::vector<std::string>& old_states) {
+    refuse_rescaling(old_states);
+  }
 };
 
 } // namespace weir::ops

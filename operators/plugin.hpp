@@ -34,7 +34,7 @@
 
 /// Changes whenever the operator interfaces or this API change
 /// incompatibly; a library built against another version is refused.
-#define WEIR_PLUGIN_API_VERSION 6
+#define WEIR_PLUGIN_API_VERSION 7
 
 namespace weir::plugin {
 

@@ -19,12 +19,16 @@ caf::error check_savepoint_fits(const job_graph& g, const savepoint_data& sp,
                                     "(-n/--allowNonRestoredState skips it)",
                                     path, vertex));
     }
+    // Another parallelism splits the vertex's key groups anew, so it can
+    // be at most their number.
     auto parallelism = g.vertices[static_cast<size_t>(v)].parallelism;
-    if (static_cast<size_t>(parallelism) != subtasks.size())
+    auto groups = sp.max_parallelism.find(vertex);
+    if (groups != sp.max_parallelism.end() && parallelism > groups->second)
       return make_error(errc::invalid_job,
-                        fmt::format("savepoint '{}' holds vertex '{}' at "
-                                    "parallelism {}, the job runs it at {}",
-                                    path, vertex, subtasks.size(),
+                        fmt::format("savepoint '{}' holds vertex '{}' in {} "
+                                    "key groups (its max parallelism), the "
+                                    "job runs it at parallelism {}",
+                                    path, vertex, groups->second,
                                     parallelism));
   }
   return caf::none;

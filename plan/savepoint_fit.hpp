@@ -10,8 +10,9 @@
 namespace weir {
 
 /// Whether savepoint `sp` (read from `path`) can start job `g`: every vertex
-/// it holds state of is one of the job's (unless `ignore_unclaimed`), at the
-/// same parallelism. Returns none, or `errc::invalid_job` with one line
+/// it holds state of is one of the job's (unless `ignore_unclaimed`), at a
+/// parallelism no higher than the vertex's key groups in the savepoint
+/// (its max parallelism). Returns none, or `errc::invalid_job` with one line
 /// naming the savepoint and the vertex. The client checks this before it
 /// submits a job with `-s`/`-r`, the JobMaster again when it restores.
 [[nodiscard]] caf::error check_savepoint_fits(const job_graph& g, const savepoint_data& sp,

@@ -11,6 +11,7 @@
 #include "config/keys.hpp"
 #include "messages/base64.hpp"
 #include "messages/flink_ids.hpp"
+#include "messages/key_groups.hpp"
 
 namespace weir::rest {
 
@@ -276,6 +277,23 @@ json job_timestamps(const job_status& s) {
   return out;
 }
 
+/// Vertex `id`'s key groups: as its JobMaster reports them while the job
+/// runs; for an ended job (its subtasks are no longer listed) the job's
+/// pipeline.max-parallelism, else Flink's default rule.
+int32_t vertex_max_parallelism(const job_status& s, const job_graph& g,
+                               const std::string& id, int32_t parallelism) {
+  for (auto& t : s.subtasks)
+    if (chain_holds(t.task, id) && t.max_parallelism > 0)
+      return t.max_parallelism;
+  if (auto i = g.config.find("pipeline.max-parallelism"); i != g.config.end())
+    try {
+      return std::stoi(i->second);
+    } catch (const std::exception&) {
+      // refused when the job was submitted; the rule below otherwise
+    }
+  return default_max_parallelism(std::max(parallelism, 1));
+}
+
 } // namespace
 
 json job_details(const job_status& s, const job_graph& g, int64_t now_ms) {
@@ -296,7 +314,8 @@ json job_details(const job_status& s, const job_graph& g, int64_t now_ms) {
         end = std::max(end, t.end_time_ms > 0 ? t.end_time_ms : end);
       }
     int parallelism = spec ? spec->parallelism : 0;
-    max_parallelism = std::max(max_parallelism, parallelism);
+    auto vertex_max = vertex_max_parallelism(s, g, id, parallelism);
+    max_parallelism = std::max(max_parallelism, vertex_max);
     auto state = ended ? ended_vertex_state(s.state)
                        : aggregate(counts, parallelism);
     if (ended) // its subtasks ended as the job did
@@ -306,9 +325,7 @@ json job_details(const job_status& s, const job_graph& g, int64_t now_ms) {
     vertices.push_back(
       {{"id", flink_vertex_id(s.id, id)},
        {"name", id},
-       // Until key groups, state restores only at the parallelism it was
-       // taken at: a vertex can run at no other.
-       {"maxParallelism", parallelism},
+       {"maxParallelism", vertex_max},
        {"parallelism", parallelism},
        {"status", to_string(state)},
        {"start-time", start},
@@ -384,7 +401,8 @@ std::optional<json> vertex_details(const job_status& s, const job_graph& g,
   return json{{"id", flink_vertex_id(s.id, *id)},
               {"name", *id},
               {"parallelism", parallelism},
-              {"maxParallelism", parallelism},
+              {"maxParallelism",
+               vertex_max_parallelism(s, g, *id, parallelism)},
               {"now", now_ms},
               {"subtasks", subtasks}};
 }

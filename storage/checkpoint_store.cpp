@@ -22,7 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view magic = "WEIRCHK2";
+constexpr std::string_view magic = "WEIRCHK3";
+/// Checkpoints from before key groups: no max parallelism (read as such).
+constexpr std::string_view legacy_magic = "WEIRCHK2";
 
 /// The retained checkpoint ids of a job's record, oldest first.
 std::vector<int64_t> retained_ids(const std::string& record) {
@@ -37,7 +39,29 @@ std::vector<int64_t> retained_ids(const std::string& record) {
   return ids;
 }
 
-constexpr std::string_view savepoint_magic = "WEIRSVP1";
+constexpr std::string_view savepoint_magic = "WEIRSVP2";
+constexpr std::string_view legacy_savepoint_magic = "WEIRSVP1";
+
+/// Format 2 (3 for checkpoints) ends with each vertex's max parallelism.
+void encode_max_parallelism(std::string& out, const savepoint_data& sp) {
+  append_int64(out, static_cast<int64_t>(sp.max_parallelism.size()));
+  for (auto& [vertex, n] : sp.max_parallelism) {
+    append_text(out, vertex);
+    append_int64(out, n);
+  }
+}
+
+bool decode_max_parallelism(binary_reader& r, savepoint_data& sp) {
+  auto n = r.int64();
+  for (int64_t i = 0; r.ok && i < n; ++i) {
+    auto vertex = r.text();
+    auto groups = r.int64();
+    if (groups < 1 || groups > 32768)
+      return false;
+    sp.max_parallelism[vertex] = static_cast<int32_t>(groups);
+  }
+  return r.ok && n >= 0;
+}
 
 
 void encode_vertices(std::string& out, const savepoint_data& sp) {
@@ -61,7 +85,7 @@ bool decode_vertices(binary_reader& r, savepoint_data& sp) {
     for (int64_t k = 0; r.ok && k < parallelism; ++k)
       subtasks.push_back(r.text());
   }
-  return r.done();
+  return r.ok && n >= 0;
 }
 
 /// Whether `path` lies inside directory `dir`, as written (lexically).
@@ -109,6 +133,7 @@ caf::error write_savepoint(const std::string& path, const savepoint_data& sp) {
         return err;
     }
   }
+  encode_max_parallelism(piece, sp);
   if (auto err = out.append(piece))
     return err;
   return out.commit();
@@ -145,13 +170,18 @@ caf::expected<savepoint_data> read_savepoint(const std::string& path) {
   if (!bytes)
     return bytes.error();
   // A retained checkpoint serves as well (`weir run -r`).
-  if (bytes->compare(0, magic.size(), magic) == 0) {
+  if (bytes->compare(0, magic.size(), magic) == 0
+      || bytes->compare(0, legacy_magic.size(), legacy_magic) == 0) {
     auto cp = decode_checkpoint(*bytes, path);
     if (!cp)
       return cp.error();
     return std::move(cp->state);
   }
-  if (bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0) {
+  bool legacy = bytes->compare(0, legacy_savepoint_magic.size(),
+                               legacy_savepoint_magic)
+                == 0;
+  if (!legacy
+      && bytes->compare(0, savepoint_magic.size(), savepoint_magic) != 0) {
     // An old or new checkpoint is named as a checkpoint.
     auto chk = format_problem(*bytes, magic, "checkpoint", path);
     return make_error(errc::storage_failure,
@@ -162,7 +192,8 @@ caf::expected<savepoint_data> read_savepoint(const std::string& path) {
   }
   binary_reader r{*bytes, savepoint_magic.size()};
   savepoint_data sp;
-  if (!decode_vertices(r, sp))
+  if (!decode_vertices(r, sp) || (!legacy && !decode_max_parallelism(r, sp))
+      || !r.done())
     return make_error(errc::storage_failure,
                       fmt::format("{}: not a weir savepoint or truncated", path));
   return sp;
@@ -172,18 +203,21 @@ std::string encode_checkpoint(const checkpoint_snapshot& cp) {
   std::string out{magic};
   append_int64(out, cp.id);
   encode_vertices(out, cp.state);
+  encode_max_parallelism(out, cp.state);
   return out;
 }
 
 caf::expected<checkpoint_snapshot> decode_checkpoint(const std::string& bytes,
                                                      const std::string& what) {
-  if (bytes.compare(0, magic.size(), magic) != 0)
+  bool legacy = bytes.compare(0, legacy_magic.size(), legacy_magic) == 0;
+  if (!legacy && bytes.compare(0, magic.size(), magic) != 0)
     return make_error(errc::storage_failure,
                       format_problem(bytes, magic, "checkpoint", what));
   binary_reader r{bytes, magic.size()};
   checkpoint_snapshot cp;
   cp.id = r.int64();
-  if (!decode_vertices(r, cp.state))
+  if (!decode_vertices(r, cp.state)
+      || (!legacy && !decode_max_parallelism(r, cp.state)) || !r.done())
     return make_error(errc::storage_failure,
                       fmt::format("{}: not a weir checkpoint or truncated", what));
   return cp;

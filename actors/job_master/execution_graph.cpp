@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "messages/errors.hpp"
+#include "messages/key_groups.hpp"
 #include "plan/chaining.hpp"
 #include "operators/registry.hpp"
 
@@ -19,6 +23,7 @@ execution_graph::execution_graph(const job_graph& g) : graph_(g) {
     }
     t.vertices = chain;
     t.parallelism = g.vertices[static_cast<size_t>(chain.front())].parallelism;
+    t.max_parallelism = default_max_parallelism(t.parallelism);
     tasks_.push_back(std::move(t));
   }
   for (size_t e = 0; e < g.edges.size(); ++e) {
@@ -52,6 +57,40 @@ execution_graph::execution_graph(const job_graph& g) : graph_(g) {
   }
   counts_[static_cast<size_t>(execution_state::created)]
     = static_cast<int32_t>(executions_.size());
+}
+
+caf::error execution_graph::set_max_parallelism(int32_t n) {
+  for (auto& t : tasks_) {
+    if (t.parallelism > n)
+      return make_error(
+        errc::invalid_job,
+        fmt::format("vertex '{}' runs at parallelism {}, above "
+                    "pipeline.max-parallelism {}",
+                    graph_.vertices[static_cast<size_t>(t.vertices.front())].id,
+                    t.parallelism, n));
+    t.max_parallelism = n;
+    t.max_parallelism_set = true;
+  }
+  return caf::none;
+}
+
+void execution_graph::adopt_max_parallelism(
+  const std::map<std::string, int32_t>& recorded) {
+  for (auto& t : tasks_) {
+    if (t.max_parallelism_set)
+      continue;
+    for (auto v : t.vertices)
+      if (auto i = recorded.find(graph_.vertices[static_cast<size_t>(v)].id);
+          i != recorded.end()) {
+        t.max_parallelism = i->second;
+        break;
+      }
+  }
+}
+
+int32_t execution_graph::max_parallelism_of(int32_t v) const {
+  return tasks_[static_cast<size_t>(task_of_vertex_[static_cast<size_t>(v)])]
+    .max_parallelism;
 }
 
 std::vector<int32_t> execution_graph::executions_in_slot(int32_t slot) const {
@@ -98,6 +137,8 @@ output_desc execution_graph::output_for(int32_t edge) const {
     out.combine_params = consumer_vertex.params;
   }
   out.key = e.key;
+  if (e.part == partitioning::hash)
+    out.key_groups = consumer.max_parallelism;
   return out;
 }
 
@@ -113,6 +154,7 @@ task_deployment execution_graph::deployment(int32_t flat,
   d.task_index = x.task;
   d.subtask_index = x.subtask;
   d.parallelism = t.parallelism;
+  d.max_parallelism = t.max_parallelism;
   d.job_name = graph_.name;
   d.task_name = t.name;
   for (auto v : t.vertices)

@@ -1,10 +1,13 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <caf/error.hpp>
 
 #include "messages/deployment.hpp"
 #include "messages/ids.hpp"
@@ -20,6 +23,10 @@ struct task_vertex {
   std::string name;              ///< "lines -> words"
   std::vector<int32_t> vertices; ///< indices into the job graph, upstream first
   int32_t parallelism = 1;
+  /// Its key groups (messages/key_groups.hpp): pipeline.max-parallelism,
+  /// else that of the savepoint it restores, else Flink's default rule.
+  int32_t max_parallelism = 128;
+  bool max_parallelism_set = false; ///< by pipeline.max-parallelism
   std::vector<int32_t> inputs;   ///< job-graph edges into the chain's head
   std::vector<int32_t> outputs;  ///< job-graph edges out of the chain's tail
   int32_t first_execution = 0;   ///< flat index of subtask 0
@@ -57,6 +64,17 @@ public:
 
   /// Slots the job needs (its highest parallelism).
   int32_t slots_needed() const { return slots_needed_; }
+
+  /// pipeline.max-parallelism for every task; invalid_job naming the
+  /// vertex when one runs at a higher parallelism.
+  [[nodiscard]] caf::error set_max_parallelism(int32_t n);
+
+  /// A task that restores a savepoint keeps the key groups it recorded for
+  /// the task's vertices (unless pipeline.max-parallelism is set).
+  void adopt_max_parallelism(const std::map<std::string, int32_t>& recorded);
+
+  /// The max parallelism of vertex `v` (an index into the job graph).
+  int32_t max_parallelism_of(int32_t v) const;
 
   /// Flat indices of the subtasks that run in shared slot `slot`.
   std::vector<int32_t> executions_in_slot(int32_t slot) const;

@@ -60,6 +60,11 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
   for (auto& v : graph.vertices)
     v.watermarks.interval_ms = st.settings.auto_watermark_interval.count();
   st.scheduler = std::make_unique<jm_scheduler>(graph);
+  if (st.settings.max_parallelism)
+    if (auto err
+        = st.scheduler->graph().set_max_parallelism(*st.settings.max_parallelism);
+        err && st.settings_problem.empty())
+      st.settings_problem = describe(err);
   st.dispatcher = std::move(dispatcher);
   st.rm = std::move(rm);
   st.start_time_ms = now_ms();

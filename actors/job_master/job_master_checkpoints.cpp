@@ -128,6 +128,7 @@ void load_savepoint_then_schedule(self_ptr self) {
       [=](savepoint_data& sp) {
         auto& st = self->state;
         completed_checkpoint cp;
+        st.scheduler->graph().adopt_max_parallelism(sp.max_parallelism);
         if (auto err = from_savepoint(st.scheduler->graph(), sp, ignore, path, cp)) {
           fail_job(self, describe(err));
           return;
@@ -152,6 +153,8 @@ std::optional<completed_checkpoint> usable(self_ptr self,
     return std::nullopt;
   completed_checkpoint cp;
   cp.id = loaded.cp.id;
+  self->state.scheduler->graph().adopt_max_parallelism(
+    loaded.cp.state.max_parallelism);
   if (auto err = from_savepoint(self->state.scheduler->graph(), loaded.cp.state, false,
                                 "checkpoint", cp)) {
     log_job(self, "cannot use its stored checkpoint {}: {}", loaded.cp.id,

@@ -73,7 +73,8 @@ job_status make_status(self_ptr self, bool detailed) {
                                           x.state,
                                           st.scheduler->slots().executor_name(x.subtask),
                                           x.attempt_number, x.start_time_ms,
-                                          x.end_time_ms, x.metrics});
+                                          x.end_time_ms, x.metrics,
+                                          t.max_parallelism});
     }
   }
   return s;

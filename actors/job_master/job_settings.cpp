@@ -56,6 +56,8 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
     s.slot_profile.native_mb = cfg.get(keys::driver_native_memory).mb;
   }
   s.auto_watermark_interval = cfg.get(keys::auto_watermark_interval);
+  if (auto n = cfg.get_if_set(keys::max_parallelism))
+    s.max_parallelism = static_cast<int32_t>(*n); // in [1, 32768]
   s.backend.type = cfg.get(keys::state_backend);
   s.backend.incremental = cfg.get(keys::checkpoint_incremental);
   if (!checkpoint_dir.empty())

@@ -40,6 +40,8 @@ struct job_settings {
   std::chrono::milliseconds slot_request_timeout{300000};
   /// execution.savepoint.ignore-unclaimed-state.
   bool ignore_unclaimed_state = false;
+  /// pipeline.max-parallelism, when set.
+  std::optional<int32_t> max_parallelism;
   /// pipeline.auto-watermark-interval.
   std::chrono::milliseconds auto_watermark_interval{200};
   /// weir.fault.jobmaster-crashes (fault-injection builds only; else 0).

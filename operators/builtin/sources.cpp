@@ -38,7 +38,9 @@ std::string check_sequence(const params& p) {
 
 /// The numbers from..to (inclusive); subtask i of n takes the i-th of n
 /// contiguous slices, the first (count mod n) slices one number longer
-/// (Flink's NumberSequenceIterator::split).
+/// (Flink's NumberSequenceIterator::split). Restored at another
+/// parallelism, the numbers every old subtask had left are split the same
+/// way, so a subtask may hold several ranges.
 class sequence_source : public source {
 public:
   sequence_source(int64_t from, int64_t to) : from_(from), to_(to) {
@@ -46,40 +48,102 @@ public:
   }
 
   void open(const operator_context& ctx) override {
-    assign_slice(ctx.subtask_index, ctx.parallelism);
+    index_ = ctx.subtask_index;
+    parallelism_ = ctx.parallelism;
+    assign_slice(index_, parallelism_);
   }
 
   bool next(row_batch& out, size_t max_rows) override {
-    auto n = static_cast<uint64_t>(
-      std::min<uint128>(remaining_, static_cast<uint128>(max_rows)));
     auto& values = out.columns[0].ints;
-    auto first = values.size();
-    values.resize(first + n);
-    for (uint64_t k = 0; k < n; ++k)
-      values[first + k] = static_cast<int64_t>(next_ + k);
-    out.rows += n;
-    next_ += n;
-    remaining_ -= n;
-    return remaining_ > 0;
+    while (max_rows > 0 && !ranges_.empty()) {
+      auto& r = ranges_.front();
+      auto n = static_cast<uint64_t>(
+        std::min<uint128>(r.remaining, static_cast<uint128>(max_rows)));
+      auto first = values.size();
+      values.resize(first + n);
+      for (uint64_t k = 0; k < n; ++k)
+        values[first + k] = static_cast<int64_t>(r.next + k);
+      out.rows += n;
+      r.next += n;
+      r.remaining -= n;
+      max_rows -= n;
+      if (r.remaining == 0)
+        ranges_.erase(ranges_.begin());
+    }
+    return !ranges_.empty();
   }
 
+  /// One (next, remaining) triple per range left: the format of a single
+  /// range is that of snapshots before rescaling.
   std::string snapshot_state() const override {
     state_writer w;
-    w.int64(static_cast<int64_t>(next_));
-    w.int64(static_cast<int64_t>(static_cast<uint64_t>(remaining_ >> 64)));
-    w.int64(static_cast<int64_t>(static_cast<uint64_t>(remaining_)));
+    for (auto& r : ranges_) {
+      w.int64(static_cast<int64_t>(r.next));
+      w.int64(static_cast<int64_t>(static_cast<uint64_t>(r.remaining >> 64)));
+      w.int64(static_cast<int64_t>(static_cast<uint64_t>(r.remaining)));
+    }
+    if (ranges_.empty()) // exhausted: an empty range, not "no state"
+      for (int i = 0; i < 3; ++i)
+        w.int64(0);
     return w.take();
   }
 
   void restore_state(const std::string& bytes) override {
-    state_reader r{bytes, "sequence"};
-    next_ = static_cast<uint64_t>(r.int64());
-    auto hi = static_cast<uint64_t>(r.int64());
-    auto lo = static_cast<uint64_t>(r.int64());
-    remaining_ = (static_cast<uint128>(hi) << 64) | lo;
+    ranges_ = read_ranges(bytes);
+  }
+
+  /// Splits what every old subtask had left into contiguous slices, one
+  /// per subtask now, as a fresh start splits from..to.
+  void restore_rescaled(const std::vector<std::string>& old_states) override {
+    std::vector<range> left;
+    uint128 total = 0;
+    for (auto& bytes : old_states)
+      for (auto& r : read_ranges(bytes)) {
+        total += r.remaining;
+        left.push_back(r);
+      }
+    auto n = static_cast<uint128>(std::max<int32_t>(parallelism_, 1));
+    auto i = static_cast<uint128>(std::max<int32_t>(index_, 0));
+    auto base = total / n;
+    auto extra = total % n;
+    auto skip = i * base + std::min(i, extra);
+    auto take = base + (i < extra ? 1 : 0);
+    ranges_.clear();
+    for (auto& r : left) {
+      if (take == 0)
+        break;
+      if (skip >= r.remaining) {
+        skip -= r.remaining;
+        continue;
+      }
+      auto n_here = std::min<uint128>(r.remaining - skip, take);
+      ranges_.push_back({r.next + static_cast<uint64_t>(skip), n_here});
+      take -= n_here;
+      skip = 0;
+    }
   }
 
 private:
+  struct range {
+    uint64_t next = 0; ///< the next value, as two's complement
+    uint128 remaining = 0;
+  };
+
+  static std::vector<range> read_ranges(const std::string& bytes) {
+    state_reader r{bytes, "sequence"};
+    std::vector<range> out;
+    do {
+      range x;
+      x.next = static_cast<uint64_t>(r.int64());
+      auto hi = static_cast<uint64_t>(r.int64());
+      auto lo = static_cast<uint64_t>(r.int64());
+      x.remaining = (static_cast<uint128>(hi) << 64) | lo;
+      if (x.remaining > 0)
+        out.push_back(x);
+    } while (!r.done());
+    return out;
+  }
+
   void assign_slice(int32_t index, int32_t parallelism) {
     auto total = static_cast<uint128>(static_cast<uint64_t>(to_)
                                       - static_cast<uint64_t>(from_))
@@ -89,14 +153,17 @@ private:
     auto base = total / n;
     auto extra = total % n;
     auto skip = i * base + std::min(i, extra);
-    next_ = static_cast<uint64_t>(from_) + static_cast<uint64_t>(skip);
-    remaining_ = base + (i < extra ? 1 : 0);
+    ranges_.clear();
+    if (auto count = base + (i < extra ? 1 : 0); count > 0)
+      ranges_.push_back(
+        {static_cast<uint64_t>(from_) + static_cast<uint64_t>(skip), count});
   }
 
   int64_t from_;
   int64_t to_;
-  uint64_t next_ = 0;   ///< the next value, as two's complement
-  uint128 remaining_ = 0;
+  int32_t index_ = 0;
+  int32_t parallelism_ = 1;
+  std::vector<range> ranges_;
 };
 
 // -- generator ----------------------------------------------------------------
@@ -121,8 +188,9 @@ public:
   }
 
   void open(const operator_context& ctx) override {
-    next_index_ = std::max<int32_t>(ctx.subtask_index, 0);
     stride_ = std::max<int32_t>(ctx.parallelism, 1);
+    index_ = std::max<int32_t>(ctx.subtask_index, 0);
+    runs_ = {{index_, stride_}};
   }
 
   bool next(row_batch& out, size_t max_rows) override {
@@ -130,7 +198,7 @@ public:
       return false;
     auto n = static_cast<uint64_t>(max_rows);
     if (count_ >= 0)
-      n = std::min<uint64_t>(n, (count_ - next_index_ + stride_ - 1) / stride_);
+      n = std::min<uint64_t>(n, left());
     if (rate_ > 0)
       n = std::min<uint64_t>(n, rate_budget());
     produce(out, n);
@@ -141,23 +209,102 @@ public:
 
   std::chrono::microseconds pause() const override { return pause_; }
 
+  /// The next index of the one run of a fresh start (the format from
+  /// before rescaling), or (next, stride) of each run.
   std::string snapshot_state() const override {
     state_writer w;
-    w.int64(next_index_);
+    if (runs_.size() == 1 && runs_[0].stride == stride_) {
+      w.int64(runs_[0].next);
+      return w.take();
+    }
+    for (auto& r : runs_) {
+      w.int64(r.next);
+      w.int64(r.stride);
+    }
     return w.take();
   }
 
   /// Continues after the last record of the checkpoint; the rate limit
   /// starts over from now.
   void restore_state(const std::string& bytes) override {
-    state_reader r{bytes, "generator"};
-    next_index_ = r.int64();
+    runs_ = read_runs(bytes, stride_);
+  }
+
+  /// The old subtasks' runs, dealt round-robin to the subtasks now; when
+  /// there are fewer runs than subtasks, each run is first split into
+  /// interleaved runs of a longer stride, so that every subtask gets one.
+  void restore_rescaled(const std::vector<std::string>& old_states) override {
+    auto old_parallelism = static_cast<int64_t>(old_states.size());
+    std::vector<run> all;
+    for (auto& bytes : old_states)
+      for (auto& r : read_runs(bytes, old_parallelism))
+        if (count_ < 0 || r.next < count_)
+          all.push_back(r);
+    if (!all.empty() && static_cast<int64_t>(all.size()) < stride_) {
+      auto k = (stride_ + static_cast<int64_t>(all.size()) - 1)
+               / static_cast<int64_t>(all.size());
+      std::vector<run> split;
+      for (auto& r : all)
+        for (int64_t j = 0; j < k; ++j)
+          split.push_back({r.next + j * r.stride, r.stride * k});
+      all = std::move(split);
+    }
+    runs_.clear();
+    for (size_t i = static_cast<size_t>(index_); i < all.size();
+         i += static_cast<size_t>(stride_))
+      if (count_ < 0 || all[i].next < count_)
+        runs_.push_back(all[i]);
   }
 
 private:
   using clock = std::chrono::steady_clock;
 
-  bool exhausted() const { return count_ >= 0 && next_index_ >= count_; }
+  /// Indices next, next + stride, ... (below count_ when bounded).
+  struct run {
+    int64_t next = 0;
+    int64_t stride = 1;
+  };
+
+  /// A snapshot's runs: one next index (a fresh start's run, of stride
+  /// `stride`), or (next, stride) pairs.
+  static std::vector<run> read_runs(const std::string& bytes, int64_t stride) {
+    state_reader r{bytes, "generator"};
+    std::vector<int64_t> xs;
+    do
+      xs.push_back(r.int64());
+    while (!r.done());
+    if (xs.size() == 1)
+      return {{xs[0], std::max<int64_t>(stride, 1)}};
+    if (xs.size() % 2 != 0)
+      throw operator_error("cannot restore the state of generator: it is "
+                           "truncated or malformed");
+    std::vector<run> out;
+    for (size_t i = 0; i < xs.size(); i += 2) {
+      if (xs[i + 1] < 1)
+        throw operator_error("cannot restore the state of generator: a "
+                             "stride is not positive");
+      out.push_back({xs[i], xs[i + 1]});
+    }
+    return out;
+  }
+
+  bool exhausted() const {
+    if (count_ < 0)
+      return runs_.empty();
+    for (auto& r : runs_)
+      if (r.next < count_)
+        return false;
+    return true;
+  }
+
+  /// Records still to make (bounded generators).
+  uint64_t left() const {
+    uint64_t n = 0;
+    for (auto& r : runs_)
+      if (r.next < count_)
+        n += static_cast<uint64_t>((count_ - r.next + r.stride - 1) / r.stride);
+    return n;
+  }
 
   int64_t elapsed_us() const {
     return std::chrono::duration_cast<std::chrono::microseconds>(clock::now()
@@ -195,14 +342,24 @@ private:
     char key[32] = "key-";
     auto& keys = out.columns[0];
     auto& values = out.columns[1];
-    for (uint64_t k = 0; k < n; ++k) {
-      auto i = next_index_;
+    // Round-robin over the runs (a rescaled subtask may have several), so
+    // that unbounded runs all advance.
+    for (uint64_t k = 0; k < n && !runs_.empty(); ++k) {
+      cursor_ %= runs_.size();
+      auto& r = runs_[cursor_];
+      if (count_ >= 0 && r.next >= count_) {
+        runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(cursor_));
+        --k;
+        continue;
+      }
+      auto i = r.next;
       auto end = std::to_chars(key + 4, key + sizeof(key), i % keys_).ptr;
       keys.push_str({key, static_cast<size_t>(end - key)});
       values.push_int(i);
       ++out.rows;
       out.push_time(ts);
-      next_index_ += stride_;
+      r.next += r.stride;
+      ++cursor_;
     }
     produced_ += n;
   }
@@ -210,8 +367,10 @@ private:
   int64_t count_; ///< -1: unbounded
   int64_t rate_;  ///< records per second, 0: unlimited
   int64_t keys_;
-  int64_t next_index_ = 0;
-  int64_t stride_ = 1;
+  int64_t index_ = 0;
+  int64_t stride_ = 1; ///< the parallelism
+  std::vector<run> runs_{{0, 1}};
+  size_t cursor_ = 0;
   uint64_t produced_ = 0;
   bool started_ = false;
   clock::time_point start_;

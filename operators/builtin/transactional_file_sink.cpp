@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <map>
+#include <vector>
 #include <random>
 
 #include <fcntl.h>
@@ -45,6 +47,7 @@ public:
 
   void open(const operator_context& ctx) override {
     subtask_ = ctx.subtask_index;
+    parallelism_ = std::max<int32_t>(ctx.parallelism, 1);
     if (ctx.input != nullptr)
       schema_ = *ctx.input;
     std::error_code ec;
@@ -86,18 +89,27 @@ public:
   }
 
   void restore_state(const std::string& bytes) override {
-    state_reader r{bytes, "text_file"};
-    next_ = r.int64();
-    auto count = r.int64();
-    std::map<int64_t, int64_t> covered;
-    for (int64_t i = 0; i < count; ++i) {
-      auto n = r.int64();
-      covered.emplace(n, r.int64());
+    next_ = settle(bytes, subtask_);
+    fresh_ = false;
+  }
+
+  /// At another parallelism: this subtask settles the files of the old
+  /// subtasks whose index is its own modulo the parallelism now (so each
+  /// old subtask's by exactly one), and numbers its own files after every
+  /// file its index has, so that no committed file is touched.
+  void restore_rescaled(const std::vector<std::string>& old_states) override {
+    next_ = 0;
+    for (size_t j = 0; j < old_states.size(); ++j) {
+      auto old = static_cast<int32_t>(j);
+      if (old_states[j].empty() || old % parallelism_ != subtask_)
+        continue;
+      auto next = settle(old_states[j], old);
+      if (old == subtask_)
+        next_ = next;
     }
-    // The restored checkpoint completed: its pending files are committed.
-    for (auto& [n, checkpoint] : covered)
-      publish(n);
-    remove_files([&](int64_t n) { return n >= next_; });
+    each_file(subtask_, [&](int64_t n, const fs::path&) {
+      next_ = std::max(next_, n + 1);
+    });
     fresh_ = false;
   }
 
@@ -143,26 +155,49 @@ private:
     remove_files([](int64_t) { return true; });
   }
 
-  std::string final_name(int64_t n) const {
-    return fmt::format("{}/part-{}-{}", dir_, subtask_, n);
+  /// Subtask `s`'s state as a checkpoint left it: the restored checkpoint
+  /// completed, so its pending files are committed, and files numbered
+  /// after it are removed. Returns the next file number.
+  int64_t settle(const std::string& bytes, int32_t s) {
+    state_reader r{bytes, "text_file"};
+    auto next = r.int64();
+    auto count = r.int64();
+    std::map<int64_t, int64_t> covered;
+    for (int64_t i = 0; i < count; ++i) {
+      auto n = r.int64();
+      covered.emplace(n, r.int64());
+    }
+    for (auto& [n, checkpoint] : covered)
+      publish(n, s);
+    remove_files([&](int64_t n) { return n >= next; }, s);
+    return next;
   }
 
+  std::string final_name(int64_t n, int32_t s) const {
+    return fmt::format("{}/part-{}-{}", dir_, s, n);
+  }
+  std::string final_name(int64_t n) const { return final_name(n, subtask_); }
+
+  std::string hidden(int64_t n, const char* what, int32_t s) const {
+    return fmt::format("{}/.part-{}-{}.{}", dir_, s, n, what);
+  }
   std::string hidden(int64_t n, const char* what) const {
-    return fmt::format("{}/.part-{}-{}.{}", dir_, subtask_, n, what);
+    return hidden(n, what, subtask_);
   }
 
-  void publish(int64_t n) {
-    auto pending = hidden(n, "pending");
-    if (::rename(pending.c_str(), final_name(n).c_str()) != 0
+  void publish(int64_t n, int32_t s) {
+    auto pending = hidden(n, "pending", s);
+    if (::rename(pending.c_str(), final_name(n, s).c_str()) != 0
         && errno != ENOENT) // committed before
       fail("cannot commit", pending);
   }
+  void publish(int64_t n) { publish(n, subtask_); }
 
-  /// Removes this subtask's files (final, pending, in progress) whose
-  /// number satisfies `pred`.
-  template <class Pred>
-  void remove_files(Pred pred) {
-    auto visible = fmt::format("part-{}-", subtask_);
+  /// Calls `f(number, path)` for each file of subtask `s` (final, pending,
+  /// in progress).
+  template <class F>
+  void each_file(int32_t s, F&& f) {
+    auto visible = fmt::format("part-{}-", s);
     auto invisible = "." + visible;
     std::error_code ec;
     for (auto& entry : fs::directory_iterator(dir_, ec)) {
@@ -175,10 +210,26 @@ private:
       if (prefix == nullptr)
         continue;
       auto rest = name.substr(prefix->size());
-      auto n = parse_int64(rest.substr(0, rest.find('.')));
-      if (n && pred(*n))
-        fs::remove(entry.path(), ec);
+      if (auto n = parse_int64(rest.substr(0, rest.find('.'))))
+        f(*n, entry.path());
     }
+  }
+
+  /// Removes subtask `s`'s files whose number satisfies `pred`.
+  template <class Pred>
+  void remove_files(Pred pred, int32_t s) {
+    std::vector<fs::path> doomed;
+    each_file(s, [&](int64_t n, const fs::path& p) {
+      if (pred(n))
+        doomed.push_back(p);
+    });
+    std::error_code ec;
+    for (auto& p : doomed)
+      fs::remove(p, ec);
+  }
+  template <class Pred>
+  void remove_files(Pred pred) {
+    remove_files(pred, subtask_);
   }
 
   void open_current() {
@@ -217,6 +268,7 @@ private:
   line_writer write_line_;
   schema schema_;
   int32_t subtask_ = 0;
+  int32_t parallelism_ = 1;
   bool fresh_ = true;
   int64_t next_ = 0;
   std::map<int64_t, int64_t> pending_; ///< part number → checkpoint id

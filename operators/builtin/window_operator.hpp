@@ -173,6 +173,22 @@ public:
     watermark_ = state::codec<int64_t>::decode(bytes);
   }
 
+  /// At another parallelism: the lowest of the old subtasks' watermarks
+  /// (each new subtask holds keys of several of them, and none of their
+  /// rows may be taken for late).
+  void restore_rescaled(const std::vector<std::string>& old_states) override {
+    bool any = false;
+    for (auto& bytes : old_states) {
+      if (bytes.empty())
+        continue;
+      auto before = watermark_;
+      restore_state(bytes);
+      if (any)
+        watermark_ = std::min(watermark_, before);
+      any = true;
+    }
+  }
+
 private:
   /// Time (event time's watermark, or the clock) reached `watermark`:
   /// windows whose end it passed fire; those past their allowed lateness

@@ -155,6 +155,21 @@ private:
   }
 };
 
+/// `weir stop` of job `id` with a savepoint into `dir`: the savepoint's
+/// path it printed.
+inline std::string stop_with_savepoint(const std::string& rest,
+                                       const std::string& id,
+                                       const std::string& dir) {
+  auto stopped = run_weir({"stop", "-m", rest, id, "--savepointPath", dir});
+  INFO("weir stop said: " << stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+  const std::string prefix = "Savepoint completed. Path: ";
+  auto at = stopped.out.find(prefix);
+  REQUIRE(at != std::string::npos);
+  auto path = stopped.out.substr(at + prefix.size());
+  return path.substr(0, path.find('\n'));
+}
+
 /// The lines of every file in an exactly-once sink's directory, sorted;
 /// every file must be committed (nothing pending or in progress).
 inline std::vector<std::string> committed_lines(const std::string& dir) {

@@ -517,15 +517,7 @@ TEST_CASE("a windowed job stopped with a savepoint and resumed from it "
   REQUIRE(std::regex_search(said, m, std::regex{"JobID ([0-9a-f]{32})"}));
   std::string id = m[1];
   REQUIRE(c.master->wait_for_stderr("(windows-eo) completed checkpoint 3 ", 30s));
-  auto stopped = run_weir({"stop", "-m", c.rest, id, "--savepointPath",
-                           c.dir.file("savepoints")});
-  INFO("weir stop said: " << stopped.err);
-  REQUIRE(stopped.exit_code == 0);
-  const std::string prefix = "Savepoint completed. Path: ";
-  auto at = stopped.out.find(prefix);
-  REQUIRE(at != std::string::npos);
-  auto savepoint = stopped.out.substr(at + prefix.size());
-  savepoint = savepoint.substr(0, savepoint.find('\n'));
+  auto savepoint = stop_with_savepoint(c.rest, id, c.dir.file("savepoints"));
   auto before = committed_lines(first);
   auto second = c.dir.file("second");
   auto r = run_weir({"run", "-m", c.rest, "-s", savepoint,

@@ -134,15 +134,16 @@ TEST_CASE("a savepoint that does not fit the job is refused before it is "
                          + "' holds state of vertex 'counts', which this job "
                            "does not have (-n/--allowNonRestoredState skips "
                            "it)\n");
-  // A vertex at another parallelism.
-  auto rescaled = run_weir({"run", "-m", c.rest, "-d", "-p", "2", "-s",
+  // A vertex at a parallelism above its key groups.
+  auto rescaled = run_weir({"run", "-m", c.rest, "-d", "-p", "129", "-s",
                             savepoint,
                             endless_spec(c.dir, "rescaled", discard, true)});
   CHECK(rescaled.exit_code == 2);
-  CHECK(refused.out.empty());
+  CHECK(rescaled.out.empty());
   CHECK(rescaled.err == "weir run: -s: savepoint '" + savepoint
-                          + "' holds vertex 'counts' at parallelism 1, the "
-                            "job runs it at 2\n");
+                          + "' holds vertex 'counts' in 128 key groups (its "
+                            "max parallelism), the job runs it at parallelism "
+                            "129\n");
   // With -n the state is skipped and the job runs.
   auto allowed = detached({"run", "-m", c.rest, "-d", "-s", savepoint, "-n",
                            plain});

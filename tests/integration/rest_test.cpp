@@ -206,6 +206,9 @@ TEST_CASE("the REST API shows a running job's vertices, then its cancel") {
   CHECK(d["vertices"][0]["parallelism"] == 2);
   CHECK(d["vertices"][1]["name"] == "sink");
   CHECK(d["vertices"][1]["parallelism"] == 2);
+  // Its key groups: Flink's default for parallelism 2.
+  CHECK(d["vertices"][1]["maxParallelism"] == 128);
+  CHECK(d["maxParallelism"] == 128);
   auto j = get(url, "/jobs/overview").body["jobs"][0];
   CHECK(j["state"] == "RUNNING");
   CHECK(j["end-time"] == -1);

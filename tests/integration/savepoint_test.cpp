@@ -152,6 +152,84 @@ TEST_CASE("stop with a savepoint, resume in a new job: counts stay exact "
   stop_and_resume_exactly_once(rocksdb_state);
 }
 
+namespace {
+
+/// Runs the unbounded keyed count as job `name` at parallelism `p` (from
+/// `savepoint` unless it is empty, into directory `out`) until it
+/// completed 3 checkpoints, then stops it with a savepoint, whose path it
+/// returns.
+std::string run_then_stop(one_worker_cluster& c, const std::string& backend,
+                          const std::string& name, int p,
+                          const std::string& savepoint,
+                          const std::string& out) {
+  std::vector<std::string> args{"run", "-m", c.rest, "-d", "-p",
+                                std::to_string(p)};
+  if (!savepoint.empty()) {
+    args.push_back("-s");
+    args.push_back(savepoint);
+  }
+  args.push_back(counts_spec(c.dir, name, -1, 1000, out, true, backend));
+  auto id = detached(args);
+  REQUIRE(c.master->wait_for_stderr(
+    fmt::format("({}) completed checkpoint 3 ", name), 60s));
+  return stop_with_savepoint(c.rest, id, c.dir.file("savepoints"));
+}
+
+/// The keyed count rescaled 2 → 3 → 1 → 4 through savepoints, its state on
+/// `backend`: the last job, bounded, counts every key exactly.
+void rescale_exactly_once(const std::string& backend) {
+  one_worker_cluster c;
+  running_process second{{c.weir, "taskmanager", "-m", c.address, "--slots",
+                          "2", "--id", "second"}};
+  REQUIRE(c.master->wait_for_stderr("TaskExecutor second registered", 30s));
+  // Every job writes into one directory, as a rescaled job does.
+  auto out = c.dir.file("out");
+  auto sp = run_then_stop(c, backend, "p2", 2, "", out);
+  sp = run_then_stop(c, backend, "p3", 3, sp, out);
+  auto third_subtask = read_file(out + "/part-2-0");
+  sp = run_then_stop(c, backend, "p1", 1, sp, out);
+  // 100,000 records in all (20,000 per key), now at parallelism 4.
+  auto r = run_weir({"run", "-m", c.rest, "-p", "4", "-s", sp,
+                     counts_spec(c.dir, "p4", 100000, 0, out, true, backend)});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, int64_t> expected;
+  for (int k = 0; k < 5; ++k)
+    expected[fmt::format("key-{}", k)] = 20000;
+  CHECK(last_counts(committed_lines(out)) == expected);
+  for (auto* job : {"p3", "p1", "p4"})
+    CHECK(c.master->wait_for_stderr(
+      fmt::format("({}) starts from savepoint ", job), 30s));
+  // Each job ran at its parallelism, and none touched what an earlier one
+  // committed: the file of subtask 2 at parallelism 3 is as it was.
+  CHECK_FALSE(third_subtask.empty());
+  CHECK(read_file(out + "/part-2-0") == third_subtask);
+  CHECK(exists(out + "/part-3-0"));
+}
+
+} // namespace
+
+TEST_CASE("a keyed job rescales 2 -> 3 -> 1 -> 4 through savepoints, "
+          "exactly once (hashmap state)") {
+  rescale_exactly_once(heap_state);
+}
+
+TEST_CASE("a keyed job rescales 2 -> 3 -> 1 -> 4 through savepoints, "
+          "exactly once (RocksDB state, incremental checkpoints)") {
+  rescale_exactly_once(rocksdb_state);
+}
+
+TEST_CASE("a savepoint refuses a parallelism above its key groups") {
+  one_worker_cluster c;
+  auto sp = run_then_stop(c, heap_state, "small", 2, "", c.dir.file("small"));
+  auto r = run_weir({"run", "-m", c.rest, "-p", "200", "-s", sp,
+                     counts_spec(c.dir, "huge", -1, 1000, c.dir.file("huge"))});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err
+        == "weir run: -s: savepoint '" + sp + "' holds vertex 'counts' in 128 key "
+           "groups (its max parallelism), the job runs it at parallelism 200\n");
+}
+
 TEST_CASE("state of a vertex the new job lacks is refused unless -n") {
   one_worker_cluster c;
   auto id = detached({"run", "-m", c.rest, "-d",

@@ -100,7 +100,7 @@ TEST_CASE("libraries that cannot be used are refused with the file and "
   CHECK(old.exit_code == 2);
   CHECK(old.err == fmt::format("weir run: --libjars: library '{}' was built "
                                "against weir API version 0, this weir has "
-                               "version 6 (weir_plugin_api_version)\n",
+                               "version 7 (weir_plugin_api_version)\n",
                                test_plugin("bad_version")));
   // dlerror's mangled name, demangled.
   auto undefined = run_weir({"run", spec, "--libjars", test_plugin("undefined")});

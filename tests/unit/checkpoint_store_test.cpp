@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "messages/binary_codec.hpp"
 #include "messages/errors.hpp"
 #include "storage/state/snapshot_format.hpp"
 #include "storage/checkpoint_store.hpp"
@@ -59,21 +60,47 @@ TEST_CASE("a retained checkpoint reads as a savepoint (weir run -r)") {
   CHECK(describe(bad.error()) == *path + ": not a weir checkpoint or truncated");
 }
 
+TEST_CASE("savepoints keep each vertex's max parallelism; older ones have "
+          "none") {
+  temp_dir dir;
+  auto path = dir.sub("sp");
+  savepoint_data sp;
+  sp.vertices["sums"] = {"a", "b"};
+  sp.max_parallelism["sums"] = 256;
+  REQUIRE_FALSE(write_savepoint(path, sp));
+  auto back = read_savepoint(path);
+  REQUIRE(back);
+  CHECK(back->vertices == sp.vertices);
+  CHECK(back->max_parallelism == sp.max_parallelism);
+  // Format 1, before key groups: vertex "sums", two subtasks.
+  std::string legacy{"WEIRSVP1"};
+  append_int64(legacy, 1);
+  append_text(legacy, "sums");
+  append_int64(legacy, 2);
+  append_text(legacy, "a");
+  append_text(legacy, "b");
+  overwrite(path, legacy);
+  back = read_savepoint(path);
+  REQUIRE(back);
+  CHECK(back->vertices == sp.vertices);
+  CHECK(back->max_parallelism.empty());
+}
+
 TEST_CASE("a savepoint or checkpoint of another format names the formats") {
   temp_dir dir;
   auto path = dir.sub("sp");
-  overwrite(path, "WEIRSVP2whatever a newer weir wrote");
+  overwrite(path, "WEIRSVP3whatever a newer weir wrote");
   auto newer = read_savepoint(path);
   REQUIRE_FALSE(newer);
   CHECK(describe(newer.error())
-        == path + ": a weir savepoint of format 2, newer than this weir reads "
-                  "(1): read it with a newer weir");
+        == path + ": a weir savepoint of format 3, newer than this weir reads "
+                  "(2): read it with a newer weir");
   overwrite(path, "WEIRCHK1an old checkpoint");
   auto older = read_savepoint(path);
   REQUIRE_FALSE(older);
   CHECK(describe(older.error())
         == path + ": a weir checkpoint of format 1, older than this weir "
-                  "reads (2)");
+                  "reads (3)");
   overwrite(path, "PK\x03\x04 a zip file");
   auto other = read_savepoint(path);
   REQUIRE_FALSE(other);

@@ -362,7 +362,7 @@ TEST_CASE("a job sets only keys of job scope") {
 
 TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
           "but its dir, execution.savepoint.*, state.*, driver.*, weir.fault.*, "
-          "slot.request.timeout, pipeline.auto-watermark-interval") {
+          "slot.request.timeout, pipeline.*") {
   auto starts = [](std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
   };
@@ -375,7 +375,7 @@ TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
                    || k.name == "state.backend.type"
                    || starts(k.name, "driver.")
                    || k.name == "slot.request.timeout"
-                   || k.name == "pipeline.auto-watermark-interval"
+                   || starts(k.name, "pipeline.")
                    || starts(k.name, "execution.savepoint.");
     CHECK_MESSAGE(per_job == (k.scope == config_scope::job), k.name);
   }

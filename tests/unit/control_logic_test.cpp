@@ -10,6 +10,8 @@
 #include "actors/supervisor/restart_intensity.hpp"
 #include "config/config.hpp"
 #include "messages/errors.hpp"
+#include "messages/key_groups.hpp"
+#include "storage/state/rescale.hpp"
 
 using namespace weir;
 using namespace std::chrono_literals;
@@ -271,15 +273,69 @@ TEST_CASE("a savepoint maps onto a graph by vertex id and parallelism") {
   completed_checkpoint back;
   CHECK_FALSE(from_savepoint(eg, sp, false, "P", back));
   CHECK(back.states == cp.states);
+  CHECK(sp.max_parallelism.at("sums") == 128); // Flink's default for 2
+
+  // At parallelism 3 each subtask gets its key groups and the old subtasks
+  // whose groups overlap them.
   auto wider = g;
   wider.vertices[1].parallelism = 3;
   execution_graph eg3{wider};
+  completed_checkpoint rescaled;
+  REQUIRE_FALSE(from_savepoint(eg3, sp, false, "P", rescaled));
+  auto share = [&](int32_t subtask) {
+    auto& task = eg3.tasks()[1];
+    auto bytes = rescaled.states.at(task.first_execution + subtask).at("sums");
+    auto r = state::decode_rescaled(bytes);
+    REQUIRE(r);
+    return *r;
+  };
+  std::vector<std::pair<key_group_range, std::vector<bool>>> expected{
+    {{0, 42}, {true, false}}, {{43, 85}, {true, true}},
+    {{86, 127}, {false, true}}};
+  for (int32_t i = 0; i < 3; ++i) {
+    auto r = share(i);
+    CHECK(r.max_parallelism == 128);
+    CHECK(r.range == expected[static_cast<size_t>(i)].first);
+    REQUIRE(r.old_subtasks.size() == 2);
+    CHECK(r.old_subtasks[0].bytes == "sums-0");
+    CHECK(r.old_subtasks[1].bytes == "sums-1");
+    CHECK(r.old_subtasks[0].keyed == expected[static_cast<size_t>(i)].second[0]);
+    CHECK(r.old_subtasks[1].keyed == expected[static_cast<size_t>(i)].second[1]);
+  }
+  // A vertex at its own parallelism restores as it was.
+  CHECK(rescaled.states.at(0).at("numbers") == "numbers-0");
+
+  // Not above the savepoint's key groups, nor with others.
+  auto too_wide = g;
+  too_wide.vertices[1].parallelism = 200;
+  execution_graph eg200{too_wide};
   completed_checkpoint none;
-  auto err = from_savepoint(eg3, sp, false, "P", none);
+  auto err = from_savepoint(eg200, sp, false, "P", none);
   CHECK(err == make_error(errc::invalid_job));
   CHECK(describe(err)
-        == "savepoint 'P' holds vertex 'sums' at parallelism 2, the job runs "
-           "it at 3");
+        == "savepoint 'P' holds vertex 'sums' in 128 key groups (its max "
+           "parallelism), the job runs it at parallelism 200");
+  execution_graph eg256{g};
+  REQUIRE_FALSE(eg256.set_max_parallelism(256));
+  err = from_savepoint(eg256, sp, false, "P", none);
+  CHECK(describe(err)
+        == "savepoint 'P' holds vertex 'numbers' with max parallelism 128 (its "
+           "key groups), the job sets pipeline.max-parallelism 256");
+  CHECK(describe(eg200.set_max_parallelism(100))
+        == "vertex 'sums' runs at parallelism 200, above "
+           "pipeline.max-parallelism 100");
+
+  // A savepoint from before key groups is split by key even at its own
+  // parallelism: its keys were routed by another rule.
+  auto legacy = sp;
+  legacy.max_parallelism.clear();
+  completed_checkpoint from_legacy;
+  REQUIRE_FALSE(from_savepoint(eg, legacy, false, "P", from_legacy));
+  auto& sums0 = from_legacy.states.at(eg.tasks()[1].first_execution).at("sums");
+  auto r = state::decode_rescaled(sums0);
+  REQUIRE(r);
+  CHECK(r->old_subtasks[0].keyed);
+  CHECK(r->old_subtasks[1].keyed);
 }
 
 TEST_CASE("event-log lines are cut at 8 KiB, at a character boundary, with a "

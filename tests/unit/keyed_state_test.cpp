@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -11,9 +12,11 @@
 
 #include <doctest/doctest.h>
 
+#include "messages/key_groups.hpp"
 #include "operators/registry.hpp"
 #include "storage/state/heap_backend.hpp"
 #include "storage/state/map_state.hpp"
+#include "storage/state/rescale.hpp"
 #include "storage/state/rocksdb_backend.hpp"
 #include "storage/state/snapshot_format.hpp"
 #include "storage/state/value_state.hpp"
@@ -327,4 +330,78 @@ TEST_CASE("a large heap snapshot is written while processing goes on "
   CHECK_FALSE(v.value());
   // Thawed: the next snapshot freezes again.
   CHECK(b->snapshot(2, snapshot_kind::checkpoint).finish);
+}
+
+TEST_CASE("key groups: Flink's default max parallelism and contiguous "
+          "ranges") {
+  CHECK(default_max_parallelism(1) == 128);
+  CHECK(default_max_parallelism(85) == 128);
+  CHECK(default_max_parallelism(86) == 256); // 129 rounds up
+  CHECK(default_max_parallelism(1000) == 2048);
+  CHECK(default_max_parallelism(32768) == 32768);
+  for (int32_t max : {1, 128, 1000}) {
+    for (int32_t p : {1, 2, 3, 7, max}) {
+      CAPTURE(max);
+      CAPTURE(p);
+      int32_t next = 0;
+      for (int32_t i = 0; i < p; ++i) {
+        auto r = key_group_range_of(i, p, max);
+        CHECK(r.first == next); // contiguous, in order, covering all
+        for (auto g = r.first; g <= r.last; ++g)
+          CHECK(subtask_of_key_group(g, p, max) == i);
+        next = r.last + 1;
+      }
+      CHECK(next == max);
+    }
+  }
+}
+
+TEST_CASE("a snapshot split by key group, on either backend, loses and "
+          "doubles nothing") {
+  for (auto from : {"hashmap", "rocksdb"}) {
+    CAPTURE(from);
+    // Sums of 100 keys in two old subtasks (keys by parity).
+    backend_maker source{from, {}};
+    std::vector<std::string> old;
+    for (int s = 0; s < 2; ++s) {
+      auto b = source.make();
+      std::vector<record> in;
+      for (int k = s; k < 100; k += 2)
+        in.push_back(record::integer("key-" + std::to_string(k), k));
+      run_sum(*b, in, false);
+      old.push_back(take(*b, 1));
+    }
+    // The group of a key is its number modulo 16; three new subtasks.
+    auto group_of = [](std::string_view key) {
+      return std::stoi(std::string{key.substr(4)}) % 16;
+    };
+    std::map<std::string, int64_t> all;
+    for (int32_t i = 0; i < 3; ++i) {
+      auto range = key_group_range_of(i, 3, 16);
+      auto mine = select_key_groups(old, range, group_of);
+      backend_maker target{"hashmap", {}};
+      auto b = target.make();
+      b->restore(mine);
+      for (auto& r : run_sum(*b, {}, true)) {
+        CHECK(range.contains(group_of(r.key)));
+        CHECK(all.emplace(r.key, r.num).second); // once only
+      }
+    }
+    REQUIRE(all.size() == 100);
+    for (int k = 0; k < 100; ++k)
+      CHECK(all.at("key-" + std::to_string(k)) == k);
+  }
+}
+
+TEST_CASE("a keyed state's key is found in value, map and timer entries") {
+  CHECK(key_of_entry("sum", state_type::value, "abc") == "abc");
+  CHECK(key_of_entry("m", state_type::map, map_key_prefix("abc") + "user")
+        == "abc");
+  CHECK(key_of_entry(event_timers_state, state_type::map,
+                     std::string(8, '\0') + "abc")
+        == "abc");
+  // A length of 9 with 2 bytes after it.
+  CHECK_THROWS_WITH(key_of_entry("m", state_type::map,
+                                 std::string{"\0\0\0\tab", 6}),
+                    "keyed state 'm' has an entry whose key is malformed");
 }
