@@ -66,6 +66,11 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     row batches with credits, and CAF messages over weir's guarded
     transport on a direct connection; MiB/s, and the latter two as ratios
     to TCP (docs/architecture.md § Data plane)
+(z) a keyed count holding 1,000,000 keys at parallelism 2, stopped with a
+    savepoint and started from it at parallelism 3 (docs/state.md §
+    Rescaling): the stop's wall time, and from the new submission to the
+    job's RUNNING and to its first completed checkpoint (every subtask has
+    restored its key groups by then)
 Each figure is the median of --runs runs; the JSON also holds every run.
 
 Figures b, c, q and r are reported as a ratio to a one-thread C++ program
@@ -467,7 +472,7 @@ def main():
     parser.add_argument("--exchange-transport",
                         default="build/bench/bench_exchange_transport",
                         help="the program of figure w")
-    parser.add_argument("--only", default="abcdefghijklmnqrstxy",
+    parser.add_argument("--only", default="abcdefghijklmnqrstxyz",
                         help="the figures' letters (o, p, u and w: only "
                         "when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
@@ -625,6 +630,72 @@ def main():
             window_count_figure(weir, tmp, args)
         if "y" in args.only:
             window_latency_figure(args.window_latency, args.runs)
+        if "z" in args.only:
+            rescale_figure(weir, tmp, args.runs)
+
+
+def rescale_figure(weir, tmp, runs):
+    """(z) A keyed count with 1,000,000 keys of state, stopped with a
+    savepoint at parallelism 2 and started from it at 3: the stop's wall
+    time, then submission to the job's RUNNING and to its first completed
+    checkpoint (every subtask has restored its share by then)."""
+    figures = []
+    for run_index in range(runs):
+        session = Session(weir, tmp, workers=2, slots=2)
+        try:
+            spec = os.path.join(tmp, f"rescale-{run_index}.json")
+            with open(spec, "w") as f:
+                json.dump({"name": "rescale", "parallelism": 2,
+                           "config": {"execution.checkpointing.interval": "1 s"},
+                           "vertices": [
+                               {"id": "events", "operator": "generator",
+                                "params": {"keys": 1_000_000}},
+                               {"id": "counts", "operator": "count"},
+                               {"id": "out", "operator": "discard"}],
+                           "edges": [{"from": "events", "to": "counts",
+                                      "partitioning": "hash"},
+                                     {"from": "counts", "to": "out",
+                                      "partitioning": "forward"}]}, f)
+            out = subprocess.run([weir, "run", "-m", session.rest, "-d", spec],
+                                 cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout
+            job = out.strip().splitlines()[-1]
+            # Three checkpoints: every key has a count by then (the generator
+            # makes millions of records a second).
+            session.wait_for(session.jm, r"\(rescale\) completed checkpoint 3 ",
+                             timeout=120)
+            start = time.perf_counter()
+            stopped = subprocess.run(
+                [weir, "stop", "-m", session.rest, job, "--savepointPath",
+                 os.path.join(tmp, f"savepoints-{run_index}")],
+                cwd=ROOT, capture_output=True, text=True, check=True).stdout
+            stop_s = time.perf_counter() - start
+            savepoint = stopped.split("Savepoint completed. Path: ")[1].split()[0]
+            submit_wall = time.time()
+            subprocess.run([weir, "run", "-m", session.rest, "-d", "-p", "3",
+                            "-s", savepoint, spec], cwd=ROOT,
+                           capture_output=True, check=True)
+            running = Session.stamp(
+                session.jm, r"\(rescale\) switched from CREATED to RUNNING",
+                timeout=120)
+            restored = Session.stamp(
+                session.jm, r"\(rescale\) completed checkpoint \d+ ", timeout=120)
+            figures.append({"stop_ms": stop_s * 1000,
+                            "savepoint_bytes": os.path.getsize(savepoint),
+                            "running_ms": (running - submit_wall) * 1000,
+                            "restored_ms": (restored - submit_wall) * 1000})
+        finally:
+            session.close()
+    median = {k: statistics.median(f[k] for f in figures) for k in figures[0]}
+    print(json.dumps({"figure": "z_rescale_1m_keys_2_to_3",
+                      "stop_ms": round(median["stop_ms"], 1),
+                      "submit_to_running_ms": round(median["running_ms"], 1),
+                      "submit_to_first_checkpoint_ms":
+                          round(median["restored_ms"], 1),
+                      "stop_to_restored_ms":
+                          round(median["stop_ms"] + median["restored_ms"], 1),
+                      "savepoint_bytes": int(median["savepoint_bytes"]),
+                      "runs": len(figures)}), flush=True)
 
 
 def window_latency_figure(program, runs):
