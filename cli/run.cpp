@@ -33,6 +33,7 @@
 #include "cluster/stop_signal.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
+#include "operators/registry.hpp"
 #include "plan/savepoint_fit.hpp"
 
 namespace weir::cli {
@@ -440,7 +441,10 @@ int run_action(const std::vector<std::string>& args) {
     // What the JobMaster would fail the job for is refused here, before
     // anything is submitted (a detached client would not see it).
     bool skip_unclaimed = res.count("allowNonRestoredState") > 0;
-    if (auto err = check_savepoint_fits(graph, sp, skip_unclaimed, path)) {
+    auto& operators = user->operators != nullptr ? *user->operators
+                                                 : ops::registry::builtin();
+    if (auto err = check_savepoint_fits(graph, sp, skip_unclaimed, path,
+                                        operators)) {
       fmt::print(stderr, "weir run: {}: {}\n", flag, describe(err));
       return exit_bad_input;
     }

@@ -54,7 +54,8 @@ caf::expected<job_graph> plan_job(const std::string& spec_json,
     return make_error(errc::invalid_config,
                       fmt::format("savepoint: {}", describe(err)));
   if (auto err = check_savepoint_fits(*graph, sp,
-                                      settings.allow_non_restored_state, path))
+                                      settings.allow_non_restored_state, path,
+                                      operators))
     return err;
   graph->config[std::string{keys::savepoint_path.name}] = path;
   if (settings.allow_non_restored_state)

@@ -31,6 +31,7 @@ operator_factory text_file_factory() {
     return derived_schema{q.input ? schema{} : default_schema::lines(), {}};
   };
   f.guarantee = delivery_guarantee;
+  f.splits_operator_state = true; // the exactly-once sink's files
   return f;
 }
 

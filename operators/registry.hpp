@@ -72,6 +72,10 @@ struct operator_factory {
   /// Keyed aggregations: partial aggregates of this operator can be combined
   /// before a hash exchange (count, sum, min, max).
   bool combinable = false;
+  /// Its operators split their operator state over another parallelism
+  /// (they override restore_rescaled). When false, `weir run -s` refuses
+  /// to restore a vertex that kept operator state at another parallelism.
+  bool splits_operator_state = false;
   /// Its vertex takes two inputs whose schemas differ (interval_join): the
   /// planner hands both to output_schema (schema_query::inputs) and the
   /// runtime tells the operator which input each batch came from

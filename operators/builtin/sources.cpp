@@ -382,6 +382,7 @@ private:
 operator_factory sequence_factory() {
   operator_factory f;
   f.name = "sequence";
+  f.splits_operator_state = true;
   f.make_source = [](const params& p) -> std::unique_ptr<source> {
     throw_if(check_sequence(p));
     return std::make_unique<sequence_source>(*parse_int64(p.at("from")),
@@ -398,6 +399,7 @@ operator_factory sequence_factory() {
 operator_factory generator_factory() {
   operator_factory f;
   f.name = "generator";
+  f.splits_operator_state = true;
   f.make_source = [](const params& p) -> std::unique_ptr<source> {
     throw_if(check_params("generator", p, generator_params()));
     return std::make_unique<generator_source>(int_param(p, "count", -1),

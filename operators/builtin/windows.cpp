@@ -317,6 +317,7 @@ void assign_windows(const window_spec& w, int64_t t,
 operator_factory window_factory() {
   operator_factory f;
   f.name = "window";
+  f.splits_operator_state = true;
   f.make_transform = [](const params& p) -> std::unique_ptr<transform> {
     throw_if(check_window(p));
     return std::make_unique<windowing::window_transform<builtin_accumulation>>(

@@ -11,7 +11,10 @@
 #include "config/config.hpp"
 #include "messages/errors.hpp"
 #include "messages/key_groups.hpp"
+#include "operators/registry.hpp"
+#include "plan/savepoint_fit.hpp"
 #include "storage/state/rescale.hpp"
+#include "storage/state/snapshot_format.hpp"
 
 using namespace weir;
 using namespace std::chrono_literals;
@@ -349,4 +352,32 @@ TEST_CASE("event-log lines are cut at 8 KiB, at a character boundary, with a "
   auto utf8 = std::string(max_log_line_bytes - 1, 'x') + "\xc3\xa4" + "tail";
   CHECK(bounded_log_line(utf8)
         == std::string(max_log_line_bytes - 1, 'x') + "... [6 bytes cut]");
+}
+
+TEST_CASE("weir run refuses operator state its operator cannot split") {
+  job_graph g;
+  g.name = "g";
+  g.vertices = {{"items", "elements", {{"values", "a,b"}}, 3},
+                {"numbers", "sequence", {{"from", "1"}, {"to", "9"}}, 3},
+                {"out", "discard", {}, 3}};
+  g.edges = {{"items", "out", partitioning::rebalance},
+             {"numbers", "out", partitioning::rebalance}};
+  savepoint_data sp;
+  state::vertex_snapshot position;
+  position.operator_state = "position";
+  auto bytes = state::encode_vertex_snapshot(position);
+  sp.vertices["numbers"] = {bytes, bytes};
+  auto& builtin = ops::registry::builtin();
+  // sequence splits its ranges: any parallelism.
+  CHECK_FALSE(check_savepoint_fits(g, sp, false, "P", builtin));
+  sp.vertices["items"] = {bytes, bytes};
+  auto err = check_savepoint_fits(g, sp, false, "P", builtin);
+  CHECK(err == make_error(errc::invalid_job));
+  CHECK(describe(err)
+        == "savepoint 'P' holds operator state of vertex 'items' at "
+           "parallelism 2, which operator 'elements' cannot split over "
+           "parallelism 3 (docs/state.md § Rescaling)");
+  // At its own parallelism it restores as it was.
+  g.vertices[0].parallelism = 2;
+  CHECK_FALSE(check_savepoint_fits(g, sp, false, "P", builtin));
 }
