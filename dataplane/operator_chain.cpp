@@ -70,6 +70,7 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     // function (in-process) — its failures name vertex, operator and
     // subtask alike.
     link.user = !ops::registry::builtin().has_own(v.op);
+    link.op = v.op;
     link.who = fmt::format("vertex '{}' (operator '{}', {})", v.id,
                            ops::operator_label(v.op), subtask);
     link.crash_note = fmt::format("{}\toperator '{}' (vertex '{}', {})",
@@ -189,9 +190,11 @@ namespace {
 
 /// A keyed operator's key group function: decodes a keyed state's key with
 /// the operator's key codec and hashes its fields as hash partitioning
-/// does, so a key's group is the one its rows were routed by.
+/// does, so a key's group is the one its rows were routed by. A window's
+/// state keys are the key then its window's end (8 bytes): `suffix`.
 state::key_group_fn key_group_function(const ops::operator_context& ctx,
-                                       int32_t max_parallelism) {
+                                       int32_t max_parallelism,
+                                       size_t suffix) {
   const schema* rows = ctx.input;
   auto key = ctx.key;
   if (!ctx.inputs.empty()) { // two inputs: their keys' fields are alike
@@ -211,6 +214,10 @@ state::key_group_fn key_group_function(const ops::operator_context& ctx,
   }
   auto scratch = std::make_shared<row_batch>(fields);
   return [=](std::string_view k) {
+    if (k.size() < suffix)
+      throw std::runtime_error("a keyed state's key is shorter than its "
+                               "window's end");
+    k.remove_suffix(suffix);
     scratch->clear();
     codec->decode(k, *scratch);
     ++scratch->rows;
@@ -260,9 +267,11 @@ void operator_chain::open(const operator_states& restore) {
       throw malformed();
     restored_vertex r{i, {}, std::vector<std::string>{}};
     std::vector<std::string> keyed;
+    std::vector<std::optional<int64_t>> old_times;
     for (auto& old : rescaled->old_subtasks) {
       if (old.bytes.empty()) { // that subtask kept no state
         r.old_operator_states->emplace_back();
+        old_times.emplace_back();
         continue;
       }
       std::optional<state::vertex_snapshot> snap;
@@ -277,10 +286,13 @@ void operator_chain::open(const operator_states& restore) {
       r.old_operator_states->push_back(std::move(snap->operator_state));
       if (old.keyed)
         keyed.push_back(std::move(snap->keyed_state));
+      // The lowest old event time: a new subtask continues from several
+      // old positions, and none of their rows may be taken for late.
       if (snap->max_event_time)
-        r.snap.max_event_time = std::max(
-          r.snap.max_event_time.value_or(std::numeric_limits<int64_t>::min()),
+        r.snap.max_event_time = std::min(
+          r.snap.max_event_time.value_or(std::numeric_limits<int64_t>::max()),
           *snap->max_event_time);
+      old_times.push_back(snap->max_event_time);
     }
     bool any_keyed = std::any_of(keyed.begin(), keyed.end(),
                                  [](auto& k) { return !k.empty(); });
@@ -288,7 +300,8 @@ void operator_chain::open(const operator_states& restore) {
       try {
         r.snap.keyed_state = state::select_key_groups(
           keyed, rescaled->range,
-          key_group_function(links_[i].context, rescaled->max_parallelism));
+          key_group_function(links_[i].context, rescaled->max_parallelism,
+                             links_[i].op == "window" ? 8 : 0));
       } catch (const std::exception& e) {
         throw ops::operator_error(
           fmt::format("vertex '{}': {}", vertex, e.what()));
@@ -297,8 +310,10 @@ void operator_chain::open(const operator_states& restore) {
     if (rescaled->same_parallelism) {
       // Only the key groups changed: operator state stays with its index.
       auto index = static_cast<size_t>(links_[i].context.subtask_index);
-      if (index < r.old_operator_states->size())
+      if (index < r.old_operator_states->size()) {
         r.snap.operator_state = std::move((*r.old_operator_states)[index]);
+        r.snap.max_event_time = old_times[index];
+      }
       r.old_operator_states.reset();
     }
     restored.push_back(std::move(r));

@@ -186,6 +186,8 @@ private:
     /// It comes from a user library: calls into it are marked for the
     /// crash handler and what they throw names it.
     bool user = false;
+    /// Its operator's name (the spec's `operator`).
+    std::string op;
     /// Who it is in failure causes, and in crash notes.
     std::string who;
     std::string crash_note;

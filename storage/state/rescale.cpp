@@ -46,7 +46,7 @@ std::optional<rescaled_state> decode_rescaled(const std::string& bytes) {
   auto n = r.int64();
   if (!r.ok || s.max_parallelism < 1 || s.max_parallelism > 32768
       || s.range.first < 0 || s.range.last >= s.max_parallelism || n < 0
-      || n > s.max_parallelism * int64_t{4})
+      || n > 1'000'000) // a parallelism savepoints can hold
     return std::nullopt;
   for (int64_t i = 0; r.ok && i < n; ++i) {
     rescaled_state::old_subtask old;
@@ -111,7 +111,9 @@ std::string select_key_groups(const std::vector<std::string>& keyed_states,
       },
       [&](std::string&& key, std::string&& value) {
         auto k = key_of_entry(current_name, current->type, key);
-        if (range.contains(group_of(k)))
+        bool timer = current_name == event_timers_state
+                     || current_name == processing_timers_state;
+        if ((timer && k.empty()) || range.contains(group_of(k)))
           current->entries.emplace_back(std::move(key), std::move(value));
       });
   }

@@ -53,7 +53,9 @@ using key_group_fn = std::function<int32_t(std::string_view key)>;
 
 /// The entries of `keyed_states` (canonical or native snapshots, of one
 /// vertex's old subtasks) whose key's group lies in `range`, as one
-/// canonical snapshot; "" when none of them holds any state. Throws
+/// canonical snapshot; "" when none of them holds any state. A timer under
+/// no key (a window's processing-time wakeup) goes to every subtask: its
+/// firing looks at whichever windows are due, so a copy is harmless. Throws
 /// std::runtime_error for malformed bytes or a state that has two types.
 std::string select_key_groups(const std::vector<std::string>& keyed_states,
                               key_group_range range,

@@ -500,13 +500,18 @@ TEST_CASE("windows into an exactly-once sink: each window once, exact, "
   }
 }
 
-TEST_CASE("a windowed job stopped with a savepoint and resumed from it "
-          "commits each window once, exact") {
-  // The generator runs until stopped; the job resumed from the savepoint
-  // ends at 6,000 rows in all. Windows open at the stop are in the
-  // savepoint, not fired: the union of both runs' committed windows is
-  // the bounded job's exact output.
+namespace {
+
+/// The windowed job stopped with a savepoint and resumed from it with
+/// `resume_flags` (such as another parallelism). The generator runs until
+/// stopped; the job resumed from the savepoint ends at 6,000 rows in all.
+/// Windows open at the stop are in the savepoint, not fired: the union of
+/// both runs' committed windows is the bounded job's exact output.
+void stop_and_resume_windows(const std::vector<std::string>& resume_flags) {
   one_worker_cluster c;
+  running_process second_worker{{c.weir, "taskmanager", "-m", c.address,
+                                 "--slots", "2", "--id", "second"}};
+  REQUIRE(c.master->wait_for_stderr("TaskExecutor second registered", 30s));
   auto first = c.dir.file("first");
   auto submitted = run_weir({"run", "-m", c.rest, "-d",
                              c.dir.write("endless.json",
@@ -520,9 +525,10 @@ TEST_CASE("a windowed job stopped with a savepoint and resumed from it "
   auto savepoint = stop_with_savepoint(c.rest, id, c.dir.file("savepoints"));
   auto before = committed_lines(first);
   auto second = c.dir.file("second");
-  auto r = run_weir({"run", "-m", c.rest, "-s", savepoint,
-                     c.dir.write("bounded.json", exactly_once_spec(second))},
-                    60s);
+  std::vector<std::string> args{"run", "-m", c.rest, "-s", savepoint};
+  args.insert(args.end(), resume_flags.begin(), resume_flags.end());
+  args.push_back(c.dir.write("bounded.json", exactly_once_spec(second)));
+  auto r = run_weir(args, 60s);
   INFO("weir run -s said: " << r.err);
   REQUIRE(r.exit_code == 0);
   auto all = before;
@@ -531,6 +537,18 @@ TEST_CASE("a windowed job stopped with a savepoint and resumed from it "
   std::sort(all.begin(), all.end());
   CHECK_FALSE(before.empty());
   CHECK(all == expected_counts());
+}
+
+} // namespace
+
+TEST_CASE("a windowed job stopped with a savepoint and resumed from it "
+          "commits each window once, exact") {
+  stop_and_resume_windows({});
+}
+
+TEST_CASE("a windowed job resumed from a savepoint at another parallelism "
+          "commits each window once, exact") {
+  stop_and_resume_windows({"-p", "3"});
 }
 
 TEST_CASE("a user operator's event-time timers fire as the watermark passes "

@@ -405,3 +405,21 @@ TEST_CASE("a keyed state's key is found in value, map and timer entries") {
                                  std::string{"\0\0\0\tab", 6}),
                     "keyed state 'm' has an entry whose key is malformed");
 }
+
+TEST_CASE("a timer under no key goes to every subtask of a split") {
+  canonical_writer w{1};
+  w.begin_state(processing_timers_state, state_type::map, 2);
+  w.entry(std::string(8, '\1'), "");          // a window's wakeup: no key
+  w.entry(std::string(8, '\1') + "k", "");    // key "k"
+  auto bytes = w.take();
+  auto group_of = [](std::string_view key) { return key == "k" ? 0 : 1; };
+  auto entries = [](const std::string& canonical) {
+    int64_t n = 0;
+    read_canonical(
+      canonical, [](const std::string&, state_type, int64_t) {},
+      [&](std::string&&, std::string&&) { ++n; });
+    return n;
+  };
+  CHECK(entries(select_key_groups({bytes}, {0, 0}, group_of)) == 2);
+  CHECK(entries(select_key_groups({bytes}, {1, 1}, group_of)) == 1);
+}
