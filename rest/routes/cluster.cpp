@@ -40,6 +40,20 @@ reply cluster_overview_reply(context& ctx) {
   });
 }
 
+/// The TaskExecutor `id` names (Flink's 32-hex id or weir's name) in
+/// `tms`, or nullptr.
+const task_manager_info* named(const std::vector<task_manager_info>& tms,
+                               const std::string& id) {
+  auto i = std::find_if(tms.begin(), tms.end(), [&](auto& tm) {
+    return tm.id.value == id || flink_resource_id(tm.id) == id;
+  });
+  return i == tms.end() ? nullptr : &*i;
+}
+
+reply unknown_task_manager(const std::string& id) {
+  return error_reply(404, "TaskManager " + id + " does not exist");
+}
+
 /// Every TaskExecutor, or the one named `id` ("": all).
 reply task_managers_reply(context& ctx, const std::string& id) {
   return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor&,
@@ -52,13 +66,9 @@ reply task_managers_reply(context& ctx, const std::string& id) {
             out = reply{200, task_managers(tms)};
             return;
           }
-          // Flink's 32-hex id, or weir's name of the TaskExecutor.
-          auto i = std::find_if(tms.begin(), tms.end(), [&](auto& tm) {
-            return tm.id.value == id || flink_resource_id(tm.id) == id;
-          });
-          out = i == tms.end()
-                  ? error_reply(404, "TaskManager " + id + " does not exist")
-                  : reply{200, task_manager(*i)};
+          auto* tm = named(tms, id);
+          out = tm == nullptr ? unknown_task_manager(id)
+                              : reply{200, task_manager(*tm)};
         },
         [&](caf::error& err) { out = refused(err); });
     return out;
@@ -128,13 +138,10 @@ find_task_manager(caf::scoped_actor& self, resource_manager_actor& rm,
   self->request(rm, answer_deadline, list_atom_v)
     .receive(
       [&](std::vector<task_manager_info>& tms) {
-        auto i = std::find_if(tms.begin(), tms.end(), [&](auto& tm) {
-          return tm.id.value == id || flink_resource_id(tm.id) == id;
-        });
-        if (i == tms.end())
-          out = error_reply(404, "TaskManager " + id + " does not exist");
+        if (auto* tm = named(tms, id))
+          out = tm->id;
         else
-          out = i->id;
+          out = unknown_task_manager(id);
       },
       [&](caf::error& err) { out = refused(err); });
   return out;

@@ -99,6 +99,7 @@ std::string select_key_groups(const std::vector<std::string>& keyed_states,
     auto canonical = is_native(bytes) ? native_to_canonical(bytes) : bytes;
     kept_state* current = nullptr;
     std::string current_name;
+    bool timers = false; // the current state is a timer queue
     read_canonical(
       canonical,
       [&](const std::string& name, state_type type, int64_t) {
@@ -108,12 +109,11 @@ std::string select_key_groups(const std::vector<std::string>& keyed_states,
                                    + "' has two types in the old subtasks");
         current = &i->second;
         current_name = name;
+        timers = name == event_timers_state || name == processing_timers_state;
       },
       [&](std::string&& key, std::string&& value) {
         auto k = key_of_entry(current_name, current->type, key);
-        bool timer = current_name == event_timers_state
-                     || current_name == processing_timers_state;
-        if ((timer && k.empty()) || range.contains(group_of(k)))
+        if ((timers && k.empty()) || range.contains(group_of(k)))
           current->entries.emplace_back(std::move(key), std::move(value));
       });
   }
