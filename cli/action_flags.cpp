@@ -10,6 +10,7 @@ std::vector<std::string> command_forms() {
   return {"run",        "run -D",     "info",         "jobmanager",
           "taskmanager", "list",      "status",       "wait",
           "cancel",     "checkpoint", "savepoint",    "stop",
+          "rescale",
           "repair-state", "cert ca",  "cert node",    "cert client"};
 }
 
@@ -30,6 +31,7 @@ cxxopts::Options flags_of(const std::string& form) {
     {"checkpoint", checkpoint_flags},
     {"savepoint", savepoint_flags},
     {"stop", stop_flags},
+    {"rescale", rescale_flags},
     {"repair-state", repair_state_flags},
   };
   for (auto& [name, build] : builders)

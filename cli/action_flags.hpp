@@ -29,6 +29,7 @@ cxxopts::Options cancel_flags();
 cxxopts::Options checkpoint_flags();
 cxxopts::Options savepoint_flags();
 cxxopts::Options stop_flags();
+cxxopts::Options rescale_flags();
 /// `weir repair-state`.
 cxxopts::Options repair_state_flags();
 /// `weir cert KIND` (ca, node, client).

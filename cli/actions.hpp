@@ -46,6 +46,9 @@ int savepoint_action(const std::vector<std::string>& args);
 /// `weir stop`: stops a running job with a savepoint.
 int stop_action(const std::vector<std::string>& args);
 
+/// `weir rescale`: runs a running job at another parallelism, in place.
+int rescale_action(const std::vector<std::string>& args);
+
 /// `weir repair-state`: drops damaged records of a state directory.
 int repair_state_action(const std::vector<std::string>& args);
 

@@ -1,4 +1,4 @@
-// `weir checkpoint`, `weir savepoint` and `weir stop` against a session
+// `weir checkpoint`, `weir savepoint`, `weir stop` and `weir rescale` against a session
 // cluster (Flink's CLI names and flags).
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +15,7 @@
 #include "cli/remote.hpp"
 #include "config/keys.hpp"
 #include "messages/errors.hpp"
+#include "messages/job_graph.hpp"
 
 namespace weir::cli {
 
@@ -173,6 +174,53 @@ int stop_action(const std::vector<std::string>& args) {
   return take_savepoint("weir stop", remote, *id, dir,
                         res.count("drain") > 0 ? savepoint_mode::stop_and_drain
                                                : savepoint_mode::stop);
+}
+
+} // namespace weir::cli
+
+namespace weir::cli {
+
+cxxopts::Options rescale_flags() {
+  auto opts = job_action_flags("weir rescale",
+                               "Run every vertex of a running job at another "
+                               "parallelism, in place, from a checkpoint taken "
+                               "now.",
+                               " -p N");
+  opts.add_options()("p,parallelism", "the new parallelism of every vertex "
+                                      "(1 up to the job's max parallelism)",
+                     cxxopts::value<int32_t>());
+  return opts;
+}
+
+int rescale_action(const std::vector<std::string>& args) {
+  remote_cluster remote;
+  int code = exit_ok;
+  cxxopts::ParseResult res;
+  auto opts = rescale_flags();
+  auto id = connect_for_job("weir rescale", opts, args, remote, code, res);
+  if (!id)
+    return code;
+  if (res.count("parallelism") == 0) {
+    fmt::print(stderr, "weir rescale: -p N is missing: the new parallelism\n");
+    return exit_bad_input;
+  }
+  auto n = res["parallelism"].as<int32_t>();
+  if (n < 1 || n > max_parallelism) {
+    fmt::print(stderr, "weir rescale: -p {}: expected 1 to {}\n", n,
+               max_parallelism);
+    return exit_bad_input;
+  }
+  fmt::print("Rescaling job {} to parallelism {}.\n", id->to_string(), n);
+  std::fflush(stdout); // shown while the checkpoint is taken, even in a pipe
+  auto done = remote.jobs().rescale(*id, n);
+  if (!done) {
+    fmt::print(stderr, "{}\n",
+               job_error_line("weir rescale", done.error(), *id,
+                              remote.address()));
+    return exit_code_for_job_error(done.error());
+  }
+  fmt::print("Job {} runs at parallelism {}.\n", id->to_string(), *done);
+  return exit_ok;
 }
 
 } // namespace weir::cli

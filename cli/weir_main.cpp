@@ -42,6 +42,8 @@ Actions:
                  take a savepoint of a running job (-d: dispose of one)
   stop [-m HOST:PORT] JOBID [-p DIR] [--drain]
                  stop a running job with a savepoint (resume: run -s PATH)
+  rescale [-m HOST:PORT] JOBID -p N
+                 run every vertex of a running job at parallelism N, in place
   jobmanager [--host ADDR] [--port PORT] [--state-dir DIR]
                  run the master process of a session cluster
   taskmanager [-m HOST:PORT] [--slots N]
@@ -75,6 +77,7 @@ const std::pair<const char*, action_fn> actions[] = {
   {"checkpoint", checkpoint_action},
   {"savepoint", savepoint_action},
   {"stop", stop_action},
+  {"rescale", rescale_action},
   {"repair-state", repair_state_action},
   {"cert", cert_action},
   // Internal: the jobmanager's REST API runs it to load a submission's
@@ -109,7 +112,8 @@ int weir_main(std::vector<std::string> args, const std::string& allocator) {
     if (action == name)
       return run(args);
   fmt::print(stderr, "weir: unknown action '{}' (known: run, info, list, "
-                     "status, wait, cancel, checkpoint, savepoint, stop, jobmanager, "
+                     "status, wait, cancel, checkpoint, savepoint, stop, rescale, "
+                     "jobmanager, "
                      "taskmanager, repair-state, cert; see "
                      "weir --help)\n",
              action);

@@ -66,6 +66,11 @@ dispatcher_jobs::savepoint(const job_id& id, const std::string& dir,
   return ask<std::string>(checkpointing, savepoint_atom_v, id, dir, mode);
 }
 
+caf::expected<int32_t> dispatcher_jobs::rescale(const job_id& id,
+                                                int32_t parallelism) {
+  return ask<int32_t>(checkpointing, rescale_atom_v, id, parallelism);
+}
+
 caf::expected<std::vector<collected_table>>
 dispatcher_jobs::collect(const job_id& id, int64_t offset) {
   return ask<std::vector<collected_table>>(quick, collect_atom_v, id, offset);

@@ -29,6 +29,8 @@ public:
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
                                        savepoint_mode mode) override;
+  [[nodiscard]] caf::expected<int32_t> rescale(const job_id& id,
+                                               int32_t parallelism) override;
   [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Waits for the Dispatcher's answer: it comes the moment the job ends.

@@ -149,6 +149,19 @@ job_client::savepoint(const job_id& id, const std::string& dir,
                         {"drain", mode == savepoint_mode::stop_and_drain}});
 }
 
+caf::expected<int32_t> job_client::rescale(const job_id& id,
+                                           int32_t parallelism) {
+  auto n = operation(id, "/rescaling", json{{"parallelism", parallelism}});
+  if (!n)
+    return n.error();
+  if (*n != std::to_string(parallelism))
+    return make_error(errc::peer_lost,
+                      fmt::format("the jobmanager answered a rescale to {} "
+                                  "with '{}'",
+                                  parallelism, *n));
+  return parallelism;
+}
+
 caf::expected<std::vector<collected_table>> job_client::collect(const job_id& id,
                                                        int64_t offset) {
   auto path = job_path(id, "/collect") + fmt::format("?offset={}", offset);

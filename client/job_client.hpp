@@ -30,6 +30,8 @@ public:
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id,
                                        const std::string& dir,
                                        savepoint_mode mode) override;
+  [[nodiscard]] caf::expected<int32_t> rescale(const job_id& id,
+                                               int32_t parallelism) override;
   [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   /// Polls: the REST API answers at once whether the job has ended (a

@@ -36,6 +36,10 @@ public:
   /// `mode` says; its path.
   [[nodiscard]] virtual caf::expected<std::string>
   savepoint(const job_id& id, const std::string& dir, savepoint_mode mode) = 0;
+  /// Runs every vertex of the job at `parallelism`, in place (from a
+  /// checkpoint taken now); `parallelism` once every subtask runs at it.
+  [[nodiscard]] virtual caf::expected<int32_t> rescale(const job_id& id,
+                                                       int32_t parallelism) = 0;
   /// What the job's collect sinks gathered, from the `offset`-th record on
   /// (a bounded part each time).
   [[nodiscard]] virtual caf::expected<std::vector<collected_table>> collect(const job_id& id,

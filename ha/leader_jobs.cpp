@@ -133,6 +133,12 @@ leader_jobs::savepoint(const job_id& id, const std::string& dir,
     [&](client::job_service& j) { return j.savepoint(id, dir, mode); });
 }
 
+caf::expected<int32_t> leader_jobs::rescale(const job_id& id,
+                                            int32_t parallelism) {
+  return on_leader(
+    [&](client::job_service& j) { return j.rescale(id, parallelism); });
+}
+
 caf::expected<std::vector<collected_table>> leader_jobs::collect(const job_id& id,
                                                         int64_t offset) {
   return on_leader(

@@ -32,6 +32,8 @@ public:
   [[nodiscard]] caf::expected<int64_t> checkpoint(const job_id& id, bool full) override;
   [[nodiscard]] caf::expected<std::string> savepoint(const job_id& id, const std::string& dir,
                                        savepoint_mode mode) override;
+  [[nodiscard]] caf::expected<int32_t> rescale(const job_id& id,
+                                               int32_t parallelism) override;
   [[nodiscard]] caf::expected<std::vector<collected_table>> collect(const job_id& id,
                                              int64_t offset) override;
   [[nodiscard]] caf::expected<std::optional<job_result>>

@@ -39,6 +39,10 @@ using dispatcher_actor = caf::typed_actor<
   /// Client: take a savepoint of a running job into directory `dir`, and
   /// stop the job after it when `stop`; the reply is the savepoint's path.
   caf::replies_to<savepoint_atom, job_id, std::string, savepoint_mode>::with<std::string>,
+  /// Client: run every vertex of a running job at parallelism `n`, in
+  /// place (from a checkpoint taken now); the reply is `n` once every
+  /// subtask runs at it and the JobGraph with it is stored.
+  caf::replies_to<rescale_atom, job_id, int32_t>::with<int32_t>,
   /// Client: the rows the job's collect sinks gathered so far, from the
   /// `offset`-th on (a driver's output while it runs).
   caf::replies_to<collect_atom, job_id, int64_t>::with<

@@ -60,6 +60,10 @@ using job_master_actor = caf::typed_actor<
   /// Dispatcher: take a savepoint into `dir` (stopping the job after it when
   /// `stop`); the reply is its path.
   caf::replies_to<savepoint_atom, std::string, savepoint_mode>::with<std::string>,
+  /// Dispatcher: run every vertex at parallelism `n` from a checkpoint
+  /// taken now (docs/state.md § Rescaling a running job); the reply is
+  /// `n` once every subtask runs at it.
+  caf::replies_to<rescale_atom, int32_t>::with<int32_t>,
   /// Dispatcher: cancel the job; the reply is its state before and after
   /// the request.
   caf::replies_to<cancel_atom>::with<cancel_outcome>,

@@ -95,6 +95,39 @@ caf::result<job_id> submit(self_ptr self, job_graph& g) {
   return rp;
 }
 
+/// Rescales a running job in place through its JobMaster; once every
+/// subtask runs at `n`, the JobGraph at `n` is stored, so a JobMaster that
+/// takes over later runs the job at `n` too (until then one runs it at the
+/// old parallelism, from the same checkpoints: docs/state.md § Rescaling a
+/// running job).
+caf::result<int32_t> rescale(self_ptr self, job_id id, job_master_actor jm,
+                             int32_t n) {
+  auto rp = self->make_response_promise<int32_t>();
+  self->request(jm, caf::infinite, rescale_atom_v, n)
+    .then(
+      [=](int32_t done) mutable {
+        auto* entry = self->state.jobs.find(id);
+        if (entry == nullptr || entry->ended_with() != nullptr) {
+          rp.deliver(done);
+          return;
+        }
+        for (auto& v : entry->graph.vertices)
+          v.parallelism = done;
+        self->request(self->state.store, store_timeout, put_atom_v, entry->graph)
+          .then([=](bool) mutable { rp.deliver(done); },
+                [=](caf::error& err) mutable {
+                  rp.deliver(make_error(
+                    errc::storage_failure,
+                    fmt::format("job {} runs at parallelism {}, but its "
+                                "JobGraph could not be stored ({}): after a "
+                                "jobmanager failover it runs at the old one",
+                                id.to_string(), done, describe(err))));
+                });
+      },
+      [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
+
 /// A running job's status: the counters and subtasks from its JobMaster,
 /// the state and slot wait from the job table, as `list` shows them (the
 /// JobMaster reports every change before it answers, so the table is never
@@ -254,6 +287,12 @@ dispatcher_impl(self_ptr self, job_store_actor store, resource_manager_actor rm,
         [=](job_master_actor& jm) {
           return self->delegate(jm, savepoint_atom_v, dir, mode);
         },
+        refuse(id), refuse(id));
+    },
+    [=](rescale_atom, job_id id, int32_t n) {
+      return by_job<int32_t>(
+        self, id,
+        [=](job_master_actor& jm) { return rescale(self, id, jm, n); },
         refuse(id), refuse(id));
     },
     [=](graph_atom, job_id id) -> caf::result<job_graph> {

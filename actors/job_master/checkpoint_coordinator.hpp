@@ -69,6 +69,12 @@ public:
   /// newest completed one; new ids continue after it.
   void restore(completed_checkpoint cp);
 
+  /// A rescale: `subtasks` acknowledgements complete a checkpoint from now
+  /// on, and `latest` (the newest completed one, mapped onto the new
+  /// subtasks) is the only completed one; pending ones are abandoned and
+  /// ids go on (an abandoned id is never reused).
+  void rescale(int32_t subtasks, completed_checkpoint latest);
+
   /// A failover: every pending checkpoint is abandoned (completed ones stay
   /// and are what the job restarts from).
   void abort_pending();

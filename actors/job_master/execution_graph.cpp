@@ -227,6 +227,11 @@ void execution_graph::restart() {
     = static_cast<int32_t>(executions_.size());
 }
 
+void execution_graph::set_attempt_number(int32_t n) {
+  for (auto& x : executions_)
+    x.attempt_number = n;
+}
+
 void execution_graph::set_metrics(int32_t flat, const io_metrics& m) {
   executions_[static_cast<size_t>(flat)].metrics = m;
 }

@@ -97,6 +97,10 @@ public:
   /// old attempts no longer match.
   void restart();
 
+  /// Every execution's attempt number becomes `n`: a graph rebuilt at
+  /// another parallelism goes on counting the job's restarts.
+  void set_attempt_number(int32_t n);
+
   /// Replaces counters of an execution.
   void set_metrics(int32_t flat, const io_metrics& m);
 

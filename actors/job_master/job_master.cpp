@@ -162,6 +162,17 @@ void on_slot_request_timeout(self_ptr self, uint64_t epoch) {
   if (epoch != st.job->epoch() || st.scheduler->slots().pending() == 0
       || st.job->state() != job_state::running)
     return;
+  if (st.rescale.current() == rescale_operation::phase::deploying) {
+    // The slots a rescale counted on went elsewhere: back to the old
+    // parallelism, whose slots were free when it began.
+    rescale_failed(self, fmt::format("could not get {} of {} slots within "
+                                     "slot.request.timeout",
+                                     st.scheduler->slots().pending(),
+                                     st.scheduler->graph().slots_needed()));
+    set_state(self, job_state::restarting);
+    cancel_all(self);
+    return;
+  }
   fail_job(self, fmt::format("could not get {} of {} slots within "
                              "slot.request.timeout ({}){}{}",
                              st.scheduler->slots().pending(), st.scheduler->graph().slots_needed(),
@@ -261,6 +272,11 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       auto rp = self->make_response_promise<std::string>();
       request_checkpoint(self,
                          checkpoint_request::savepoint(rp, std::move(dir), mode));
+      return rp;
+    },
+    [=](rescale_atom, int32_t n) {
+      auto rp = self->make_response_promise<int32_t>();
+      request_rescale(self, n, rp);
       return rp;
     },
     [=](cancel_atom) { return on_cancel(self); },

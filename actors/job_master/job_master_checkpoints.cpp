@@ -79,6 +79,10 @@ void store_checkpoint(self_ptr self, const completed_checkpoint& done,
                     describe(err));
             self->state.checkpoint_stats.failed(
               id, "could not store it: " + describe(err), now_ms());
+            if (self->state.rescale.waits_for(id))
+              rescale_failed(self, fmt::format("could not store checkpoint "
+                                               "{}: {}",
+                                               id, describe(err)));
           });
 }
 
@@ -182,6 +186,8 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
     st.checkpoint_stats.failed(id, "expired", now_ms());
     if (st.stop.waits_for(id))
       stop_failed(self);
+    if (st.rescale.waits_for(id))
+      rescale_failed(self, fmt::format("checkpoint {} expired", id));
     st.requests.refuse(id, make_error(errc::timeout,
                                       fmt::format("checkpoint {} expired", id)));
   }
@@ -237,6 +243,8 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
     }
     log_job(self, "completed checkpoint {} ({} bytes in {} ms)", done->id,
             done->bytes, done->duration.count());
+    if (st.rescale.waits_for(done->id))
+      rescale_checkpoint_taken(self, *done);
   };
   // Stored even when a later JobMaster would not resume from it (collected
   // output): the store keeps the state files of the retained checkpoints
@@ -300,6 +308,15 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
     st.stop.begin(*id);
   send_barrier_triggers(self, *id, req.kind(), req.stop(), req.suspend());
   st.requests.add(*id, std::move(req));
+}
+
+int64_t trigger_checkpoint_now(self_ptr self) {
+  auto& st = self->state;
+  auto id = *st.checkpoints->trigger(self->clock().now(), true);
+  st.checkpoint_stats.triggered(
+    id, false, static_cast<int32_t>(st.scheduler->graph().size()), now_ms());
+  send_barrier_triggers(self, id, state::snapshot_kind::checkpoint);
+  return id;
 }
 
 void stop_failed(self_ptr self) {

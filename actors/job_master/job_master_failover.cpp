@@ -28,6 +28,7 @@ void finalize(self_ptr self) {
   if (auto to = st.job->end_state(st.scheduler->graph().all_finished()))
     set_state(self, *to);
   st.requests.abort_all("the job ended");
+  rescale_failed(self, fmt::format("the job ended {}", to_string(st.job->state())));
   if (auto reply = st.stop.finished()) {
     auto& [req, path] = *reply;
     if (st.job->state() == job_state::finished)
@@ -89,8 +90,10 @@ void maybe_finalize(self_ptr self) {
   if (!st.scheduler->graph().all_terminal())
     return;
   if (st.job->state() == job_state::restarting) {
-    self->delayed_send(self, st.job->restart_delay(), restart_atom_v,
-                       st.job->epoch());
+    // A rescale's round follows at once: nothing failed.
+    auto delay = st.rescale.next_round() ? std::chrono::milliseconds{0}
+                                         : st.job->restart_delay();
+    self->delayed_send(self, delay, restart_atom_v, st.job->epoch());
     return;
   }
   finalize(self);
@@ -185,6 +188,14 @@ void restart(self_ptr self) {
                                      "restarts (savepoint {} was written)",
                                      reply->second)));
   st.requests.abort_all("the job restarts");
+  // A failure before the rescaled round ran goes back to the old
+  // parallelism; one before the rescale's checkpoint ends the rescale.
+  if (st.rescale.busy() && !st.rescale.next_round().has_value()) {
+    auto why = st.failures.empty() ? std::string{"the job failed"}
+                                   : st.failures.back().exception;
+    rescale_failed(self, "the job restarts after: " + why);
+  }
+  rebuild_for_rescale(self);
   auto* latest = st.settings.resumable ? st.checkpoints->latest() : nullptr;
   st.scheduler->new_round(latest != nullptr);
   if (latest != nullptr) {

@@ -162,6 +162,8 @@ void on_update(self_ptr self, execution_attempt_id attempt, execution_state s,
            && st.job->state() == job_state::running)
     on_task_failure(self, "a subtask was canceled outside the JobMaster (its "
                           "TaskExecutor is shutting down)");
+  else if (s == execution_state::running)
+    maybe_rescaled(self);
   maybe_finalize(self);
 }
 

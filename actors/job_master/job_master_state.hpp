@@ -28,9 +28,11 @@
 #include "actors/job_master/job_master.hpp"
 #include "actors/job_master/job_scheduler.hpp"
 #include "actors/job_master/job_settings.hpp"
+#include "actors/job_master/rescale_operation.hpp"
 #include "actors/job_master/deployed_subtasks.hpp"
 #include "actors/job_master/slot_assignment.hpp"
 #include "actors/job_master/stop_with_savepoint.hpp"
+#include "messages/checkpoint.hpp"
 #include "messages/task_executor.hpp"
 #include "net/log_limiter.hpp"
 
@@ -95,6 +97,13 @@ struct jm_state {
   /// halted) or written (the sources end their input); its client is
   /// answered once the job FINISHED, so it sees the job's final output.
   stop_with_savepoint stop;
+  /// A client's rescale under way, the graph it rescales from (a failed
+  /// rescale goes back to it) and its checkpoint as a savepoint (what the
+  /// next round restores, at either parallelism).
+  rescale_operation rescale;
+  job_graph rescale_from;
+  std::shared_ptr<const savepoint_data> rescale_base;
+  int64_t rescale_base_id = 0;
   static inline const char* name = "job_master";
 };
 
@@ -191,5 +200,31 @@ void request_checkpoint(self_ptr self, checkpoint_request req);
 /// A `weir stop` failed before its savepoint was written: the sources it
 /// halted produce again.
 void stop_failed(self_ptr self);
+
+/// Triggers a checkpoint now (a rescale's); its id.
+int64_t trigger_checkpoint_now(self_ptr self);
+
+// -- job_master_rescale.cpp --------------------------------------------------
+
+/// A client's rescale to parallelism `n`: refused at once, or the
+/// checkpoint it starts with is triggered; `rp` is answered once every
+/// subtask runs at `n`, or refused.
+void request_rescale(self_ptr self, int32_t n,
+                     caf::typed_response_promise<int32_t> rp);
+
+/// The rescale's checkpoint `cp` is stored: every subtask stops; the next
+/// round runs at the new parallelism.
+void rescale_checkpoint_taken(self_ptr self, const completed_checkpoint& cp);
+
+/// The rescale under way failed because of `why`: its client is refused;
+/// a round at the new parallelism goes back to the old one.
+void rescale_failed(self_ptr self, const std::string& why);
+
+/// restart(): the next round's graph and checkpoint at the parallelism a
+/// rescale decided, when one did.
+void rebuild_for_rescale(self_ptr self);
+
+/// A subtask runs: answers the rescale once every one of its round does.
+void maybe_rescaled(self_ptr self);
 
 } // namespace weir::job_master_detail

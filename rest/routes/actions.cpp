@@ -3,6 +3,7 @@
 // REST API).
 #include "rest/context.hpp"
 
+#include <charconv>
 #include <filesystem>
 
 #include <caf/event_based_actor.hpp>
@@ -61,6 +62,21 @@ void await_savepoint(context& ctx, dispatcher_actor d, job_id id,
   });
 }
 
+/// For a job the Dispatcher knows, `start(d)` (on the REST thread, with
+/// the Dispatcher's handle) makes the reply; an unknown job is refused now
+/// (404), any other failure is the operation's, polled.
+template <class Start>
+reply for_known_job(context& ctx, const job_id& id, Start start) {
+  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
+                     resource_manager_actor&) {
+    reply out = error_reply(500, "no answer");
+    self->request(d, answer_deadline, status_atom_v, id, false)
+      .receive([&](job_status&) { out = start(d); },
+               [&](caf::error& err) { out = refused(err); });
+    return out;
+  });
+}
+
 /// POST /jobs/{jobid}/savepoints ({"target-directory", "cancel-job"}) and
 /// /stop ({"targetDirectory", "drain"}): 202 {"request-id"} for a known
 /// job; the savepoint runs on.
@@ -97,45 +113,62 @@ reply trigger_savepoint(context& ctx, const std::string& text, const Req& req,
                                   : savepoint_mode::stop)
                          : (*flag ? savepoint_mode::stop
                                   : savepoint_mode::keep_running);
-  return ctx.ask([&](caf::scoped_actor& self, dispatcher_actor& d,
-                     resource_manager_actor&) {
-    // An unknown job is refused now (404); any other failure is the
-    // operation's, polled.
-    reply out = error_reply(500, "no answer");
-    self->request(d, answer_deadline, status_atom_v, *id, false)
-      .receive(
-        [&](job_status&) {
-          if (wanted->empty()) {
-            auto tid = ctx.triggers->start(*id);
-            await_savepoint(ctx, d, *id, *dir, mode, tid);
-            out = reply{202, json{{"request-id", tid}}};
-            return;
-          }
-          auto op = ctx.triggers->start(*id, *wanted);
-          if (!op) {
-            out = error_reply(409, fmt::format("trigger id {} names an "
-                                               "operation of another job",
-                                               *wanted));
-            return;
-          }
-          if (op->fresh)
-            await_savepoint(ctx, d, *id, *dir, mode, op->id);
-          out = reply{202, json{{"request-id", op->id}}};
-        },
-        [&](caf::error& err) { out = refused(err); });
-    return out;
+  return for_known_job(ctx, *id, [&](dispatcher_actor& d) {
+    if (wanted->empty()) {
+      auto tid = ctx.triggers->start(*id);
+      await_savepoint(ctx, d, *id, *dir, mode, tid);
+      return reply{202, json{{"request-id", tid}}};
+    }
+    auto op = ctx.triggers->start(*id, *wanted);
+    if (!op)
+      return error_reply(409, fmt::format("trigger id {} names an operation "
+                                          "of another job",
+                                          *wanted));
+    if (op->fresh)
+      await_savepoint(ctx, d, *id, *dir, mode, op->id);
+    return reply{202, json{{"request-id", op->id}}};
   });
 }
 
-/// GET /jobs/{jobid}/savepoints/{triggerid}.
-reply savepoint_status(context& ctx, const std::string& text,
-                       const std::string& tid) {
+/// PATCH /jobs/{jobid}/rescaling?parallelism=N: 200 {"request-id"} for a
+/// running job (Flink's status); the rescale runs on and is polled at
+/// /jobs/{jobid}/rescaling/{triggerid}.
+reply trigger_rescale(context& ctx, const std::string& text, const Req& req) {
+  auto id = parse_job_id(text);
+  if (!id)
+    return refused(id.error());
+  if (!req.has_param("parallelism"))
+    return error_reply(400, "query parameter 'parallelism' is missing");
+  auto given = req.get_param_value("parallelism");
+  int32_t n = 0;
+  auto [end, ec] = std::from_chars(given.data(), given.data() + given.size(), n);
+  if (ec != std::errc{} || end != given.data() + given.size() || n < 1
+      || n > max_parallelism)
+    return error_reply(400, fmt::format("query parameter 'parallelism': '{}' "
+                                        "is not a whole number from 1 to {}",
+                                        given, max_parallelism));
+  return for_known_job(ctx, *id, [&](dispatcher_actor& d) {
+    auto tid = ctx.triggers->start(*id);
+    auto triggers = ctx.triggers;
+    ctx.sys.spawn([=, job = *id](caf::event_based_actor* op) {
+      op->request(d, operation_deadline, rescale_atom_v, job, n)
+        .then([=](int32_t) { triggers->complete(tid, ""); },
+              [=](caf::error& err) { triggers->fail(tid, describe(err)); });
+    });
+    return reply{200, json{{"request-id", tid}}};
+  });
+}
+
+/// GET /jobs/{jobid}/savepoints/{triggerid} and
+/// /jobs/{jobid}/rescaling/{triggerid}.
+reply operation_status_of(context& ctx, const std::string& text,
+                          const std::string& tid, const char* what) {
   auto id = parse_job_id(text);
   if (!id)
     return refused(id.error());
   auto state = ctx.triggers->find(*id, tid);
   if (!state)
-    return error_reply(404, fmt::format("no savepoint operation {} of job {}",
+    return error_reply(404, fmt::format("no {} operation {} of job {}", what,
                                         tid, id->to_string()));
   return reply{200, operation_status(*state)};
 }
@@ -192,7 +225,16 @@ void add_action_routes(httplib::Server& http, context& ctx) {
   });
   http.Get(R"(/jobs/([^/]+)/savepoints/([^/]+))",
            [&ctx](const Req& req, Res& res) {
-             send(res, savepoint_status(ctx, req.matches[1], req.matches[2]));
+             send(res, operation_status_of(ctx, req.matches[1],
+                                           req.matches[2], "savepoint"));
+           });
+  http.Patch(R"(/jobs/([^/]+)/rescaling)", [&ctx](const Req& req, Res& res) {
+    send(res, trigger_rescale(ctx, req.matches[1], req));
+  });
+  http.Get(R"(/jobs/([^/]+)/rescaling/([^/]+))",
+           [&ctx](const Req& req, Res& res) {
+             send(res, operation_status_of(ctx, req.matches[1],
+                                           req.matches[2], "rescaling"));
            });
 }
 

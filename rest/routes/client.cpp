@@ -237,6 +237,22 @@ reply savepoint(context& ctx, const Req& req) {
                                       mode);
 }
 
+/// POST /weir/jobs/{id}/rescaling {"parallelism"}: an operation whose
+/// result is the new parallelism.
+reply rescale(context& ctx, const Req& req) {
+  auto op = operation_request(req);
+  if (!op)
+    return bad_request(op.error());
+  auto& [id, body] = *op;
+  auto n = int_field(body, "parallelism", 1, max_parallelism);
+  if (!n)
+    return bad_request(n.error());
+  if (!*n)
+    return bad_request("field 'parallelism' is missing");
+  return start_operation<int32_t>(ctx, id, rescale_atom_v, id,
+                                  static_cast<int32_t>(**n));
+}
+
 /// GET /weir/jobs/{id}/operations/{rid}: 202 {"status": "IN_PROGRESS"},
 /// 200 {"result": the savepoint's path or the checkpoint's id}, or the
 /// operation's error.
@@ -304,6 +320,7 @@ void add_client_routes(httplib::Server& http, context& ctx) {
   http.Post(R"(/weir/jobs/([^/]+)/cancel)", route(ctx, cancel));
   http.Post(R"(/weir/jobs/([^/]+)/checkpoints)", route(ctx, checkpoint));
   http.Post(R"(/weir/jobs/([^/]+)/savepoints)", route(ctx, savepoint));
+  http.Post(R"(/weir/jobs/([^/]+)/rescaling)", route(ctx, rescale));
   http.Get(R"(/weir/jobs/([^/]+)/operations/([^/]+))", route(ctx, operation));
   http.Put(R"(/weir/blobs/([^/]+))", route(ctx, put_blob));
 }

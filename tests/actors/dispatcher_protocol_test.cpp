@@ -88,6 +88,7 @@ scripted_job_master(job_master_actor::stateful_pointer<scripted_job_master_state
     [=](savepoint_atom, const std::string& dir, savepoint_mode) {
       return dir + "/savepoint-1";
     },
+    [=](rescale_atom, int32_t n) { return n; },
     [=](blob_atom, const std::string&) { return std::string{}; },
   };
 }

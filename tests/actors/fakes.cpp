@@ -41,6 +41,7 @@ fake_job_master(job_master_actor::stateful_pointer<fake_job_master_state> self) 
     [=](savepoint_atom, const std::string&, savepoint_mode) {
       return std::string{};
     },
+    [=](rescale_atom, int32_t n) { return n; },
     [=](blob_atom, const std::string&) { return std::string{}; },
   };
 }

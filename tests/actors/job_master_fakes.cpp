@@ -111,6 +111,7 @@ fake_dispatcher(dispatcher_actor::stateful_pointer<fake_dispatcher_state> self) 
     [=](savepoint_atom, job_id, const std::string&, savepoint_mode) {
       return std::string{};
     },
+    [=](rescale_atom, job_id, int32_t n) { return n; },
     [=](collect_atom, job_id, int64_t) {
       return std::vector<collected_table>{};
     },

@@ -144,7 +144,8 @@ TEST_CASE("unknown flags, actions and arguments are named") {
   CHECK(action.exit_code == 2);
   CHECK(action.err == "weir: unknown action 'runn' (known: run, info, list, "
                       "status, wait, cancel, checkpoint, savepoint, stop, "
-                      "jobmanager, taskmanager, repair-state, cert; see weir --help)\n");
+                      "rescale, jobmanager, taskmanager, repair-state, cert; "
+                      "see weir --help)\n");
   auto bad_value = run_weir({"run", "examples/wordcount.json", "-p", "two"});
   CHECK(bad_value.exit_code == 2);
   CHECK(bad_value.err.find("weir run: ") == 0);

@@ -291,6 +291,38 @@ TEST_CASE("every answer of the REST API is valid against Flink's spec") {
         != std::string::npos);
   CHECK(exists(c.dir.file("input.txt")));
 
+  // Rescaling in place (the cluster's third slot): Flink's trigger, then
+  // its status until COMPLETED, with every vertex at the new parallelism.
+  auto rescaling = r.patch(job + "/rescaling?parallelism=3");
+  REQUIRE(rescaling.status == 200);
+  std::string rid = rescaling.body["request-id"];
+  json rescaled;
+  REQUIRE(eventually([&] {
+    rescaled = weir::test::get(c.url, job + "/rescaling/" + rid).body;
+    return rescaled["status"]["id"] == "COMPLETED";
+  }));
+  r.get(job + "/rescaling/" + rid);
+  CHECK(rescaled["operation"] == json::object());
+  auto rescaled_job = r.get(job).body;
+  for (auto& v : rescaled_job["vertices"])
+    CHECK(v["parallelism"] == 3);
+  // One the cluster has no slots for: the operation fails, saying why.
+  auto too_big = r.patch(job + "/rescaling?parallelism=4");
+  REQUIRE(too_big.status == 200);
+  REQUIRE(eventually([&] {
+    rescaled = weir::test::get(c.url, job + "/rescaling/"
+                                        + too_big.body["request-id"]
+                                            .get<std::string>())
+                 .body;
+    return rescaled["status"]["id"] == "COMPLETED";
+  }));
+  r.get(job + "/rescaling/" + too_big.body["request-id"].get<std::string>());
+  CHECK(rescaled["operation"]["failure-cause"]["stack-trace"]
+          .get<std::string>()
+          .find("it needs 4 slots at parallelism 4; it holds 3 and the "
+                "cluster has 0 free")
+        != std::string::npos);
+
   REQUIRE(r.patch(job + "?mode=cancel").status == 202);
   REQUIRE(eventually([&] {
     return weir::test::get(c.url, job).body["state"] == "CANCELED";

@@ -217,6 +217,30 @@ TEST_CASE("a checkpoint completes when every subtask acknowledged it") {
   CHECK(c.trigger(t0 + 20ms) == 2);
 }
 
+TEST_CASE("a rescaled coordinator waits for the new subtasks and never "
+          "reuses an id") {
+  checkpoint_coordinator c{every(200ms), 2};
+  auto first = c.trigger(t0);
+  CHECK_FALSE(c.acknowledge(*first, 0, {}, t0));
+  REQUIRE(c.acknowledge(*first, 1, {}, t0));
+  auto abandoned = c.trigger(t0 + 1s);
+  REQUIRE(abandoned);
+  completed_checkpoint mapped;
+  mapped.id = *first;
+  mapped.states[2]["counts"] = "split";
+  c.rescale(3, mapped);
+  REQUIRE(c.latest() != nullptr);
+  CHECK(c.latest()->states.at(2).at("counts") == "split");
+  CHECK(c.completed().size() == 1);
+  CHECK(c.pending_count() == 0);
+  auto next = c.trigger(t0 + 2s);
+  REQUIRE(next);
+  CHECK(*next == *abandoned + 1);
+  CHECK_FALSE(c.acknowledge(*next, 0, {}, t0 + 2s));
+  CHECK_FALSE(c.acknowledge(*next, 1, {}, t0 + 2s));
+  CHECK(c.acknowledge(*next, 2, {}, t0 + 2s)); // three subtasks now
+}
+
 TEST_CASE("checkpoints time out, respect the min pause, and keep N") {
   auto o = every(100ms);
   o.min_pause = 50ms;

@@ -9,6 +9,7 @@
 #include "actors/job_master/job_scheduler.hpp"
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/slot_assignment.hpp"
+#include "actors/job_master/rescale_operation.hpp"
 #include "actors/job_master/stop_with_savepoint.hpp"
 #include "config/config.hpp"
 #include "messages/errors.hpp"
@@ -383,6 +384,76 @@ TEST_CASE("stop-with-savepoint: a restart ends the stop and returns its "
   CHECK_FALSE(stop.busy());
   CHECK(std::string{to_string(phase::taking_savepoint)}
         == "taking its savepoint");
+}
+
+namespace {
+
+/// A rescale whose client's answers land in `answers` ("" for success).
+struct recorded_rescale {
+  rescale_operation op;
+  std::vector<std::string> answers;
+
+  bool begin(int32_t from, int32_t to, int64_t checkpoint) {
+    return op.begin(from, to, checkpoint,
+                    [this](std::string failure) { answers.push_back(failure); });
+  }
+};
+
+using rescale_phase = rescale_operation::phase;
+
+} // namespace
+
+TEST_CASE("rescale: checkpoint, switch, deploy, answered once it runs") {
+  recorded_rescale r;
+  CHECK_FALSE(r.op.next_round());
+  CHECK(r.begin(2, 3, 9));
+  CHECK_FALSE(r.begin(2, 4, 10)); // one at a time
+  CHECK(r.op.waits_for(9));
+  CHECK_FALSE(r.op.waits_for(10));
+  CHECK_FALSE(r.op.next_round()); // nothing stops before the checkpoint
+  r.op.taken();
+  CHECK(r.op.current() == rescale_phase::switching);
+  CHECK(r.op.next_round() == 3);
+  r.op.switched();
+  CHECK(r.op.current() == rescale_phase::deploying);
+  CHECK_FALSE(r.op.next_round());
+  CHECK(r.answers.empty());
+  r.op.running();
+  CHECK(r.answers == std::vector<std::string>{""});
+  CHECK_FALSE(r.op.busy());
+  r.op.running(); // answered once
+  CHECK(r.answers.size() == 1);
+}
+
+TEST_CASE("rescale: a failed checkpoint refuses it and changes nothing") {
+  recorded_rescale r;
+  CHECK(r.begin(2, 3, 4));
+  CHECK_FALSE(r.op.failed("checkpoint 4 expired")); // no going back
+  CHECK(r.answers == std::vector<std::string>{"checkpoint 4 expired"});
+  CHECK_FALSE(r.op.busy());
+  CHECK_FALSE(r.op.next_round());
+  CHECK_FALSE(r.op.failed("again")); // nobody left to answer
+  CHECK(r.answers.size() == 1);
+}
+
+TEST_CASE("rescale: a failure of the new round goes back to the old "
+          "parallelism") {
+  recorded_rescale r;
+  CHECK(r.begin(2, 4, 6));
+  r.op.taken();
+  r.op.switched();
+  CHECK(r.op.failed("a subtask failed"));
+  CHECK(r.answers == std::vector<std::string>{"a subtask failed"});
+  CHECK(r.op.current() == rescale_phase::rolling_back);
+  CHECK(r.op.next_round() == 2);
+  CHECK(r.op.busy()); // no other rescale until the old round is built
+  CHECK_FALSE(r.op.failed("twice"));
+  r.op.switched();
+  CHECK_FALSE(r.op.busy());
+  r.op.running(); // the old round running answers nobody
+  CHECK(r.answers.size() == 1);
+  CHECK(std::string{to_string(rescale_phase::rolling_back)}
+        == "going back to the old parallelism");
 }
 
 namespace {
