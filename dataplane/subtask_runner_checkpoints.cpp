@@ -84,10 +84,15 @@ void subtask_runner::snapshot_written(int64_t id, operator_states&& states) {
 }
 
 void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {
+  // A newer checkpoint completed first (a savepoint): this one is
+  // subsumed, its directory may be gone, and nobody waits for it.
+  if (id < committed_)
+    return;
   fail(fmt::format("could not write checkpoint {}: {}", id, error));
 }
 
 void subtask_runner::commit(int64_t id) {
+  committed_ = std::max(committed_, id);
   if (terminal())
     return;
   metered([&] { guarded([&] { chain_->commit(id); }); });

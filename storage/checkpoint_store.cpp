@@ -300,9 +300,19 @@ void checkpoint_store::drop(const job_id& job, const checkpoint_snapshot& newest
     }
   }
   // Directories of dropped checkpoints, and of older ones that never
-  // completed (the newest subsumes them).
+  // completed (the newest subsumes them). Those only once older than the
+  // checkpoint before the newest: a forced checkpoint (a savepoint) can
+  // complete while the periodic one before it is still being written, and
+  // its subtasks must not find their directory gone.
   auto job_dir = fs::path{file_of(job, newest.id)}.parent_path();
   std::set<int64_t> kept{retained.begin(), retained.end()};
+  std::set<int64_t> gone{dropped.begin(), dropped.end()};
+  int64_t previous = 0; // the newest completed checkpoint before `newest`
+  for (auto id : retained)
+    if (id != newest.id)
+      previous = std::max(previous, id);
+  for (auto id : dropped)
+    previous = std::max(previous, id);
   for (fs::directory_iterator i{job_dir, ec}, end; !ec && i != end;
        i.increment(ec)) {
     auto name = i->path().filename().string();
@@ -310,7 +320,8 @@ void checkpoint_store::drop(const job_id& job, const checkpoint_snapshot& newest
         || name.compare(name.size() - 2, 2, ".d") != 0)
       continue;
     auto id = std::strtoll(name.c_str() + 4, nullptr, 10);
-    if (id > 0 && id < newest.id && kept.count(id) == 0) {
+    if (id > 0 && kept.count(id) == 0
+        && (gone.count(id) > 0 || id < previous)) {
       std::error_code ignored;
       fs::remove_all(i->path(), ignored);
     }

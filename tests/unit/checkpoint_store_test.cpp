@@ -209,3 +209,24 @@ TEST_CASE("a dropped checkpoint deletes only files inside its job's "
   CHECK(std::filesystem::exists(outside));
   CHECK(std::filesystem::exists(dir.sub("precious2.sst")));
 }
+
+TEST_CASE("a checkpoint still being written when a newer one completes "
+          "keeps its directory until the next one") {
+  temp_dir dir;
+  memory_store mem;
+  checkpoint_store store{mem, dir.path()};
+  auto job = job_id::random();
+  auto job_dir = dir.sub(job.to_string());
+  namespace fs = std::filesystem;
+  REQUIRE(store.put(job, checkpoint(2), 1));
+  // Checkpoint 3 is being written (periodic) when the savepoint 4 completes.
+  fs::create_directories(job_dir + "/chk-3.d");
+  fs::create_directories(job_dir + "/chk-2.d");
+  fs::create_directories(job_dir + "/chk-1.d"); // never completed, older
+  REQUIRE(store.put(job, checkpoint(4), 1));
+  CHECK(fs::exists(job_dir + "/chk-3.d"));
+  CHECK_FALSE(fs::exists(job_dir + "/chk-2.d")); // dropped
+  CHECK_FALSE(fs::exists(job_dir + "/chk-1.d"));
+  REQUIRE(store.put(job, checkpoint(5), 1));
+  CHECK_FALSE(fs::exists(job_dir + "/chk-3.d"));
+}

@@ -442,9 +442,16 @@ TEST_CASE("a snapshot written off the thread is acknowledged, a failed "
   f.port.take();
   f.runner.snapshot_written(3, operator_states{{"id", "x"}});
   CHECK(f.port.take() == log_lines{"ack 3"});
-  f.runner.snapshot_failed(4, "disk full");
+  // A checkpoint a newer one subsumed (a savepoint completed first) fails
+  // nothing; one nobody subsumed fails the subtask.
+  f.runner.commit(5);
+  f.port.take();
+  f.runner.snapshot_failed(4, "No such file or directory");
+  CHECK(f.port.take().empty());
+  CHECK(f.runner.current_phase() != subtask_runner::phase::failed);
+  f.runner.snapshot_failed(6, "disk full");
   CHECK(f.port.take()
-        == log_lines{"FAILED in=0 out=0 task (1/1): could not write checkpoint 4: "
+        == log_lines{"FAILED in=0 out=0 task (1/1): could not write checkpoint 6: "
                  "disk full"});
 }
 
