@@ -213,7 +213,9 @@ caf::error check_job_config(const std::map<std::string, std::string>& keys) {
         "key '{}' cannot be set per job: it configures the cluster's "
         "processes (per job: restart-strategy.*, execution.checkpointing.*, "
         "execution.savepoint.*, state.checkpoints.num-retained, "
-        "state.backend.type, slot.request.timeout, driver.*)",
+        "state.backend.type, slot.request.timeout, pipeline.*, "
+        "jobmanager.scheduler, jobmanager.adaptive-scheduler.*, "
+        "scheduler-mode, driver.*)",
         key));
   }
   return caf::none;

@@ -191,6 +191,26 @@ inline constexpr config_key<ms> slot_request_timeout{
   "slot.request.timeout", "300 s",
   "How long a job waits for all of its slots before it fails.",
   positive_duration, per_job};
+inline constexpr config_key<std::string> scheduler{
+  "jobmanager.scheduler", "default",
+  "default: a job runs at its configured parallelism and waits for its "
+  "slots; adaptive: at what the slots it can get allow, up to that, "
+  "rescaled in place as TaskManagers come and go "
+  "(docs/state.md § Adaptive scheduler).",
+  {}, per_job, "default|adaptive"};
+inline constexpr config_key<std::string> scheduler_mode{
+  "scheduler-mode", "",
+  "reactive: the adaptive scheduler runs every vertex up to its max "
+  "parallelism, using every slot of the cluster (Flink's reactive mode).",
+  {}, per_job, "reactive"};
+inline constexpr config_key<ms> adaptive_stabilization_timeout{
+  "jobmanager.adaptive-scheduler.resource-stabilization-timeout", "10 s",
+  "Adaptive scheduler: how long more slots must stay available before a "
+  "running job scales up to them.", any_duration, per_job};
+inline constexpr config_key<ms> adaptive_resource_wait_timeout{
+  "jobmanager.adaptive-scheduler.resource-wait-timeout", "300 s",
+  "Adaptive scheduler: how long a job waits for its first slot before it "
+  "fails.", positive_duration, per_job};
 
 // --- collect sinks ------------------------------------------------------------
 

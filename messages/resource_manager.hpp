@@ -70,6 +70,11 @@ using resource_manager_actor = caf::typed_actor<
   caf::reacts_to<disconnect_atom, job_id, job_master_id>,
   /// Client or test: registered TaskExecutors and slots.
   caf::replies_to<overview_atom>::with<cluster_overview>,
+  /// JobMaster (adaptive scheduler): the slots job `job` could hold now,
+  /// the free ones and its own, on registered TaskExecutors other than
+  /// `lost` (ones the JobMaster lost, which this may not know yet).
+  caf::replies_to<overview_atom, job_id, std::vector<resource_id>>::with<
+    int32_t>,
   /// Client (REST, metrics): every registered TaskExecutor, in
   /// registration order.
   caf::replies_to<list_atom>::with<std::vector<task_manager_info>>,

@@ -15,6 +15,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "rest/json.hpp"
 #include "rest/triggers.hpp"
 #include "config/config.hpp"
 #include "messages/dispatcher.hpp"
@@ -123,7 +124,11 @@ reply with_job(context& ctx, const std::string& text, F render) {
       .receive(
         [&](job_status& s) {
           self->request(d, answer_deadline, graph_atom_v, *id)
-            .receive([&](job_graph& g) { out = render(s, g); },
+            .receive(
+              [&](job_graph& g) {
+                with_running_parallelism(s, g);
+                out = render(s, g);
+              },
                      [&](caf::error& err) { out = refused(err); });
         },
         [&](caf::error& err) { out = refused(err); });

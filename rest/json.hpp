@@ -173,6 +173,11 @@ nlohmann::json task_managers(const std::vector<task_manager_info>& tms);
 /// Whether chain "a -> b -> c" holds vertex `id`.
 bool chain_holds(const std::string& chain, const std::string& id);
 
+/// `g` with each vertex at the parallelism its subtasks in `s` run at (a
+/// rescaled job's, or one the adaptive scheduler sized), where `s` has
+/// them; its stored parallelism otherwise.
+void with_running_parallelism(const job_status& s, job_graph& g);
+
 /// The vertex of `s` that `text` names: its 32-hex id, or its name (a weir
 /// extension); nothing when none.
 std::optional<std::string> resolve_vertex(const job_status& s,

@@ -39,6 +39,15 @@ bool chain_holds(const std::string& chain, const std::string& id) {
   return std::find(parts.begin(), parts.end(), id) != parts.end();
 }
 
+void with_running_parallelism(const job_status& s, job_graph& g) {
+  for (auto& v : g.vertices)
+    for (auto& t : s.subtasks)
+      if (chain_holds(t.task, v.id)) {
+        v.parallelism = t.parallelism;
+        break;
+      }
+}
+
 namespace {
 
 using nlohmann::json;

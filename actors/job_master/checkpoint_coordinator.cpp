@@ -81,13 +81,15 @@ void checkpoint_coordinator::restore(completed_checkpoint cp) {
   completed_.push_back(std::move(cp));
 }
 
-void checkpoint_coordinator::rescale(int32_t subtasks,
-                                     completed_checkpoint latest) {
+void checkpoint_coordinator::rescale(
+  int32_t subtasks, std::optional<completed_checkpoint> latest) {
   pending_.clear();
   subtasks_ = subtasks;
   completed_.clear();
-  next_id_ = std::max(next_id_, latest.id + 1);
-  completed_.push_back(std::move(latest));
+  if (latest) {
+    next_id_ = std::max(next_id_, latest->id + 1);
+    completed_.push_back(std::move(*latest));
+  }
 }
 
 void checkpoint_coordinator::abort_pending() {

@@ -71,9 +71,9 @@ public:
 
   /// A rescale: `subtasks` acknowledgements complete a checkpoint from now
   /// on, and `latest` (the newest completed one, mapped onto the new
-  /// subtasks) is the only completed one; pending ones are abandoned and
-  /// ids go on (an abandoned id is never reused).
-  void rescale(int32_t subtasks, completed_checkpoint latest);
+  /// subtasks), if any, is the only completed one; pending ones are
+  /// abandoned and ids go on (an abandoned id is never reused).
+  void rescale(int32_t subtasks, std::optional<completed_checkpoint> latest);
 
   /// A failover: every pending checkpoint is abandoned (completed ones stay
   /// and are what the job restarts from).

@@ -44,6 +44,14 @@ bool job_lifecycle::fail(std::string cause) {
   return true;
 }
 
+bool job_lifecycle::fail_restarting(std::string cause) {
+  if (state_ != job_state::restarting)
+    return false;
+  failure_ = std::move(cause);
+  set_state(job_state::failed);
+  return true;
+}
+
 bool job_lifecycle::cancel() {
   if (!active() && state_ != job_state::restarting)
     return false;

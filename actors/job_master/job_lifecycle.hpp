@@ -61,6 +61,10 @@ public:
   /// active.
   bool fail(std::string cause);
 
+  /// Fails a job waiting to restart (no subtask runs) for good with
+  /// `cause`: FAILED at once; false when it is not RESTARTING.
+  bool fail_restarting(std::string cause);
+
   /// A client's cancel (CANCELLING); false when the job cannot be canceled
   /// (any more).
   bool cancel();

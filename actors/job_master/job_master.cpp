@@ -65,6 +65,17 @@ void init_state(self_ptr self, job_graph graph, job_master_options opts,
         = st.scheduler->graph().set_max_parallelism(*st.settings.max_parallelism);
         err && st.settings_problem.empty())
       st.settings_problem = describe(err);
+  if (st.settings.adaptive.enabled) {
+    // Each vertex's upper bound: its parallelism, or (reactive) its key
+    // groups.
+    std::vector<int32_t> upper;
+    for (size_t v = 0; v < graph.vertices.size(); ++v)
+      upper.push_back(st.settings.adaptive.reactive
+                        ? st.scheduler->graph().max_parallelism_of(
+                          static_cast<int32_t>(v))
+                        : graph.vertices[v].parallelism);
+    st.adaptive.emplace(st.settings.adaptive, graph, std::move(upper));
+  }
   st.dispatcher = std::move(dispatcher);
   st.rm = std::move(rm);
   st.start_time_ms = now_ms();
@@ -162,6 +173,12 @@ void on_slot_request_timeout(self_ptr self, uint64_t epoch) {
   if (epoch != st.job->epoch() || st.scheduler->slots().pending() == 0
       || st.job->state() != job_state::running)
     return;
+  if (st.adaptive) {
+    resize_round(self, fmt::format("{} of {} slots did not come",
+                                   st.scheduler->slots().pending(),
+                                   st.scheduler->graph().slots_needed()));
+    return;
+  }
   if (st.rescale.current() == rescale_operation::phase::deploying) {
     // The slots a rescale counted on went elsewhere: back to the old
     // parallelism, whose slots were free when it began.
@@ -195,6 +212,8 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     self->send(self, beat_atom_v);
   set_state(self, job_state::running);
   self->send(self, start_atom_v);
+  if (st.adaptive)
+    self->send(self, overview_atom_v);
   return {
     // -- slots and subtasks ---------------------------------------------------
     [=](offer_atom, const resource_id& from,
@@ -293,9 +312,12 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     [=](start_atom) {
       if (!self->state.settings_problem.empty())
         fail_job(self, self->state.settings_problem);
+      else if (self->state.adaptive)
+        size_round_then(self, [self] { load_checkpoint_then_schedule(self); });
       else
         load_checkpoint_then_schedule(self);
     },
+    [=](overview_atom) { on_adaptive_poll(self); },
     [=](trigger_atom, uint64_t epoch) { trigger_checkpoint(self, epoch); },
     [=](exited_atom, execution_attempt_id attempt, const std::string& cause) {
       // Still without its own report: it ended without one.

@@ -1,5 +1,7 @@
 // The JobMaster's failover and the job's end: failures and the restart
 // strategy, lost TaskExecutors, cancellation, the next round, the result.
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "actors/job_master/job_master_state.hpp"
@@ -90,9 +92,11 @@ void maybe_finalize(self_ptr self) {
   if (!st.scheduler->graph().all_terminal())
     return;
   if (st.job->state() == job_state::restarting) {
-    // A rescale's round follows at once: nothing failed.
-    auto delay = st.rescale.next_round() ? std::chrono::milliseconds{0}
-                                         : st.job->restart_delay();
+    // A rescale's round, or one sized again, follows at once: nothing
+    // failed.
+    auto delay = st.rescale.next_round() || std::exchange(st.resize_now, false)
+                   ? std::chrono::milliseconds{0}
+                   : st.job->restart_delay();
     self->delayed_send(self, delay, restart_atom_v, st.job->epoch());
     return;
   }
@@ -153,6 +157,8 @@ void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
   auto gone = st.scheduler->slots().lose_executor(lost);
   st.executors.erase(lost);
   st.hb.unwatch(lost);
+  if (!gone.name.empty())
+    st.lost_since_sizing.push_back(resource_id{gone.name});
   if (gone.slots.empty())
     return; // it held nothing of the current round (say, before a restart)
   auto& g = st.scheduler->graph();
@@ -195,6 +201,22 @@ void restart(self_ptr self) {
                                    : st.failures.back().exception;
     rescale_failed(self, "the job restarts after: " + why);
   }
+  if (st.adaptive && !st.rescale.next_round()) {
+    // The adaptive scheduler sizes the round from the slots the job could
+    // hold now (the job stays RESTARTING meanwhile: no offer is taken).
+    auto epoch = st.job->epoch();
+    size_round_then(self, [self, epoch] {
+      auto& st = self->state;
+      if (st.job->epoch() == epoch && st.job->state() == job_state::restarting)
+        start_round(self);
+    });
+    return;
+  }
+  start_round(self);
+}
+
+void start_round(self_ptr self) {
+  auto& st = self->state;
   rebuild_for_rescale(self);
   auto* latest = st.settings.resumable ? st.checkpoints->latest() : nullptr;
   st.scheduler->new_round(latest != nullptr);

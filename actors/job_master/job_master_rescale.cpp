@@ -62,6 +62,9 @@ std::optional<rescale_refusal> rescale_problem(self_ptr self, int32_t n) {
                                n, t.name, t.max_parallelism));
   if (g.graph().priority == job_priority::driver)
     return never("it is an application's driver");
+  if (st.adaptive)
+    return never("the adaptive scheduler sets its parallelism from the slots "
+                 "it can get (jobmanager.scheduler: adaptive)");
   if (!st.settings.resumable)
     return never("a sink of it is at-least-once, so a restart starts over "
                  "from its sources");
@@ -109,19 +112,29 @@ void start_rescale(self_ptr self, int32_t n,
                          needed, n, held, cluster.slots_free)}));
     return;
   }
-  auto id = trigger_checkpoint_now(self);
-  st.rescale_from = g.graph();
-  auto from = g.slots_needed(); // its highest parallelism
-  st.rescale.begin(from, n, id, [rp, n](std::string failure) mutable {
-    if (failure.empty())
-      rp.deliver(n);
-    else
-      rp.deliver(make_error(errc::not_running, std::move(failure)));
-  });
-  log_job(self, "rescales to parallelism {}: takes checkpoint {}", n, id);
+  begin_rescale(self, at_parallelism(g.graph(), n),
+                [rp, n](std::string failure) mutable {
+                  if (failure.empty())
+                    rp.deliver(n);
+                  else
+                    rp.deliver(
+                      make_error(errc::not_running, std::move(failure)));
+                });
 }
 
 } // namespace
+
+void begin_rescale(self_ptr self, job_graph target,
+                   rescale_operation::reply_fn reply) {
+  auto& st = self->state;
+  auto& g = st.scheduler->graph();
+  auto id = trigger_checkpoint_now(self);
+  auto to = execution_graph{target}.slots_needed();
+  st.rescale_from = g.graph();
+  st.rescale_target = std::move(target);
+  st.rescale.begin(g.slots_needed(), to, id, std::move(reply));
+  log_job(self, "rescales to parallelism {}: takes checkpoint {}", to, id);
+}
 
 void request_rescale(self_ptr self, int32_t n,
                      caf::typed_response_promise<int32_t> rp) {
@@ -151,7 +164,7 @@ void rescale_checkpoint_taken(self_ptr self, const completed_checkpoint& cp) {
   // built-in operators cannot is known now, and refused before any
   // subtask stops.
   auto base = std::make_shared<savepoint_data>(to_savepoint(g, cp));
-  if (auto err = check_savepoint_fits(at_parallelism(g.graph(), to), *base,
+  if (auto err = check_savepoint_fits(st.rescale_target, *base,
                                       false, fmt::format("checkpoint {}", cp.id),
                                       ops::registry::builtin())) {
     rescale_failed(self, describe(err));
@@ -185,17 +198,10 @@ void rescale_failed(self_ptr self, const std::string& why) {
     log_job(self, "is not rescaled to {}: {}", to, why);
 }
 
-void rebuild_for_rescale(self_ptr self) {
+caf::error rebuild_at(self_ptr self, const job_graph& target) {
   auto& st = self->state;
-  auto n = st.rescale.next_round();
-  if (!n)
-    return;
   auto& old = st.scheduler->graph();
-  // Rolling back: each vertex at the parallelism it had.
-  auto next = std::make_unique<jm_scheduler>(
-    st.rescale.current() == rescale_operation::phase::rolling_back
-      ? st.rescale_from
-      : at_parallelism(old.graph(), *n));
+  auto next = std::make_unique<jm_scheduler>(target);
   auto& g = next->graph();
   // The same key groups: pipeline.max-parallelism, else the old ones.
   if (st.settings.max_parallelism)
@@ -206,33 +212,48 @@ void rebuild_for_rescale(self_ptr self) {
       = old.max_parallelism_of(static_cast<int32_t>(v));
   g.adopt_max_parallelism(groups);
   g.set_attempt_number(old.executions().front().attempt_number);
-  // The state: the rescale's checkpoint, as a savepoint (vertex and subtask
-  // index), mapped onto the new subtasks; a newer checkpoint (none should
-  // complete in between) is mapped from the old graph the same way.
-  auto* latest = st.checkpoints->latest();
-  if (latest != nullptr) {
-    auto sp = latest->id == st.rescale_base_id && st.rescale_base
-                ? *st.rescale_base
-                : to_savepoint(old, *latest);
+  // The state: the newest checkpoint as a savepoint (vertex and subtask
+  // index), mapped onto the new subtasks. One mapped already (the current
+  // graph restores it and took no checkpoint since) is mapped again from
+  // the savepoint it came from, never from its mapped shares.
+  if (auto* latest = st.checkpoints->latest()) {
+    auto base = latest->id == st.rescale_base_id && st.rescale_base
+                  ? st.rescale_base
+                  : std::make_shared<const savepoint_data>(
+                    to_savepoint(old, *latest));
     completed_checkpoint cp;
     cp.id = latest->id;
     cp.bytes = latest->bytes;
     cp.duration = latest->duration;
-    if (auto err = from_savepoint(g, sp, false,
-                                  fmt::format("checkpoint {}", cp.id), cp)) {
-      // Checked when the checkpoint was taken: the old graph runs again.
-      rescale_failed(self, describe(err));
-      st.rescale.switched();
-      return;
-    }
+    if (auto err = from_savepoint(g, *base, false,
+                                  fmt::format("checkpoint {}", cp.id), cp))
+      return err;
     st.checkpoints->rescale(static_cast<int32_t>(g.size()), std::move(cp));
+    st.rescale_base = std::move(base);
+    st.rescale_base_id = st.checkpoints->latest()->id;
+  } else {
+    st.checkpoints->rescale(static_cast<int32_t>(g.size()), std::nullopt);
   }
   st.scheduler = std::move(next);
   st.data_ports.clear();
+  return caf::none;
+}
+
+void rebuild_for_rescale(self_ptr self) {
+  auto& st = self->state;
+  if (!st.rescale.next_round())
+    return;
+  // Rolling back: each vertex at the parallelism it had.
+  bool back = st.rescale.current() == rescale_operation::phase::rolling_back;
+  if (auto err = rebuild_at(self, back ? st.rescale_from : st.rescale_target)) {
+    // Checked when the checkpoint was taken: the old graph runs again.
+    rescale_failed(self, describe(err));
+    st.rescale.switched();
+    return;
+  }
   st.rescale.switched();
-  if (!st.rescale.busy())
-    st.rescale_base.reset(); // rolled back
-  log_job(self, "runs at parallelism {} from now on", *n);
+  log_job(self, "runs at parallelism {} from now on",
+          st.scheduler->graph().slots_needed());
 }
 
 void maybe_rescaled(self_ptr self) {
@@ -243,7 +264,6 @@ void maybe_rescaled(self_ptr self) {
     return;
   log_job(self, "is rescaled to parallelism {}: every subtask runs",
           st.rescale.to());
-  st.rescale_base.reset();
   st.rescale.running();
 }
 

@@ -172,8 +172,14 @@ void request_slots(self_ptr self) {
   send_slot_requests(self, st.scheduler->request_slots(st.settings.slot_profile,
                                                        now_ms()));
   report_status(self);
-  self->delayed_send(self, st.settings.slot_request_timeout, tick_atom_v,
-                     st.job->epoch());
+  // The adaptive scheduler sized the round from slots it was told of: when
+  // they do not all come soon, it sizes the round again.
+  auto timeout = st.settings.slot_request_timeout;
+  if (st.adaptive)
+    timeout = std::min<std::chrono::milliseconds>(
+      timeout, std::max<std::chrono::milliseconds>(
+                 st.settings.adaptive.stabilization, std::chrono::seconds(2)));
+  self->delayed_send(self, timeout, tick_atom_v, st.job->epoch());
 }
 
 /// Sends a heartbeat request to every TaskExecutor holding the job's slots

@@ -7,6 +7,7 @@
 // classes its state holds.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 
 #include "actors/common/event_log.hpp"
 #include "actors/common/heartbeat_monitor.hpp"
+#include "actors/job_master/adaptive_parallelism.hpp"
 #include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/checkpoint_history.hpp"
 #include "actors/job_master/checkpoint_requests.hpp"
@@ -51,6 +53,9 @@ using job_master_self_actor = job_master_actor::extend<
   caf::reacts_to<restart_atom, uint64_t>,
   /// Self: time to send heartbeats to the TaskExecutors.
   caf::reacts_to<beat_atom>,
+  /// Self (adaptive scheduler): time to look at the slots the job could
+  /// hold (a round waiting for slots, or a scale-up).
+  caf::reacts_to<overview_atom>,
   /// Self: subtask `attempt` had ended before the JobMaster watched it; it
   /// fails with the cause unless its own report came meanwhile.
   caf::reacts_to<exited_atom, execution_attempt_id, std::string>>;
@@ -102,8 +107,21 @@ struct jm_state {
   /// next round restores, at either parallelism).
   rescale_operation rescale;
   job_graph rescale_from;
+  job_graph rescale_target;
+  /// The savepoint form of the checkpoint `rescale_base_id` when the
+  /// current graph restores it mapped from another one.
   std::shared_ptr<const savepoint_data> rescale_base;
   int64_t rescale_base_id = 0;
+  /// The adaptive scheduler (jobmanager.scheduler: adaptive), if on.
+  std::optional<adaptive_parallelism> adaptive;
+  /// TaskExecutors lost since the last round was sized (the
+  /// ResourceManager may still count their slots).
+  std::vector<resource_id> lost_since_sizing;
+  /// A round waiting for a first slot, since when, and how it goes on.
+  std::optional<std::chrono::steady_clock::time_point> waiting_since;
+  std::function<void()> waiting_round;
+  /// The round restarts at once: the adaptive scheduler sizes it again.
+  bool resize_now = false;
   static inline const char* name = "job_master";
 };
 
@@ -179,6 +197,9 @@ void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
 /// Every subtask stopped and the restart delay passed: the next round.
 void restart(self_ptr self);
 
+/// restart(), once the round is sized: new attempts, the slot request.
+void start_round(self_ptr self);
+
 // -- job_master_checkpoints.cpp ----------------------------------------------
 
 /// Periodic trigger of scheduling round `epoch`.
@@ -220,9 +241,31 @@ void rescale_checkpoint_taken(self_ptr self, const completed_checkpoint& cp);
 /// a round at the new parallelism goes back to the old one.
 void rescale_failed(self_ptr self, const std::string& why);
 
+/// Starts a rescale to `target` (checked by the caller): its checkpoint is
+/// triggered; `reply` says how it ended.
+void begin_rescale(self_ptr self, job_graph target,
+                   rescale_operation::reply_fn reply);
+
+/// The scheduler rebuilt for `target`, its newest checkpoint mapped onto
+/// the new subtasks; an error (nothing changed) when it does not map.
+[[nodiscard]] caf::error rebuild_at(self_ptr self, const job_graph& target);
+
 /// restart(): the next round's graph and checkpoint at the parallelism a
 /// rescale decided, when one did.
 void rebuild_for_rescale(self_ptr self);
+
+// -- job_master_adaptive.cpp -------------------------------------------------
+
+/// Sizes the next round from the slots the job could hold (the adaptive
+/// scheduler), then `go`; waits (polled) while there is none.
+void size_round_then(self_ptr self, std::function<void()> go);
+
+/// The periodic look at the slots: a waiting round is sized again, a
+/// running job scales up once more slots stayed available.
+void on_adaptive_poll(self_ptr self);
+
+/// The round's slots did not all come: size it again.
+void resize_round(self_ptr self, const std::string& why);
 
 /// A subtask runs: answers the rescale once every one of its round does.
 void maybe_rescaled(self_ptr self);

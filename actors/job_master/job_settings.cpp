@@ -68,6 +68,7 @@ caf::expected<job_settings> resolve_job_settings(const configuration& cluster,
   if (auto path = cfg.get_if_set(keys::savepoint_path))
     s.savepoint_path = local_path(*path); // Flink's file: URI too
   s.slot_request_timeout = cfg.get(keys::slot_request_timeout);
+  s.adaptive = adaptive_options::from(cfg);
   s.ignore_unclaimed_state
     = cfg.get(keys::savepoint_ignore_unclaimed_state);
 #if WEIR_FAULT_INJECTION

@@ -7,6 +7,7 @@
 
 #include <caf/expected.hpp>
 
+#include "actors/job_master/adaptive_parallelism.hpp"
 #include "actors/job_master/checkpoint_coordinator.hpp"
 #include "actors/job_master/restart_strategy.hpp"
 #include "messages/deployment.hpp"
@@ -42,6 +43,8 @@ struct job_settings {
   bool ignore_unclaimed_state = false;
   /// pipeline.max-parallelism, when set.
   std::optional<int32_t> max_parallelism;
+  /// jobmanager.scheduler and the adaptive scheduler's keys.
+  adaptive_options adaptive;
   /// pipeline.auto-watermark-interval.
   std::chrono::milliseconds auto_watermark_interval{200};
   /// weir.fault.jobmaster-crashes (fault-injection builds only; else 0).

@@ -386,6 +386,9 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       self->send(st.launcher, tick_atom_v); // reap ended workers
       self->delayed_send(self, 100ms, tick_atom_v);
     },
+    [=](overview_atom, job_id job, const std::vector<resource_id>& lost) {
+      return self->state.slots->slots_for(job, lost);
+    },
     [=](overview_atom) {
       auto& st = self->state;
       return cluster_overview{st.slots->task_executor_count(),

@@ -201,6 +201,19 @@ int32_t slot_manager::free_slot_count() const {
   return n;
 }
 
+int32_t slot_manager::slots_for(job_id job,
+                                const std::vector<resource_id>& excluded) const {
+  int32_t n = 0;
+  for (auto& w : workers_) {
+    if (std::find(excluded.begin(), excluded.end(), w.id) != excluded.end())
+      continue;
+    for (auto& s : w.slots)
+      if (!s.alloc.valid() || s.job == job)
+        ++n;
+  }
+  return n;
+}
+
 int32_t slot_manager::pending_count() const {
   return static_cast<int32_t>(pending_.size());
 }

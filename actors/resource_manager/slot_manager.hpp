@@ -87,6 +87,10 @@ public:
   /// Every registered TaskExecutor's slots, in registration order.
   std::vector<worker_slots> task_executors() const;
 
+  /// The slots `job` could hold: free ones and its own, on registered
+  /// TaskExecutors other than `excluded`.
+  int32_t slots_for(job_id job, const std::vector<resource_id>& excluded) const;
+
   int32_t task_executor_count() const;
   int32_t slot_count() const;
   int32_t free_slot_count() const;

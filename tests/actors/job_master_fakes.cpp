@@ -15,6 +15,9 @@ fake_resource_manager(resource_manager_actor::stateful_pointer<fake_rm_state> se
     [=](free_atom, const resource_id&, const std::vector<allocation_id>&) {},
     [=](disconnect_atom, job_id, job_master_id) { ++self->state.disconnects; },
     [=](overview_atom) { return cluster_overview{}; },
+    [=](overview_atom, job_id, const std::vector<resource_id>&) {
+      return int32_t{0};
+    },
     [=](list_atom) { return std::vector<task_manager_info>{}; },
     [=](log_atom, const resource_id&) { return std::vector<log_file>{}; },
     [=](log_atom, const resource_id&, const std::string&, int64_t) {

@@ -206,7 +206,9 @@ TEST_CASE("a job may set only its restart strategy; heartbeats must be sane") {
                         "processes (per job: restart-strategy.*, "
                         "execution.checkpointing.*, execution.savepoint.*, "
                         "state.checkpoints.num-retained, state.backend.type, "
-                        "slot.request.timeout, driver.*)\n");
+                        "slot.request.timeout, pipeline.*, "
+                        "jobmanager.scheduler, jobmanager.adaptive-scheduler.*, "
+                        "scheduler-mode, driver.*)\n");
   auto hb = run_weir({"run", "examples/collect.json", "-Dheartbeat.interval=5 s"});
   CHECK(hb.exit_code == 2);
   CHECK(hb.err == "weir run: heartbeat.interval (5000 ms, "

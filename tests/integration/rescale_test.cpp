@@ -73,6 +73,19 @@ std::vector<int> parallelisms(const std::string& url, const std::string& id) {
   return out;
 }
 
+/// Waits for job `id` (40,000 records) to end, then checks that its
+/// committed output in `out` counted every key exactly 8,000 times.
+void expect_exact_counts(session_cluster& c, const std::string& id,
+                         const std::string& out) {
+  auto waited = c.client({"wait", id});
+  INFO(waited.out, waited.err);
+  REQUIRE(waited.exit_code == 0);
+  std::map<std::string, int64_t> expected;
+  for (int k = 0; k < 5; ++k)
+    expected[fmt::format("key-{}", k)] = 8000;
+  CHECK(last_counts(committed_lines(out)) == expected);
+}
+
 /// The keyed count rescaled 2 → 3 → 1 → 4 while it runs, by `weir rescale`
 /// and by Flink's REST route; state on `backend`.
 void rescale_in_place(const std::string& backend) {
@@ -127,13 +140,7 @@ void rescale_in_place(const std::string& backend) {
   CHECK(parallelisms(url, id) == std::vector<int>{4, 4, 4});
   // The job ends by itself: every key counted exactly once across the
   // three rescales.
-  auto waited = c.client({"wait", id});
-  INFO(waited.out, waited.err);
-  REQUIRE(waited.exit_code == 0);
-  std::map<std::string, int64_t> expected;
-  for (int k = 0; k < 5; ++k)
-    expected[fmt::format("key-{}", k)] = 8000;
-  CHECK(last_counts(committed_lines(out)) == expected);
+  expect_exact_counts(c, id, out);
   for (auto* step : {"from parallelism 2 to 3", "from parallelism 3 to 1",
                      "from parallelism 1 to 4"})
     CHECK(jm.wait_for_stderr(std::string{"(counts) rescales "} + step, 1s));
@@ -224,4 +231,96 @@ TEST_CASE("a rescale the job or the cluster cannot take is refused, and the "
                        "at-least-once, so a restart starts over from its "
                        "sources\n",
                        loose_id));
+}
+
+namespace {
+
+/// How often `text` occurs in what `p` wrote to stderr so far.
+size_t occurrences(running_process& p, const std::string& text) {
+  p.wait_for_stderr("\x01", 10ms); // reads what is there
+  auto& log = p.stderr_so_far();
+  size_t n = 0;
+  for (auto at = log.find(text); at != std::string::npos;
+       at = log.find(text, at + 1))
+    ++n;
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("the adaptive scheduler follows TaskManagers: 2 -> 4 -> 2 slots, "
+          "exactly once") {
+  session_cluster c{{"-Djobmanager.scheduler=adaptive",
+                     "-Djobmanager.adaptive-scheduler.resource-stabilization-"
+                     "timeout=1 s"}};
+  c.add_worker("tm-1", 2);
+  auto url = rest_url(*c.jobmanager);
+  auto& jm = *c.jobmanager;
+  auto out = c.dir.file("out");
+  // Parallelism 4 on 2 slots: it runs at 2 instead of waiting. 40,000
+  // records, 8,000 per key.
+  auto run = c.client({"run", "-d", "-p", "4",
+                       counts_spec(c.dir, "counts", 40000, out,
+                                   R"("state.backend.type": "hashmap")")});
+  REQUIRE(run.exit_code == 0);
+  auto id = lines_of(run.out).back();
+  REQUIRE(jm.wait_for_stderr("(counts) runs at parallelism 2 (2 slots "
+                             "available, up to 4 wanted)",
+                             30s));
+  REQUIRE(jm.wait_for_stderr("(counts) completed checkpoint 2 ", 30s));
+  CHECK(parallelisms(url, id) == std::vector<int>{2, 2, 2});
+  // A second TaskManager: once its slots stayed free for 1 s, the job
+  // rescales in place to 4.
+  c.add_worker("tm-2", 2);
+  REQUIRE(jm.wait_for_stderr("(counts) scales up: 4 slots available, it "
+                             "runs at 2",
+                             30s));
+  REQUIRE(jm.wait_for_stderr("(counts) is rescaled to parallelism 4: every "
+                             "subtask runs",
+                             30s));
+  CHECK(parallelisms(url, id) == std::vector<int>{4, 4, 4});
+  auto taken = rescale_checkpoint(jm, "counts", 1);
+  REQUIRE(taken > 0);
+  REQUIRE(jm.wait_for_stderr(
+    fmt::format("(counts) completed checkpoint {} ", taken + 1), 30s));
+  // The second TaskManager dies: the job restarts at 2 on the first's
+  // slots instead of waiting for 4.
+  c.workers[1]->signal(SIGKILL);
+  REQUIRE(eventually([&] {
+    return occurrences(jm, "(counts) runs at parallelism 2 (2 slots "
+                           "available, up to 4 wanted)")
+           == 2;
+  }));
+  REQUIRE(eventually([&] {
+    return parallelisms(url, id) == std::vector<int>{2, 2, 2};
+  }));
+  // Every key counted exactly once across both changes.
+  expect_exact_counts(c, id, out);
+}
+
+TEST_CASE("reactive mode runs a job on every slot; weir rescale is refused "
+          "under the adaptive scheduler") {
+  session_cluster c{{"-Djobmanager.scheduler=adaptive",
+                     "-Dscheduler-mode=reactive"}};
+  c.add_worker("tm-1", 2);
+  c.add_worker("tm-2", 1);
+  auto url = rest_url(*c.jobmanager);
+  auto run = c.client({"run", "-d", "-p", "1",
+                       counts_spec(c.dir, "reactive", -1, c.dir.file("out"),
+                                   R"("state.backend.type": "hashmap")")});
+  REQUIRE(run.exit_code == 0);
+  auto id = lines_of(run.out).back();
+  REQUIRE(c.jobmanager->wait_for_stderr("(reactive) runs at parallelism 3 (3 "
+                                        "slots available, up to 128 wanted)",
+                                        30s));
+  REQUIRE(eventually([&] {
+    return parallelisms(url, id) == std::vector<int>{3, 3, 3};
+  }));
+  auto refused = c.client({"rescale", id, "-p", "2"});
+  CHECK(refused.exit_code == 3);
+  CHECK(refused.err == fmt::format("weir rescale: cannot rescale job {}: the "
+                                   "adaptive scheduler sets its parallelism "
+                                   "from the slots it can get "
+                                   "(jobmanager.scheduler: adaptive)\n",
+                                   id));
 }

@@ -362,7 +362,7 @@ TEST_CASE("a job sets only keys of job scope") {
 
 TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
           "but its dir, execution.savepoint.*, state.*, driver.*, weir.fault.*, "
-          "slot.request.timeout, pipeline.*") {
+          "slot.request.timeout, pipeline.*, the schedulers'") {
   auto starts = [](std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
   };
@@ -376,6 +376,9 @@ TEST_CASE("the job-scope keys: restart-strategy.*, execution.checkpointing.* "
                    || starts(k.name, "driver.")
                    || k.name == "slot.request.timeout"
                    || starts(k.name, "pipeline.")
+                   || k.name == "jobmanager.scheduler"
+                   || k.name == "scheduler-mode"
+                   || starts(k.name, "jobmanager.adaptive-scheduler.")
                    || starts(k.name, "execution.savepoint.");
     CHECK_MESSAGE(per_job == (k.scope == config_scope::job), k.name);
   }

@@ -9,6 +9,7 @@
 #include "actors/job_master/job_scheduler.hpp"
 #include "actors/job_master/job_settings.hpp"
 #include "actors/job_master/slot_assignment.hpp"
+#include "actors/job_master/adaptive_parallelism.hpp"
 #include "actors/job_master/rescale_operation.hpp"
 #include "actors/job_master/stop_with_savepoint.hpp"
 #include "config/config.hpp"
@@ -572,4 +573,65 @@ TEST_CASE("job scheduler: accepted slots deploy their subtasks; the round "
   for (size_t i = 0; i < resumed.tasks.size(); ++i)
     CHECK(resumed.tasks[i].restore
           == (resumed.executions[i] == 2 ? checkpoint[2] : operator_states{}));
+}
+
+namespace {
+
+/// events (4) -hash-> counts (4) -forward-> out (4), and its upper bounds.
+adaptive_parallelism adaptive_counts(std::vector<int32_t> upper) {
+  job_graph g;
+  g.name = "counts";
+  for (auto* id : {"events", "counts", "out"}) {
+    vertex_spec v;
+    v.id = id;
+    v.op = "map";
+    v.parallelism = 4;
+    g.vertices.push_back(v);
+  }
+  g.edges.push_back({"events", "counts", partitioning::hash, {"key"}});
+  g.edges.push_back({"counts", "out", partitioning::forward});
+  adaptive_options o;
+  o.enabled = true;
+  o.stabilization = 10s;
+  return adaptive_parallelism{o, g, std::move(upper)};
+}
+
+std::vector<int32_t> parallelisms_of(const job_graph& g) {
+  std::vector<int32_t> out;
+  for (auto& v : g.vertices)
+    out.push_back(v.parallelism);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("adaptive scheduler: each vertex at min(its bound, the slots)") {
+  auto a = adaptive_counts({4, 4, 4});
+  CHECK(a.desired() == 4);
+  CHECK(a.target(0) == 0);
+  CHECK(a.target(3) == 3);
+  CHECK(a.target(9) == 4);
+  CHECK(parallelisms_of(a.graph_at(2)) == std::vector<int32_t>{2, 2, 2});
+  // Bounds that differ: the ends of a forward edge run at the lower one.
+  auto b = adaptive_counts({1, 8, 3});
+  CHECK(b.desired() == 8);
+  CHECK(parallelisms_of(b.graph_at(6)) == std::vector<int32_t>{1, 3, 3});
+  CHECK(parallelisms_of(b.graph_at(2)) == std::vector<int32_t>{1, 2, 2});
+}
+
+TEST_CASE("adaptive scheduler: more slots must stay available for the "
+          "stabilization timeout") {
+  auto a = adaptive_counts({4, 4, 4});
+  using clock = adaptive_parallelism::clock;
+  auto t0 = clock::time_point{} + 1h;
+  CHECK_FALSE(a.scale_up(2, 2, t0));      // nothing more
+  CHECK_FALSE(a.scale_up(2, 3, t0));      // more since t0
+  CHECK_FALSE(a.scale_up(2, 4, t0 + 9s)); // not yet
+  CHECK(a.scale_up(2, 4, t0 + 10s) == 4);
+  // Slots that went away again start the wait over.
+  CHECK_FALSE(a.scale_up(2, 3, t0 + 20s));
+  CHECK_FALSE(a.scale_up(2, 2, t0 + 21s));
+  CHECK_FALSE(a.scale_up(2, 3, t0 + 29s));
+  CHECK(a.scale_up(2, 3, t0 + 39s) == 3);
+  CHECK_FALSE(a.scale_up(4, 9, t0 + 60s)); // at its bound already
 }
