@@ -638,7 +638,10 @@ def rescale_figure(weir, tmp, runs):
     """(z) A keyed count with 1,000,000 keys of state, stopped with a
     savepoint at parallelism 2 and started from it at 3: the stop's wall
     time, then submission to the job's RUNNING and to its first completed
-    checkpoint (every subtask has restored its share by then)."""
+    checkpoint (every subtask has restored its share by then). Then the
+    same job rescaled in place back to 2 (`weir rescale`): the command's
+    wall time (it returns once every subtask runs at 2) and the time to
+    the next completed checkpoint."""
     figures = []
     for run_index in range(runs):
         session = Session(weir, tmp, workers=2, slots=2)
@@ -672,18 +675,38 @@ def rescale_figure(weir, tmp, runs):
             stop_s = time.perf_counter() - start
             savepoint = stopped.split("Savepoint completed. Path: ")[1].split()[0]
             submit_wall = time.time()
-            subprocess.run([weir, "run", "-m", session.rest, "-d", "-p", "3",
-                            "-s", savepoint, spec], cwd=ROOT,
-                           capture_output=True, check=True)
+            resumed = subprocess.run(
+                [weir, "run", "-m", session.rest, "-d", "-p", "3", "-s",
+                 savepoint, spec], cwd=ROOT, capture_output=True, text=True,
+                check=True).stdout.strip().splitlines()[-1]
             running = Session.stamp(
                 session.jm, r"\(rescale\) switched from CREATED to RUNNING",
                 timeout=120)
             restored = Session.stamp(
                 session.jm, r"\(rescale\) completed checkpoint \d+ ", timeout=120)
+            # In place, back to 2 (weir rescale): a checkpoint, every
+            # subtask stopped, the round at 2 restoring it; the command
+            # returns once every subtask runs, then the next checkpoint.
+            start = time.perf_counter()
+            rescale_wall = time.time()
+            subprocess.run([weir, "rescale", "-m", session.rest, resumed,
+                            "-p", "2"], cwd=ROOT, capture_output=True,
+                           check=True)
+            in_place_s = time.perf_counter() - start
+            Session.wait_for(session.jm,
+                             r"\(rescale\) is rescaled to parallelism 2",
+                             timeout=120)
+            # The first checkpoint after it (the log is read in order).
+            next_checkpoint = Session.stamp(
+                session.jm, r"\(rescale\) completed checkpoint \d+ ",
+                timeout=120)
             figures.append({"stop_ms": stop_s * 1000,
                             "savepoint_bytes": os.path.getsize(savepoint),
                             "running_ms": (running - submit_wall) * 1000,
-                            "restored_ms": (restored - submit_wall) * 1000})
+                            "restored_ms": (restored - submit_wall) * 1000,
+                            "in_place_ms": in_place_s * 1000,
+                            "in_place_checkpoint_ms":
+                                (next_checkpoint - rescale_wall) * 1000})
         finally:
             session.close()
     median = {k: statistics.median(f[k] for f in figures) for k in figures[0]}
@@ -695,6 +718,11 @@ def rescale_figure(weir, tmp, runs):
                       "stop_to_restored_ms":
                           round(median["stop_ms"] + median["restored_ms"], 1),
                       "savepoint_bytes": int(median["savepoint_bytes"]),
+                      "runs": len(figures)}), flush=True)
+    print(json.dumps({"figure": "z_rescale_in_place_1m_keys_3_to_2",
+                      "rescale_ms": round(median["in_place_ms"], 1),
+                      "rescale_to_next_checkpoint_ms":
+                          round(median["in_place_checkpoint_ms"], 1),
                       "runs": len(figures)}), flush=True)
 
 
