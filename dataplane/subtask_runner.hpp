@@ -293,6 +293,8 @@ private:
   /// The newest checkpoint the JobMaster confirmed: an older one that fails
   /// to be written was subsumed by it.
   int64_t committed_ = 0;
+  /// The newest checkpoint this subtask acknowledged.
+  int64_t acknowledged_ = 0;
   int64_t aligned_ms_ = 0;
   /// How long checkpoint `id` waited for its alignment (0: none).
   int64_t alignment_of(int64_t id) const {

@@ -2,6 +2,7 @@
 // snapshots, commits and stop-with-savepoint.
 #include "dataplane/subtask_runner.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
@@ -69,8 +70,10 @@ void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
     g.emit_barrier(b);
   drain();
   storage_.offload(b.id, snap);
-  if (snap.deferred.empty())
+  if (snap.deferred.empty()) {
+    acknowledged_ = std::max(acknowledged_, b.id);
     port_.acknowledge(b.id, alignment_of(b.id), std::move(snap.ready));
+  }
   else
     port_.write_snapshot(b.id, std::move(snap));
 }
@@ -79,14 +82,17 @@ void subtask_runner::snapshot_written(int64_t id, operator_states&& states) {
   if (terminal())
     return;
   metered([&] { guarded([&] { chain_->snapshot_written(id); }); });
-  if (!terminal())
+  if (!terminal()) {
+    acknowledged_ = std::max(acknowledged_, id);
     port_.acknowledge(id, alignment_of(id), std::move(states));
+  }
 }
 
 void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {
-  // A newer checkpoint completed first (a savepoint): this one is
-  // subsumed, its directory may be gone, and nobody waits for it.
-  if (id < committed_)
+  // A newer checkpoint completed first (a savepoint), or this subtask
+  // took a newer one already: this one is subsumed, its directory may be
+  // gone, and nobody waits for it.
+  if (id < committed_ || id < acknowledged_)
     return;
   fail(fmt::format("could not write checkpoint {}: {}", id, error));
 }

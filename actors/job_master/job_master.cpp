@@ -313,11 +313,19 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
       if (!self->state.settings_problem.empty())
         fail_job(self, self->state.settings_problem);
       else if (self->state.adaptive)
-        size_round_then(self, [self] { load_checkpoint_then_schedule(self); });
+        size_round_then(self, job_state::running,
+                        [self] { load_checkpoint_then_schedule(self); });
       else
         load_checkpoint_then_schedule(self);
     },
     [=](overview_atom) { on_adaptive_poll(self); },
+    [=](rescale_atom, int64_t id) {
+      if (self->state.rescale.waits_for(id))
+        rescale_failed(self, fmt::format("checkpoint {} did not complete "
+                                         "within "
+                                         "execution.checkpointing.timeout",
+                                         id));
+    },
     [=](trigger_atom, uint64_t epoch) { trigger_checkpoint(self, epoch); },
     [=](exited_atom, execution_attempt_id attempt, const std::string& cause) {
       // Still without its own report: it ended without one.
@@ -331,8 +339,11 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
     },
     [=](tick_atom, uint64_t epoch) { on_slot_request_timeout(self, epoch); },
     [=](restart_atom, uint64_t epoch) {
+      // Once: maybe_finalize can send it twice for one round, and a round
+      // being sized (adaptive scheduler) is still RESTARTING.
       if (epoch == self->state.job->epoch()
-          && self->state.job->state() == job_state::restarting)
+          && self->state.job->state() == job_state::restarting
+          && !self->state.sizing)
         restart(self);
     },
     [=](beat_atom) { send_heartbeats(self); },

@@ -41,25 +41,10 @@ bool same_parallelism(const job_graph& a, const job_graph& b) {
   return true;
 }
 
-/// No slot for the round: it waits (the poll sizes it again), or, past
-/// resource-wait-timeout, the job fails.
-void wait_for_slots(self_ptr self, std::function<void()> go) {
+/// Fails the job for good with `cause`: at once when it waits to restart
+/// (nothing runs), else as any failure.
+void fail_for_good(self_ptr self, const std::string& cause) {
   auto& st = self->state;
-  auto now = self->clock().now();
-  if (!st.waiting_since) {
-    st.waiting_since = now;
-    log_job(self, "waits for a slot (adaptive scheduler)");
-  }
-  auto wait = st.settings.adaptive.resource_wait;
-  if (now - *st.waiting_since < wait) {
-    st.waiting_round = std::move(go);
-    return;
-  }
-  st.waiting_since.reset();
-  auto cause = fmt::format("no slot for the job within "
-                           "jobmanager.adaptive-scheduler.resource-wait-"
-                           "timeout ({} ms)",
-                           wait.count());
   auto from = st.job->state();
   if (st.job->fail_restarting(cause)) {
     log_transition(self, from);
@@ -69,25 +54,52 @@ void wait_for_slots(self_ptr self, std::function<void()> go) {
   }
 }
 
+/// Whether the round has waited for slots past resource-wait-timeout
+/// (since `since`, set now when unset); then the job fails.
+bool waited_too_long(self_ptr self,
+                     std::optional<std::chrono::steady_clock::time_point>& since,
+                     const std::string& waiting_for) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  if (!since)
+    since = now;
+  auto wait = st.settings.adaptive.resource_wait;
+  if (now - *since < wait)
+    return false;
+  since.reset();
+  fail_for_good(self, fmt::format("{} within jobmanager.adaptive-scheduler."
+                                  "resource-wait-timeout ({} ms)",
+                                  waiting_for, wait.count()));
+  return true;
+}
+
 } // namespace
 
-void size_round_then(self_ptr self, std::function<void()> go) {
+void size_round_then(self_ptr self, job_state expected,
+                     std::function<void()> go) {
+  auto epoch = self->state.job->epoch();
+  self->state.sizing = true;
   ask_available(self, [=](int32_t available) {
     auto& st = self->state;
-    if (is_globally_terminal(st.job->state())
-        || st.job->state() == job_state::cancelling
-        || st.job->state() == job_state::failing)
+    st.sizing = false;
+    // Sized for a round that is gone (a cancel, a failure meanwhile).
+    if (st.job->epoch() != epoch || st.job->state() != expected)
       return;
     auto n = st.adaptive->target(available);
     if (n == 0) {
-      wait_for_slots(self, go);
+      if (!st.waiting_since)
+        log_job(self, "waits for a slot (adaptive scheduler)");
+      if (!waited_too_long(self, st.waiting_since, "no slot for the job"))
+        st.waiting_round = [self, expected, go] {
+          size_round_then(self, expected, go);
+        };
       return;
     }
     st.waiting_since.reset();
     auto target = st.adaptive->graph_at(n);
     if (!same_parallelism(target, st.scheduler->graph().graph())) {
       if (auto err = rebuild_at(self, target)) {
-        fail_job(self, describe(err));
+        fail_for_good(self, describe(err));
         return;
       }
       log_job(self, "runs at parallelism {} ({} slots available, up to {} "
@@ -102,7 +114,7 @@ void on_adaptive_poll(self_ptr self) {
   auto& st = self->state;
   self->delayed_send(self, poll_interval, overview_atom_v);
   if (st.waiting_round) {
-    size_round_then(self, std::exchange(st.waiting_round, nullptr));
+    std::exchange(st.waiting_round, nullptr)();
     return;
   }
   auto eligible = [self] {
@@ -137,6 +149,11 @@ void on_adaptive_poll(self_ptr self) {
 
 void resize_round(self_ptr self, const std::string& why) {
   auto& st = self->state;
+  // Slots counted but never offered (another job took them, or they fit
+  // no request) must not resize the round forever.
+  if (waited_too_long(self, st.slots_missing_since,
+                      "the slots the job was sized for did not come"))
+    return;
   log_job(self, "sizes its round again: {}", why);
   st.resize_now = true;
   set_state(self, job_state::restarting);

@@ -138,6 +138,10 @@ void load_savepoint_then_schedule(self_ptr self) {
           return;
         }
         st.checkpoint_stats.restored(cp.id, now_ms(), path);
+        // Mapped onto this graph: a later rebuild maps the savepoint again,
+        // never the shares.
+        st.rescale_base = std::make_shared<const savepoint_data>(std::move(sp));
+        st.rescale_base_id = cp.id;
         st.checkpoints->restore(std::move(cp));
         st.scheduler->restore_state();
         log_job(self, "starts from savepoint {}", path);
@@ -165,6 +169,10 @@ std::optional<completed_checkpoint> usable(self_ptr self,
             describe(err));
     return std::nullopt;
   }
+  // Mapped onto this graph: a later rebuild maps the stored state again.
+  self->state.rescale_base
+    = std::make_shared<const savepoint_data>(loaded.cp.state);
+  self->state.rescale_base_id = cp.id;
   return cp;
 }
 
@@ -178,6 +186,7 @@ void trigger_checkpoint(self_ptr self, uint64_t epoch) {
     // Subtasks that finished take no more checkpoints: none can complete.
     st.checkpoints->abort_pending();
     st.checkpoint_stats.fail_pending("some subtasks finished", now_ms());
+    rescale_failed(self, "some subtasks finished");
     return;
   }
   auto now = self->clock().now();
@@ -243,7 +252,8 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
     }
     log_job(self, "completed checkpoint {} ({} bytes in {} ms)", done->id,
             done->bytes, done->duration.count());
-    if (st.rescale.waits_for(done->id))
+    // Its own, or a later one that subsumed it.
+    if (st.rescale.taken_by(done->id))
       rescale_checkpoint_taken(self, *done);
   };
   // Stored even when a later JobMaster would not resume from it (collected
@@ -287,6 +297,12 @@ void load_checkpoint_then_schedule(self_ptr self) {
 void request_checkpoint(self_ptr self, checkpoint_request req) {
   auto& st = self->state;
   auto& g = st.scheduler->graph();
+  if (st.rescale.busy()) {
+    req.refuse(make_error(errc::not_running,
+                          fmt::format("job {} is being rescaled",
+                                      g.graph().id.to_string())));
+    return;
+  }
   if (st.job->state() != job_state::running || !st.scheduler->subtasks().complete()
       || st.stop.busy()) {
     req.refuse(make_error(errc::not_running,

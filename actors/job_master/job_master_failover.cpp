@@ -157,8 +157,10 @@ void on_executor_lost(self_ptr self, const caf::actor_addr& lost,
   auto gone = st.scheduler->slots().lose_executor(lost);
   st.executors.erase(lost);
   st.hb.unwatch(lost);
-  if (!gone.name.empty())
-    st.lost_since_sizing.push_back(resource_id{gone.name});
+  if (auto i = st.executor_ids.find(lost); i != st.executor_ids.end()) {
+    st.lost_since_sizing.push_back(i->second);
+    st.executor_ids.erase(i);
+  }
   if (gone.slots.empty())
     return; // it held nothing of the current round (say, before a restart)
   auto& g = st.scheduler->graph();
@@ -201,15 +203,14 @@ void restart(self_ptr self) {
                                    : st.failures.back().exception;
     rescale_failed(self, "the job restarts after: " + why);
   }
-  if (st.adaptive && !st.rescale.next_round()) {
-    // The adaptive scheduler sizes the round from the slots the job could
-    // hold now (the job stays RESTARTING meanwhile: no offer is taken).
-    auto epoch = st.job->epoch();
-    size_round_then(self, [self, epoch] {
-      auto& st = self->state;
-      if (st.job->epoch() == epoch && st.job->state() == job_state::restarting)
-        start_round(self);
-    });
+  // The adaptive scheduler sizes the round from the slots the job could
+  // hold now (the job stays RESTARTING meanwhile: no offer is taken). Not
+  // a job whose client collects rows by subtask position: it keeps the
+  // parallelism of its first round.
+  if (st.adaptive && !st.rescale.next_round()
+      && !(st.settings.resumable && !st.settings.resumable_from_storage)) {
+    size_round_then(self, job_state::restarting,
+                    [self] { start_round(self); });
     return;
   }
   start_round(self);

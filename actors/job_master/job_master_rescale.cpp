@@ -133,6 +133,8 @@ void begin_rescale(self_ptr self, job_graph target,
   st.rescale_from = g.graph();
   st.rescale_target = std::move(target);
   st.rescale.begin(g.slots_needed(), to, id, std::move(reply));
+  self->delayed_send(self, st.checkpoints->options().timeout, rescale_atom_v,
+                     id);
   log_job(self, "rescales to parallelism {}: takes checkpoint {}", to, id);
 }
 

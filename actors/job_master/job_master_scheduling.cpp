@@ -44,6 +44,7 @@ std::vector<subtask_wiring> wirings(jm_state& st) {
 void start_all(self_ptr self) {
   auto& st = self->state;
   auto& g = st.scheduler->graph();
+  st.slots_missing_since.reset(); // every slot of the round came
 #if WEIR_FAULT_INJECTION
   // Test hook: the first N JobMasters of a job crash once it is deployed.
   if (st.opts.incarnation < st.settings.crashes_to_inject)
@@ -123,6 +124,7 @@ std::vector<allocation_id> on_offer(self_ptr self, const resource_id& from,
   if (st.job->state() != job_state::running || !te)
     return {};
   auto accepted = st.scheduler->slots().accept(te.address(), from.value, offers);
+  st.executor_ids[te.address()] = from;
   if (st.executors.emplace(te.address(), te).second) {
     self->monitor(te);
     if (st.opts.heartbeat.interval.count() > 0)

@@ -56,6 +56,9 @@ using job_master_self_actor = job_master_actor::extend<
   /// Self (adaptive scheduler): time to look at the slots the job could
   /// hold (a round waiting for slots, or a scale-up).
   caf::reacts_to<overview_atom>,
+  /// Self: the rescale's checkpoint `id` is past its timeout (also when
+  /// no periodic trigger looks at expiry).
+  caf::reacts_to<rescale_atom, int64_t>,
   /// Self: subtask `attempt` had ended before the JobMaster watched it; it
   /// fails with the cause unless its own report came meanwhile.
   caf::reacts_to<exited_atom, execution_attempt_id, std::string>>;
@@ -122,6 +125,12 @@ struct jm_state {
   std::function<void()> waiting_round;
   /// The round restarts at once: the adaptive scheduler sizes it again.
   bool resize_now = false;
+  /// A round is being sized (a second restart message waits for it).
+  bool sizing = false;
+  /// Since when rounds were sized from slots that did not all come.
+  std::optional<std::chrono::steady_clock::time_point> slots_missing_since;
+  /// The resource id of each TaskExecutor that offered slots.
+  std::map<caf::actor_addr, resource_id> executor_ids;
   static inline const char* name = "job_master";
 };
 
@@ -257,8 +266,10 @@ void rebuild_for_rescale(self_ptr self);
 // -- job_master_adaptive.cpp -------------------------------------------------
 
 /// Sizes the next round from the slots the job could hold (the adaptive
-/// scheduler), then `go`; waits (polled) while there is none.
-void size_round_then(self_ptr self, std::function<void()> go);
+/// scheduler), then `go`, unless the job left state `expected` or its
+/// round meanwhile; waits (polled) while there is no slot.
+void size_round_then(self_ptr self, job_state expected,
+                     std::function<void()> go);
 
 /// The periodic look at the slots: a waiting round is sized again, a
 /// running job scales up once more slots stayed available.

@@ -44,6 +44,12 @@ public:
     return phase_ == phase::checkpointing && checkpoint_id == checkpoint_;
   }
 
+  /// Whether completed checkpoint `completed_id` gives the rescale its
+  /// state: its own, or a later one (which subsumed it).
+  bool taken_by(int64_t completed_id) const {
+    return phase_ == phase::checkpointing && completed_id >= checkpoint_;
+  }
+
   /// The checkpoint is stored: every subtask stops, then the next round.
   void taken();
 
