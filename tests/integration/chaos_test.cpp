@@ -5,7 +5,8 @@
 // 2.2–3 s, SIGKILLs a random taskmanager (and starts it again under the same
 // --id) or SIGSTOPs one for 2 s (beyond heartbeat.timeout) and SIGCONTs it,
 // and once SIGKILLs the jobmanager and starts it again on the same state
-// directory and port. A quiet prelude first hangs the worker that writes
+// directory and port. Every 1.5–2.5 s it also rescales a running keyed
+// count with an exactly-once sink in place (`weir rescale`, 2 <-> 1). A quiet prelude first hangs the worker that writes
 // one job's output file, so that the check of restart causes below has a
 // verdict that does not depend on timing.
 //
@@ -150,6 +151,8 @@ struct job {
   std::vector<std::string> expected; ///< sorted result lines
   std::string output;               ///< text_file sink path ("" = collect)
   bool output_is_dir = false;       ///< sink parallelism 2: part-0, part-1
+  bool exactly_once = false;        ///< committed part files in `output`
+  int parallelism = 2;              ///< as last rescaled
   bool submitted = false;           ///< the jobmanager acknowledged it
   std::string state;                ///< last state seen in `weir list`
 };
@@ -172,6 +175,39 @@ std::string paced_spec(const std::string& name, int64_t count, int64_t keys,
       {{"from": "events", "to": "agg", "partitioning": "hash"}},
       {{"from": "agg", "to": "out", "partitioning": "rebalance"}}]}})",
                      name, restart_config, count, keys, agg, sink);
+}
+
+/// generator (`count` records, 1000/s per subtask, `keys` keys) → count →
+/// exactly-once text_file directory, all at parallelism 2, a checkpoint
+/// every 200 ms: a job `weir rescale` may rescale while it runs.
+std::string rescaled_spec(const std::string& name, int64_t count,
+                          int64_t keys, const std::string& output) {
+  return fmt::format(R"({{
+    "name": "{}", "parallelism": 2,
+    "config": {{"restart-strategy.type": "fixed-delay",
+       "restart-strategy.fixed-delay.attempts": 1000,
+       "restart-strategy.fixed-delay.delay": "50 ms",
+       "execution.checkpointing.interval": "200 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": {}, "rate": 1000, "keys": {}}}}},
+      {{"id": "agg", "operator": "count"}},
+      {{"id": "out", "operator": "text_file", "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
+    "edges": [
+      {{"from": "events", "to": "agg", "partitioning": "hash"}},
+      {{"from": "agg", "to": "out", "partitioning": "forward"}}]}})",
+                     name, count, keys, output);
+}
+
+/// The lines of the committed part files of an exactly-once sink's
+/// directory (none while it has none).
+std::string committed_text(const std::string& dir) {
+  std::string all;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator i{dir, ec}, end; !ec && i != end;
+       i.increment(ec))
+    if (i->path().filename().string().rfind("part-", 0) == 0)
+      all += read_file(i->path().string());
+  return all;
 }
 
 /// The generator's record i has key "key-<i mod keys>" and value i.
@@ -414,11 +450,13 @@ std::string grep_lines(const std::string& text, const std::string& needle) {
 }
 
 /// Whether a job's restart cause is an injected fault: a lost worker, a
-/// subtask that lost its peer or died with it, a deployment or cancellation
+/// subtask that lost its peer (or its worker the data connection to the
+/// peer's) or died with it, a deployment or cancellation
 /// cut short by a worker going away. Anything else (an operator's I/O error,
 /// say) means attempts of a job got in each other's way.
 bool caused_by_a_fault(const std::string& cause) {
   for (auto* known : {"TaskExecutor ", "lost the connection to a peer subtask",
+                      "lost the data connection to taskmanager ",
                       "subtask terminated unexpectedly", "deployment failed",
                       "a subtask was canceled outside the JobMaster"})
     if (cause.compare(0, std::strlen(known), known) == 0
@@ -485,7 +523,19 @@ TEST_CASE("chaos: killed and hung workers, a killed master, exact results") {
     j.id = fmt::format("{:08x}{:08x}{:08x}{:08x}", rng(), rng(), rng(),
                        static_cast<uint32_t>(index + 1));
     auto pick = uniform(0, 99);
-    if (pick < 35) {
+    if (index % 4 == 1) {
+      // Every fourth job: one the driver rescales while it runs (longer,
+      // so that it runs when a rescale is due).
+      auto count = uniform(8000, 14000);
+      auto keys = uniform(3, 17);
+      j.kind = "rescaled-count";
+      j.name = fmt::format("rescaled-count-{}", index);
+      j.output = fmt::format("{}/{}", out_dir, j.name);
+      j.exactly_once = true;
+      j.spec = c.dir.write(j.name + ".json",
+                           rescaled_spec(j.name, count, keys, j.output));
+      j.expected = expected_paced(count, keys, false);
+    } else if (pick < 35) {
       auto count = uniform(3000, 7000);
       auto keys = uniform(3, 17);
       j.kind = "paced-sum";
@@ -604,6 +654,36 @@ TEST_CASE("chaos: killed and hung workers, a killed master, exact results") {
     jm_recovering = true;
   };
 
+  // In-place rescales of running exactly-once keyed counts, 2 <-> 1 (a
+  // rescale to 1 always fits the slots the job holds). Refusals (exit 3:
+  // not running yet, being deployed, a fault under way, no free slot) are
+  // part of the game; a rescale that was done is checked by its results.
+  std::mt19937 rescale_rng{seed ^ 0x7e5ca1e5u};
+  int rescales_done = 0;
+  int rescales_refused = 0;
+  auto rescale_a_job = [&] {
+    std::vector<job*> running;
+    for (auto& j : jobs)
+      if (j.kind == "rescaled-count" && j.state == "RUNNING")
+        running.push_back(&j);
+    if (running.empty())
+      return;
+    auto& j = *running[std::uniform_int_distribution<size_t>{
+      0, running.size() - 1}(rescale_rng)];
+    auto to = j.parallelism == 2 ? 1 : 2;
+    auto r = c.client({"rescale", j.id, "-p", std::to_string(to)}, 60s);
+    if (r.exit_code == 0) {
+      CHECK(r.out.find(fmt::format("runs at parallelism {}.", to))
+            != std::string::npos);
+      j.parallelism = to;
+      ++rescales_done;
+    } else {
+      // 3: refused or failed, the job runs on; anything else is a bug.
+      CHECK_MESSAGE(r.exit_code == 3, "weir rescale " << j.name << ": " << r.err);
+      ++rescales_refused;
+    }
+  };
+
   auto hit_taskmanager = [&] {
     std::vector<taskmanager*> up;
     for (auto& tm : c.tms)
@@ -699,6 +779,7 @@ TEST_CASE("chaos: killed and hung workers, a killed master, exact results") {
   auto chaos_end = start + chaos_length;
   auto jm_kill_after = start + chaos_length * 2 / 5;
   auto next_fault = start + ms{fault_uniform(1500, 2500)};
+  auto next_rescale = start + ms{1500};
   auto next_refresh = start;
   while (steady::now() < chaos_end) {
     c.pump();
@@ -724,6 +805,12 @@ TEST_CASE("chaos: killed and hung workers, a killed master, exact results") {
       // The fault schedule: the next fault 2.2–3 s from now (a hung worker
       // is resumed 2 s after it was stopped, before the next fault).
       next_fault = steady::now() + ms{fault_uniform(2200, 3000)};
+    }
+    if (now >= next_rescale && !jm_recovering) {
+      rescale_a_job();
+      next_rescale = steady::now()
+                     + ms{std::uniform_int_distribution<int64_t>{1500, 2500}(
+                       rescale_rng)};
     }
     if (now >= next_refresh) {
       resubmit_pending();
@@ -794,6 +881,8 @@ TEST_CASE("chaos: killed and hung workers, a killed master, exact results") {
       auto r = c.client({"wait", j.id});
       CHECK(r.exit_code == 0);
       got = sorted_lines(r.out);
+    } else if (j.exactly_once) {
+      got = sorted_lines(committed_text(j.output));
     } else if (j.output_is_dir) {
       got = sorted_lines(read_file(j.output + "/part-0")
                          + read_file(j.output + "/part-1"));
@@ -887,17 +976,19 @@ TEST_CASE("chaos: killed and hung workers, a killed master, exact results") {
     "\"job_restarts\": {}, \"tm_self_exits\": {}, \"tm_reconnects\": {}, "
     "\"undetected_faults\": {}, \"detect_kill_ms\": {}, \"detect_stop_ms\": {}, "
     "\"recovery_kill_ms\": {}, \"recovery_stop_ms\": {}, \"odd_restarts\": {}, "
-    "\"jm_back_ms\": {}, \"jm_workers_back_ms\": {}}}",
+    "\"jm_back_ms\": {}, \"jm_workers_back_ms\": {}, "
+    "\"rescales\": {}, \"rescales_refused\": {}}}",
     seed, elapsed, jobs.size(), wrong, tm_kills, tm_stops, jm_kills,
     restarts_total, self_exits, reconnects, undetected, stats(detect_kill),
     stats(detect_stop), stats(recovery_kill), stats(recovery_stop),
     count_of(odd_restarts, "\n"), jm_back_ms.value_or(-1),
-    jm_workers_ms.value_or(-1));
+    jm_workers_ms.value_or(-1), rescales_done, rescales_refused);
   fmt::print(stderr, "chaos summary: {}\n", summary);
   MESSAGE("chaos summary: " << summary);
   CHECK(undetected == 0);
   CHECK(jm_kills == 1);
   CHECK(tm_kills + tm_stops >= chaos_length.count() / 6);
+  CHECK(rescales_done >= 1);
 
   if (auto* keep = std::getenv("WEIR_CHAOS_LOG_DIR"); keep != nullptr && *keep) {
     std::filesystem::create_directories(keep);
