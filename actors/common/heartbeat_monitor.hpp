@@ -96,8 +96,20 @@ public:
   }
 
   /// The peers silent for longer than the timeout at `now`; they are no
-  /// longer watched.
+  /// longer watched. Called once a round: a round that comes more than
+  /// interval + timeout after the last one means this process itself was
+  /// paused (SIGSTOP, a stall), so its peers' silence is its own. Then every
+  /// peer counts as heard from now and none is lost: a master resumed after
+  /// its lease ran out must not fail a job before it sees that it lost its
+  /// leadership.
   std::vector<Peer> expired(clock::time_point now) {
+    auto paused = last_round_ && now - *last_round_ > opts_.interval + opts_.timeout;
+    last_round_ = now;
+    if (paused) {
+      for (auto& entry : peers_)
+        entry.second.last_heard = now;
+      return {};
+    }
     std::vector<Peer> result;
     for (auto i = peers_.begin(); i != peers_.end();) {
       if (now - i->second.last_heard > opts_.timeout) {
@@ -130,6 +142,7 @@ private:
 
   heartbeat_options opts_;
   std::map<Peer, peer_state> peers_;
+  std::optional<clock::time_point> last_round_;
 };
 
 /// Actors watch actors.

@@ -167,6 +167,19 @@ TEST_CASE("a peer silent for longer than heartbeat.timeout is lost") {
   CHECK(hb.peers().empty());
 }
 
+TEST_CASE("a round long after the last one is this process's own pause: "
+          "nobody is lost then") {
+  basic_heartbeat_monitor<std::string> hb{heartbeat_options{200ms, 1000ms, 2}};
+  hb.watch("te-1", t0);
+  CHECK(hb.expired(t0 + 200ms).empty());
+  // SIGSTOPped for a minute: the next round comes late.
+  CHECK(hb.expired(t0 + 60s).empty());
+  CHECK(hb.watching("te-1"));
+  // Its silence counts from the pause's end.
+  CHECK(hb.expired(t0 + 60s + 1000ms).empty());
+  CHECK(hb.expired(t0 + 60s + 1001ms) == std::vector<std::string>{"te-1"});
+}
+
 TEST_CASE("failed heartbeat requests in a row make a peer lost") {
   basic_heartbeat_monitor<std::string> hb{heartbeat_options{200ms, 1000ms, 2}};
   hb.watch("te-1", t0);
