@@ -52,6 +52,7 @@ mini_cluster::start(caf::actor_system& sys, const mini_cluster_options& opts) {
     te.slots = opts.slots_per_task_executor;
     te.exchange = opts.exchange;
     te.network = opts.network;
+    te.keep_tasks = opts.keep_tasks;
     te.local_state_dir = c->local_state_dir_;
     te.dispatcher = c->dispatcher_;
     c->task_executors_.push_back(spawn_task_executor(sys, te, c->rm_));

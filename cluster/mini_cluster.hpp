@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -47,6 +48,9 @@ struct mini_cluster_options {
   exchange_options exchange;
   /// Each TaskExecutor's network-buffer budget (taskmanager.memory.network.*).
   network_buffer_options network;
+  /// taskmanager.failover.keep-tasks-timeout: a crashed JobMaster's
+  /// successor adopts the subtasks it ran.
+  std::chrono::milliseconds keep_tasks{30000};
   /// taskmanager.state.local.root-dirs ("": the temporary directory).
   std::string local_state_root;
   /// Driver mode: the cluster ends with its one application.

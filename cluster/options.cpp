@@ -36,6 +36,7 @@ mini_cluster_options mini_cluster_options::from(const configuration& cfg) {
   mc.checkpoint_dir = checkpoint_dir_of(cfg, mc.state_dir);
   mc.local_state_root = cfg.get(keys::local_state_root);
   mc.network = network_buffers_of(cfg);
+  mc.keep_tasks = cfg.get(keys::keep_tasks_timeout);
   read_master_keys(cfg, mc.resource_manager, mc.job_master);
   mc.supervision = supervision_options::from(cfg);
   return mc;

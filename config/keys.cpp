@@ -16,6 +16,8 @@ const std::vector<key_info>& config_keys() {
     client_leader_wait.info(),
     registration_initial_timeout.info(),
     registration_max_timeout.info(),
+    reconcile_timeout.info(),
+    keep_tasks_timeout.info(),
     driver_cpu_cores.info(),
     driver_heap_memory.info(),
     driver_direct_memory.info(),

@@ -187,6 +187,12 @@ inline constexpr config_key<ms> slurm_poll_interval{
   "resourcemanager.slurm.poll-interval", "1 s",
   "Slurm backend: how often squeue is asked which worker jobs ended.",
   positive_duration};
+inline constexpr config_key<ms> reconcile_timeout{
+  "jobmanager.failover.reconcile-timeout", "10 s",
+  "How long the JobMaster of a job a jobmanager recovered waits for the "
+  "workers that kept its subtasks running to register again, to adopt "
+  "them instead of restarting the job. 0: it adopts only what registered "
+  "workers hold when it starts.", {"0", "1 h"}};
 inline constexpr config_key<ms> slot_request_timeout{
   "slot.request.timeout", "300 s",
   "How long a job waits for all of its slots before it fails.",
@@ -297,6 +303,13 @@ inline constexpr config_key<ms> taskmanager_registration_timeout{
   "A worker that cannot reach its jobmanager this long (since it started or "
   "lost it) ends with code 5; 0: it keeps trying. Workers of an application "
   "cluster default to 1 min.", any_duration};
+
+inline constexpr config_key<ms> keep_tasks_timeout{
+  "taskmanager.failover.keep-tasks-timeout", "30 s",
+  "How long a worker keeps running the subtasks of a lost JobMaster (its "
+  "jobmanager failed over) for the next one to adopt them without a "
+  "restart; then they are canceled. 0: canceled at once, and the job "
+  "restarts from its latest checkpoint.", {"0", "1 h"}};
 
 // --- metrics ----------------------------------------------------------------
 

@@ -175,6 +175,10 @@ public:
   void snapshot_failed(int64_t id, const std::string& error);
   /// Checkpoint `id` completed everywhere: sinks publish its output.
   void commit(int64_t id);
+  /// The newest checkpoint this subtask took, aligns or was told of: a
+  /// JobMaster that adopts it after a failover numbers its next one after
+  /// it.
+  int64_t newest_checkpoint() const;
 
   /// Scheduled by schedule_produce: the source produces its next batch.
   void produce();
@@ -293,8 +297,9 @@ private:
   /// The newest checkpoint the JobMaster confirmed: an older one that fails
   /// to be written was subsumed by it.
   int64_t committed_ = 0;
-  /// The newest checkpoint this subtask acknowledged.
+  /// The newest checkpoint this subtask acknowledged, and took.
   int64_t acknowledged_ = 0;
+  int64_t taken_ = 0;
   int64_t aligned_ms_ = 0;
   /// How long checkpoint `id` waited for its alignment (0: none).
   int64_t alignment_of(int64_t id) const {

@@ -63,6 +63,7 @@ void subtask_runner::aligned(int64_t id) {
 /// another thread: deferred snapshots, and state going to checkpoint
 /// storage).
 void subtask_runner::take_checkpoint(const checkpoint_barrier& b) {
+  taken_ = std::max(taken_, b.id);
   suspended_ = b.suspend;
   chain_->prepare_commit(b.id);
   auto snap = chain_->snapshot(b.id, to_snapshot_kind(b.kind));
@@ -95,6 +96,11 @@ void subtask_runner::snapshot_failed(int64_t id, const std::string& error) {
   if (id < committed_ || id < acknowledged_)
     return;
   fail(fmt::format("could not write checkpoint {}: {}", id, error));
+}
+
+int64_t subtask_runner::newest_checkpoint() const {
+  return std::max({taken_, acknowledged_, committed_,
+                   aligner_.pending().value_or(0)});
 }
 
 void subtask_runner::commit(int64_t id) {

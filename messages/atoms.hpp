@@ -9,6 +9,7 @@ namespace weir {
   using name##_atom = caf::atom_constant<caf::atom(text)>;                     \
   constexpr name##_atom name##_atom_v = name##_atom{};
 
+WEIR_ATOM(adopt, "adopt")
 WEIR_ATOM(backlog, "backlog")
 WEIR_ATOM(barrier, "barrier")
 WEIR_ATOM(beat, "beat")
@@ -18,6 +19,7 @@ WEIR_ATOM(checkpoint, "checkpoint")
 WEIR_ATOM(collect, "collect")
 WEIR_ATOM(commit, "commit")
 WEIR_ATOM(crashed, "crashed")
+WEIR_ATOM(connect, "connect")
 WEIR_ATOM(credit, "credit")
 WEIR_ATOM(data, "data")
 WEIR_ATOM(disconnect, "disconnect")
@@ -41,6 +43,7 @@ WEIR_ATOM(offer, "offer")
 WEIR_ATOM(overview, "overview")
 WEIR_ATOM(produce, "produce")
 WEIR_ATOM(put, "put")
+WEIR_ATOM(reconcile, "reconcile")
 WEIR_ATOM(register, "register")
 WEIR_ATOM(request, "request")
 WEIR_ATOM(rescale, "rescale")

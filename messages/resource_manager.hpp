@@ -52,6 +52,22 @@ typename Inspector::result_type inspect(Inspector& f, task_manager_info& x) {
            x.data, x.slots);
 }
 
+/// A registered TaskExecutor that holds slots of a job (what a JobMaster
+/// taking over the job after a failover asks it about).
+struct job_slot_holder {
+  resource_id id;
+  task_executor_actor te;
+  data_endpoint data;
+  /// The job's slots there.
+  int32_t slots = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_slot_holder& x) {
+  return f(caf::meta::type_name("job_slot_holder"), x.id, x.te, x.data,
+           x.slots);
+}
+
 /// The ResourceManager (Flink's ResourceManagerGateway): what others send it.
 /// Its own timers are in its private interface
 /// (actors/resource_manager/resource_manager.hpp).
@@ -75,6 +91,10 @@ using resource_manager_actor = caf::typed_actor<
   /// `lost` (ones the JobMaster lost, which this may not know yet).
   caf::replies_to<overview_atom, job_id, std::vector<resource_id>>::with<
     int32_t>,
+  /// JobMaster taking over job `job` after a failover: the registered
+  /// TaskExecutors that hold slots of it.
+  caf::replies_to<reconcile_atom, job_id>::with<
+    std::vector<job_slot_holder>>,
   /// Client (REST, metrics): every registered TaskExecutor, in
   /// registration order.
   caf::replies_to<list_atom>::with<std::vector<task_manager_info>>,

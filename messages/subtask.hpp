@@ -10,6 +10,7 @@
 #include "messages/barrier.hpp"
 #include "messages/data_frame.hpp"
 #include "messages/deployment.hpp"
+#include "messages/job_master.hpp"
 #include "messages/row_batch.hpp"
 
 namespace weir {
@@ -76,7 +77,11 @@ using subtask_actor = caf::typed_actor<
   /// JobMaster: checkpoint `id` completed; sinks publish what it covers.
   caf::reacts_to<commit_atom, int64_t>,
   /// JobMaster or TaskExecutor: stop and report CANCELED.
-  caf::reacts_to<cancel_atom>>;
+  caf::reacts_to<cancel_atom>,
+  /// JobMaster that adopted the job after a failover: report to it from
+  /// now on; the reply is the newest checkpoint id this subtask has seen
+  /// (the JobMaster's next checkpoint comes after it).
+  caf::replies_to<adopt_atom, job_master_actor>::with<int64_t>>;
 
 /// Where one consumer subtask runs: its attempt, on the taskmanager with
 /// this data port.

@@ -10,6 +10,7 @@
 #include "messages/ids.hpp"
 #include "messages/job_master.hpp"
 #include "messages/log_file.hpp"
+#include "messages/running_attempt.hpp"
 #include "messages/slots.hpp"
 #include "messages/subtask.hpp"
 
@@ -31,6 +32,15 @@ using task_executor_actor = caf::typed_actor<
                   std::vector<task_deployment>>::with<std::vector<subtask_actor>>,
   /// JobMaster: the job ended; cancel what is left of it and free its slots.
   caf::reacts_to<free_atom, job_id>,
+  /// JobMaster taking over a job after a failover: the job's subtasks that
+  /// run here (they outlive a lost JobMaster for
+  /// taskmanager.failover.keep-tasks-timeout).
+  caf::replies_to<reconcile_atom, job_id>::with<std::vector<running_attempt>>,
+  /// That JobMaster adopts them: the job's slots here are its own now,
+  /// under its token (its predecessor's deployments are refused); the
+  /// reply is their number. (It cancels them with a free_atom instead.)
+  caf::replies_to<adopt_atom, job_id, job_master_id,
+                  job_master_actor>::with<int32_t>,
   /// ResourceManager or JobMaster (high priority): a heartbeat request; the
   /// reply is this TaskExecutor's id.
   caf::replies_to<heartbeat_atom>::with<resource_id>,

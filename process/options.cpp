@@ -119,6 +119,7 @@ jobmanager_options::from(const configuration& cfg) {
   jm.supervision = supervision_options::from(cfg);
   jm.resource_manager.heartbeat = heartbeat_options::from(cfg);
   jm.job_master.heartbeat = jm.resource_manager.heartbeat;
+  jm.job_master.reconcile_timeout = cfg.get(keys::reconcile_timeout);
   auto& pool = jm.resource_manager.pool;
   pool.slots_per_worker = static_cast<int32_t>(cfg.get(keys::task_slots));
   pool.idle_timeout = cfg.get(keys::taskmanager_timeout);
@@ -149,6 +150,7 @@ taskmanager_options taskmanager_options::from(const configuration& cfg) {
   tm.initial_backoff = cfg.get(keys::registration_initial_timeout);
   tm.max_backoff = cfg.get(keys::registration_max_timeout);
   tm.registration_timeout = cfg.get(keys::taskmanager_registration_timeout);
+  tm.keep_tasks = cfg.get(keys::keep_tasks_timeout);
   tm.heartbeat = heartbeat_options::from(cfg);
   tm.local_state_root = cfg.get(keys::local_state_root);
   tm.network = network_buffers_of(cfg);

@@ -444,6 +444,9 @@ int run_taskmanager(const taskmanager_options& opts) {
   auto max_backoff = caf::timespan{opts.max_backoff};
   // Since when no jobmanager has been reachable (registration_timeout).
   auto unreachable_since = std::chrono::steady_clock::now();
+  // The TaskExecutor: one per connection, or one that outlives a lost
+  // jobmanager while it keeps subtasks for the next one to adopt.
+  task_executor_actor worker;
   while (!stop_requested()) {
     // A short deadline: right after a master restart CAF may still hand out
     // the dead master's cached gateway, whose lookup never answers; the
@@ -472,6 +475,14 @@ int run_taskmanager(const taskmanager_options& opts) {
       continue;
     }
     backoff = caf::timespan{opts.initial_backoff};
+    if (worker) {
+      // It kept its subtasks for the next jobmanager to adopt.
+      // Its private interface: only this loop sends it that.
+      caf::anon_send(caf::actor_cast<caf::actor>(worker), connect_atom_v,
+                     handles->first, handles->second);
+      log_eventf("registering again with the jobmanager, keeping the "
+                 "subtasks that run");
+    } else {
     task_executor_options te;
     te.id = resource_id{opts.id};
     te.slots = opts.slots;
@@ -485,20 +496,33 @@ int run_taskmanager(const taskmanager_options& opts) {
     te.data = data->actor;
     te.data_port = data->endpoint;
     te.registry = data->registry;
-    auto worker = spawn_task_executor(sys, te, handles->second);
+    te.keep_tasks = opts.keep_tasks;
+    te.owner = caf::actor_cast<caf::actor>(self);
+    worker = spawn_task_executor(sys, te, handles->second);
     self->monitor(worker);
     log_eventf("registering with the jobmanager ({} slots)", opts.slots);
+    }
     bool down = false;
-    while (!down && !stop_requested())
-      self->receive([&](caf::down_msg&) { down = true; },
+    bool lost = false;
+    while (!down && !lost && !stop_requested())
+      self->receive([&](caf::down_msg& dm) { down = dm.source == worker; },
+                    [&](lost_atom, std::string&) { lost = true; },
                     [](stop_atom) {});
-    if (!down) {
+    if (!down && !lost) {
       caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
       self->receive([](caf::down_msg&) {});
+      worker = nullptr;
       break;
     }
+    if (down)
+      worker = nullptr;
     unreachable_since = std::chrono::steady_clock::now();
     log_eventf("lost the jobmanager; reconnecting");
+  }
+  if (worker) {
+    // Registration gave up or a stop came while it kept subtasks.
+    caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+    self->receive([](caf::down_msg&) {});
   }
   release_local_state_dir(local_state);
   log_eventf("shutting down");

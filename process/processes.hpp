@@ -109,6 +109,8 @@ struct taskmanager_options {
   /// taskmanager.registration.timeout: it ends (exit_jobmanager_unreachable)
   /// once no jobmanager was reachable this long (0: it keeps trying).
   std::chrono::milliseconds registration_timeout{0};
+  /// taskmanager.failover.keep-tasks-timeout.
+  std::chrono::milliseconds keep_tasks{30000};
   /// Heartbeats expected from the ResourceManager and JobMasters.
   heartbeat_options heartbeat;
   /// Its network-buffer budget (taskmanager.memory.network.*).

@@ -87,6 +87,12 @@ void start_job_master(self_ptr self, job_entry& entry) {
   auto& st = self->state;
   auto opts = st.jm_opts;
   opts.incarnation = ++entry.incarnation;
+  opts.takes_over = entry.recovered || opts.incarnation > 0;
+  // The workers of a crashed JobMaster stayed registered: what they kept is
+  // known at once. Only those of a job this jobmanager recovered may still
+  // be reconnecting.
+  if (!entry.recovered || opts.incarnation > 0)
+    opts.reconcile_timeout = {};
   opts.store = st.store;
   auto jm = st.make_job_master(self->system(), entry.graph, opts,
                                caf::actor_cast<dispatcher_actor>(self), st.rm);

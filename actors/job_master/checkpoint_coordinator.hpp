@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -74,6 +75,10 @@ public:
   /// subtasks), if any, is the only completed one; pending ones are
   /// abandoned and ids go on (an abandoned id is never reused).
   void rescale(int32_t subtasks, std::optional<completed_checkpoint> latest);
+
+  /// Subtasks adopted after a failover saw checkpoints up to `id` (their
+  /// predecessor's, perhaps never completed): new ids continue after it.
+  void skip_to(int64_t id) { next_id_ = std::max(next_id_, id + 1); }
 
   /// A failover: every pending checkpoint is abandoned (completed ones stay
   /// and are what the job restarts from).

@@ -227,6 +227,20 @@ void execution_graph::restart() {
     = static_cast<int32_t>(executions_.size());
 }
 
+void execution_graph::adopt(int32_t flat, execution_attempt_id attempt,
+                            int32_t number) {
+  auto& x = executions_[static_cast<size_t>(flat)];
+  by_attempt_.erase(x.attempt);
+  x.attempt = attempt;
+  x.attempt_number = number;
+  by_attempt_[attempt] = flat;
+  --counts_[static_cast<size_t>(x.state)];
+  x.state = execution_state::running;
+  ++counts_[static_cast<size_t>(x.state)];
+  x.start_time_ms = now_ms();
+  x.end_time_ms = 0;
+}
+
 void execution_graph::set_attempt_number(int32_t n) {
   for (auto& x : executions_)
     x.attempt_number = n;

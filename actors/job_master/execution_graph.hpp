@@ -97,6 +97,10 @@ public:
   /// old attempts no longer match.
   void restart();
 
+  /// Execution `flat` is attempt `attempt` (number `number`), running: a
+  /// subtask that a JobMaster before this one deployed, adopted after a
+  /// failover.
+  void adopt(int32_t flat, execution_attempt_id attempt, int32_t number);
   /// Every execution's attempt number becomes `n`: a graph rebuilt at
   /// another parallelism goes on counting the job's restarts.
   void set_attempt_number(int32_t n);

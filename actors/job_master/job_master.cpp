@@ -319,6 +319,7 @@ job_master_impl(self_ptr self, job_graph graph, job_master_options opts,
         load_checkpoint_then_schedule(self);
     },
     [=](overview_atom) { on_adaptive_poll(self); },
+    [=](reconcile_atom) { on_reconcile_poll(self); },
     [=](rescale_atom, int64_t id) {
       if (self->state.rescale.waits_for(id))
         rescale_failed(self, fmt::format("checkpoint {} did not complete "

@@ -28,6 +28,15 @@ struct job_master_options {
   /// How often the Dispatcher started a JobMaster for this job before (0:
   /// the first). The fault-injection hook counts crashes with it.
   int32_t incarnation = 0;
+  /// Whether the job ran before under another JobMaster (a restart of a
+  /// crashed one, or a job the jobmanager recovered): its subtasks may
+  /// still run, kept by their workers, and are adopted if they all do
+  /// (docs/state.md § Jobmanager failover without task restarts).
+  bool takes_over = false;
+  /// jobmanager.failover.reconcile-timeout: how long it waits for workers
+  /// that kept its subtasks to register (0: it asks once; a mini
+  /// cluster's workers never outlive it).
+  std::chrono::milliseconds reconcile_timeout{0};
   /// Heartbeats sent to the TaskExecutors that hold the job's slots.
   heartbeat_options heartbeat;
   /// Where completed checkpoints are stored and found again after a

@@ -122,7 +122,7 @@ void write_savepoint(self_ptr self, const completed_checkpoint& done,
 void load_savepoint_then_schedule(self_ptr self) {
   auto& st = self->state;
   if (!st.opts.store || !st.settings.savepoint_path) {
-    request_slots(self);
+    schedule_first_round(self);
     return;
   }
   auto path = *st.settings.savepoint_path;
@@ -145,7 +145,7 @@ void load_savepoint_then_schedule(self_ptr self) {
         st.checkpoints->restore(std::move(cp));
         st.scheduler->restore_state();
         log_job(self, "starts from savepoint {}", path);
-        request_slots(self);
+        schedule_first_round(self);
       },
       [=](caf::error& err) {
         fail_job(self, "cannot restore from savepoint: " + describe(err));
@@ -283,7 +283,7 @@ void load_checkpoint_then_schedule(self_ptr self) {
         self->state.checkpoints->restore(std::move(*cp));
         self->state.scheduler->restore_state();
         log_job(self, "resumes from checkpoint {}", loaded.cp.id);
-        request_slots(self);
+        schedule_first_round(self);
       },
       [=](caf::error& err) {
         log_job(self,

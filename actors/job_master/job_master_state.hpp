@@ -59,6 +59,9 @@ using job_master_self_actor = job_master_actor::extend<
   /// Self: the rescale's checkpoint `id` is past its timeout (also when
   /// no periodic trigger looks at expiry).
   caf::reacts_to<rescale_atom, int64_t>,
+  /// Self (a JobMaster taking over its job): ask again which workers hold
+  /// the job's slots.
+  caf::reacts_to<reconcile_atom>,
   /// Self: subtask `attempt` had ended before the JobMaster watched it; it
   /// fails with the cause unless its own report came meanwhile.
   caf::reacts_to<exited_atom, execution_attempt_id, std::string>>;
@@ -129,6 +132,10 @@ struct jm_state {
   bool sizing = false;
   /// Since when rounds were sized from slots that did not all come.
   std::optional<std::chrono::steady_clock::time_point> slots_missing_since;
+  /// A JobMaster taking over its job: since when and until when it waits
+  /// for the workers that kept its subtasks (none: it does not wait).
+  std::chrono::steady_clock::time_point reconcile_since;
+  std::optional<std::chrono::steady_clock::time_point> reconcile_until;
   /// The resource id of each TaskExecutor that offered slots.
   std::map<caf::actor_addr, resource_id> executor_ids;
   static inline const char* name = "job_master";
@@ -262,6 +269,16 @@ void begin_rescale(self_ptr self, job_graph target,
 /// restart(): the next round's graph and checkpoint at the parallelism a
 /// rescale decided, when one did.
 void rebuild_for_rescale(self_ptr self);
+
+// -- job_master_adoption.cpp ------------------------------------------------
+
+/// The first round: a JobMaster that takes over its job adopts the
+/// subtasks that workers kept running when they are all of it; else (and
+/// for a new job) it asks for slots.
+void schedule_first_round(self_ptr self);
+
+/// Self: asks the ResourceManager again which workers hold the job's slots.
+void on_reconcile_poll(self_ptr self);
 
 // -- job_master_adaptive.cpp -------------------------------------------------
 

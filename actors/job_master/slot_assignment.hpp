@@ -75,6 +75,12 @@ public:
     return out;
   }
 
+  /// Shared slot `slot` is held by `te` (called `name`): its subtasks,
+  /// which a JobMaster before this one deployed, were adopted.
+  void adopt(int32_t slot, const Executor& te, const std::string& name) {
+    holders_[static_cast<size_t>(slot)] = holder{te, name};
+  }
+
   /// Allocations died before they were offered: a replacement request for
   /// each one still pending (others were offered or are not the job's).
   std::vector<slot_request> replace(const std::vector<allocation_id>& dead,

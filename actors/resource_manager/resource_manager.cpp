@@ -1,6 +1,7 @@
 #include "actors/resource_manager/resource_manager.hpp"
 
 #include <map>
+#include <set>
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -44,6 +45,11 @@ struct rm_state {
   /// Refused registrations are logged at most once a second.
   log_limiter refusals;
   std::map<job_id, std::vector<deferred_request>> deferred;
+  /// Jobs a JobMaster asked slots for: slots that a TaskExecutor kept for
+  /// one of their earlier JobMasters and reports when it registers are not
+  /// adopted any more; they are freed (docs/state.md § Jobmanager failover
+  /// without task restarts).
+  std::set<job_id> scheduled_jobs;
   resource_manager_options opts;
   /// Active mode: which workers to start and stop, and who starts them.
   std::unique_ptr<worker_pool> pool;
@@ -125,10 +131,25 @@ void start_workers(self_ptr self) {
 
 /// Registers `jm` as the job's JobMaster and queues its slot requests;
 /// returns the number of pending requests.
+/// Frees the slots of `job` that TaskExecutors kept for an earlier
+/// JobMaster: that job is scheduled afresh, their subtasks are canceled.
+void free_kept(self_ptr self, const job_id& job) {
+  auto& st = self->state;
+  for (auto& id : st.slots->free_kept(job))
+    if (auto* w = st.workers.find(id)) {
+      log_eventf("TaskExecutor {} kept subtasks of job {}, which is "
+                 "scheduled again; they are canceled",
+                 id.value, job.to_string());
+      self->send(w->handle, free_atom_v, job);
+    }
+}
+
 int32_t register_requests(self_ptr self, job_master_id leader, job_id job,
                           job_master_actor jm,
                           const std::vector<slot_request>& requests) {
   auto& st = self->state;
+  if (st.scheduled_jobs.insert(job).second)
+    free_kept(self, job);
   if (st.jobs.lead(job, leader, jm)) {
     self->monitor(jm);
     st.hb.watch(jm.address(), self->clock().now());
@@ -297,6 +318,9 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
       self->monitor(te);
       st.hb.watch(te.address(), self->clock().now());
       st.workers.add(id, std::move(te), report.hardware, report.data);
+      for (auto& s : report.slots)
+        if (s.alloc.valid() && st.scheduled_jobs.count(s.job) > 0)
+          free_kept(self, s.job);
       if (st.pool)
         st.pool->registered(id, self->clock().now());
       // Answer first: the TaskExecutor must know the leader's token before
@@ -339,6 +363,14 @@ resource_manager_impl(self_ptr self, resource_manager_options opts) {
         return;
       st.slots->remove_job(job);
       serve_deferred(self, job);
+    },
+    [=](reconcile_atom, job_id job) {
+      auto& st = self->state;
+      std::vector<job_slot_holder> out;
+      for (auto& [id, n] : st.slots->holders_of(job))
+        if (auto* w = st.workers.find(id))
+          out.push_back(job_slot_holder{id, w->handle, w->data, n});
+      return out;
     },
     [=](beat_atom) { send_heartbeats(self); },
     [=](start_atom, std::string& address) {

@@ -16,7 +16,7 @@ void slot_manager::register_task_executor(const resource_id& id,
   worker w;
   w.id = id;
   for (auto& s : report.slots) {
-    w.slots.push_back(slot{s.profile, s.alloc, s.job});
+    w.slots.push_back(slot{s.profile, s.alloc, s.job, s.alloc.valid()});
     if (!s.alloc.valid())
       ++w.free;
   }
@@ -35,6 +35,38 @@ slot_manager::unregister_task_executor(const resource_id& id) {
       lost.push_back(s.alloc);
   workers_.erase(i);
   return lost;
+}
+
+std::vector<std::pair<resource_id, int32_t>>
+slot_manager::holders_of(job_id job) const {
+  std::vector<std::pair<resource_id, int32_t>> out;
+  for (auto& w : workers_) {
+    auto n = std::count_if(w.slots.begin(), w.slots.end(), [&](const slot& s) {
+      return s.alloc.valid() && s.job == job;
+    });
+    if (n > 0)
+      out.emplace_back(w.id, static_cast<int32_t>(n));
+  }
+  return out;
+}
+
+std::vector<resource_id> slot_manager::free_kept(job_id job) {
+  std::vector<resource_id> out;
+  for (auto& w : workers_) {
+    bool any = false;
+    for (size_t k = 0; k < w.slots.size(); ++k) {
+      auto& s = w.slots[k];
+      if (!s.kept || !s.alloc.valid() || !(s.job == job))
+        continue;
+      s = slot{s.profile, {}, {}, false};
+      ++w.free;
+      w.next_free = std::min(w.next_free, k);
+      any = true;
+    }
+    if (any)
+      out.push_back(w.id);
+  }
+  return out;
 }
 
 bool slot_manager::is_registered(const resource_id& id) const {
@@ -135,6 +167,7 @@ void slot_manager::free_slot(const resource_id& id, allocation_id alloc) {
       if (w.slots[i].alloc == alloc) {
         w.slots[i].alloc = {};
         w.slots[i].job = {};
+        w.slots[i].kept = false;
         ++w.free;
         w.next_free = std::min(w.next_free, i);
       }

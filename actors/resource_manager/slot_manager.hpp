@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "messages/ids.hpp"
@@ -91,6 +92,13 @@ public:
   /// TaskExecutors other than `excluded`.
   int32_t slots_for(job_id job, const std::vector<resource_id>& excluded) const;
 
+  /// The registered TaskExecutors holding slots of `job`, each with the
+  /// number of them.
+  std::vector<std::pair<resource_id, int32_t>> holders_of(job_id job) const;
+  /// Frees the slots of `job` that TaskExecutors reported allocated when
+  /// they registered (kept for a JobMaster that is gone, which its
+  /// successor did not adopt); the TaskExecutors that held some.
+  std::vector<resource_id> free_kept(job_id job);
   int32_t task_executor_count() const;
   int32_t slot_count() const;
   int32_t free_slot_count() const;
@@ -101,6 +109,9 @@ private:
     resource_profile profile;
     allocation_id alloc; // nil when free
     job_id job;          // the holder's (nil when free)
+    /// Reported allocated when its TaskExecutor registered: kept for a
+    /// previous JobMaster, for its successor to adopt.
+    bool kept = false;
   };
   struct worker {
     resource_id id;

@@ -1,5 +1,7 @@
 #include "actors/task_executor/slot_table.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace weir {
@@ -83,6 +85,22 @@ std::vector<allocation_id> slot_table::free_leader(job_id job,
     }
   }
   return result;
+}
+
+int32_t slot_table::reown(job_id job, job_master_id leader) {
+  int32_t n = 0;
+  for (auto& s : slots_)
+    if (s.state != slot_state::free && s.job == job) {
+      s.leader = leader;
+      ++n;
+    }
+  return n;
+}
+
+bool slot_table::holds(job_id job, job_master_id leader) const {
+  return std::any_of(slots_.begin(), slots_.end(), [&](const slot& s) {
+    return s.state != slot_state::free && s.job == job && s.leader == leader;
+  });
 }
 
 int32_t slot_table::free_count() const {

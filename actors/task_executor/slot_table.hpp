@@ -44,6 +44,11 @@ public:
   /// gone) and returns their allocations.
   std::vector<allocation_id> free_leader(job_id job, job_master_id leader);
 
+  /// A JobMaster that took over `job` after a failover holds every slot
+  /// of it now, as `leader` (its predecessor is fenced); their number.
+  int32_t reown(job_id job, job_master_id leader);
+  /// Whether some slot of `job` is held under `leader`.
+  bool holds(job_id job, job_master_id leader) const;
   int32_t size() const { return static_cast<int32_t>(slots_.size()); }
   int32_t free_count() const;
   const resource_profile& profile(int32_t index) const;

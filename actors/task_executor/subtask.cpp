@@ -19,6 +19,7 @@
 #include "actors/task_executor/driver_client.hpp"
 #include "actors/task_executor/task_metrics.hpp"
 #include "dataplane/subtask_runner.hpp"
+#include "messages/errors.hpp"
 #include "storage/state_handle.hpp"
 
 namespace weir {
@@ -61,6 +62,12 @@ struct subtask_state : runner_port {
   execution_attempt_id attempt;
   int32_t subtask_index = 0;
   job_master_actor jm;
+  /// Whether a JobMaster adopted it after a failover: from then on, the
+  /// JobMaster's orders from anyone else (a predecessor) are dropped.
+  bool adopted = false;
+  /// Whether its JobMaster wired and started it (one that crashed in
+  /// between left it waiting: it is not adopted).
+  bool started = false;
   /// The process's metrics registry (null: none) and this subtask's labels.
   std::shared_ptr<task_metrics> metrics;
   subtask_labels labels;
@@ -84,6 +91,13 @@ struct subtask_state : runner_port {
   /// that losing one fails this subtask instead of stalling it.
   std::set<caf::actor_addr> watched;
   static inline const char* name = "subtask";
+
+  /// Whether the current message may carry a JobMaster's order.
+  bool from_job_master() const {
+    return !adopted
+           || caf::actor_cast<caf::actor_addr>(self->current_sender())
+                == jm.address();
+  }
 
   void watch(const caf::strong_actor_ptr& peer) {
     if (peer && watched.insert(caf::actor_cast<caf::actor_addr>(peer)).second)
@@ -421,6 +435,7 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
   return {
     [=](start_atom, subtask_wiring& w) {
       auto& st = self->state;
+      st.started = true;
       st.consumers = std::move(w.consumers);
       st.addresses = std::move(w.addresses);
       connect_data(st, w.producers);
@@ -461,15 +476,38 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
       self->state.runner->on_credit(port, consumer, n);
     },
     [=](trigger_atom, const checkpoint_barrier& b) {
-      self->state.runner->trigger(b);
+      if (self->state.from_job_master())
+        self->state.runner->trigger(b);
     },
     [=](stop_atom, const checkpoint_barrier& b) {
-      self->state.runner->stop_at(b);
+      if (self->state.from_job_master())
+        self->state.runner->stop_at(b);
     },
     [=](finish_atom) { self->state.runner->end_input(); },
     [=](resume_atom) { self->state.runner->resume(); },
-    [=](commit_atom, int64_t id) { self->state.runner->commit(id); },
-    [=](cancel_atom) { self->state.runner->cancel(); },
+    [=](commit_atom, int64_t id) {
+      if (self->state.from_job_master())
+        self->state.runner->commit(id);
+    },
+    [=](cancel_atom) {
+      // After an adoption, from its TaskExecutor (on this node) or its
+      // JobMaster, not from a predecessor that lives on.
+      auto& st = self->state;
+      auto sender = self->current_sender();
+      if (st.from_job_master()
+          || (sender && sender->node() == self->node()))
+        st.runner->cancel();
+    },
+    [=](adopt_atom, job_master_actor& jm) -> caf::result<int64_t> {
+      auto& st = self->state;
+      if (!st.started)
+        return make_error(errc::not_running,
+                          "it was deployed but never started");
+      st.jm = std::move(jm);
+      st.adopted = true;
+      crash_watch::route(st.attempt, st.jm);
+      return st.runner->newest_checkpoint();
+    },
     [=](produce_atom) { self->state.runner->produce(); },
     [=](flush_atom) { self->state.runner->flush(); },
     [=](tick_atom) { self->state.runner->metrics_tick(); },

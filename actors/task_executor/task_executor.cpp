@@ -1,10 +1,12 @@
 #include "actors/task_executor/task_executor.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include <caf/actor_system.hpp>
+#include <caf/send.hpp>
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -43,6 +45,9 @@ struct te_state {
   /// Network buffers reserved by the subtasks of each slot.
   std::unique_ptr<network_buffer_pool> buffers;
   running_subtasks<subtask_actor> subtasks;
+  /// What each running subtask is (for a JobMaster that takes its job
+  /// over), by address.
+  std::map<caf::actor_addr, std::pair<job_id, running_attempt>> attempts;
   slot_holders<caf::actor_addr> job_masters;
   /// Heartbeat requests from the ResourceManager and the JobMasters.
   heartbeat_monitor hb;
@@ -89,7 +94,9 @@ void give_back(self_ptr self, std::vector<allocation_id> allocs) {
     st.buffers->release(a);
   }
   publish_slots(self);
-  if (!allocs.empty())
+  // Without a ResourceManager (lost), the next one hears of the slots when
+  // this registers with it.
+  if (!allocs.empty() && st.rm)
     self->send(st.rm, free_atom_v, st.opts.id, std::move(allocs));
 }
 
@@ -176,9 +183,19 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
       env.data = st.opts.data;
       env.data_port = st.opts.data_port;
       env.registry = st.opts.registry;
+      running_attempt ra;
+      ra.attempt = d.attempt;
+      ra.attempt_number = d.attempt_number;
+      ra.task_index = d.task_index;
+      ra.subtask_index = d.subtask_index;
+      ra.parallelism = d.parallelism;
+      ra.head = d.chain.empty() ? std::string{} : d.chain.front().id;
+      ra.alloc = d.alloc;
       auto h = spawn_subtask(std::move(d), jm, env);
       self->monitor(h);
       st.subtasks.add(job, h);
+      ra.handle = h;
+      st.attempts.emplace(h.address(), std::make_pair(job, std::move(ra)));
       spawned.push_back(std::move(h));
     }
   } catch (const std::exception& e) {
@@ -220,17 +237,69 @@ void offer(self_ptr self, job_master_actor jm, std::vector<slot_offer> offers) {
 /// only after its predecessor is gone.
 void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
   auto& st = self->state;
+  if (st.opts.keep_tasks.count() > 0 && st.slots->holds(job, leader)) {
+    // A successor may adopt them (docs/state.md § Jobmanager failover
+    // without task restarts); they run on meanwhile.
+    self->delayed_send(self, st.opts.keep_tasks, lost_atom_v, job, leader);
+    return;
+  }
   auto freed = st.slots->free_leader(job, leader);
   if (!st.job_masters.newer_than(job, leader))
     cancel_subtasks(self, job);
   give_back(self, std::move(freed));
 }
 
-/// The ResourceManager is gone (or silent): stop everything; whoever runs
-/// this TaskExecutor registers a new one when a master is back.
+/// Cancels the subtasks running in allocations `allocs`.
+void cancel_in(self_ptr self, const std::vector<allocation_id>& allocs) {
+  for (auto& [addr, entry] : self->state.attempts)
+    if (std::find(allocs.begin(), allocs.end(), entry.second.alloc)
+        != allocs.end())
+      self->send(entry.second.handle, cancel_atom_v);
+}
+
+/// The keep-tasks timeout of `job`'s lost JobMaster `leader` passed: its
+/// subtasks that no successor adopted are canceled.
+void on_keep_timeout(self_ptr self, job_id job, job_master_id leader) {
+  auto& st = self->state;
+  auto freed = st.slots->free_leader(job, leader);
+  if (freed.empty())
+    return;
+  log_eventf("no JobMaster adopted the subtasks of job {} within {} ms "
+             "(taskmanager.failover.keep-tasks-timeout); canceling them",
+             job.to_string(), st.opts.keep_tasks.count());
+  cancel_in(self, freed);
+  give_back(self, std::move(freed));
+}
+
+/// Sends the registration to the ResourceManager in `st.rm`.
+void register_with_rm(self_ptr self);
+
+/// The ResourceManager is gone (or silent). Without subtasks to keep, stop
+/// everything: whoever runs this TaskExecutor registers a new one when a
+/// master is back. Else the subtasks run on, each job's for the keep-tasks
+/// timeout, and the owner connects this TaskExecutor to the next master.
 void on_resource_manager_lost(self_ptr self, caf::error reason) {
-  cancel_all_subtasks(self);
-  self->quit(std::move(reason));
+  auto& st = self->state;
+  if (st.opts.keep_tasks.count() <= 0 || !st.opts.owner
+      || st.subtasks.size() == 0) {
+    cancel_all_subtasks(self);
+    self->quit(std::move(reason));
+    return;
+  }
+  st.hb.unwatch(st.rm.address());
+  self->demonitor(st.rm.address());
+  st.rm = nullptr;
+  st.rm_leader = resource_manager_id{};
+  // The JobMasters of a lost jobmanager are lost with it.
+  for (auto& [addr, held] : st.job_masters.take_all()) {
+    st.hb.unwatch(addr);
+    on_job_master_lost(self, held.job, held.leader);
+  }
+  log_eventf("keeping {} subtasks running for up to {} ms for the next "
+             "jobmanager to adopt (taskmanager.failover.keep-tasks-timeout)",
+             st.subtasks.size(), st.opts.keep_tasks.count());
+  // The owner is dynamically typed (a blocking loop's scoped actor).
+  caf::anon_send(st.opts.owner, lost_atom_v, describe(reason));
 }
 
 /// Drops whoever stopped sending heartbeats: the ResourceManager ends this
@@ -256,6 +325,41 @@ void check_heartbeats(self_ptr self) {
       on_job_master_lost(self, held->job, held->leader);
     }
   });
+}
+
+void register_with_rm(self_ptr self) {
+  auto& st = self->state;
+  self->monitor(st.rm);
+  if (st.opts.heartbeat.interval.count() > 0)
+    st.hb.watch(st.rm.address(), self->clock().now());
+  auto rm = st.rm;
+  self->request(st.rm, registration_timeout, register_atom_v, st.opts.id,
+                task_executor_actor{self}, registration(self))
+    .then(
+      [=](resource_manager_id leader) {
+        if (self->state.rm == rm)
+          self->state.rm_leader = leader;
+      },
+      [=](caf::error& err) {
+        log_problemf("weir: TaskExecutor {} could not register: {}",
+                     self->state.opts.id.value, describe(err));
+        if (self->state.rm == rm)
+          on_resource_manager_lost(self, err);
+      });
+}
+
+/// A JobMaster that took over `job` as `leader` holds the job's slots here
+/// from now on.
+int32_t on_adopt(self_ptr self, job_id job, job_master_id leader,
+                 job_master_actor jm) {
+  auto& st = self->state;
+  auto n = st.slots->reown(job, leader);
+  if (n > 0 && st.job_masters.hold(jm.address(), job, leader)) {
+    self->monitor(jm);
+    if (st.opts.heartbeat.interval.count() > 0)
+      st.hb.watch(jm.address(), self->clock().now());
+  }
+  return n;
 }
 
 task_executor_private_actor::behavior_type
@@ -285,28 +389,19 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       on_job_master_lost(self, held->job, held->leader);
       return;
     }
-    st.subtasks.ended(dm.source);
+    if (st.subtasks.ended(dm.source))
+      st.attempts.erase(dm.source);
   });
   // Going down cancels every subtask it runs.
   self->set_exit_handler([=](caf::exit_msg& msg) {
     cancel_all_subtasks(self);
     self->quit(msg.reason);
   });
-  self->monitor(st.rm);
   publish_slots(self);
   st.hb = heartbeat_monitor{st.opts.heartbeat};
-  if (st.opts.heartbeat.interval.count() > 0) {
-    st.hb.watch(st.rm.address(), self->clock().now());
+  if (st.opts.heartbeat.interval.count() > 0)
     self->send(self, beat_atom_v);
-  }
-  self->request(st.rm, registration_timeout, register_atom_v, st.opts.id,
-                task_executor_actor{self}, registration(self))
-    .then([=](resource_manager_id leader) { self->state.rm_leader = leader; },
-          [=](caf::error& err) {
-            log_problemf("weir: TaskExecutor {} could not register: {}",
-                         self->state.opts.id.value, describe(err));
-            self->quit(err);
-          });
+  register_with_rm(self);
   return {
     [=](request_atom, resource_manager_id leader, job_id job,
         job_master_id jm_leader, job_master_actor jm,
@@ -386,6 +481,25 @@ task_executor_impl(self_ptr self, task_executor_options opts,
     [=](free_atom, job_id job) {
       cancel_subtasks(self, job);
       give_back(self, self->state.slots->free_job(job));
+    },
+    [=](reconcile_atom, job_id job) {
+      std::vector<running_attempt> out;
+      for (auto& [addr, entry] : self->state.attempts)
+        if (entry.first == job)
+          out.push_back(entry.second);
+      return out;
+    },
+    [=](adopt_atom, job_id job, job_master_id leader, job_master_actor& jm) {
+      return on_adopt(self, job, leader, std::move(jm));
+    },
+    [=](lost_atom, job_id job, job_master_id leader) {
+      on_keep_timeout(self, job, leader);
+    },
+    [=](connect_atom, dispatcher_actor& dispatcher, resource_manager_actor& rm) {
+      auto& st = self->state;
+      st.opts.dispatcher = std::move(dispatcher);
+      st.rm = std::move(rm);
+      register_with_rm(self);
     },
   };
 }

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include <caf/actor.hpp>
 
 #include "actors/common/heartbeat_monitor.hpp"
 #include "dataplane/exchange_options.hpp"
@@ -56,6 +59,16 @@ struct task_executor_options {
   data_service_actor data;
   data_endpoint data_port;
   std::shared_ptr<data_registry> registry;
+  /// How long subtasks outlive their lost JobMaster (or ResourceManager),
+  /// waiting for a successor to adopt them
+  /// (taskmanager.failover.keep-tasks-timeout; 0: canceled at once).
+  std::chrono::milliseconds keep_tasks{0};
+  /// Who runs this TaskExecutor (a taskmanager process's connection loop):
+  /// when the ResourceManager is lost while subtasks are kept, it is told
+  /// with a `lost_atom` message and connects this TaskExecutor to the next
+  /// one (a `connect_atom` message) instead of starting another. Without
+  /// one, a lost ResourceManager ends this TaskExecutor.
+  caf::actor owner;
   /// Its process's metrics for the Prometheus endpoint (null: none): its
   /// slots and its subtasks' reports go there.
   std::shared_ptr<task_metrics> metrics;
@@ -65,7 +78,13 @@ struct task_executor_options {
 /// which only it sends itself.
 using task_executor_private_actor = task_executor_actor::extend<
   /// Self: time to check who has not sent heartbeats.
-  caf::reacts_to<beat_atom>>;
+  caf::reacts_to<beat_atom>,
+  /// Self: the subtasks of `job` kept for its lost JobMaster `leader` are
+  /// canceled unless a successor adopted them.
+  caf::reacts_to<lost_atom, job_id, job_master_id>,
+  /// Owner: register with this (new) ResourceManager, keeping the
+  /// subtasks that wait for adoption.
+  caf::reacts_to<connect_atom, dispatcher_actor, resource_manager_actor>>;
 
 /// Spawns a TaskExecutor that registers with `rm` at once.
 task_executor_actor spawn_task_executor(caf::actor_system& sys,

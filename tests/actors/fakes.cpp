@@ -102,6 +102,10 @@ task_executor_actor::behavior_type fake_task_executor(
     [](submit_atom, job_master_id, job_master_actor,
        std::vector<task_deployment>&) { return std::vector<subtask_actor>{}; },
     [](free_atom, job_id) {},
+    [](reconcile_atom, job_id) { return std::vector<running_attempt>{}; },
+    [](adopt_atom, job_id, job_master_id, job_master_actor) {
+      return int32_t{0};
+    },
     [=](heartbeat_atom) -> caf::result<resource_id> {
       if (opts.answer_heartbeats)
         return opts.id;

@@ -18,6 +18,7 @@ fake_resource_manager(resource_manager_actor::stateful_pointer<fake_rm_state> se
     [=](overview_atom, job_id, const std::vector<resource_id>&) {
       return int32_t{0};
     },
+    [=](reconcile_atom, job_id) { return std::vector<job_slot_holder>{}; },
     [=](list_atom) { return std::vector<task_manager_info>{}; },
     [=](log_atom, const resource_id&) { return std::vector<log_file>{}; },
     [=](log_atom, const resource_id&, const std::string&, int64_t) {
@@ -62,6 +63,10 @@ fake_subtask(subtask_actor::stateful_pointer<fake_subtask_state> self,
       self->send(self->state.jm, update_atom_v, self->state.attempt,
                  execution_state::canceled, io_metrics{}, std::string{});
     },
+    [=](adopt_atom, job_master_actor& jm) {
+      self->state.jm = std::move(jm);
+      return int64_t{0};
+    },
   };
 }
 
@@ -91,6 +96,10 @@ fake_task_executor(task_executor_actor::stateful_pointer<fake_te_state> self,
       return spawned;
     },
     [=](free_atom, job_id job) { self->state.freed.push_back(job); },
+    [](reconcile_atom, job_id) { return std::vector<running_attempt>{}; },
+    [](adopt_atom, job_id, job_master_id, job_master_actor) {
+      return int32_t{0};
+    },
     [=](heartbeat_atom) { return self->state.id; },
     [](log_atom) { return std::vector<log_file>{}; },
     [](log_atom, const std::string&, int64_t) { return std::string{}; },

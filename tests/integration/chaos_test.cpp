@@ -458,7 +458,8 @@ bool caused_by_a_fault(const std::string& cause) {
   for (auto* known : {"TaskExecutor ", "lost the connection to a peer subtask",
                       "lost the data connection to taskmanager ",
                       "subtask terminated unexpectedly", "deployment failed",
-                      "a subtask was canceled outside the JobMaster"})
+                      "a subtask was canceled outside the JobMaster",
+                      "a subtask could not be adopted"})
     if (cause.compare(0, std::strlen(known), known) == 0
         || cause.find("): " + std::string{known}) != std::string::npos)
       return true;

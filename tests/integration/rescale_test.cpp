@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <optional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -323,4 +324,104 @@ TEST_CASE("reactive mode runs a job on every slot; weir rescale is refused "
                                    "from the slots it can get "
                                    "(jobmanager.scheduler: adaptive)\n",
                                    id));
+}
+
+namespace {
+
+/// Each subtask of job `id` as "vertex/index" → its attempt number, or
+/// nothing unless every one of them runs.
+std::optional<std::map<std::string, int>> running_attempts(
+  const std::string& url, const std::string& id) {
+  auto job = get(url, "/jobs/" + id);
+  if (job.status != 200)
+    return std::nullopt;
+  auto body = job.body;
+  std::map<std::string, int> out;
+  for (auto& v : body["vertices"]) {
+    auto name = v["name"].get<std::string>();
+    auto vertex = get(url, "/jobs/" + id + "/vertices/"
+                             + v["id"].get<std::string>())
+                    .body;
+    for (auto& t : vertex["subtasks"]) {
+      if (t["status"] != "RUNNING")
+        return std::nullopt;
+      out[fmt::format("{}/{}", name, t["subtask"].get<int>())]
+        = t["attempt"].get<int>();
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a killed jobmanager's successor adopts the running subtasks: "
+          "same attempts, exact output") {
+  temp_dir dir;
+  std::string weir = std::getenv("WEIR_BIN");
+  restartable_jobmanager master{dir.file("state")};
+  running_process tm1{{weir, "taskmanager", "-m", master.address, "--slots",
+                       "2", "--id", "tm-1"}};
+  running_process tm2{{weir, "taskmanager", "-m", master.address, "--slots",
+                       "2", "--id", "tm-2"}};
+  REQUIRE(master->wait_for_stderr("TaskExecutor tm-1 registered", 30s));
+  REQUIRE(master->wait_for_stderr("TaskExecutor tm-2 registered", 30s));
+  auto out = dir.file("out");
+  // A subtask fails once (after 1500 records) so that the attempts run are
+  // number 1: a JobMaster that redeployed them would start over at 0.
+  // 30,000 records, 6,000 per key, about 8 s.
+  auto spec = dir.write("adopt.json", fmt::format(R"({{
+    "name": "adopt", "parallelism": 2,
+    "config": {{"execution.checkpointing.interval": "200 ms",
+               "restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.delay": "50 ms"}},
+    "vertices": [
+      {{"id": "events", "operator": "generator", "params": {{"count": 30000, "rate": 2000, "keys": 5}}}},
+      {{"id": "flaky", "operator": "map", "params": {{"function": "fail_once", "marker": "{}", "after": 1500}}}},
+      {{"id": "counts", "operator": "count"}},
+      {{"id": "out", "operator": "text_file", "params": {{"path": "{}", "delivery": "exactly-once"}}}}],
+    "edges": [{{"from": "events", "to": "flaky", "partitioning": "forward"}},
+              {{"from": "flaky", "to": "counts", "partitioning": "hash"}},
+              {{"from": "counts", "to": "out", "partitioning": "forward"}}]}})",
+                                                    dir.file("marker"), out));
+  auto run = run_weir({"run", "-m", master.rest, "-d", spec});
+  REQUIRE(run.exit_code == 0);
+  auto id = lines_of(run.out).back();
+  auto url = rest_url(*master);
+  std::map<std::string, int> before;
+  REQUIRE(eventually([&] {
+    auto now = running_attempts(url, id);
+    if (!now || now->empty() || now->begin()->second != 1)
+      return false;
+    before = *now;
+    return true;
+  }));
+  REQUIRE(master->wait_for_stderr("(adopt) completed checkpoint", 30s));
+  master.kill();
+  // Packed slots: the job runs on one of the workers, which keeps it.
+  auto keeping = [&](running_process& tm) {
+    tm.drain();
+    return tm.stderr_so_far().find("keeping 4 subtasks running")
+           != std::string::npos;
+  };
+  REQUIRE(eventually([&] { return keeping(tm1) || keeping(tm2); }));
+  master.restart();
+  REQUIRE(master->wait_for_stderr("(adopt) adopted its 4 running subtasks on ",
+                                  30s));
+  // The same attempts run on, under the new JobMaster.
+  auto after = running_attempts(rest_url(*master), id);
+  REQUIRE(after);
+  CHECK(*after == before);
+  auto waited = run_weir({"wait", "-m", master.rest, id}, 60s);
+  INFO(waited.err);
+  REQUIRE(waited.exit_code == 0);
+  std::map<std::string, int64_t> expected;
+  for (int k = 0; k < 5; ++k)
+    expected[fmt::format("key-{}", k)] = 6000;
+  CHECK(last_counts(committed_lines(out)) == expected);
+  REQUIRE(master->wait_for_stderr("(adopt) FINISHED", 30s));
+  auto log = master->stderr_so_far();
+  CHECK(log.find("starts its subtasks afresh") == std::string::npos);
+  CHECK(log.find("(adopt) restarts in") == std::string::npos);
+  // Checkpoints went on under the new JobMaster.
+  CHECK(log.find("(adopt) completed checkpoint") != std::string::npos);
 }

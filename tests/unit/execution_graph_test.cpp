@@ -1,6 +1,7 @@
 // The JobMaster's execution_graph.
 #include <doctest/doctest.h>
 
+#include "actors/job_master/attempt_adoption.hpp"
 #include "tests/unit/runtime_fixtures.hpp"
 
 using namespace weir;
@@ -409,6 +410,89 @@ TEST_CASE("total_metrics: each vertex's records and counters, summed over "
         == std::vector<std::string>{"Counter words.bad: 3",
                                     "Counter words.zero: 0",
                                     "Counter counts.keys: 7"});
+}
+
+} // TEST_SUITE
+
+// -- adoption after a jobmanager failover -------------------------------------
+
+namespace {
+
+/// What a worker reports for execution `flat` of `eg` (attempt number 3).
+running_attempt reported(const execution_graph& eg, size_t flat) {
+  auto& x = eg.executions()[flat];
+  auto& t = eg.tasks()[static_cast<size_t>(x.task)];
+  running_attempt r;
+  r.attempt = execution_attempt_id::random();
+  r.attempt_number = 3;
+  r.task_index = x.task;
+  r.subtask_index = x.subtask;
+  r.parallelism = t.parallelism;
+  r.head = eg.graph().vertices[static_cast<size_t>(t.vertices.front())].id;
+  return r;
+}
+
+std::vector<running_attempt> all_reported(const execution_graph& eg) {
+  std::vector<running_attempt> out;
+  for (size_t i = eg.size(); i-- > 0;) // in any order
+    out.push_back(reported(eg, i));
+  return out;
+}
+
+} // namespace
+
+TEST_SUITE("adoption") {
+
+TEST_CASE("every execution running once is adopted, by flat index") {
+  execution_graph eg{word_count()};
+  auto reports = all_reported(eg);
+  auto plan = plan_adoption(eg, reports);
+  REQUIRE(plan.problem == "");
+  REQUIRE(plan.attempts.size() == eg.size());
+  for (size_t i = 0; i < eg.size(); ++i) {
+    CHECK(plan.attempts[i].task_index == eg.executions()[i].task);
+    CHECK(plan.attempts[i].subtask_index == eg.executions()[i].subtask);
+  }
+  // Adopted: the graph knows the reported attempts, running, with their
+  // attempt numbers; its own former attempts no longer match.
+  auto old = eg.executions()[0].attempt;
+  for (size_t i = 0; i < eg.size(); ++i)
+    eg.adopt(static_cast<int32_t>(i), plan.attempts[i].attempt,
+             plan.attempts[i].attempt_number);
+  CHECK(eg.count(execution_state::running) == static_cast<int32_t>(eg.size()));
+  CHECK(eg.find(old) == -1);
+  CHECK(eg.find(plan.attempts[4].attempt) == 4);
+  CHECK(eg.executions()[2].attempt_number == 3);
+  // A restart goes on counting from them.
+  eg.restart();
+  CHECK(eg.executions()[2].attempt_number == 4);
+}
+
+TEST_CASE("a subtask that no longer runs, or runs twice, is no adoption") {
+  execution_graph eg{word_count()};
+  auto missing = all_reported(eg);
+  missing.erase(missing.begin() + 1); // flat 3: counts (2/2)
+  CHECK(plan_adoption(eg, missing).problem == "'counts' (2/2) no longer runs");
+  auto twice = all_reported(eg);
+  twice.push_back(reported(eg, 0));
+  CHECK(plan_adoption(eg, twice).problem
+        == "'lines -> words' (1/2) runs twice");
+}
+
+TEST_CASE("another parallelism or another chain is no adoption") {
+  execution_graph eg{word_count()};
+  auto rescaled = all_reported(eg);
+  rescaled[0].parallelism = 3;
+  CHECK(plan_adoption(eg, rescaled).problem
+        == "'out' runs at parallelism 3, the job's graph has 1");
+  auto other = all_reported(eg);
+  other[4].head = "sentences";
+  CHECK(plan_adoption(eg, other).problem
+        == "task 0 runs chain 'sentences', the job's is 'lines'");
+  auto beyond = all_reported(eg);
+  beyond[0].task_index = 7;
+  CHECK(plan_adoption(eg, beyond).problem
+        == "a subtask of task 7 runs, the job has 3 tasks");
 }
 
 } // TEST_SUITE
