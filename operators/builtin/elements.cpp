@@ -2,12 +2,15 @@
 // fromElements), so that a job built in code carries small inputs inside
 // its spec and runs wherever the spec goes.
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
 #include "operators/builtin/builtins.hpp"
 #include "operators/params.hpp"
+#include "operators/builtin/index_runs.hpp"
 #include "operators/state_codec.hpp"
 
 namespace weir::ops {
@@ -91,39 +94,57 @@ std::string check_elements(const params& p) {
   return parse_elements(p).problem;
 }
 
-/// Subtask i of n emits the elements i, i + n, i + 2n, ...
+/// Subtask i of n emits the elements i, i + n, i + 2n, ...; after a
+/// rescale, the runs of such indices that the old subtasks had left
+/// (index_runs.hpp).
 class elements_source : public source {
 public:
   explicit elements_source(element_list list) : list_(std::move(list)) {}
 
   void open(const operator_context& ctx) override {
-    next_ = static_cast<size_t>(ctx.subtask_index);
-    step_ = static_cast<size_t>(std::max(ctx.parallelism, 1));
+    index_ = std::max<int64_t>(ctx.subtask_index, 0);
+    step_ = std::max<int64_t>(ctx.parallelism, 1);
+    runs_ = {{index_, step_}};
   }
 
   bool next(row_batch& out, size_t max_rows) override {
-    for (size_t n = 0; n < max_rows && next_ < list_.values.size(); ++n) {
-      append_record(out, list_.fields, list_.values[next_]);
-      next_ += step_;
+    auto size = static_cast<int64_t>(list_.values.size());
+    for (size_t n = 0; n < max_rows && !runs_.empty();) {
+      auto& r = runs_.front();
+      if (r.next >= size) {
+        runs_.erase(runs_.begin());
+        continue;
+      }
+      append_record(out, list_.fields,
+                    list_.values[static_cast<size_t>(r.next)]);
+      r.next += r.stride;
+      ++n;
     }
-    return next_ < list_.values.size();
+    return std::any_of(runs_.begin(), runs_.end(),
+                       [&](const index_run& r) { return r.next < size; });
   }
 
   std::string snapshot_state() const override {
-    state_writer w;
-    w.int64(static_cast<int64_t>(next_));
-    return w.take();
+    if (runs_.empty()) // done: a run past the end
+      return write_runs({{static_cast<int64_t>(list_.values.size()), step_}},
+                        step_);
+    return write_runs(runs_, step_);
   }
 
   void restore_state(const std::string& bytes) override {
-    state_reader r{bytes, "elements"};
-    next_ = static_cast<size_t>(r.int64());
+    runs_ = read_runs(bytes, step_, "elements");
+  }
+
+  void restore_rescaled(const std::vector<std::string>& old_states) override {
+    runs_ = deal_runs(old_states, index_, step_,
+                      static_cast<int64_t>(list_.values.size()), "elements");
   }
 
 private:
   element_list list_;
-  size_t next_ = 0;
-  size_t step_ = 1;
+  std::vector<index_run> runs_;
+  int64_t index_ = 0;
+  int64_t step_ = 1;
 };
 
 } // namespace
@@ -137,6 +158,7 @@ operator_factory elements_factory() {
   };
   f.validate = [](const params& p, role) { return check_elements(p); };
   f.bounded = [](const params&) { return true; };
+  f.splits_operator_state = true;
   f.output_schema = [](const params& p, const schema_query&) {
     auto list = parse_elements(p);
     return derived_schema{list.fields, list.problem};

@@ -123,6 +123,13 @@ public:
     return w.take();
   }
 
+  /// Subtask 0 reads the file whatever the parallelism: it goes on from
+  /// the old subtask 0's position, the others read nothing.
+  void restore_rescaled(const std::vector<std::string>& old_states) override {
+    if (!old_states.empty() && !old_states[0].empty())
+      restore_state(old_states[0]);
+  }
+
   void restore_state(const std::string& bytes) override {
     state_reader r{bytes, "json_lines"};
     offset_ = static_cast<uint64_t>(r.int64());
@@ -209,6 +216,7 @@ private:
 operator_factory json_lines_factory() {
   operator_factory f;
   f.name = "json_lines";
+  f.splits_operator_state = true; // its source's position, its sink's files
   f.make_source = [](const params& p) -> std::unique_ptr<source> {
     throw_if(check_source(p));
     return std::make_unique<json_lines_source>(

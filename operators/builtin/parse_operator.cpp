@@ -64,6 +64,8 @@ parse_transform::parse_transform(std::optional<delimited_format> f, schema s,
 void parse_transform::open(const operator_context& ctx) {
   throw_if(check_input(field_, ctx.input));
   field_index_ = *ctx.input->find(field_);
+  index_ = std::max<int32_t>(ctx.subtask_index, 0);
+  parallelism_ = std::max<int32_t>(ctx.parallelism, 1);
   if (ctx.output != nullptr && *ctx.output != schema_)
     throw operator_error(fmt::format(
       "parse: the plan's output schema {} is not parameter 'schema' {}",
@@ -108,9 +110,28 @@ void parse_transform::restore_state(const std::string& bytes) {
   first_problem_ = r.text();
 }
 
+void parse_transform::restore_rescaled(
+  const std::vector<std::string>& old_states) {
+  lines_ = 0;
+  skipped_ = 0;
+  first_problem_.clear();
+  for (size_t j = static_cast<size_t>(index_); j < old_states.size();
+       j += static_cast<size_t>(parallelism_)) {
+    if (old_states[j].empty())
+      continue;
+    state_reader r{old_states[j], "parse"};
+    lines_ += r.int64();
+    skipped_ += r.int64();
+    auto problem = r.text();
+    if (first_problem_.empty())
+      first_problem_ = std::move(problem);
+  }
+}
+
 operator_factory parse_factory() {
   operator_factory f;
   f.name = "parse";
+  f.splits_operator_state = true;
   f.make_transform = [](const params& p) -> std::unique_ptr<transform> {
     throw_if(check_parse(p));
     auto format = text_param(p, "format", "csv");

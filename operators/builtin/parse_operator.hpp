@@ -36,6 +36,10 @@ public:
   void process(row_batch& in, row_batch& out, bool partial) override;
   std::string snapshot_state() const override;
   void restore_state(const std::string& bytes) override;
+  /// At another parallelism, subtask i takes the counts of the old
+  /// subtasks j with j mod n = i (so each old subtask's once), and the
+  /// first problem of the lowest of them.
+  void restore_rescaled(const std::vector<std::string>& old_states) override;
 
   /// Lines dropped by on_error skip.
   int64_t skipped() const { return skipped_; }
@@ -51,6 +55,8 @@ private:
   std::string field_;
   on_error on_error_;
   size_t field_index_ = 0;
+  int32_t index_ = 0;
+  int32_t parallelism_ = 1;
   int64_t lines_ = 0;
   int64_t skipped_ = 0;
   std::string first_problem_;

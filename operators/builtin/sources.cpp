@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "operators/builtin/builtins.hpp"
+#include "operators/builtin/index_runs.hpp"
 #include "operators/state_codec.hpp"
 #include "operators/params.hpp"
 
@@ -212,81 +213,23 @@ public:
   /// The next index of the one run of a fresh start (the format from
   /// before rescaling), or (next, stride) of each run.
   std::string snapshot_state() const override {
-    state_writer w;
-    if (runs_.size() == 1 && runs_[0].stride == stride_) {
-      w.int64(runs_[0].next);
-      return w.take();
-    }
-    for (auto& r : runs_) {
-      w.int64(r.next);
-      w.int64(r.stride);
-    }
-    return w.take();
+    return write_runs(runs_, stride_);
   }
 
   /// Continues after the last record of the checkpoint; the rate limit
   /// starts over from now.
   void restore_state(const std::string& bytes) override {
-    runs_ = read_runs(bytes, stride_);
+    runs_ = read_runs(bytes, stride_, "generator");
   }
 
-  /// The old subtasks' runs, dealt round-robin to the subtasks now; when
-  /// there are fewer runs than subtasks, each run is first split into
-  /// interleaved runs of a longer stride, so that every subtask gets one.
+  /// The old subtasks' runs, dealt over the subtasks now (index_runs.hpp).
   void restore_rescaled(const std::vector<std::string>& old_states) override {
-    auto old_parallelism = static_cast<int64_t>(old_states.size());
-    std::vector<run> all;
-    for (auto& bytes : old_states)
-      for (auto& r : read_runs(bytes, old_parallelism))
-        if (count_ < 0 || r.next < count_)
-          all.push_back(r);
-    if (!all.empty() && static_cast<int64_t>(all.size()) < stride_) {
-      auto k = (stride_ + static_cast<int64_t>(all.size()) - 1)
-               / static_cast<int64_t>(all.size());
-      std::vector<run> split;
-      for (auto& r : all)
-        for (int64_t j = 0; j < k; ++j)
-          split.push_back({r.next + j * r.stride, r.stride * k});
-      all = std::move(split);
-    }
-    runs_.clear();
-    for (size_t i = static_cast<size_t>(index_); i < all.size();
-         i += static_cast<size_t>(stride_))
-      if (count_ < 0 || all[i].next < count_)
-        runs_.push_back(all[i]);
+    runs_ = deal_runs(old_states, index_, stride_, count_, "generator");
   }
 
 private:
   using clock = std::chrono::steady_clock;
-
-  /// Indices next, next + stride, ... (below count_ when bounded).
-  struct run {
-    int64_t next = 0;
-    int64_t stride = 1;
-  };
-
-  /// A snapshot's runs: one next index (a fresh start's run, of stride
-  /// `stride`), or (next, stride) pairs.
-  static std::vector<run> read_runs(const std::string& bytes, int64_t stride) {
-    state_reader r{bytes, "generator"};
-    std::vector<int64_t> xs;
-    do
-      xs.push_back(r.int64());
-    while (!r.done());
-    if (xs.size() == 1)
-      return {{xs[0], std::max<int64_t>(stride, 1)}};
-    if (xs.size() % 2 != 0)
-      throw operator_error("cannot restore the state of generator: it is "
-                           "truncated or malformed");
-    std::vector<run> out;
-    for (size_t i = 0; i < xs.size(); i += 2) {
-      if (xs[i + 1] < 1)
-        throw operator_error("cannot restore the state of generator: a "
-                             "stride is not positive");
-      out.push_back({xs[i], xs[i + 1]});
-    }
-    return out;
-  }
+  using run = index_run;
 
   bool exhausted() const {
     if (count_ < 0)

@@ -394,7 +394,7 @@ TEST_CASE("event-log lines are cut at 8 KiB, at a character boundary, with a "
 TEST_CASE("weir run refuses operator state its operator cannot split") {
   job_graph g;
   g.name = "g";
-  g.vertices = {{"items", "elements", {{"values", "a,b"}}, 3},
+  g.vertices = {{"items", "tally", {}, 3},
                 {"numbers", "sequence", {{"from", "1"}, {"to", "9"}}, 3},
                 {"out", "discard", {}, 3}};
   g.edges = {{"items", "out", partitioning::rebalance},
@@ -404,17 +404,27 @@ TEST_CASE("weir run refuses operator state its operator cannot split") {
   position.operator_state = "position";
   auto bytes = state::encode_vertex_snapshot(position);
   sp.vertices["numbers"] = {bytes, bytes};
-  auto& builtin = ops::registry::builtin();
+  // A user library's source that does not split its position.
+  ops::registry library;
+  for (auto* name : {"sequence", "discard"})
+    library.add(*ops::registry::builtin().find(name));
+  ops::operator_factory tally;
+  tally.name = "tally";
+  library.add(tally);
   // sequence splits its ranges: any parallelism.
-  CHECK_FALSE(check_savepoint_fits(g, sp, false, "P", builtin));
+  CHECK_FALSE(check_savepoint_fits(g, sp, false, "P", library));
   sp.vertices["items"] = {bytes, bytes};
-  auto err = check_savepoint_fits(g, sp, false, "P", builtin);
+  auto err = check_savepoint_fits(g, sp, false, "P", library);
   CHECK(err == make_error(errc::invalid_job));
   CHECK(describe(err)
         == "savepoint 'P' holds operator state of vertex 'items' at "
-           "parallelism 2, which operator 'elements' cannot split over "
+           "parallelism 2, which operator 'tally' cannot split over "
            "parallelism 3 (docs/state.md § Rescaling)");
   // At its own parallelism it restores as it was.
   g.vertices[0].parallelism = 2;
-  CHECK_FALSE(check_savepoint_fits(g, sp, false, "P", builtin));
+  CHECK_FALSE(check_savepoint_fits(g, sp, false, "P", library));
+  // The built-in sources and transforms with operator state all split it.
+  for (auto* name : {"elements", "json_lines", "parse", "generator",
+                     "text_file"})
+    CHECK(ops::registry::builtin().find(name)->splits_operator_state);
 }
