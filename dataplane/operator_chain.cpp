@@ -20,6 +20,14 @@
 
 namespace weir {
 
+namespace {
+
+state::key_group_fn key_group_function(const ops::operator_context& ctx,
+                                       int32_t max_parallelism,
+                                       size_t suffix);
+
+} // namespace
+
 template <class F>
 decltype(auto) operator_chain::call(size_t i, F&& f) {
   if (!links_[i].user)
@@ -142,8 +150,21 @@ operator_chain::operator_chain(const task_deployment& d, const chain_env& env)
     auto owner = fmt::format("{}-{}", v.id, d.subtask_index);
     auto dir = fmt::format("{}/{}-{}", local_state_dir, owner,
                            d.attempt.to_string());
+    // A keyed operator's keys carry their key group (RocksDB): a rescale
+    // reads its range of groups only.
+    state::key_group_fn groups;
+    if (d.backend.type == "rocksdb") {
+      try {
+        groups = key_group_function(ctx, d.max_parallelism,
+                                    v.op == "window" ? 8 : 0);
+      } catch (const std::exception&) {
+        // Not partitioned by key: its keys are stored as they are.
+      }
+    }
+    auto max_parallelism = groups ? d.max_parallelism : 0;
     try {
-      link.backend = state::make_keyed_backend(d.backend, dir, owner);
+      link.backend = state::make_keyed_backend(
+        d.backend, dir, owner, std::move(groups), max_parallelism);
     } catch (const std::exception& e) {
       throw ops::operator_error(fmt::format("vertex '{}': {}", v.id, e.what()));
     }
@@ -301,7 +322,8 @@ void operator_chain::open(const operator_states& restore) {
         r.snap.keyed_state = state::select_key_groups(
           keyed, rescaled->range,
           key_group_function(links_[i].context, rescaled->max_parallelism,
-                             links_[i].op == "window" ? 8 : 0));
+                             links_[i].op == "window" ? 8 : 0),
+          rescaled->max_parallelism);
       } catch (const std::exception& e) {
         throw ops::operator_error(
           fmt::format("vertex '{}': {}", vertex, e.what()));

@@ -7,9 +7,10 @@
 
 namespace weir::state {
 
-std::unique_ptr<keyed_backend> make_keyed_backend(const state_backend_desc& d,
-                                                  const std::string& local_dir,
-                                                  const std::string& owner) {
+std::unique_ptr<keyed_backend>
+make_keyed_backend(const state_backend_desc& d, const std::string& local_dir,
+                   const std::string& owner, key_group_fn group_of,
+                   int32_t max_parallelism) {
   if (d.type == "hashmap")
     return std::make_unique<heap_backend>();
   if (d.type == "rocksdb") {
@@ -18,6 +19,8 @@ std::unique_ptr<keyed_backend> make_keyed_backend(const state_backend_desc& d,
     o.checkpoint_dir = d.checkpoint_dir;
     o.incremental = d.incremental;
     o.owner = owner;
+    o.group_of = std::move(group_of);
+    o.max_parallelism = max_parallelism;
     return std::make_unique<rocksdb_backend>(std::move(o));
   }
   throw std::runtime_error("unknown state.backend.type '" + d.type

@@ -85,7 +85,8 @@ std::string_view key_of_entry(const std::string& name, state_type type,
 
 std::string select_key_groups(const std::vector<std::string>& keyed_states,
                               key_group_range range,
-                              const key_group_fn& group_of) {
+                              const key_group_fn& group_of,
+                              int32_t max_parallelism) {
   struct kept_state {
     state_type type;
     std::vector<std::pair<std::string, std::string>> entries;
@@ -96,7 +97,10 @@ std::string select_key_groups(const std::vector<std::string>& keyed_states,
     if (bytes.empty())
       continue;
     any = true;
-    auto canonical = is_native(bytes) ? native_to_canonical(bytes) : bytes;
+    auto canonical = is_native(bytes)
+                       ? native_range_to_canonical(bytes, range,
+                                                   max_parallelism)
+                       : bytes;
     kept_state* current = nullptr;
     std::string current_name;
     bool timers = false; // the current state is a timer queue

@@ -55,11 +55,14 @@ using key_group_fn = std::function<int32_t(std::string_view key)>;
 /// vertex's old subtasks) whose key's group lies in `range`, as one
 /// canonical snapshot; "" when none of them holds any state. A timer under
 /// no key (a window's processing-time wakeup) goes to every subtask: its
-/// firing looks at whichever windows are due, so a copy is harmless. Throws
+/// firing looks at whichever windows are due, so a copy is harmless. A
+/// native RocksDB snapshot whose keys carry groups of `max_parallelism` is
+/// read only for `range`. Throws
 /// std::runtime_error for malformed bytes or a state that has two types.
 std::string select_key_groups(const std::vector<std::string>& keyed_states,
                               key_group_range range,
-                              const key_group_fn& group_of);
+                              const key_group_fn& group_of,
+                              int32_t max_parallelism = 0);
 
 /// The names of the keyed timer queues (operators/keyed_timers), whose
 /// store keys are a time then the key.

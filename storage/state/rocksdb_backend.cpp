@@ -1,5 +1,8 @@
 #include "storage/state/rocksdb_backend.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -104,16 +107,45 @@ bool ends_with(const std::string& s, std::string_view suffix) {
          && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// The column family that marks a database whose keyed states' keys carry
+/// their key group, and the number of groups: "meta/key-groups/128".
+constexpr std::string_view key_groups_marker = "meta/key-groups/";
+
+bool is_marker(const std::string& cf) {
+  return cf.rfind(key_groups_marker, 0) == 0;
+}
+
+/// Timer queues keep a time before the key, and are read in time order:
+/// their keys carry no key group.
+bool is_timer_queue(const std::string& plain) {
+  return plain == event_timers_state || plain == processing_timers_state;
+}
+
+/// A key group as the 2-byte big-endian prefix of a key.
+std::string group_prefix(int32_t group) {
+  return {static_cast<char>((group >> 8) & 0xff),
+          static_cast<char>(group & 0xff)};
+}
+
+int32_t group_of_prefix(std::string_view key) {
+  return (static_cast<unsigned char>(key[0]) << 8)
+         | static_cast<unsigned char>(key[1]);
+}
+
 class rocksdb_column : public kv_column {
 public:
-  rocksdb_column(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf)
-    : db_(db), cf_(cf) {
+  /// `group_of` non-null: keys are stored behind their key group.
+  rocksdb_column(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
+                 std::string name, state_type type,
+                 const key_group_fn* group_of)
+    : db_(db), cf_(cf), name_(std::move(name)), type_(type),
+      group_of_(group_of) {
     write_.disableWAL = true;
   }
 
   bool get(std::string_view key, std::string& value) override {
-    auto s = db_->Get(read_, cf_, rocksdb::Slice{key.data(), key.size()},
-                      &value);
+    auto k = stored(key);
+    auto s = db_->Get(read_, cf_, rocksdb::Slice{k.data(), k.size()}, &value);
     if (s.IsNotFound())
       return false;
     if (!s.ok())
@@ -121,38 +153,61 @@ public:
     return true;
   }
   void put(std::string_view key, std::string_view value) override {
-    auto s = db_->Put(write_, cf_, rocksdb::Slice{key.data(), key.size()},
+    auto k = stored(key);
+    auto s = db_->Put(write_, cf_, rocksdb::Slice{k.data(), k.size()},
                       rocksdb::Slice{value.data(), value.size()});
     if (!s.ok())
       fail("put", s);
   }
   void remove(std::string_view key) override {
-    auto s = db_->Delete(write_, cf_, rocksdb::Slice{key.data(), key.size()});
+    auto k = stored(key);
+    auto s = db_->Delete(write_, cf_, rocksdb::Slice{k.data(), k.size()});
     if (!s.ok())
       fail("delete", s);
   }
+  /// Grouped keys: a prefix that holds a whole key (a map's entries of one
+  /// key) is in one group; any other prefix is looked for in every group,
+  /// which come in group order.
   void scan(std::string_view prefix,
             const std::function<void(std::string_view, std::string_view)>& f)
     override {
-    std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(read_, cf_)};
-    rocksdb::Slice p{prefix.data(), prefix.size()};
-    for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next())
-      f(std::string_view{it->key().data(), it->key().size()},
-        std::string_view{it->value().data(), it->value().size()});
-    if (!it->status().ok())
-      fail("scan", it->status());
+    if (group_of_ == nullptr || !whole_key(prefix)) {
+      each_from(group_of_ == nullptr ? std::string{prefix} : std::string{},
+                [&](std::string_view k, std::string_view v) {
+                  if (k.substr(0, prefix.size()) != prefix)
+                    return group_of_ != nullptr; // the next group may match
+                  f(k, v);
+                  return true;
+                });
+      return;
+    }
+    auto p = stored(prefix);
+    each_from(p, [&](std::string_view k, std::string_view v) {
+      if (k.substr(0, prefix.size()) != prefix)
+        return false;
+      f(k, v);
+      return true;
+    });
   }
   void scan_from(std::string_view from,
                  const std::function<bool(std::string_view, std::string_view)>&
                    f) override {
-    std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(read_, cf_)};
-    for (it->Seek(rocksdb::Slice{from.data(), from.size()}); it->Valid();
-         it->Next())
-      if (!f(std::string_view{it->key().data(), it->key().size()},
-             std::string_view{it->value().data(), it->value().size()}))
+    if (group_of_ == nullptr) {
+      each_from(std::string{from}, f);
+      return;
+    }
+    // Keys in byte order across groups (not used by timer queues, which
+    // carry no groups).
+    std::vector<std::pair<std::string, std::string>> entries;
+    each_from({}, [&](std::string_view k, std::string_view v) {
+      if (k >= from)
+        entries.emplace_back(k, v);
+      return true;
+    });
+    std::sort(entries.begin(), entries.end());
+    for (auto& [k, v] : entries)
+      if (!f(k, v))
         return;
-    if (!it->status().ok())
-      fail("scan", it->status());
   }
   void remove_prefix(std::string_view prefix) override {
     std::vector<std::string> keys;
@@ -164,8 +219,58 @@ public:
   }
 
 private:
+  /// The key as stored: behind its key group when keys are grouped.
+  std::string stored(std::string_view key) {
+    if (group_of_ == nullptr)
+      return std::string{key};
+    auto k = key_of_entry(name_, type_, key);
+    if (!last_group_ || k != last_key_) {
+      last_key_.assign(k.data(), k.size());
+      last_group_ = (*group_of_)(k);
+    }
+    auto out = group_prefix(*last_group_);
+    out.append(key.data(), key.size());
+    return out;
+  }
+
+  /// Whether `prefix` holds a whole key of a map state (map_key_prefix),
+  /// whose entries are all in that key's group.
+  bool whole_key(std::string_view prefix) const {
+    if (type_ != state_type::map || prefix.size() < 4)
+      return false;
+    uint32_t n = 0;
+    for (size_t i = 0; i < 4; ++i)
+      n = (n << 8) | static_cast<unsigned char>(prefix[i]);
+    return prefix.size() - 4 >= n;
+  }
+
+  /// Calls `f` with the entries from stored key `from` on, their keys
+  /// without a group, until it returns false.
+  void each_from(const std::string& from,
+                 const std::function<bool(std::string_view, std::string_view)>&
+                   f) {
+    std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(read_, cf_)};
+    size_t skip = group_of_ == nullptr ? 0 : 2;
+    for (it->Seek(rocksdb::Slice{from.data(), from.size()}); it->Valid();
+         it->Next()) {
+      auto k = it->key();
+      if (k.size() < skip)
+        continue;
+      if (!f(std::string_view{k.data() + skip, k.size() - skip},
+             std::string_view{it->value().data(), it->value().size()}))
+        break;
+    }
+    if (!it->status().ok())
+      fail("scan", it->status());
+  }
+
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* cf_;
+  std::string name_;
+  state_type type_;
+  const key_group_fn* group_of_;
+  std::string last_key_;
+  std::optional<int32_t> last_group_;
   rocksdb::ReadOptions read_;
   rocksdb::WriteOptions write_;
 };
@@ -179,6 +284,10 @@ struct rocksdb_backend::impl {
   std::map<std::string, rocksdb::ColumnFamilyHandle*> families; // by cf name
   std::map<std::string, std::unique_ptr<rocksdb_column>> columns;
   std::set<std::string> restored;
+  /// Whether the keyed states' keys carry their key group (a database
+  /// from before key-group prefixes does not), and how many groups.
+  bool grouped = false;
+  int32_t groups = 0;
   /// SST files already in the checkpoint directory (name → path), reused
   /// by incremental checkpoints. Upload threads update it.
   std::mutex uploaded_mtx;
@@ -223,7 +332,26 @@ struct rocksdb_backend::impl {
           "(taskmanager.state.local.root-dirs): {}",
           opts.local_dir, ec.message()));
       open({});
+      if (opts.group_of && opts.max_parallelism > 0) {
+        grouped = true;
+        groups = opts.max_parallelism;
+        family(fmt::format("{}{}", key_groups_marker, groups));
+      }
     }
+  }
+
+  /// Notes a restored database's key-group marker, if it has one.
+  void note_marker(const std::vector<std::string>& names) {
+    for (auto& n : names)
+      if (is_marker(n)) {
+        grouped = true;
+        groups = std::atoi(n.c_str() + key_groups_marker.size());
+      }
+  }
+
+  /// Whether the keys of state `plain` carry their key group.
+  bool grouped_state(const std::string& plain) const {
+    return grouped && !is_timer_queue(plain);
   }
 
   rocksdb::ColumnFamilyHandle* family(const std::string& name) {
@@ -249,27 +377,41 @@ struct rocksdb_backend::impl {
     fs::remove_all(opts.local_dir, ec);
   }
 
-  /// The canonical bytes of the database as of `snap`.
-  std::string canonical(const rocksdb::Snapshot* snap) {
+  /// The canonical bytes of the database as of `snap` (keys without
+  /// their groups); with `range`, of the keyed states only the entries of
+  /// those key groups (the database must be grouped).
+  std::string canonical(const rocksdb::Snapshot* snap,
+                        std::optional<key_group_range> range = {}) {
     rocksdb::ReadOptions ro;
     ro.snapshot = snap;
     int64_t states = 0;
     for (auto& [name, h] : families)
-      states += name != rocksdb::kDefaultColumnFamilyName;
+      states += name != rocksdb::kDefaultColumnFamilyName && !is_marker(name);
     canonical_writer w{states};
     for (auto& [name, h] : families) {
-      if (name == rocksdb::kDefaultColumnFamilyName)
+      if (name == rocksdb::kDefaultColumnFamilyName || is_marker(name))
         continue;
       auto type = name.rfind("map/", 0) == 0 ? state_type::map : state_type::value;
       auto plain = name.substr(name.find('/') + 1);
+      auto skip = grouped_state(plain) ? size_t{2} : size_t{0};
+      auto from = skip > 0 && range ? group_prefix(range->first) : std::string{};
+      auto in_range = [&](const rocksdb::Slice& k) {
+        return skip == 0 || !range
+               || (k.size() >= 2 && group_of_prefix({k.data(), 2}) <= range->last);
+      };
       std::unique_ptr<rocksdb::Iterator> it{db->NewIterator(ro, h)};
       int64_t n = 0;
-      for (it->SeekToFirst(); it->Valid(); it->Next())
+      for (it->Seek(from); it->Valid() && in_range(it->key()); it->Next())
         ++n;
       w.begin_state(plain, type, n);
-      for (it->SeekToFirst(); it->Valid(); it->Next())
-        w.entry(std::string_view{it->key().data(), it->key().size()},
+      for (it->Seek(from); it->Valid() && in_range(it->key()); it->Next()) {
+        auto k = it->key();
+        if (k.size() < skip)
+          throw std::runtime_error("RocksDB state: a key of state '" + plain
+                                   + "' has no key group");
+        w.entry(std::string_view{k.data() + skip, k.size() - skip},
                 std::string_view{it->value().data(), it->value().size()});
+      }
       if (!it->status().ok())
         fail("cannot read state '" + plain + "'", it->status());
     }
@@ -334,7 +476,15 @@ kv_column& rocksdb_backend::column(const std::string& name, state_type type) {
   auto& slot = impl_->columns[full];
   if (!slot) {
     auto* family = impl_->family(full); // opens the database if need be
-    slot = std::make_unique<rocksdb_column>(impl_->db, family);
+    const key_group_fn* groups = nullptr;
+    if (impl_->grouped_state(name)) {
+      if (!impl_->opts.group_of)
+        throw std::runtime_error("RocksDB state: its keys carry key groups, "
+                                 "and the operator has no key");
+      groups = &impl_->opts.group_of;
+    }
+    slot = std::make_unique<rocksdb_column>(impl_->db, family, name, type,
+                                            groups);
   }
   impl_->restored.erase(full);
   return *slot;
@@ -369,8 +519,9 @@ void rocksdb_backend::restore(const std::string& bytes) {
     if (!s.ok())
       fail("cannot read the restored database", s);
     d.open(names);
+    d.note_marker(names);
     for (auto& n : names)
-      if (n != rocksdb::kDefaultColumnFamilyName)
+      if (n != rocksdb::kDefaultColumnFamilyName && !is_marker(n))
         d.restored.insert(n);
     return;
   }
@@ -385,14 +536,24 @@ void rocksdb_backend::restore(const std::string& bytes) {
       fail("cannot restore", s);
     batch.Clear();
   };
+  std::string current_name;
+  state_type current_type = state_type::value;
+  bool grouped = false;
   read_canonical(
     bytes,
     [&](const std::string& name, state_type type, int64_t) {
       auto full = cf_name(name, type);
       current = d.family(full);
       d.restored.insert(full);
+      current_name = name;
+      current_type = type;
+      grouped = d.grouped_state(name);
     },
     [&](std::string&& k, std::string&& v) {
+      if (grouped)
+        k = group_prefix(d.opts.group_of(
+              key_of_entry(current_name, current_type, k)))
+            + k;
       batch.Put(current, k, v);
       if (batch.GetDataSize() > (4u << 20))
         flush();
@@ -439,14 +600,23 @@ std::vector<std::string> rocksdb_backend::unclaimed() const {
   return names;
 }
 
-std::string native_to_canonical(const std::string& bytes) {
+std::string native_range_to_canonical(const std::string& bytes,
+                                      key_group_range range,
+                                      int32_t max_parallelism) {
   rocksdb_backend_options opts;
   opts.local_dir = (fs::temp_directory_path()
                     / fmt::format("weir-convert-{}", random_tag()))
                      .string();
   rocksdb_backend b{opts};
   b.restore(bytes);
-  return b.snapshot(0, snapshot_kind::savepoint).finish();
+  auto& d = *b.impl_;
+  if (!d.grouped || d.groups != max_parallelism || max_parallelism <= 0)
+    return d.canonical(nullptr);
+  return d.canonical(nullptr, range);
+}
+
+std::string native_to_canonical(const std::string& bytes) {
+  return native_range_to_canonical(bytes, {}, 0);
 }
 
 } // namespace weir::state

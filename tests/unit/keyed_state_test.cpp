@@ -423,3 +423,75 @@ TEST_CASE("a timer under no key goes to every subtask of a split") {
   CHECK(entries(select_key_groups({bytes}, {0, 0}, group_of)) == 2);
   CHECK(entries(select_key_groups({bytes}, {1, 1}, group_of)) == 1);
 }
+
+TEST_CASE("RocksDB keys carry their key group: a rescale reads its range "
+          "alone, and a database from before still restores") {
+  // The group of "key-N" is N modulo 16.
+  auto group_of = [](std::string_view key) {
+    return std::stoi(std::string{key.substr(4)}) % 16;
+  };
+  test::temp_dir dir;
+  int made = 0;
+  auto make = [&](bool grouped) {
+    rocksdb_backend_options o;
+    o.local_dir = dir.sub("local-" + std::to_string(made++));
+    o.checkpoint_dir = dir.sub("checkpoints");
+    o.owner = "agg-0";
+    if (grouped) {
+      o.group_of = group_of;
+      o.max_parallelism = 16;
+    }
+    return std::make_unique<rocksdb_backend>(o);
+  };
+  auto keys_of = [](const std::string& canonical) {
+    std::set<std::string> keys;
+    read_canonical(
+      canonical, [](const std::string&, state_type, int64_t) {},
+      [&](std::string&& k, std::string&&) { keys.insert(k); });
+    return keys;
+  };
+  auto sums = [](keyed_backend& b) {
+    std::map<std::string, int64_t> out;
+    for (auto& r : run_sum(b, {}, true))
+      out[r.key] = r.num;
+    return out;
+  };
+  std::vector<record> in;
+  std::map<std::string, int64_t> expected;
+  for (int k = 0; k < 40; ++k) {
+    in.push_back(record::integer("key-" + std::to_string(k), k));
+    expected["key-" + std::to_string(k)] = k;
+  }
+  auto b = make(true);
+  run_sum(*b, in, false);
+  auto native = take(*b, 1);
+  REQUIRE(is_native(native));
+  // Groups 4..7: keys 4-7, 20-23 and 36-39, read without their prefix.
+  key_group_range range{4, 7};
+  auto part = keys_of(native_range_to_canonical(native, range, 16));
+  CHECK(part.size() == 12);
+  for (auto& k : part)
+    CHECK(range.contains(group_of(k)));
+  // Groups of another count: everything is read (and filtered by key).
+  CHECK(keys_of(native_range_to_canonical(native, range, 32)).size() == 40);
+  // The canonical form restores on the heap; the native one on RocksDB,
+  // which goes on with grouped keys.
+  heap_backend heap;
+  heap.restore(native_to_canonical(native));
+  CHECK(sums(heap) == expected);
+  auto again = make(true);
+  again->restore(native);
+  CHECK(sums(*again) == expected);
+  // A database whose keys carry no groups (from before them) restores
+  // into a backend that groups, and keeps its keys as they are.
+  auto legacy = make(false);
+  run_sum(*legacy, in, false);
+  auto old_native = take(*legacy, 2);
+  CHECK(keys_of(native_range_to_canonical(old_native, range, 16)).size()
+        == 40);
+  auto later = make(true);
+  later->restore(old_native);
+  CHECK(sums(*later) == expected);
+  // A savepoint of a grouped database is canonical: keys without groups.
+  CHECK(keys_of(take(*b, 3, snapshot_kind::savepoint)).size() == 40);
+}
