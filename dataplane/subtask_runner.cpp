@@ -220,6 +220,10 @@ void subtask_runner::metrics_tick() {
 void subtask_runner::end_of_input() {
   if (phase_ != phase::running)
     return;
+  if (detached_) {
+    end_deferred_ = true;
+    return;
+  }
   phase_ = phase::ending;
   if (suspended_) {
     // A stop without --drain: windows and timers wait in the savepoint.
@@ -231,6 +235,13 @@ void subtask_runner::end_of_input() {
   hand_over_collected();
   drain();
   try_finish();
+}
+
+void subtask_runner::attach() {
+  detached_ = false;
+  if (!std::exchange(end_deferred_, false))
+    return;
+  metered([&] { guarded([&] { end_of_input(); }); });
 }
 
 /// Once every batch has left: tells the consumers the channels ended and
@@ -368,6 +379,12 @@ void subtask_runner::give(std::vector<input_credits::grant>& grants,
 void subtask_runner::process_barrier(const input_event& ev) {
   give_back(ev, true);
   auto& b = std::get<checkpoint_barrier>(ev.body);
+  if (auto pending = aligner_.pending(); pending && b.id > *pending) {
+    // A newer checkpoint abandons the pending one (its JobMaster died or
+    // it expired): what its alignment held comes before anything else,
+    // so that the newer checkpoint's cut includes it.
+    release_held(true);
+  }
   pending_kind_ = b.kind;
   pending_suspend_ = b.suspend;
   if (aligner_.pending() != b.id)

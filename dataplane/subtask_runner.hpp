@@ -179,6 +179,15 @@ public:
   /// JobMaster that adopts it after a failover numbers its next one after
   /// it.
   int64_t newest_checkpoint() const;
+  /// Its JobMaster is lost: until a successor adopts it (attach), the end
+  /// of its input waits, so that no sink publishes output that no
+  /// checkpoint covers while nobody could restart the job consistently.
+  void detach() { detached_ = true; }
+  /// Adopted by a new JobMaster: an end of input that waited happens now.
+  void attach();
+  /// Whether its sources are halted by a `weir stop` whose JobMaster has
+  /// not told them to finish or resume yet.
+  bool halted() const { return halted_; }
 
   /// Scheduled by schedule_produce: the source produces its next batch.
   void produce();
@@ -221,6 +230,9 @@ private:
   void generate_watermark(bool end = false);
   void take_checkpoint(const checkpoint_barrier& b);
   void aligned(int64_t id);
+  /// What the alignment held is processed next: ahead of what waits for
+  /// replay (an abandoned alignment's, which precedes all of it), or after.
+  void release_held(bool ahead);
   void end_of_input();
   void try_finish();
   void drain();
@@ -279,6 +291,9 @@ private:
   phase phase_ = phase::created;
   /// A stop halted the source at its savepoint's barrier.
   bool halted_ = false;
+  /// Detached from a lost JobMaster, and whether its end of input waits.
+  bool detached_ = false;
+  bool end_deferred_ = false;
   /// Timers scheduled through the port and not fired yet.
   bool produce_pending_ = false;
   bool flush_pending_ = false;

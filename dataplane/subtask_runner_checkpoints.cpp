@@ -50,8 +50,13 @@ void subtask_runner::aligned(int64_t id) {
                   clock_() - alignment_start_)
                   .count();
   take_checkpoint(checkpoint_barrier{id, pending_kind_, pending_suspend_});
+  release_held(false);
+}
+
+void subtask_runner::release_held(bool ahead) {
   auto held = aligner_.release();
-  replay_.insert(replay_.end(), std::make_move_iterator(held.begin()),
+  replay_.insert(ahead ? replay_.begin() : replay_.end(),
+                 std::make_move_iterator(held.begin()),
                  std::make_move_iterator(held.end()));
   std::vector<input_credits::grant> grants;
   credits_.unblock_all(grants);

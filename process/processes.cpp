@@ -461,6 +461,10 @@ int run_taskmanager(const taskmanager_options& opts) {
                    "(taskmanager.registration.timeout)",
                    describe(handles.error()),
                    opts.registration_timeout.count());
+        if (worker) { // it kept subtasks: they end before their state
+          caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+          self->receive([](caf::down_msg&) {});
+        }
         release_local_state_dir(local_state);
         // A subtask still waiting for the lost master (a driver) must not
         // keep the process in its teardown.

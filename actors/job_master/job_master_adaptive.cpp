@@ -122,6 +122,7 @@ void on_adaptive_poll(self_ptr self) {
     auto& g = st.scheduler->graph();
     return st.job->state() == job_state::running
            && st.scheduler->subtasks().complete() && !st.rescale.busy()
+           && !taking_over(self)
            && !st.stop.busy() && g.count(execution_state::finished) == 0
            && g.slots_needed() < st.adaptive->desired();
   };

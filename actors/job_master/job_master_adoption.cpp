@@ -82,6 +82,7 @@ struct gathered {
 /// it told them).
 void adopted(self_ptr self, int64_t newest) {
   auto& st = self->state;
+  st.adopting = false;
   st.checkpoints->skip_to(newest);
   if (auto* cp = st.checkpoints->latest())
     for (auto& s : st.scheduler->subtasks().all())
@@ -120,6 +121,7 @@ void take_over(self_ptr self, std::shared_ptr<gathered> got,
     names.push_back(h.id.value);
   }
   st.reconcile_until.reset();
+  st.adopting = true;
   report_status(self);
   log_job(self, "adopted its {} running subtasks on {} (attempt {}), without "
                 "a restart",
@@ -278,6 +280,10 @@ void schedule_first_round(self_ptr self) {
   st.reconcile_since = std::chrono::steady_clock::now();
   st.reconcile_until = st.reconcile_since + st.opts.reconcile_timeout;
   on_reconcile_poll(self);
+}
+
+bool taking_over(self_ptr self) {
+  return self->state.adopting || self->state.reconcile_until.has_value();
 }
 
 void on_reconcile_poll(self_ptr self) {

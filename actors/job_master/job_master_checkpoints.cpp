@@ -304,7 +304,7 @@ void request_checkpoint(self_ptr self, checkpoint_request req) {
     return;
   }
   if (st.job->state() != job_state::running || !st.scheduler->subtasks().complete()
-      || st.stop.busy()) {
+      || st.stop.busy() || taking_over(self)) {
     req.refuse(make_error(errc::not_running,
                           fmt::format("job {} is not running",
                                       g.graph().id.to_string())));

@@ -81,6 +81,8 @@ std::optional<rescale_refusal> rescale_problem(self_ptr self, int32_t n) {
                            st.rescale.to(), to_string(st.rescale.current())));
   if (g.count(execution_state::finished) > 0)
     return now("some of its subtasks have finished");
+  if (taking_over(self))
+    return now("it is being taken over after a jobmanager failover");
   return std::nullopt;
 }
 

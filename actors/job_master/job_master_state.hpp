@@ -136,6 +136,10 @@ struct jm_state {
   /// for the workers that kept its subtasks (none: it does not wait).
   std::chrono::steady_clock::time_point reconcile_since;
   std::optional<std::chrono::steady_clock::time_point> reconcile_until;
+  /// Adopted subtasks are being told to report here; until each answered
+  /// with the newest checkpoint id it saw, no checkpoint may be triggered
+  /// (its id could be one the predecessor used).
+  bool adopting = false;
   /// The resource id of each TaskExecutor that offered slots.
   std::map<caf::actor_addr, resource_id> executor_ids;
   static inline const char* name = "job_master";
@@ -279,6 +283,10 @@ void schedule_first_round(self_ptr self);
 
 /// Self: asks the ResourceManager again which workers hold the job's slots.
 void on_reconcile_poll(self_ptr self);
+
+/// Whether the job is being taken over after a failover (its workers
+/// asked, or its adopted subtasks not all answered yet).
+bool taking_over(self_ptr self);
 
 // -- job_master_adaptive.cpp -------------------------------------------------
 

@@ -95,11 +95,6 @@ public:
     return out;
   }
 
-  /// Every JobMaster watched, forgotten (their jobmanager is lost).
-  std::map<Address, holder> take_all() {
-    return std::exchange(by_address_, {});
-  }
-
   /// Whether a JobMaster of `job` other than `leader` holds slots here (a
   /// newer one: it deploys only after its predecessor is gone).
   bool newer_than(const job_id& job, const job_master_id& leader) const {

@@ -8,6 +8,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/blocking_actor.hpp>
+#include <caf/send.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -45,7 +46,9 @@ using subtask_private_actor = subtask_actor::extend<
   /// complete; acknowledge it.
   caf::reacts_to<written_atom, int64_t, operator_states>,
   /// That thread: writing checkpoint `id`'s state failed for the reason given.
-  caf::reacts_to<write_failed_atom, int64_t, std::string>>;
+  caf::reacts_to<write_failed_atom, int64_t, std::string>,
+  /// Its TaskExecutor (detach_subtask): its JobMaster is lost.
+  caf::reacts_to<lost_atom>>;
 
 struct subtask_state;
 
@@ -503,9 +506,16 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
       if (!st.started)
         return make_error(errc::not_running,
                           "it was deployed but never started");
+      // Its JobMaster died during a `weir stop`, which the new one does not
+      // know of: a restart lets the sources produce again.
+      if (st.runner->halted())
+        return make_error(errc::not_running,
+                          "its sources are halted by a stop that was cut "
+                          "short");
       st.jm = std::move(jm);
       st.adopted = true;
       crash_watch::route(st.attempt, st.jm);
+      st.runner->attach();
       return st.runner->newest_checkpoint();
     },
     [=](produce_atom) { self->state.runner->produce(); },
@@ -518,6 +528,7 @@ subtask_impl(self_ptr self, task_deployment d, job_master_actor jm,
     [=](write_failed_atom, int64_t id, const std::string& error) {
       self->state.runner->snapshot_failed(id, error);
     },
+    [=](lost_atom) { self->state.runner->detach(); },
   };
 }
 
@@ -529,6 +540,10 @@ bool restores_from_files(const operator_states& restore) {
 }
 
 } // namespace
+
+void detach_subtask(const subtask_actor& h) {
+  caf::anon_send(caf::actor_cast<subtask_private_actor>(h), lost_atom_v);
+}
 
 subtask_actor spawn_subtask(task_deployment d, job_master_actor jm,
                             const subtask_env& env) {

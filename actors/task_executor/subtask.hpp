@@ -40,6 +40,10 @@ struct subtask_env {
   std::shared_ptr<data_registry> registry;
 };
 
+/// Tells subtask `h` that its JobMaster is lost: until a successor adopts
+/// it, its end of input waits (subtask_runner::detach).
+void detach_subtask(const subtask_actor& h);
+
 /// Spawns the actor running one subtask. It opens its operators at once
 /// (reporting INITIALIZING, or FAILED), runs when the JobMaster sends its
 /// wiring, and reports FINISHED, FAILED or CANCELED to `jm` before it quits.

@@ -239,7 +239,10 @@ void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
   auto& st = self->state;
   if (st.opts.keep_tasks.count() > 0 && st.slots->holds(job, leader)) {
     // A successor may adopt them (docs/state.md § Jobmanager failover
-    // without task restarts); they run on meanwhile.
+    // without task restarts); they run on meanwhile, but none ends.
+    for (auto& [addr, entry] : st.attempts)
+      if (entry.first == job)
+        detach_subtask(entry.second.handle);
     self->delayed_send(self, st.opts.keep_tasks, lost_atom_v, job, leader);
     return;
   }
@@ -290,11 +293,9 @@ void on_resource_manager_lost(self_ptr self, caf::error reason) {
   self->demonitor(st.rm.address());
   st.rm = nullptr;
   st.rm_leader = resource_manager_id{};
-  // The JobMasters of a lost jobmanager are lost with it.
-  for (auto& [addr, held] : st.job_masters.take_all()) {
-    st.hb.unwatch(addr);
-    on_job_master_lost(self, held.job, held.leader);
-  }
+  // JobMasters stay watched: those of a lost jobmanager are lost by their
+  // own down messages or heartbeats (and their subtasks kept); one that
+  // lives on (only its ResourceManager restarted) keeps its subtasks.
   log_eventf("keeping {} subtasks running for up to {} ms for the next "
              "jobmanager to adopt (taskmanager.failover.keep-tasks-timeout)",
              st.subtasks.size(), st.opts.keep_tasks.count());

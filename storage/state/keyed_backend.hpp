@@ -54,7 +54,9 @@ public:
   virtual void remove_prefix(std::string_view prefix) = 0;
   /// Calls `f` for the entries from the first key at or after `from`, in
   /// byte order of the keys, until `f` returns false (ordered queues such
-  /// as timers read only their head).
+  /// as timers read only their head). RocksDB's grouped keys: a `from`
+  /// that holds a whole map key (map_key_prefix) reads on within that
+  /// key's group only.
   virtual void
   scan_from(std::string_view from,
             const std::function<bool(std::string_view, std::string_view)>& f)

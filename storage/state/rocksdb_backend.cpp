@@ -196,6 +196,23 @@ public:
       each_from(std::string{from}, f);
       return;
     }
+    if (whole_key(from)) {
+      // From a key's entry on (an interval join's buffer of that key): in
+      // byte order within the key's group, which holds all of that key.
+      auto start = stored(from);
+      auto group = start.substr(0, 2);
+      std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(read_, cf_)};
+      for (it->Seek(start); it->Valid() && it->key().starts_with(group);
+           it->Next()) {
+        auto k = it->key();
+        if (!f(std::string_view{k.data() + 2, k.size() - 2},
+               std::string_view{it->value().data(), it->value().size()}))
+          return;
+      }
+      if (!it->status().ok())
+        fail("scan", it->status());
+      return;
+    }
     // Keys in byte order across groups (not used by timer queues, which
     // carry no groups).
     std::vector<std::pair<std::string, std::string>> entries;

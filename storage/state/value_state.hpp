@@ -80,7 +80,8 @@ public:
   }
 
   /// Calls `f(key, value)` for every key that has a value (heap: in no
-  /// particular order; RocksDB: in byte order of the keys).
+  /// particular order; RocksDB: by key group, then in byte order of the
+  /// keys).
   template <class F>
   void for_each(F&& f) const {
     if (table_) {

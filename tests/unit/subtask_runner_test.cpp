@@ -369,6 +369,48 @@ TEST_CASE("barriers align, then the snapshot is taken and the barrier "
                  "FINISHED in=4 out=2"});
 }
 
+TEST_CASE("a newer checkpoint's barrier abandons the pending alignment; "
+          "what it held comes before the newer cut") {
+  // Checkpoint 7 reached channel 0 only (its JobMaster died while it
+  // triggered the sources); checkpoint 8 comes on channel 1 first.
+  fixture f{keyed_count({2})};
+  f.runner.start();
+  f.port.take();
+  checkpoint_barrier b7{7, checkpoint_kind::checkpoint};
+  checkpoint_barrier b8{8, checkpoint_kind::checkpoint};
+  f.runner.on_batch(0, 0, 0, numbers(1, 2, "a"));
+  f.runner.on_barrier(0, 0, 1, b7);
+  f.runner.on_batch(0, 0, 2, numbers(3, 3, "a")); // held by 7's alignment
+  f.port.take();
+  // The held batch is processed now, before checkpoint 8's snapshot.
+  f.runner.on_barrier(1, 0, 0, b8);
+  CHECK(f.port.take() == log_lines{"credit ch1 p0", "credit ch0 p0"});
+  f.runner.on_barrier(0, 0, 3, b8); // aligned
+  auto log = f.port.take();
+  CHECK(std::find(log.begin(), log.end(), "ack 8") != log.end());
+  CHECK(f.port.acks.count(7) == 0);
+}
+
+TEST_CASE("a subtask whose JobMaster is lost does not end until it is "
+          "adopted") {
+  fixture f{deployment({vertex("src", "sequence", {{"from", "1"}, {"to", "3"}})},
+                       {}, 1),
+            opts(2)};
+  f.runner.start();
+  f.port.take();
+  f.port.produce_due = false;
+  f.runner.detach();
+  f.runner.produce(); // 1, 2
+  f.runner.produce(); // 3, and the end of the input: it waits
+  f.runner.produce();
+  auto log = f.port.take();
+  CHECK(std::find(log.begin(), log.end(), "FINISHED in=3 out=3") == log.end());
+  CHECK(f.runner.current_phase() == subtask_runner::phase::running);
+  f.runner.attach(); // adopted: it ends now
+  log = f.port.take();
+  CHECK(std::find(log.begin(), log.end(), "FINISHED in=3 out=3") != log.end());
+}
+
 TEST_CASE("a source takes a triggered checkpoint; others ignore triggers") {
   fixture src{deployment({vertex("src", "sequence", {{"from", "1"}, {"to", "3"}})},
                          {}, 1),
