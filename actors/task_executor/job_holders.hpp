@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "actors/common/handle_address.hpp"
@@ -15,16 +16,17 @@
 
 namespace weir {
 
-/// The subtasks running here, by job.
-template <class Handle>
+/// The subtasks running here, by job, each with what `Info` says of it
+/// (the TaskExecutor: its attempt and slot, for a JobMaster taking over).
+template <class Handle, class Info = std::monostate>
 class running_subtasks {
 public:
   using address_type = address_of_t<Handle>;
 
-  void add(const job_id& job, Handle h) {
+  void add(const job_id& job, Handle h, Info info = {}) {
     auto addr = h.address();
     by_job_[job].insert(addr);
-    by_address_.emplace(addr, std::make_pair(job, std::move(h)));
+    by_address_.emplace(addr, entry{job, std::move(h), std::move(info)});
   }
 
   /// The subtask at `addr` ended; false when it was none of these.
@@ -32,7 +34,7 @@ public:
     auto i = by_address_.find(addr);
     if (i == by_address_.end())
       return false;
-    auto job = i->second.first;
+    auto job = i->second.job;
     by_address_.erase(i);
     if (auto j = by_job_.find(job); j != by_job_.end()) {
       j->second.erase(addr);
@@ -47,23 +49,45 @@ public:
     std::vector<Handle> out;
     if (auto j = by_job_.find(job); j != by_job_.end())
       for (auto& addr : j->second)
-        out.push_back(by_address_.at(addr).second);
+        out.push_back(by_address_.at(addr).handle);
+    return out;
+  }
+
+  /// What is known of each subtask of `job`.
+  std::vector<Info> info_of(const job_id& job) const {
+    std::vector<Info> out;
+    if (auto j = by_job_.find(job); j != by_job_.end())
+      for (auto& addr : j->second)
+        out.push_back(by_address_.at(addr).info);
     return out;
   }
 
   /// Every subtask.
   std::vector<Handle> all() const {
     std::vector<Handle> out;
-    for (auto& [addr, entry] : by_address_)
-      out.push_back(entry.second);
+    for (auto& [addr, e] : by_address_)
+      out.push_back(e.handle);
     return out;
+  }
+
+  /// Calls `f(handle, info)` for every subtask.
+  template <class F>
+  void each(F&& f) const {
+    for (auto& [addr, e] : by_address_)
+      f(e.handle, e.info);
   }
 
   size_t size() const { return by_address_.size(); }
 
 private:
+  struct entry {
+    job_id job;
+    Handle handle;
+    Info info;
+  };
+
   std::map<job_id, std::set<address_type>> by_job_;
-  std::map<address_type, std::pair<job_id, Handle>> by_address_;
+  std::map<address_type, entry> by_address_;
 };
 
 /// The JobMasters that hold slots here, by address, with their job and

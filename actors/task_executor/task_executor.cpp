@@ -44,10 +44,8 @@ struct te_state {
   std::unique_ptr<slot_table> slots;
   /// Network buffers reserved by the subtasks of each slot.
   std::unique_ptr<network_buffer_pool> buffers;
-  running_subtasks<subtask_actor> subtasks;
-  /// What each running subtask is (for a JobMaster that takes its job
-  /// over), by address.
-  std::map<caf::actor_addr, std::pair<job_id, running_attempt>> attempts;
+  /// With what each is (for a JobMaster that takes its job over).
+  running_subtasks<subtask_actor, running_attempt> subtasks;
   slot_holders<caf::actor_addr> job_masters;
   /// Heartbeat requests from the ResourceManager and the JobMasters.
   heartbeat_monitor hb;
@@ -193,9 +191,8 @@ start_subtasks(self_ptr self, const job_master_actor& jm,
       ra.alloc = d.alloc;
       auto h = spawn_subtask(std::move(d), jm, env);
       self->monitor(h);
-      st.subtasks.add(job, h);
       ra.handle = h;
-      st.attempts.emplace(h.address(), std::make_pair(job, std::move(ra)));
+      st.subtasks.add(job, h, std::move(ra));
       spawned.push_back(std::move(h));
     }
   } catch (const std::exception& e) {
@@ -240,9 +237,8 @@ void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
   if (st.opts.keep_tasks.count() > 0 && st.slots->holds(job, leader)) {
     // A successor may adopt them (docs/state.md § Jobmanager failover
     // without task restarts); they run on meanwhile, but none ends.
-    for (auto& [addr, entry] : st.attempts)
-      if (entry.first == job)
-        detach_subtask(entry.second.handle);
+    for (auto& h : st.subtasks.of(job))
+      detach_subtask(h);
     self->delayed_send(self, st.opts.keep_tasks, lost_atom_v, job, leader);
     return;
   }
@@ -254,10 +250,10 @@ void on_job_master_lost(self_ptr self, job_id job, job_master_id leader) {
 
 /// Cancels the subtasks running in allocations `allocs`.
 void cancel_in(self_ptr self, const std::vector<allocation_id>& allocs) {
-  for (auto& [addr, entry] : self->state.attempts)
-    if (std::find(allocs.begin(), allocs.end(), entry.second.alloc)
-        != allocs.end())
-      self->send(entry.second.handle, cancel_atom_v);
+  self->state.subtasks.each([&](auto& h, const running_attempt& a) {
+    if (std::find(allocs.begin(), allocs.end(), a.alloc) != allocs.end())
+      self->send(h, cancel_atom_v);
+  });
 }
 
 /// The keep-tasks timeout of `job`'s lost JobMaster `leader` passed: its
@@ -390,8 +386,7 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       on_job_master_lost(self, held->job, held->leader);
       return;
     }
-    if (st.subtasks.ended(dm.source))
-      st.attempts.erase(dm.source);
+    st.subtasks.ended(dm.source);
   });
   // Going down cancels every subtask it runs.
   self->set_exit_handler([=](caf::exit_msg& msg) {
@@ -484,11 +479,7 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       give_back(self, self->state.slots->free_job(job));
     },
     [=](reconcile_atom, job_id job) {
-      std::vector<running_attempt> out;
-      for (auto& [addr, entry] : self->state.attempts)
-        if (entry.first == job)
-          out.push_back(entry.second);
-      return out;
+      return self->state.subtasks.info_of(job);
     },
     [=](adopt_atom, job_id job, job_master_id leader, job_master_actor& jm) {
       return on_adopt(self, job, leader, std::move(jm));

@@ -144,8 +144,7 @@ public:
   }
 
   bool get(std::string_view key, std::string& value) override {
-    auto k = stored(key);
-    auto s = db_->Get(read_, cf_, rocksdb::Slice{k.data(), k.size()}, &value);
+    auto s = db_->Get(read_, cf_, stored(key), &value);
     if (s.IsNotFound())
       return false;
     if (!s.ok())
@@ -153,15 +152,13 @@ public:
     return true;
   }
   void put(std::string_view key, std::string_view value) override {
-    auto k = stored(key);
-    auto s = db_->Put(write_, cf_, rocksdb::Slice{k.data(), k.size()},
+    auto s = db_->Put(write_, cf_, stored(key),
                       rocksdb::Slice{value.data(), value.size()});
     if (!s.ok())
       fail("put", s);
   }
   void remove(std::string_view key) override {
-    auto k = stored(key);
-    auto s = db_->Delete(write_, cf_, rocksdb::Slice{k.data(), k.size()});
+    auto s = db_->Delete(write_, cf_, stored(key));
     if (!s.ok())
       fail("delete", s);
   }
@@ -181,7 +178,7 @@ public:
                 });
       return;
     }
-    auto p = stored(prefix);
+    auto p = stored(prefix).ToString();
     each_from(p, [&](std::string_view k, std::string_view v) {
       if (k.substr(0, prefix.size()) != prefix)
         return false;
@@ -199,7 +196,7 @@ public:
     if (whole_key(from)) {
       // From a key's entry on (an interval join's buffer of that key): in
       // byte order within the key's group, which holds all of that key.
-      auto start = stored(from);
+      auto start = stored(from).ToString();
       auto group = start.substr(0, 2);
       std::unique_ptr<rocksdb::Iterator> it{db_->NewIterator(read_, cf_)};
       for (it->Seek(start); it->Valid() && it->key().starts_with(group);
@@ -236,18 +233,20 @@ public:
   }
 
 private:
-  /// The key as stored: behind its key group when keys are grouped.
-  std::string stored(std::string_view key) {
+  /// The key as stored: behind its key group when keys are grouped (in a
+  /// buffer valid until the next call; no copy otherwise).
+  rocksdb::Slice stored(std::string_view key) {
     if (group_of_ == nullptr)
-      return std::string{key};
+      return {key.data(), key.size()};
     auto k = key_of_entry(name_, type_, key);
     if (!last_group_ || k != last_key_) {
       last_key_.assign(k.data(), k.size());
       last_group_ = (*group_of_)(k);
     }
-    auto out = group_prefix(*last_group_);
-    out.append(key.data(), key.size());
-    return out;
+    stored_.clear(); // keeps its capacity
+    stored_.append(group_prefix(*last_group_));
+    stored_.append(key.data(), key.size());
+    return stored_;
   }
 
   /// Whether `prefix` holds a whole key of a map state (map_key_prefix),
@@ -288,6 +287,7 @@ private:
   const key_group_fn* group_of_;
   std::string last_key_;
   std::optional<int32_t> last_group_;
+  std::string stored_;
   rocksdb::ReadOptions read_;
   rocksdb::WriteOptions write_;
 };
