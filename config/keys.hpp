@@ -191,8 +191,8 @@ inline constexpr config_key<ms> reconcile_timeout{
   "jobmanager.failover.reconcile-timeout", "10 s",
   "How long the JobMaster of a job a jobmanager recovered waits for the "
   "workers that kept its subtasks running to register again, to adopt "
-  "them instead of restarting the job. 0: it adopts only what registered "
-  "workers hold when it starts.", {"0", "1 h"}};
+  "them instead of restarting the job. 0: it does not wait, and restarts "
+  "the job's subtasks from its newest checkpoint.", {"0", "1 h"}};
 inline constexpr config_key<ms> slot_request_timeout{
   "slot.request.timeout", "300 s",
   "How long a job waits for all of its slots before it fails.",

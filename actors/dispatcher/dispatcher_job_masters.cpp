@@ -87,11 +87,14 @@ void start_job_master(self_ptr self, job_entry& entry) {
   auto& st = self->state;
   auto opts = st.jm_opts;
   opts.incarnation = ++entry.incarnation;
-  opts.takes_over = entry.recovered || opts.incarnation > 0;
   // The workers of a crashed JobMaster stayed registered: what they kept is
-  // known at once. Only those of a job this jobmanager recovered may still
-  // be reconnecting.
-  if (!entry.recovered || opts.incarnation > 0)
+  // known at once. Those of a job this jobmanager recovered may still be
+  // reconnecting: it waits for them, unless the reconcile timeout is 0
+  // (an embedded cluster, whose workers start with it, keeps nothing).
+  bool restarted = opts.incarnation > 0;
+  opts.takes_over = restarted
+                    || (entry.recovered && opts.reconcile_timeout.count() > 0);
+  if (restarted || !entry.recovered)
     opts.reconcile_timeout = {};
   opts.store = st.store;
   auto jm = st.make_job_master(self->system(), entry.graph, opts,
