@@ -56,11 +56,16 @@ checkpoint_coordinator::acknowledge(int64_t id, int32_t flat,
   auto done = std::move(result);
   // Older pending checkpoints are subsumed by this one.
   pending_.erase(pending_.begin(), std::next(i));
-  completed_.push_back(done);
-  while (static_cast<int32_t>(completed_.size()) > std::max(1, opts_.retained))
-    completed_.pop_front();
   last_completed_ = now;
   return done;
+}
+
+void checkpoint_coordinator::confirm(completed_checkpoint cp) {
+  if (!completed_.empty() && completed_.back().id >= cp.id)
+    return;
+  completed_.push_back(std::move(cp));
+  while (static_cast<int32_t>(completed_.size()) > std::max(1, opts_.retained))
+    completed_.pop_front();
 }
 
 std::vector<int64_t> checkpoint_coordinator::expire(clock::time_point now) {

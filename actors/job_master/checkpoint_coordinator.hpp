@@ -57,10 +57,19 @@ public:
 
   /// Subtask `flat` acknowledged checkpoint `id` with its state. Returns
   /// the checkpoint when that completed it; unknown or expired ids and
-  /// repeated acknowledgements are ignored.
+  /// repeated acknowledgements are ignored. It is not what a restart
+  /// resumes from until it is confirmed.
   std::optional<completed_checkpoint> acknowledge(int64_t id, int32_t flat,
                                                   operator_states state,
                                                   clock::time_point now);
+
+  /// Checkpoint `cp` (as acknowledge returned it) is stored: it is the
+  /// newest completed one now, what a restart resumes from. One that could
+  /// not be stored is never confirmed: its sinks did not commit, so a
+  /// restart from it would lose what they held (found by `weir-sim`,
+  /// docs/simulation.md § What the seeds found). An older one than the
+  /// newest is ignored.
+  void confirm(completed_checkpoint cp);
 
   /// Drops the pending checkpoints older than the timeout; returns their
   /// ids.

@@ -239,6 +239,7 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
   auto completed = std::make_shared<completed_checkpoint>(std::move(*done));
   auto confirm = [self, done = completed] {
     auto& st = self->state;
+    st.checkpoints->confirm(*done);
     st.checkpoint_stats.completed(done->id, done->bytes, now_ms());
     st.collected.commit(done->id);
     for (auto& h : st.scheduler->subtasks().all())

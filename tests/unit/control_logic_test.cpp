@@ -225,9 +225,27 @@ TEST_CASE("a checkpoint completes when every subtask acknowledged it") {
   CHECK(done->bytes == 6);
   CHECK(done->duration == 10ms);
   CHECK(done->states.at(1).at("sums") == "f");
+  // Not what a restart resumes from until it is stored.
+  CHECK(c.latest() == nullptr);
+  c.confirm(*done);
   REQUIRE(c.latest() != nullptr);
   CHECK(c.latest()->id == 1);
   CHECK(c.trigger(t0 + 20ms) == 2);
+}
+
+TEST_CASE("a checkpoint that was never stored is not what a restart "
+          "resumes from") {
+  checkpoint_coordinator c{every(100ms), 1};
+  auto a = c.trigger(t0);
+  auto first = c.acknowledge(*a, 0, {{"v", "1"}}, t0);
+  REQUIRE(first);
+  c.confirm(*first);
+  auto b = c.trigger(t0 + 1s);
+  REQUIRE(c.acknowledge(*b, 0, {{"v", "2"}}, t0 + 1s)); // its store fails
+  CHECK(c.latest()->id == *a);
+  CHECK(c.completed().size() == 1);
+  c.confirm(*first); // an older one is ignored
+  CHECK(c.completed().size() == 1);
 }
 
 TEST_CASE("a rescaled coordinator waits for the new subtasks and never "
@@ -272,7 +290,9 @@ TEST_CASE("checkpoints time out, respect the min pause, and keep N") {
     auto t = t0 + 11s + std::chrono::seconds(i);
     auto id = c.trigger(t);
     REQUIRE(id);
-    REQUIRE(c.acknowledge(*id, 0, {}, t));
+    auto done = c.acknowledge(*id, 0, {}, t);
+    REQUIRE(done);
+    c.confirm(*done);
   }
   CHECK(c.completed().size() == 2);
   CHECK(c.latest()->id == 5);
@@ -281,7 +301,9 @@ TEST_CASE("checkpoints time out, respect the min pause, and keep N") {
 TEST_CASE("a failover abandons pending checkpoints and keeps completed ones") {
   checkpoint_coordinator c{every(100ms), 1};
   auto a = c.trigger(t0);
-  REQUIRE(c.acknowledge(*a, 0, {{"v", "x"}}, t0));
+  auto done = c.acknowledge(*a, 0, {{"v", "x"}}, t0);
+  REQUIRE(done);
+  c.confirm(*done);
   auto b = c.trigger(t0 + 1s);
   c.abort_pending();
   CHECK(c.pending_count() == 0);
