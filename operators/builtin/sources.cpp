@@ -22,6 +22,7 @@ const std::vector<param_spec>& sequence_params() {
   static const std::vector<param_spec> specs{
     {"from", param_kind::integer, true},
     {"to", param_kind::integer, true},
+    {"rate", param_kind::non_negative, false},
   };
   return specs;
 }
@@ -42,9 +43,15 @@ std::string check_sequence(const params& p) {
 /// (Flink's NumberSequenceIterator::split). Restored at another
 /// parallelism, the numbers every old subtask had left are split the same
 /// way, so a subtask may hold several ranges.
+///
+/// With a rate, each subtask emits batches of a twentieth of a second's
+/// numbers and pauses for as long as they take at that rate: paced by the
+/// subtask's timers, never by reading a clock, so a simulation's virtual
+/// time paces it too.
 class sequence_source : public source {
 public:
-  sequence_source(int64_t from, int64_t to) : from_(from), to_(to) {
+  sequence_source(int64_t from, int64_t to, int64_t rate)
+    : from_(from), to_(to), rate_(rate) {
     assign_slice(0, 1);
   }
 
@@ -54,8 +61,14 @@ public:
     assign_slice(index_, parallelism_);
   }
 
+  std::chrono::microseconds pause() const override { return pause_; }
+
   bool next(row_batch& out, size_t max_rows) override {
     auto& values = out.columns[0].ints;
+    auto rows_before = out.rows;
+    if (rate_ > 0)
+      max_rows = std::min<size_t>(
+        max_rows, static_cast<size_t>(std::max<int64_t>(rate_ / 20, 1)));
     while (max_rows > 0 && !ranges_.empty()) {
       auto& r = ranges_.front();
       auto n = static_cast<uint64_t>(
@@ -71,6 +84,9 @@ public:
       if (r.remaining == 0)
         ranges_.erase(ranges_.begin());
     }
+    if (rate_ > 0)
+      pause_ = std::chrono::microseconds{
+        static_cast<int64_t>(out.rows - rows_before) * 1'000'000 / rate_};
     return !ranges_.empty();
   }
 
@@ -162,6 +178,8 @@ private:
 
   int64_t from_;
   int64_t to_;
+  int64_t rate_ = 0; ///< records/s per subtask; 0: as fast as it can
+  std::chrono::microseconds pause_{0};
   int32_t index_ = 0;
   int32_t parallelism_ = 1;
   std::vector<range> ranges_;
@@ -329,7 +347,8 @@ operator_factory sequence_factory() {
   f.make_source = [](const params& p) -> std::unique_ptr<source> {
     throw_if(check_sequence(p));
     return std::make_unique<sequence_source>(*parse_int64(p.at("from")),
-                                             *parse_int64(p.at("to")));
+                                             *parse_int64(p.at("to")),
+                                             int_param(p, "rate", 0));
   };
   f.validate = [](const params& p, role) { return check_sequence(p); };
   f.bounded = [](const params&) { return true; };

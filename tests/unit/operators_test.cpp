@@ -423,7 +423,7 @@ TEST_CASE("registry check reports parameter problems") {
   CHECK(reg().check("sequence", role::source,
                     {{"from", "1"}, {"to", "5"}, {"colour", "red"}})
         == "parameter 'colour': unknown parameter of operator 'sequence' "
-           "(known: from, to)");
+           "(known: from, rate, to)");
   CHECK(reg().check("sequence", role::source, {{"from", "5"}, {"to", "1"}})
         == "parameter 'to': 1 is less than 'from' (5)");
   CHECK(reg().check("generator", role::source, {}) == "");
@@ -549,6 +549,23 @@ TEST_CASE("sequence produces from..to as unkeyed integers") {
   }
   CHECK(values(run_source("sequence", {{"from", "-2"}, {"to", "-2"}}))
         == std::vector<int64_t>{-2});
+}
+
+TEST_CASE("a sequence with a rate emits a twentieth of a second's numbers "
+          "at a time and pauses for as long as they take") {
+  opened_source paced{"sequence", {{"from", "1"}, {"to", "250"}, {"rate", "2000"}}};
+  CHECK(paced.next(1024)); // 100 of 250
+  CHECK(paced.out.rows == 100);
+  CHECK(paced.src->pause() == std::chrono::milliseconds{50});
+  CHECK(paced.next(1024));
+  CHECK_FALSE(paced.next(1024)); // the last 50
+  CHECK(paced.out.rows == 250);
+  CHECK(paced.src->pause() == std::chrono::milliseconds{25});
+  // Without a rate: as many as asked for, no pause.
+  opened_source fast{"sequence", {{"from", "1"}, {"to", "250"}}};
+  CHECK_FALSE(fast.next(1024));
+  CHECK(fast.out.rows == 250);
+  CHECK(fast.src->pause().count() == 0);
 }
 
 TEST_CASE("sequence splits contiguously like NumberSequenceIterator") {
