@@ -6,12 +6,16 @@ namespace weir {
 
 namespace {
 
-uint64_t random_word() {
+std::mt19937_64& id_engine() {
   thread_local std::mt19937_64 engine{[] {
     std::random_device rd;
     return (uint64_t{rd()} << 32) ^ rd();
   }()};
-  return engine();
+  return engine;
+}
+
+uint64_t random_word() {
+  return id_engine()();
 }
 
 int hex_value(char c) {
@@ -25,6 +29,10 @@ int hex_value(char c) {
 }
 
 } // namespace
+
+void seed_random_ids(uint64_t seed) {
+  id_engine().seed(seed);
+}
 
 template <class Tag>
 uuid_id<Tag> uuid_id<Tag>::random() {

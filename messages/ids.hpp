@@ -9,6 +9,10 @@
 
 namespace weir {
 
+/// Makes this thread's random ids a function of `seed` from now on: the
+/// simulation (`weir-sim`) replays a run with the same ids.
+void seed_random_ids(uint64_t seed);
+
 /// A 128-bit random identifier, printed as 32 lowercase hex characters like
 /// Flink's AbstractID (JobID, AllocationID, ExecutionAttemptID).
 template <class Tag>

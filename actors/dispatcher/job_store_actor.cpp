@@ -171,7 +171,10 @@ job_store_actor::behavior_type job_store_impl(self_ptr self,
 
 job_store_actor spawn_job_store(caf::actor_system& sys,
                                 std::shared_ptr<storage::kv_store> kv,
-                                std::string checkpoint_dir) {
+                                std::string checkpoint_dir,
+                                bool own_thread) {
+  if (!own_thread)
+    return sys.spawn(job_store_impl, std::move(kv), std::move(checkpoint_dir));
   return sys.spawn<caf::detached>(job_store_impl, std::move(kv),
                                   std::move(checkpoint_dir));
 }

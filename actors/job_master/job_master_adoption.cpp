@@ -230,7 +230,7 @@ void on_holders(self_ptr self, uint64_t epoch,
   int32_t held = 0;
   for (auto& h : holders)
     held += h.slots;
-  auto now = std::chrono::steady_clock::now();
+  auto now = self->clock().now(); // virtual time in tests
   auto needed = st.scheduler->graph().slots_needed();
   bool over = now >= *st.reconcile_until;
   if (held >= needed || (over && held > 0)) {
@@ -277,7 +277,7 @@ void schedule_first_round(self_ptr self) {
     request_slots(self);
     return;
   }
-  st.reconcile_since = std::chrono::steady_clock::now();
+  st.reconcile_since = self->clock().now();
   st.reconcile_until = st.reconcile_since + st.opts.reconcile_timeout;
   on_reconcile_poll(self);
 }

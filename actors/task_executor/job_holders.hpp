@@ -77,6 +77,13 @@ public:
       f(e.handle, e.info);
   }
 
+  /// Calls `f(job, handle, info)` for every subtask.
+  template <class F>
+  void each_with_job(F&& f) const {
+    for (auto& [addr, e] : by_address_)
+      f(e.job, e.handle, e.info);
+  }
+
   size_t size() const { return by_address_.size(); }
 
 private:

@@ -129,4 +129,10 @@ const slot_table::slot* slot_table::find(allocation_id alloc) const {
   return const_cast<slot_table*>(this)->find(alloc);
 }
 
+std::optional<job_id> slot_table::job_of(allocation_id alloc) const {
+  if (auto s = find(alloc))
+    return s->job;
+  return std::nullopt;
+}
+
 } // namespace weir

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +50,8 @@ public:
   int32_t reown(job_id job, job_master_id leader);
   /// Whether some slot of `job` is held under `leader`.
   bool holds(job_id job, job_master_id leader) const;
+  /// The job whose slot holds `alloc` (none: no slot does).
+  std::optional<job_id> job_of(allocation_id alloc) const;
   int32_t size() const { return static_cast<int32_t>(slots_.size()); }
   int32_t free_count() const;
   const resource_profile& profile(int32_t index) const;

@@ -22,6 +22,7 @@
 #include "actors/task_executor/slot_table.hpp"
 #include "actors/task_executor/code_resolver.hpp"
 #include "actors/task_executor/subtask.hpp"
+#include "actors/task_executor/task_executor_state.hpp"
 #include "actors/task_executor/task_metrics.hpp"
 #include "messages/errors.hpp"
 #include "messages/file_names.hpp"
@@ -37,22 +38,6 @@ constexpr auto offer_timeout = 10s;
 /// The ResourceManager answers a registration within this time.
 constexpr auto registration_timeout = 10s;
 
-struct te_state {
-  task_executor_options opts;
-  resource_manager_actor rm;
-  resource_manager_id rm_leader;
-  std::unique_ptr<slot_table> slots;
-  /// Network buffers reserved by the subtasks of each slot.
-  std::unique_ptr<network_buffer_pool> buffers;
-  /// With what each is (for a JobMaster that takes its job over).
-  running_subtasks<subtask_actor, running_attempt> subtasks;
-  slot_holders<caf::actor_addr> job_masters;
-  /// Heartbeat requests from the ResourceManager and the JobMasters.
-  heartbeat_monitor hb;
-  /// Finds or fetches jobs' libraries and files (a detached helper).
-  code_resolver_actor resolver;
-  static inline const char* name = "task_executor";
-};
 
 using self_ptr = task_executor_private_actor::stateful_pointer<te_state>;
 

@@ -1,0 +1,141 @@
+#include "sim/checks.hpp"
+
+#include <cstring>
+
+#include <caf/mailbox_element.hpp>
+#include <caf/scheduled_actor.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "actors/job_master/job_master_state.hpp"
+#include "actors/task_executor/task_executor_state.hpp"
+#include "messages/atoms.hpp"
+#include "messages/deployment.hpp"
+#include "messages/slots.hpp"
+
+namespace weir::sim {
+
+namespace {
+
+int64_t ms(duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+bool named(caf::scheduled_actor* a, const char* name) {
+  return std::strcmp(a->name(), name) == 0;
+}
+
+} // namespace
+
+void checks::finished(const job_id& job) {
+  finished_.emplace(job, world_.now());
+}
+
+void checks::broke(std::string what) {
+  if (broken_.size() < 5)
+    broken_.push_back(fmt::format("at {} ms: {}", ms(world_.elapsed()),
+                                  std::move(what)));
+}
+
+void checks::before(const delivery& d) {
+  if (d.receiver_host < 0
+      || world_.host_at(d.receiver_host).state != world::host::life::up)
+    return;
+  auto& xs = d.message->content();
+  // A jobmanager that lost the leadership may still run for a moment (its
+  // watchdog ends it within 20 ms of running again) and even deploy, but
+  // nothing it does may take effect: no sink commits for it.
+  if (d.sender_host >= 0 && world_.host_at(d.sender_host).fenced
+      && xs.match_elements<commit_atom, int64_t>())
+    broke(fmt::format("a subtask commits checkpoint {} for a JobMaster on {}, "
+                      "whose jobmanager lost the leadership",
+                      xs.get_as<int64_t>(1),
+                      world_.host_at(d.sender_host).name));
+  if (!named(d.receiver, "task_executor"))
+    return;
+  if (xs.match_elements<submit_atom, job_master_id, job_master_actor,
+                        std::vector<task_deployment>>()) {
+    for (auto& dep : xs.get_as<std::vector<task_deployment>>(3))
+      if (is_finished(dep.job))
+        broke(fmt::format("job {} finished, yet its subtask {} ({}/{}) is "
+                          "deployed again on {}",
+                          dep.job.to_string(), dep.task_name,
+                          dep.subtask_index + 1, dep.parallelism,
+                          world_.host_at(d.receiver_host).name));
+  } else if (xs.match_elements<request_atom, resource_manager_id, job_id,
+                               job_master_id, job_master_actor,
+                               std::vector<slot_grant>>()) {
+    auto& slots = slot_of_[d.receiver->id()];
+    for (auto& g : xs.get_as<std::vector<slot_grant>>(5))
+      slots[g.alloc] = g.slot_index;
+  }
+}
+
+void checks::after(caf::scheduled_actor* a, int host) {
+  if (host < 0 || world_.host_at(host).state == world::host::life::crashed)
+    return;
+  if (named(a, "task_executor"))
+    check_task_executor(a, host);
+  else if (named(a, "job_master"))
+    check_job_master(a, host);
+}
+
+void checks::check_task_executor(caf::scheduled_actor* a, int host) {
+  using te_actor = task_executor_private_actor::stateful_base<te_state>;
+  auto* te = dynamic_cast<te_actor*>(a);
+  if (te == nullptr || !te->state.slots)
+    return;
+  auto& st = te->state;
+  auto& slots = slot_of_[a->id()];
+  // The jobs whose subtasks run in each slot.
+  std::map<int32_t, std::set<job_id>> jobs_in;
+  st.subtasks.each_with_job(
+    [&](const job_id& job, const subtask_actor&, const running_attempt& r) {
+      if (auto i = slots.find(r.alloc); i != slots.end())
+        jobs_in[i->second].insert(job);
+    });
+  for (auto& [index, jobs] : jobs_in)
+    if (jobs.size() > 1) {
+      std::string names;
+      for (auto& j : jobs)
+        names += (names.empty() ? "" : " and ") + j.to_string();
+      broke(fmt::format("slot {} of {} holds subtasks of two jobs: {}", index,
+                        world_.host_at(host).name, names));
+    }
+}
+
+void checks::check_job_master(caf::scheduled_actor* a, int host) {
+  using namespace job_master_detail;
+  using jm_actor = job_master_self_actor::stateful_base<jm_state>;
+  if (job_masters_->count(a->id()))
+    return;
+  auto* jm = dynamic_cast<jm_actor*>(a);
+  if (jm == nullptr || !jm->state.scheduler)
+    return;
+  auto job = jm->state.scheduler->graph().graph().id;
+  job_masters_->emplace(a->id(), jm_entry{job, host});
+  std::weak_ptr<std::map<caf::actor_id, jm_entry>> table = job_masters_;
+  auto id = a->id();
+  a->attach_functor([table, id] {
+    if (auto t = table.lock())
+      t->erase(id);
+  });
+  // A JobMaster of a crashed process does not act, nor one whose
+  // jobmanager lost the leadership (fenced: its deployments are checked
+  // above); any other live one does.
+  std::vector<std::string> acting;
+  for (auto& [other, e] : *job_masters_)
+    if (e.job == job && !world_.host_at(e.host).fenced
+        && world_.host_at(e.host).state != world::host::life::crashed)
+      acting.push_back(fmt::format("#{} on {}", other,
+                                   world_.host_at(e.host).name));
+  if (acting.size() > 1)
+    broke(fmt::format("{} JobMasters act for job {} at once: {}",
+                      acting.size(), job.to_string(), fmt::join(acting, ", ")));
+  if (is_finished(job))
+    broke(fmt::format("job {} finished, yet a JobMaster (#{}) starts for it",
+                      job.to_string(), id));
+}
+
+} // namespace weir::sim
