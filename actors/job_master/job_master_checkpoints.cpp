@@ -237,8 +237,20 @@ void on_checkpoint_ack(self_ptr self, execution_attempt_id attempt, int64_t id,
   // it is stored: a master killed right after must resume from it or a
   // later one, never from an older one.
   auto completed = std::make_shared<completed_checkpoint>(std::move(*done));
-  auto confirm = [self, done = completed] {
+  auto epoch = st.job->epoch();
+  auto confirm = [self, done = completed, epoch] {
     auto& st = self->state;
+    // A failure since it completed: the restart resumes from the newest
+    // confirmed checkpoint and cuts the collected rows back to it, so this
+    // one must not become the newest now (weir-sim found rows lost so,
+    // docs/simulation.md § What the seeds found).
+    if (st.job->epoch() != epoch || st.job->state() != job_state::running) {
+      log_job(self, "checkpoint {} completed as the job failed: not used",
+              done->id);
+      st.checkpoint_stats.failed(done->id, "the job failed before it was "
+                                 "stored", now_ms());
+      return;
+    }
     st.checkpoints->confirm(*done);
     st.checkpoint_stats.completed(done->id, done->bytes, now_ms());
     st.collected.commit(done->id);

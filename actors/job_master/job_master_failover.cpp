@@ -145,6 +145,9 @@ void on_task_failure(self_ptr self, std::string cause,
       note_failure(self, d.cause, where,
                    static_cast<int32_t>(st.job->epoch()) + 1, d.delay);
       log_job(self, "restarts in {} ms after: {}", d.delay.count(), d.cause);
+      // The failed round's late acknowledgements complete nothing.
+      st.checkpoints->abort_pending();
+      st.checkpoint_stats.fail_pending("the job restarts", now_ms());
       set_state(self, job_state::restarting);
       cancel_all(self);
       return;
