@@ -58,9 +58,9 @@ std::vector<resource_id> slot_manager::free_kept(job_id job) {
       auto& s = w.slots[k];
       if (!s.kept || !s.alloc.valid() || !(s.job == job))
         continue;
-      s = slot{s.profile, {}, {}, false};
-      ++w.free;
-      w.next_free = std::min(w.next_free, k);
+      // Still booked: the TaskExecutor gives the slot back (free_slot)
+      // once the subtasks canceled in it have ended.
+      s.kept = false;
       any = true;
     }
     if (any)

@@ -95,9 +95,11 @@ public:
   /// The registered TaskExecutors holding slots of `job`, each with the
   /// number of them.
   std::vector<std::pair<resource_id, int32_t>> holders_of(job_id job) const;
-  /// Frees the slots of `job` that TaskExecutors reported allocated when
-  /// they registered (kept for a JobMaster that is gone, which its
-  /// successor did not adopt); the TaskExecutors that held some.
+  /// Gives up the slots of `job` that TaskExecutors reported allocated
+  /// when they registered (kept for a JobMaster that is gone, which its
+  /// successor did not adopt): they stay booked until each TaskExecutor
+  /// frees them (free_slot), once their canceled subtasks have ended;
+  /// returns the TaskExecutors that held some.
   std::vector<resource_id> free_kept(job_id job);
   int32_t task_executor_count() const;
   int32_t slot_count() const;

@@ -44,6 +44,12 @@ public:
     return true;
   }
 
+  /// What is known of the subtask at `addr` (null: none of these).
+  const Info* info(const address_type& addr) const {
+    auto i = by_address_.find(addr);
+    return i == by_address_.end() ? nullptr : &i->second.info;
+  }
+
   /// The subtasks of `job`.
   std::vector<Handle> of(const job_id& job) const {
     std::vector<Handle> out;

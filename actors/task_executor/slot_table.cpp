@@ -44,7 +44,7 @@ std::string slot_table::allocate(int32_t index, allocation_id alloc,
 
 bool slot_table::activate(allocation_id alloc) {
   auto* s = find(alloc);
-  if (s == nullptr)
+  if (s == nullptr || s->state == slot_state::releasing)
     return false;
   s->state = slot_state::active;
   return true;
@@ -53,7 +53,21 @@ bool slot_table::activate(allocation_id alloc) {
 bool slot_table::owned_by(allocation_id alloc, job_id job,
                           job_master_id leader) const {
   auto* s = find(alloc);
-  return s != nullptr && s->job == job && s->leader == leader;
+  return s != nullptr && s->state != slot_state::releasing && s->job == job
+         && s->leader == leader;
+}
+
+bool slot_table::release_later(allocation_id alloc) {
+  auto* s = find(alloc);
+  if (s == nullptr)
+    return false;
+  s->state = slot_state::releasing;
+  return true;
+}
+
+bool slot_table::releasing(allocation_id alloc) const {
+  auto* s = find(alloc);
+  return s != nullptr && s->state == slot_state::releasing;
 }
 
 bool slot_table::free(allocation_id alloc) {
@@ -67,9 +81,9 @@ bool slot_table::free(allocation_id alloc) {
 std::vector<allocation_id> slot_table::free_job(job_id job) {
   std::vector<allocation_id> result;
   for (auto& s : slots_) {
-    if (s.state != slot_state::free && s.job == job) {
+    if (held(s) && s.job == job) {
       result.push_back(s.alloc);
-      release(s);
+      s.state = slot_state::releasing;
     }
   }
   return result;
@@ -79,9 +93,9 @@ std::vector<allocation_id> slot_table::free_leader(job_id job,
                                                    job_master_id leader) {
   std::vector<allocation_id> result;
   for (auto& s : slots_) {
-    if (s.state != slot_state::free && s.job == job && s.leader == leader) {
+    if (held(s) && s.job == job && s.leader == leader) {
       result.push_back(s.alloc);
-      release(s);
+      s.state = slot_state::releasing;
     }
   }
   return result;
@@ -90,7 +104,7 @@ std::vector<allocation_id> slot_table::free_leader(job_id job,
 int32_t slot_table::reown(job_id job, job_master_id leader) {
   int32_t n = 0;
   for (auto& s : slots_)
-    if (s.state != slot_state::free && s.job == job) {
+    if (held(s) && s.job == job) {
       s.leader = leader;
       ++n;
     }
@@ -99,7 +113,7 @@ int32_t slot_table::reown(job_id job, job_master_id leader) {
 
 bool slot_table::holds(job_id job, job_master_id leader) const {
   return std::any_of(slots_.begin(), slots_.end(), [&](const slot& s) {
-    return s.state != slot_state::free && s.job == job && s.leader == leader;
+    return held(s) && s.job == job && s.leader == leader;
   });
 }
 

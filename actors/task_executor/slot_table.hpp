@@ -16,9 +16,16 @@ namespace weir {
 ///   FREE --allocate--> ALLOCATED --activate (JobMaster accepted)--> ACTIVE
 ///     ^                    |                                         |
 ///     +------- free -------+------------------ free -----------------+
+///     |                    |                                         |
+///     +--- free --- RELEASING <--- free_job, free_leader ------------+
+///
+/// A released slot stays taken (RELEASING: reported as its job's, no
+/// deployments into it) until the TaskExecutor frees it, once the subtasks
+/// that ran in it have ended: no slot holds two jobs' subtasks, as in
+/// Flink (found by weir-sim, docs/simulation.md § What the seeds found).
 class slot_table {
 public:
-  enum class slot_state { free, allocated, active };
+  enum class slot_state { free, allocated, active, releasing };
 
   slot_table(int32_t slots, resource_profile per_slot);
 
@@ -38,12 +45,20 @@ public:
   /// Frees `alloc`; false when no slot holds it.
   bool free(allocation_id alloc);
 
-  /// Frees every slot of `job` and returns their allocations.
+  /// Releases every slot of `job` (RELEASING until `free`) and returns
+  /// their allocations.
   std::vector<allocation_id> free_job(job_id job);
 
-  /// Frees the slots of `job` held under `leader` (a JobMaster that is
-  /// gone) and returns their allocations.
+  /// Releases the slots of `job` held under `leader` (a JobMaster that is
+  /// gone; RELEASING until `free`) and returns their allocations.
   std::vector<allocation_id> free_leader(job_id job, job_master_id leader);
+
+  /// Whether `alloc`'s slot is being released.
+  bool releasing(allocation_id alloc) const;
+
+  /// Releases `alloc`'s slot (RELEASING until `free`); false when no slot
+  /// holds it.
+  bool release_later(allocation_id alloc);
 
   /// A JobMaster that took over `job` after a failover holds every slot
   /// of it now, as `leader` (its predecessor is fenced); their number.
@@ -64,6 +79,11 @@ private:
     job_id job;
     job_master_id leader;
   };
+
+  /// Allocated or active: held for its job, not on its way out.
+  static bool held(const slot& s) {
+    return s.state == slot_state::allocated || s.state == slot_state::active;
+  }
 
   slot* find(allocation_id alloc);
   const slot* find(allocation_id alloc) const;

@@ -70,17 +70,36 @@ void cancel_all_subtasks(self_ptr self) {
     self->send(h, cancel_atom_v);
 }
 
+/// Whether a subtask still runs in `alloc`.
+bool runs_in(const te_state& st, const allocation_id& alloc) {
+  bool found = false;
+  st.subtasks.each([&](auto&, const running_attempt& a) {
+    found = found || a.alloc == alloc;
+  });
+  return found;
+}
+
+/// Gives slots back: at once those no subtask runs in, the others once
+/// their last subtask has ended (they stay RELEASING until then: a slot
+/// never holds two jobs' subtasks, slot_table.hpp).
 void give_back(self_ptr self, std::vector<allocation_id> allocs) {
   auto& st = self->state;
+  std::vector<allocation_id> freed;
   for (auto& a : allocs) {
-    st.slots->free(a);
+    if (runs_in(st, a)) {
+      st.slots->release_later(a);
+      continue;
+    }
+    if (!st.slots->free(a))
+      continue;
     st.buffers->release(a);
+    freed.push_back(a);
   }
   publish_slots(self);
   // Without a ResourceManager (lost), the next one hears of the slots when
   // this registers with it.
-  if (!allocs.empty() && st.rm)
-    self->send(st.rm, free_atom_v, st.opts.id, std::move(allocs));
+  if (!freed.empty() && st.rm)
+    self->send(st.rm, free_atom_v, st.opts.id, std::move(freed));
 }
 
 /// An error unless every deployment's slot is held by JobMaster `leader`.
@@ -371,7 +390,13 @@ task_executor_impl(self_ptr self, task_executor_options opts,
       on_job_master_lost(self, held->job, held->leader);
       return;
     }
+    std::optional<allocation_id> alloc;
+    if (auto* info = st.subtasks.info(dm.source))
+      alloc = info->alloc;
     st.subtasks.ended(dm.source);
+    // The last subtask of a released slot ended: now it is free.
+    if (alloc && st.slots->releasing(*alloc) && !runs_in(st, *alloc))
+      give_back(self, {*alloc});
   });
   // Going down cancels every subtask it runs.
   self->set_exit_handler([=](caf::exit_msg& msg) {

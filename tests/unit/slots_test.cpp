@@ -409,14 +409,27 @@ TEST_CASE("free_job frees exactly that job's slots") {
   CHECK(t.free_count() == 1);
   auto freed = t.free_job(j1);
   CHECK(freed == std::vector<allocation_id>{a[0], a[3]});
-  CHECK(t.free_count() == 3);
-  CHECK(t.owned_by(a[1], j2, leader));
+  // Released, not free: taken until the TaskExecutor frees them (its
+  // subtasks in them have ended), and no deployment goes into them.
+  CHECK(t.free_count() == 1);
+  CHECK(t.releasing(a[0]));
+  CHECK(t.releasing(a[3]));
   CHECK_FALSE(t.owned_by(a[0], j1, leader));
+  CHECK_FALSE(t.activate(a[0]));
+  CHECK_FALSE(t.holds(j1, leader));
+  CHECK(t.reown(j1, job_master_id::random()) == 0);
+  CHECK(t.report().slots[0].job == j1); // the ResourceManager keeps it
+  CHECK(t.allocate(0, allocation_id::random(), j2, leader)
+        == "slot 0 is already allocated");
+  CHECK(t.owned_by(a[1], j2, leader));
+  CHECK(t.free_job(j1).empty()); // already on their way out
+  CHECK(t.free(a[0]));
+  CHECK(t.free(a[3]));
   CHECK_FALSE(t.free(a[0]));
-  CHECK(t.free_job(j1).empty());
   CHECK(t.free_job(job_id::random()).empty());
   CHECK(t.free_count() == 3);
   CHECK(t.free_job(j2) == std::vector<allocation_id>{a[1]});
+  CHECK(t.free(a[1]));
   CHECK(t.free_count() == 4);
 }
 
