@@ -265,6 +265,8 @@ int run_jobmanager(const jobmanager_options& opts) {
   mc.checkpoint_dir = checkpoint_dir_of(opts.job_master.config, mc.state_dir);
   mc.resource_manager = opts.resource_manager;
   mc.job_master = opts.job_master;
+  if (lead) // frozen past the lease, it acts on nothing until its end
+    mc.job_master.leading = [l = lead.get()] { return !l->expired(); };
   mc.supervision = opts.supervision;
   mc.application_mode = opts.application;
   auto cluster = mini_cluster::start(sys, mc);

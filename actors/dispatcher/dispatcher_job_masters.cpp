@@ -85,6 +85,13 @@ void on_job_master_crash(self_ptr self, job_entry& entry,
 
 void start_job_master(self_ptr self, job_entry& entry) {
   auto& st = self->state;
+  if (st.jm_opts.leading && !st.jm_opts.leading()) {
+    // Its watchdog ends this process in a moment; a standby leads.
+    log_eventf("job {} ({}): no JobMaster started, this jobmanager lost the "
+               "leadership",
+               entry.graph.id.to_string(), entry.graph.name);
+    return;
+  }
   auto opts = st.jm_opts;
   opts.incarnation = ++entry.incarnation;
   // The workers of a crashed JobMaster stayed registered: what they kept is

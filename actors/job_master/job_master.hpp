@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 
 #include "actors/common/heartbeat_monitor.hpp"
 #include "config/config.hpp"
@@ -50,6 +51,13 @@ struct job_master_options {
   /// jobmanager, whose stdout is the application's logs/stdout.txt and
   /// which has no client to print it.
   bool print_driver_output = false;
+  /// Whether this jobmanager still leads (high availability: its etcd lease
+  /// has not ended, ha/leader_election.hpp); none: always. In the moment
+  /// between a frozen leader running again and its watchdog ending it, its
+  /// JobMasters deploy, adopt and free nothing, and its Dispatcher starts
+  /// none: a standby leads by then (docs/simulation.md § What the seeds
+  /// found).
+  std::function<bool()> leading;
 };
 
 /// Spawns the JobMaster of `graph`. It schedules the job at once and reports

@@ -34,6 +34,8 @@ void start_afresh(self_ptr self, const std::vector<job_slot_holder>& holders,
                   const std::string& why) {
   auto& st = self->state;
   st.reconcile_until.reset();
+  if (!still_leads(self, "start its subtasks afresh"))
+    return;
   if (!why.empty())
     log_job(self, "starts its subtasks afresh: {}", why);
   // Before the slot request: the ResourceManager's grants to the same
@@ -175,6 +177,8 @@ void decide(self_ptr self, uint64_t epoch, std::shared_ptr<gathered> got) {
     else
       take_over(self, got, plan);
   };
+  if (!still_leads(self, "adopt its subtasks"))
+    return;
   for (auto& h : got->holders)
     self
       ->request(h.te, deploy_timeout, adopt_atom_v, job_of(self), st.leader,

@@ -14,6 +14,8 @@ namespace {
 /// Tells every TaskExecutor holding a slot of this round to free the job's
 /// slots, and the ResourceManager to drop the job's pending requests.
 void free_job_everywhere(self_ptr self) {
+  if (!still_leads(self, "free its slots"))
+    return;
   auto& st = self->state;
   auto job = st.scheduler->graph().graph().id;
   for (auto& addr : st.scheduler->slots().executors())

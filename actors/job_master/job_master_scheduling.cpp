@@ -65,6 +65,8 @@ void start_all(self_ptr self) {
 void deploy(self_ptr self, task_executor_actor te,
             const std::vector<std::pair<int32_t, allocation_id>>& slots,
             data_endpoint data_port) {
+  if (!still_leads(self, "deploy its subtasks"))
+    return;
   auto& st = self->state;
   auto* cp = st.checkpoints->latest();
   auto batch = st.scheduler->deploy(slots, st.settings.backend,

@@ -167,6 +167,10 @@ void report_status(self_ptr self);
 /// Moves the job to `to` (if allowed) and logs the transition.
 void set_state(self_ptr self, job_state to);
 
+/// Whether this jobmanager still leads (job_master_options::leading); if
+/// not, logs that it does not `what`.
+bool still_leads(self_ptr self, const char* what);
+
 /// The job's live status.
 job_status make_status(self_ptr self, bool detailed);
 

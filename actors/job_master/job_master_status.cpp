@@ -45,6 +45,14 @@ void report_status(self_ptr self) {
   self->send(self->state.dispatcher, update_atom_v, summary(self));
 }
 
+bool still_leads(self_ptr self, const char* what) {
+  auto& leading = self->state.opts.leading;
+  if (!leading || leading())
+    return true;
+  log_job(self, "does not {}: this jobmanager lost the leadership", what);
+  return false;
+}
+
 void set_state(self_ptr self, job_state to) {
   auto from = self->state.job->state();
   self->state.job->set_state(to);
