@@ -60,6 +60,10 @@ Usage: python3 bench/run_bench.py [--weir build/cli/weir] [--runs 3]
     end to its row at the sink, p50/p99 ms, with watermarks after every
     batch and every 200 ms (bench/window_latency.cpp,
     --window-latency, default build/bench/bench_window_latency)
+(v) the simulation (weir-sim, --sim) at 10, 100 and 1,000 taskmanagers
+    with one job per ten of them and no faults: the real time of a run,
+    and the messages to and from TaskExecutors (heartbeats among them) per
+    taskmanager per virtual second as the cluster grows
 (w) only when named: the data path between two taskmanagers, measured
     three ways between two processes over loopback (bench/
     exchange_transport.cpp, --exchange-transport): TCP bytes alone, framed
@@ -472,7 +476,9 @@ def main():
     parser.add_argument("--exchange-transport",
                         default="build/bench/bench_exchange_transport",
                         help="the program of figure w")
-    parser.add_argument("--only", default="abcdefghijklmnqrstxyz",
+    parser.add_argument("--sim", default="build/sim/weir-sim",
+                        help="the program of figure v")
+    parser.add_argument("--only", default="abcdefghijklmnqrstvxyz",
                         help="the figures' letters (o, p, u and w: only "
                         "when named)")
     parser.add_argument("--load-seconds", type=int, default=300)
@@ -624,6 +630,8 @@ def main():
             etcd_failover_figure(weir, tmp, args.runs)
         if "u" in args.only:
             slurm_worker_figure(weir, tmp, args.runs)
+        if "v" in args.only:
+            simulation_scale_figure(args.sim, args.runs)
         if "w" in args.only:
             exchange_transport_figure(args.exchange_transport, args.runs)
         if "x" in args.only:
@@ -724,6 +732,37 @@ def rescale_figure(weir, tmp, runs):
                       "rescale_to_next_checkpoint_ms":
                           round(median["in_place_checkpoint_ms"], 1),
                       "runs": len(figures)}), flush=True)
+
+
+def simulation_scale_figure(program, runs):
+    """(v) weir-sim at 10, 100 and 1,000 taskmanagers of 4 slots (one job
+    per 10 taskmanagers, no faults): the real time of one seed's run, and
+    the control plane's cost per taskmanager per virtual second (messages
+    to and from TaskExecutors, heartbeats among them) as the cluster
+    grows (docs/simulation.md § Scale)."""
+    stats = re.compile(r"(\d+) messages, ([\d.]+) s virtual in (\d+) ms real, "
+                       r"(\d+)/(\d+) jobs ended; per taskmanager per virtual "
+                       r"second: ([\d.]+) TaskExecutor messages \(([\d.]+) "
+                       r"heartbeats\)")
+    for tms in (10, 100, 1000):
+        results = []
+        for seed in range(1, runs + 1):
+            out = subprocess.run(
+                [program, "--seed", str(seed), "--taskmanagers", str(tms),
+                 "--jobs", str(tms // 10), "--faults", "none", "--stats"],
+                check=True, capture_output=True, text=True,
+                timeout=600).stdout
+            m = stats.search(out)
+            results.append([float(x) for x in m.groups()])
+        med = statistics.median
+        emit(f"v_sim_{tms}_taskmanagers_real_time", "ms",
+             med(r[2] for r in results), [r[2] / 1000 for r in results],
+             10_000, False,
+             messages=med(r[0] for r in results),
+             virtual_s=med(r[1] for r in results),
+             jobs_ended=min(r[3] for r in results), jobs=tms // 10,
+             te_messages_per_tm_per_s=med(r[5] for r in results),
+             heartbeats_per_tm_per_s=med(r[6] for r in results))
 
 
 def window_latency_figure(program, runs):

@@ -3,7 +3,10 @@
 #include <cstring>
 
 #include <caf/mailbox_element.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/scheduled_actor.hpp>
+#include <caf/send.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +30,11 @@ bool named(caf::scheduled_actor* a, const char* name) {
 }
 
 } // namespace
+
+checks::~checks() {
+  if (watcher_) // the world's end runs its exit
+    caf::anon_send_exit(watcher_, caf::exit_reason::kill);
+}
 
 void checks::finished(const job_id& job) {
   finished_.emplace(job, world_.now());
@@ -115,12 +123,21 @@ void checks::check_job_master(caf::scheduled_actor* a, int host) {
     return;
   auto job = jm->state.scheduler->graph().graph().id;
   job_masters_->emplace(a->id(), jm_entry{job, host});
-  std::weak_ptr<std::map<caf::actor_id, jm_entry>> table = job_masters_;
+  // Its end leaves the table: a watcher monitors it.
+  if (!watcher_) {
+    std::weak_ptr<std::map<caf::actor_id, jm_entry>> table = job_masters_;
+    watcher_ = a->home_system().spawn([table](caf::event_based_actor* self) {
+      self->set_down_handler([table](caf::down_msg& dm) {
+        if (auto t = table.lock())
+          t->erase(dm.source.id());
+      });
+      return caf::behavior{
+        [self](caf::actor& x) { self->monitor(x); },
+      };
+    });
+  }
+  caf::anon_send(watcher_, caf::actor_cast<caf::actor>(a->ctrl()));
   auto id = a->id();
-  a->attach_functor([table, id] {
-    if (auto t = table.lock())
-      t->erase(id);
-  });
   // A JobMaster of a crashed process does not act, nor one whose
   // jobmanager lost the leadership (fenced: its deployments are checked
   // above); any other live one does.

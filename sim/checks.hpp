@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <caf/actor.hpp>
+
 #include "messages/ids.hpp"
 #include "sim/world.hpp"
 
@@ -21,6 +23,7 @@ class checks {
 public:
   explicit checks(world& w) : world_(w) {
   }
+  ~checks();
 
   /// The job's result is stored: it never runs again.
   void finished(const job_id& job);
@@ -52,6 +55,8 @@ private:
   /// Live JobMasters by actor id (dropped when they end).
   std::shared_ptr<std::map<caf::actor_id, jm_entry>> job_masters_
     = std::make_shared<std::map<caf::actor_id, jm_entry>>();
+  /// Monitors the JobMasters (an actor outside the hosts).
+  caf::actor watcher_;
   std::vector<std::string> broken_;
 };
 

@@ -314,6 +314,9 @@ public:
       sup.job_master.heartbeat = hb;
       sup.job_master.checkpoint_dir = checkpoint_dir_;
       sup.job_master.reconcile_timeout = 10s;
+      // The lease: lost when a standby took over (fail_over).
+      int h = w_.process_of(node);
+      sup.job_master.leading = [w = &w_, h] { return !w->host_at(h).fenced; };
       leader_->sup = spawn_supervisor(sys, store, sup);
     });
     stores_[h] = kv;
@@ -538,7 +541,8 @@ run_outcome run_simulation(const run_options& opts) {
                              c.fail_writes(--failing_writes > 0);
                            }});
         break;
-      case fault_kind::failover: {
+      case fault_kind::failover:
+      case fault_kind::failover_freeze: {
         // The hung leader; after the lease (3 s) a standby leads; when it
         // resumes, its watchdog ends it within `amount`.
         auto node = std::make_shared<int>(-1);
@@ -552,10 +556,14 @@ run_outcome run_simulation(const run_options& opts) {
                                c.fail_over();
                            }});
         actions.push_back({end, [&w, &c, node, grace, stop] {
-                             w.hang(*node, false);
-                             if (c.jm_node() == *node || w.crashed(*node))
+                             if (c.jm_node() == *node || w.crashed(*node)) {
+                               w.hang(*node, false);
                                return;
-                             w.run_until(w.now() + grace, stop);
+                             }
+                             if (grace.count() > 0) {
+                               w.hang(*node, false);
+                               w.run_until(w.now() + grace, stop);
+                             }
                              w.crash(*node);
                            }});
         break;

@@ -33,6 +33,7 @@ const std::vector<std::pair<std::string, fault_kind>>& fault_names() {
     {"skew", fault_kind::skew},
     {"storage", fault_kind::storage},
     {"failover", fault_kind::failover},
+    {"failover-freeze", fault_kind::failover_freeze},
   };
   return names;
 }
@@ -120,11 +121,17 @@ std::vector<fault> plan_faults(std::mt19937_64& rng,
         f.lasts = between(rng, 100ms, 3s);
         break;
       case fault_kind::failover:
-        // Past the lease (3 s): a standby leads when it ends; the old
-        // leader runs for up to 20 ms after it resumes (its watchdog).
+        // Past the lease (3 s): a standby leads; the old leader, stopped
+        // by a signal, exits the moment it continues.
         f.nodes = {0};
         f.lasts = between(rng, 3500ms, 10s);
-        f.amount = between(rng, 0ms, 20ms);
+        break;
+      case fault_kind::failover_freeze:
+        // Frozen without a signal: its watchdog sees it within 20 ms of
+        // running again (docs/deployment.md § etcd, Fencing).
+        f.nodes = {0};
+        f.lasts = between(rng, 3500ms, 10s);
+        f.amount = between(rng, 1ms, 20ms);
         break;
     }
     out.push_back(std::move(f));

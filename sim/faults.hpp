@@ -22,14 +22,16 @@ enum class fault_kind {
   delay,             ///< a slow link
   skew,              ///< a node whose clock (its timers) lags
   storage,           ///< the job store fails writes
-  failover,          ///< the leader hangs past its lease; a standby leads
+  failover,          ///< the leader stops past its lease; a standby leads
+  failover_freeze,   ///< the same, and the old one runs 20 ms on resuming
 };
 
 /// The kinds by name: crash-tm, crash-jm, hang, partition, loss, delay,
-/// skew, storage, failover.
+/// skew, storage, failover, failover-freeze.
 const std::vector<std::pair<std::string, fault_kind>>& fault_names();
 
-/// "crash-tm,hang" or "all" (every kind but loss) into a set; an unknown
+/// "crash-tm,hang" or "all" (every kind but the adversarial one, loss)
+/// into a set; an unknown
 /// name is an error naming it.
 [[nodiscard]] std::string parse_fault_mix(const std::string& text,
                                           std::set<fault_kind>& out);

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
                        "seed, with seeded faults and invariant checks "
                        "(docs/simulation.md)"};
   cli.add_options()
-    ("seed", "run this seed", cxxopts::value<uint64_t>())
+    ("seed", "run this seed", cxxopts::value<std::string>())
     ("seeds", "run seeds A-B (inclusive), or a list: 3,10-20",
      cxxopts::value<std::string>())
     ("taskmanagers", "taskmanagers per cluster",
@@ -128,9 +128,13 @@ int main(int argc, char** argv) {
   std::vector<seed_range> seeds{seed_range{}};
   if (args.count("seed") && args.count("seeds"))
     return usage_error("--seed and --seeds: give one of them");
-  if (args.count("seed"))
-    seeds[0].first = seeds[0].last = args["seed"].as<uint64_t>();
-  else if (args.count("seeds"))
+  if (args.count("seed")) {
+    auto text = args["seed"].as<std::string>();
+    if (text.empty() || text.size() > 19
+        || text.find_first_not_of("0123456789") != std::string::npos)
+      return usage_error("--seed: '" + text + "' is not a seed (0 or more)");
+    seeds[0].first = seeds[0].last = std::stoull(text);
+  } else if (args.count("seeds"))
     if (auto err = parse_seeds(args["seeds"].as<std::string>(), seeds);
         !err.empty())
       return usage_error(err);
