@@ -16,6 +16,7 @@
 #include "messages/atoms.hpp"
 #include "messages/deployment.hpp"
 #include "messages/slots.hpp"
+#include "messages/subtask.hpp"
 
 namespace weir::sim {
 
@@ -60,20 +61,24 @@ void checks::before(const delivery& d) {
                       "whose jobmanager lost the leadership",
                       xs.get_as<int64_t>(1),
                       world_.host_at(d.sender_host).name));
-  if (!named(d.receiver, "task_executor"))
+  // A finished job's subtask starts (its JobMaster sends the wiring once
+  // the round is deployed). A deployment that comes late, after its
+  // JobMaster ended (a worker that was frozen), spawns subtasks that
+  // never start and are canceled when the worker learns of the end.
+  if (named(d.receiver, "subtask")
+      && xs.match_elements<start_atom, subtask_wiring>()) {
+    auto i = subtask_job_.find(d.receiver->id());
+    if (i != subtask_job_.end() && is_finished(i->second))
+      broke(fmt::format("job {} finished, yet its subtask #{} starts again "
+                        "on {}",
+                        i->second.to_string(), d.receiver->id(),
+                        world_.host_at(d.receiver_host).name));
     return;
-  if (xs.match_elements<submit_atom, job_master_id, job_master_actor,
-                        std::vector<task_deployment>>()) {
-    for (auto& dep : xs.get_as<std::vector<task_deployment>>(3))
-      if (is_finished(dep.job))
-        broke(fmt::format("job {} finished, yet its subtask {} ({}/{}) is "
-                          "deployed again on {}",
-                          dep.job.to_string(), dep.task_name,
-                          dep.subtask_index + 1, dep.parallelism,
-                          world_.host_at(d.receiver_host).name));
-  } else if (xs.match_elements<request_atom, resource_manager_id, job_id,
-                               job_master_id, job_master_actor,
-                               std::vector<slot_grant>>()) {
+  }
+  if (named(d.receiver, "task_executor")
+      && xs.match_elements<request_atom, resource_manager_id, job_id,
+                           job_master_id, job_master_actor,
+                           std::vector<slot_grant>>()) {
     auto& slots = slot_of_[d.receiver->id()];
     for (auto& g : xs.get_as<std::vector<slot_grant>>(5))
       slots[g.alloc] = g.slot_index;
@@ -99,7 +104,8 @@ void checks::check_task_executor(caf::scheduled_actor* a, int host) {
   // The jobs whose subtasks run in each slot.
   std::map<int32_t, std::set<job_id>> jobs_in;
   st.subtasks.each_with_job(
-    [&](const job_id& job, const subtask_actor&, const running_attempt& r) {
+    [&](const job_id& job, const subtask_actor& h, const running_attempt& r) {
+      subtask_job_[h.id()] = job;
       if (auto i = slots.find(r.alloc); i != slots.end())
         jobs_in[i->second].insert(job);
     });

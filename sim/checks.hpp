@@ -48,6 +48,8 @@ private:
   /// ResourceManager's grants).
   std::unordered_map<caf::actor_id, std::unordered_map<allocation_id, int32_t>>
     slot_of_;
+  /// The job of each subtask a TaskExecutor ran.
+  std::unordered_map<caf::actor_id, job_id> subtask_job_;
   struct jm_entry {
     job_id job;
     int host;

@@ -15,6 +15,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "actors/common/event_log.hpp"
 #include "actors/dispatcher/job_store_actor.hpp"
@@ -45,6 +46,8 @@ using leader_ptr = std::shared_ptr<leader_info>;
 struct sim_job {
   job_graph graph;
   int64_t rows = 0;
+  /// A keyed sum (1..rows by value mod keys) rather than the numbers.
+  int64_t keys = 0;
   duration submit_at{0};
   bool done = false;
 };
@@ -130,6 +133,34 @@ struct client_state {
 
 using client_ptr = caf::stateful_actor<client_state>*;
 
+/// A keyed sum's output: one row per key, each the exact sum of the
+/// numbers of its key (keyed state restored exactly once).
+void check_sums(checks& check, const sim_job& job, const job_result& r) {
+  std::map<std::string, int64_t> expected;
+  for (int64_t v = 1; v <= job.rows; ++v)
+    expected[std::to_string(v % job.keys)] += v;
+  std::map<std::string, int64_t> got;
+  std::vector<std::string> problems;
+  for (auto& rec : to_records(r.collected))
+    if (!got.emplace(rec.key, rec.num).second)
+      problems.push_back(fmt::format("key {} twice", rec.key));
+  for (auto& [key, sum] : expected) {
+    auto i = got.find(key);
+    if (i == got.end())
+      problems.push_back(fmt::format("key {} missing", key));
+    else if (i->second != sum)
+      problems.push_back(fmt::format("key {}: {}, not {}", key, i->second, sum));
+  }
+  for (auto& [key, sum] : got)
+    if (!expected.count(key))
+      problems.push_back(fmt::format("key {} unexpected", key));
+  if (!problems.empty())
+    check.broke(fmt::format("job {}'s sums of 1..{} by value mod {} are "
+                            "wrong: {}",
+                            job.graph.id.to_string(), job.rows, job.keys,
+                            fmt::join(problems, "; ")));
+}
+
 void check_result(client_ptr self, int32_t i, const job_result& r) {
   auto& job = self->state.run->jobs[i];
   auto& check = *self->state.run->check;
@@ -137,6 +168,10 @@ void check_result(client_ptr self, int32_t i, const job_result& r) {
   if (r.state != job_state::finished) {
     check.broke(fmt::format("job {} ended {}: {}", id, to_string(r.state),
                             r.error));
+    return;
+  }
+  if (job.keys > 0) {
+    check_sums(check, job, r);
     return;
   }
   std::vector<int> seen(static_cast<size_t>(job.rows) + 1, 0);
@@ -254,6 +289,24 @@ job_graph make_job(std::mt19937_64& rng, int index, int64_t rows,
     {"restart-strategy.fixed-delay.attempts", "1000000"},
     {"restart-strategy.fixed-delay.delay", "200 ms"},
   };
+  return g;
+}
+
+/// The numbers, keyed by value mod `keys` and summed per key at
+/// parallelism `sums` (keyed state in checkpoints, a hash exchange).
+job_graph make_sum_job(std::mt19937_64& rng, int index, int64_t rows,
+                       int32_t parallelism, int64_t keys, int32_t sums) {
+  auto g = make_job(rng, index, rows, parallelism);
+  auto collect = g.vertices.back();
+  g.vertices.pop_back();
+  g.vertices.push_back(
+    {"keyed", "map", {{"function", "key_mod"}, {"modulus", std::to_string(keys)}},
+     parallelism});
+  g.vertices.push_back({"sums", "sum", {}, sums});
+  g.vertices.push_back(collect);
+  g.edges = {{"numbers", "keyed", partitioning::forward},
+             {"keyed", "sums", partitioning::hash},
+             {"sums", "result", partitioning::rebalance}};
   return g;
 }
 
@@ -405,7 +458,13 @@ run_outcome run_simulation(const run_options& opts) {
     j.rows = 100 + static_cast<int64_t>(w.rng()() % std::max<int64_t>(
                                           opts.max_rows - 99, 1));
     auto p = 1 + static_cast<int32_t>(w.rng()() % 3);
-    j.graph = make_job(w.rng(), i, j.rows, p);
+    if (opts.sum_jobs && i % 2 == 1) {
+      j.keys = 1 + static_cast<int64_t>(w.rng()() % 20);
+      auto sums = 1 + static_cast<int32_t>(w.rng()() % 3);
+      j.graph = make_sum_job(w.rng(), i, j.rows, p, j.keys, sums);
+    } else {
+      j.graph = make_job(w.rng(), i, j.rows, p);
+    }
     j.submit_at = duration{static_cast<int64_t>(
       w.rng()() % static_cast<uint64_t>(std::max<int64_t>(
                     opts.fault_window.count(), 1)))};
@@ -500,8 +559,11 @@ run_outcome run_simulation(const run_options& opts) {
         for (int n = 1; n <= opts.taskmanagers; ++n)
           if (!away.count(c.node_of_tm(n)))
             rest.insert(c.node_of_tm(n));
+        auto heal = f.at + f.lasts;
+        if (opts.connection_timeout.count() > 0)
+          heal = f.at + std::min(f.lasts, opts.connection_timeout);
         actions.push_back({f.at, [&w, away, rest] { w.partition(away, rest); }});
-        actions.push_back({end, [&w] { w.heal_partitions(); }});
+        actions.push_back({heal, [&w] { w.heal_partitions(); }});
         break;
       }
       case fault_kind::loss: {

@@ -71,9 +71,21 @@ std::string parse_seeds(const std::string& text, std::vector<seed_range>& out) {
 std::string replay_command(const run_options& o, uint64_t seed,
                            const std::string& faults) {
   return fmt::format("weir-sim --seed {} --taskmanagers {} --slots {} --jobs {} "
-                     "--rows {} --faults {} --fault-count {}",
-                     seed, o.taskmanagers, o.slots, o.jobs, o.max_rows, faults,
-                     o.fault_count);
+                     "--jobs-of {} --rows {} --faults {} --fault-count {} "
+                     "--fault-window-ms {} --liveness-ms {} "
+                     "--connection-timeout-ms {}",
+                     seed, o.taskmanagers, o.slots, o.jobs,
+                     o.sum_jobs ? "all" : "numbers", o.max_rows, faults,
+                     o.fault_count,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                       o.fault_window)
+                       .count(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                       o.liveness)
+                       .count(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                       o.connection_timeout)
+                       .count());
 }
 
 int usage_error(const std::string& what) {
@@ -98,6 +110,9 @@ int main(int argc, char** argv) {
     ("jobs", "jobs per run", cxxopts::value<int>()->default_value("4"))
     ("rows", "each job counts 1..N, N up to this",
      cxxopts::value<int64_t>()->default_value("5000"))
+    ("jobs-of", "the jobs: all (every second one a keyed sum) or numbers "
+     "(each collects 1..N)",
+     cxxopts::value<std::string>()->default_value("all"))
     ("faults",
      "fault kinds: all (every kind but loss), none, or a list of crash-tm, "
      "crash-jm, hang, partition, loss, delay, skew, storage",
@@ -107,7 +122,12 @@ int main(int argc, char** argv) {
      cxxopts::value<int64_t>()->default_value("20000"))
     ("liveness-ms", "jobs end within this virtual time after the last fault",
      cxxopts::value<int64_t>()->default_value("120000"))
-    ("stats", "per seed: messages, virtual time, control-plane cost")
+    ("connection-timeout-ms",
+     "partitions last at most this long, as connections outlive no longer "
+     "one (0: up to 8 s, held throughout)",
+     cxxopts::value<int64_t>()->default_value("3000"))
+    ("stats", "per seed: messages, virtual time, control-plane cost, and "
+     "the faults")
     ("replay-check", "run each seed twice: the traces must be the same")
     ("log", "the cluster's event log on stderr (for replaying one seed)")
     ("trace", "every message delivered, on stderr (for replaying one seed)")
@@ -159,11 +179,19 @@ int main(int argc, char** argv) {
     return usage_error("--fault-window-ms: must be 1..86400000");
   if (liveness < 1 || liveness > 86'400'000)
     return usage_error("--liveness-ms: must be 1..86400000");
+  auto connection = args["connection-timeout-ms"].as<int64_t>();
+  if (connection < 0 || connection > 86'400'000)
+    return usage_error("--connection-timeout-ms: must be 0..86400000");
+  opts.connection_timeout = std::chrono::milliseconds{connection};
   opts.fault_window = std::chrono::milliseconds{window};
   opts.liveness = std::chrono::milliseconds{liveness};
   auto fault_text = args["faults"].as<std::string>();
   if (auto err = parse_fault_mix(fault_text, opts.faults); !err.empty())
     return usage_error(err);
+  auto jobs_of = args["jobs-of"].as<std::string>();
+  if (jobs_of != "all" && jobs_of != "numbers")
+    return usage_error("--jobs-of: '" + jobs_of + "' is neither all nor numbers");
+  opts.sum_jobs = jobs_of == "all";
   opts.log = args.count("log") > 0;
   opts.trace = args.count("trace") > 0;
   bool stats = args.count("stats") > 0;
@@ -195,12 +223,14 @@ int main(int argc, char** argv) {
                   std::chrono::duration<double>(out.virtual_time).count(),
                   static_cast<long long>(real_ms), out.jobs_finished, opts.jobs,
                   out.te_messages_per_second, out.heartbeats_per_second);
-    if (!out.broken.empty()) {
-      ++failed;
+    if (!out.broken.empty() || stats) {
       for (auto& b : out.broken)
         std::printf("  BROKEN %s\n", b.c_str());
       for (auto& f : out.faults)
         std::printf("  fault: %s\n", f.c_str());
+    }
+    if (!out.broken.empty()) {
+      ++failed;
       std::printf("  replay: %s\n",
                   replay_command(opts, s, fault_text).c_str());
     }
