@@ -1,8 +1,6 @@
 #include "sim/world.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <typeinfo>
 
 #include <caf/actor_system.hpp>
@@ -251,10 +249,6 @@ void world::drop_head(caf::scheduled_actor* a) {
   if (head != expected || head == nullptr)
     return;
   holds_.erase(head);
-  if (std::getenv("WEIR_SIM_DEBUG"))
-    std::fprintf(stderr, "  dropped at %s#%llu: %s\n", a->name(),
-                 static_cast<unsigned long long>(a->id()),
-                 head->content().stringify().substr(0, 120).c_str());
   if (urgent.peek() == head)
     urgent.take_front();
   else if (normal.peek() == head)
@@ -323,15 +317,6 @@ bool world::step(time_point limit) {
         after_delivery(a, h);
       sched_->advance_time(step_cost);
       return true;
-    }
-  }
-  if (std::getenv("WEIR_SIM_DEBUG") && n > 0) {
-    for (auto* job : jobs) {
-      auto* a = dynamic_cast<caf::scheduled_actor*>(job);
-      if (a)
-        std::fprintf(stderr, "  held: %s#%llu host %d\n", a->name(),
-                     static_cast<unsigned long long>(a->id()),
-                     host_of(a->id()));
     }
   }
   auto t = next_event(limit);

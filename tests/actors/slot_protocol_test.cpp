@@ -11,6 +11,7 @@
 #include "actors/common/event_log.hpp"
 #include "actors/resource_manager/resource_manager.hpp"
 #include "actors/task_executor/task_executor.hpp"
+#include "actors/task_executor/task_executor_state.hpp"
 #include "fakes.hpp"
 #include "messages/errors.hpp"
 
@@ -257,4 +258,29 @@ TEST_CASE_FIXTURE(slot_fixture,
                                         resource_id{"te-9"});
   CHECK(err == make_error(errc::invalid_request));
   CHECK(describe(err) == "TaskManager te-9 is not registered");
+}
+
+TEST_CASE_FIXTURE(slot_fixture,
+                  "a freed slot stays taken until its subtask has ended") {
+  using te_impl = task_executor_private_actor::stateful_base<te_state>;
+  auto d = deployment_in_granted_slot();
+  d.chain = {{"numbers", "sequence", {{"from", "1"}, {"to", "2"}}, 1}};
+  d.task_name = "numbers";
+  auto te = task_executors.back();
+  auto spawned = request<std::vector<subtask_actor>>(
+    te, submit_atom_v, leader, jm, std::vector<task_deployment>{d});
+  REQUIRE(spawned.size() == 1);
+  auto& slots = *deref<te_impl>(te).state.slots;
+  self->send(te, free_atom_v, job);
+  expect((free_atom, job_id), from(self).to(te).with(_, job));
+  // Canceled, not yet ended: the slot is no one's to take (Flink frees a
+  // slot once its tasks have left it).
+  CHECK(slots.free_count() == 0);
+  CHECK(slots.releasing(d.alloc));
+  CHECK(slots.allocate(0, allocation_id::random(), job_id::random(),
+                       job_master_id::random())
+        == "slot 0 is already allocated");
+  run(); // the subtask ends, the slot is freed and given back
+  CHECK(slots.free_count() == 1);
+  CHECK(overview().slots_free == 1);
 }
