@@ -30,6 +30,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -208,6 +209,41 @@ std::string committed_text(const std::string& dir) {
     if (i->path().filename().string().rfind("part-", 0) == 0)
       all += read_file(i->path().string());
   return all;
+}
+
+/// What differs between a job's lines and the expected ones: how many
+/// are missing and how many extra, and the first few of each.
+std::string differences(const std::vector<std::string>& got,
+                        const std::vector<std::string>& expected) {
+  std::vector<std::string> missing;
+  std::vector<std::string> extra;
+  std::set_difference(expected.begin(), expected.end(), got.begin(), got.end(),
+                      std::back_inserter(missing));
+  std::set_difference(got.begin(), got.end(), expected.begin(), expected.end(),
+                      std::back_inserter(extra));
+  auto first = [](const std::vector<std::string>& xs) {
+    std::string out;
+    for (size_t i = 0; i < xs.size() && i < 5; ++i)
+      out += (i ? " | " : "") + xs[i];
+    return out;
+  };
+  return fmt::format("{} lines, {} expected; {} missing ({}), {} extra ({})",
+                     got.size(), expected.size(), missing.size(),
+                     first(missing), extra.size(), first(extra));
+}
+
+/// The files in `dir` (or `dir` itself), with their sizes.
+std::string listing(const std::string& dir) {
+  std::string out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return dir + " (" + std::to_string(std::filesystem::file_size(dir, ec))
+           + " bytes)";
+  for (std::filesystem::directory_iterator i{dir, ec}, end; !ec && i != end;
+       i.increment(ec))
+    out += (out.empty() ? "" : ", ") + i->path().filename().string() + " ("
+           + std::to_string(i->file_size(ec)) + ")";
+  return out;
 }
 
 /// The generator's record i has key "key-<i mod keys>" and value i.
@@ -890,7 +926,10 @@ TEST_CASE("chaos: killed and hung workers, a killed master, exact results") {
     } else {
       got = sorted_lines(read_file(j.output));
     }
-    CHECK(got == j.expected);
+    CHECK_MESSAGE(got == j.expected,
+                  j.name << ": " << differences(got, j.expected)
+                         << (j.output.empty() ? "" : "; files: ")
+                         << (j.output.empty() ? "" : listing(j.output)));
     wrong += got != j.expected ? 1 : 0;
   }
   CHECK(in_progress_files(out_dir).empty());
