@@ -1,7 +1,5 @@
 #include "sim/checks.hpp"
 
-#include <cstring>
-
 #include <caf/mailbox_element.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
@@ -19,18 +17,6 @@
 #include "messages/subtask.hpp"
 
 namespace weir::sim {
-
-namespace {
-
-int64_t ms(duration d) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-}
-
-bool named(caf::scheduled_actor* a, const char* name) {
-  return std::strcmp(a->name(), name) == 0;
-}
-
-} // namespace
 
 checks::~checks() {
   if (watcher_) // the world's end runs its exit

@@ -8,7 +8,6 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/local_actor.hpp>
 #include <caf/mailbox_element.hpp>
 #include <caf/scheduled_actor.hpp>
 #include <caf/send.hpp>
@@ -308,15 +307,6 @@ job_graph make_sum_job(std::mt19937_64& rng, int index, int64_t rows,
              {"keyed", "sums", partitioning::hash},
              {"sums", "result", partitioning::rebalance}};
   return g;
-}
-
-int64_t ms(duration d) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-}
-
-bool named(const caf::abstract_actor* a, const char* name) {
-  auto* local = dynamic_cast<const caf::local_actor*>(a);
-  return local != nullptr && std::string_view{local->name()} == name;
 }
 
 class cluster {

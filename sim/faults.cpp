@@ -16,10 +16,6 @@ duration between(std::mt19937_64& rng, duration lo, duration hi) {
   return duration{d(rng)};
 }
 
-int64_t ms(duration d) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-}
-
 } // namespace
 
 const std::vector<std::pair<std::string, fault_kind>>& fault_names() {

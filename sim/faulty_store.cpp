@@ -7,7 +7,6 @@
 namespace weir::sim {
 
 caf::error faulty_store::refuse(std::string_view key) {
-  ++refused;
   if (fenced_)
     return make_error(errc::storage_failure,
                       fmt::format("simulated store: refused the write of "

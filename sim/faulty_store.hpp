@@ -22,8 +22,6 @@ public:
   /// From now on every write fails: this jobmanager lost the leadership,
   /// as the etcd-fenced store refuses its writes (docs/deployment.md).
   void fence() { fenced_ = true; }
-  /// Writes refused so far.
-  int64_t refused = 0;
 
   [[nodiscard]] caf::expected<std::optional<std::string>> get(storage::column c,
                                                 std::string_view key) override {

@@ -43,6 +43,10 @@ bool is_exit(caf::mailbox_element* m) {
 
 } // namespace
 
+bool named(const caf::scheduled_actor* a, std::string_view name) {
+  return a != nullptr && name == a->name();
+}
+
 world::world(uint64_t seed) : rng_(seed) {
   cfg_ = std::make_unique<caf::actor_system_config>();
   add_message_types(*cfg_);

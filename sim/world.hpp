@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,14 @@ namespace weir::sim {
 
 using time_point = caf::actor_clock::time_point;
 using duration = caf::timespan;
+
+/// Milliseconds of `d`, for what the simulation prints.
+inline int64_t ms(duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+/// Whether `a` is an actor of this name (its state's, "task_executor").
+bool named(const caf::scheduled_actor* a, std::string_view name);
 
 /// One message about to be handled, as the observers see it.
 struct delivery {
